@@ -1,0 +1,37 @@
+"""The `hemra` command."""
+
+import typer
+
+from clients.cli import harness, results, running, serving
+
+app = typer.Typer(name="hemra", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Run AI agent harnesses on pinned benchmark tasks, score each attempt with the "
+                       "benchmark's own scorer, and compare harnesses task by task.")
+app.command()(running.run)
+app.command()(running.cancel)
+app.command()(results.runs)
+app.command()(results.show)
+app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(serving.service)
+app.add_typer(harness.app, name="harness")
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"hemra {version('hemra')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
+                                              help="Print the version and exit.")) -> None:
+    """HEMRA: compare agent harnesses, task by task, fairly."""
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Text renderings of runs, reports and attempts for the terminal."""
+
+import datetime as dt
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+_COUNTS = ("trials", "queued", "running", "passed", "failed", "errored", "cancelled")
+
+
+def when(ts) -> str:
+    if not (ts.seconds or ts.nanos):
+        return "-"
+    return dt.datetime.fromtimestamp(ts.seconds, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def runs_table(runs) -> Table:
+    table = Table(title="runs, newest first", title_justify="left")
+    for column in ("id", "label", "created (UTC)", "harnesses", "datasets", *_COUNTS):
+        table.add_column(column, justify="right" if column in _COUNTS else "left",
+                         no_wrap=column in ("id", "created (UTC)"))
+    for run in runs:
+        p = run.progress
+        harnesses = ", ".join(dict.fromkeys(c.harness_name for c in run.cells))
+        datasets = ", ".join(dict.fromkeys(c.dataset_name for c in run.cells))
+        table.add_row(run.id, run.label, when(run.create_time), harnesses, datasets,
+                      *(str(getattr(p, name)) for name in _COUNTS))
+    return table
+
+
+def print_report(console: Console, report) -> None:
+    console.print(Text(f"run {report.run_id} ({report.label}), baseline {report.baseline}", style="bold"))
+    for dataset in report.datasets:
+        console.print(report_table(dataset, report.baseline))
+        for row in dataset.rows:
+            for flag in row.flags:
+                console.print(Text(f"  ! {row.harness_name}: {flag}", style="yellow"))
+            for reason in row.vs_baseline.not_comparable:
+                console.print(f"  not comparable ({row.harness_name} vs {report.baseline}): {reason}",
+                              highlight=False)
+    if not report.complete:
+        console.print(Text("incomplete: some cells did not finish", style="yellow"))
+
+
+def report_table(dataset, baseline: str) -> Table:
+    table = Table(title=f"dataset {dataset.dataset_name} ({dataset.dataset_digest[:19]}, {dataset.tasks} tasks)",
+                  title_justify="left")
+    for column in ("harness", "model", "pass rate (0/1 tasks)", "mean reward (other tasks)", f"vs {baseline}",
+                   "failed / timed out", "not graded"):
+        table.add_column(column)
+    for row in dataset.rows:
+        name = row.harness_name + (" (baseline)" if row.is_baseline else "")
+        table.add_row(name, row.model or "-", pass_rate(row), means(row.mean_rewards, row.numeric_graded),
+                      versus(row) if not row.is_baseline else "-", f"{row.harness_failed} / {row.timed_out}",
+                      not_graded(row))
+    return table
+
+
+def pass_rate(row) -> str:
+    if not row.binary_graded:
+        return "-"
+    return f"{row.passed}/{row.binary_graded} ({100 * row.passed / row.binary_graded:.1f}%)"
+
+
+def means(rewards, count: int) -> str:
+    if not count:
+        return "-"
+    return "\n".join(f"{k} {v:.3f}" for k, v in sorted(rewards.items())) + f"\n(n={count})"
+
+
+def not_graded(row) -> str:
+    parts = [f"{n} {label}" for n, label in ((row.infra_failed, "infra"), (row.scorer_failed, "scorer"),
+                                             (row.cancelled, "cancelled"), (row.unfinished, "unfinished")) if n]
+    return ", ".join(parts) or "0"
+
+
+def versus(row) -> str:
+    paired = row.vs_baseline
+    parts = []
+    if paired.binary_tasks:
+        delta = 100 * (paired.passed - paired.baseline_passed) / paired.binary_tasks
+        parts.append(f"{delta:+.1f} pts on {paired.binary_tasks} tasks")
+    if paired.numeric_tasks:
+        parts += [f"{k} {paired.mean_rewards[k] - paired.baseline_mean_rewards.get(k, 0):+.3f}"
+                  for k in sorted(paired.mean_rewards)]
+        parts.append(f"(on {paired.numeric_tasks} tasks)")
+    return "\n".join(parts) or "no paired tasks"

@@ -1,0 +1,96 @@
+"""hemra runs and hemra show: reading what the store holds."""
+
+import json
+from typing import Annotated
+
+import typer
+from google.protobuf import json_format
+
+from clients import embedded
+from clients.cli import render
+from clients.cli.common import command, console, database_url, home
+from hemra.v1 import store_service_pb2 as spb
+from services.store.ids import kind_of
+
+EVENT_PAGE = 5000
+
+
+def runs(limit: Annotated[int, typer.Option("--limit", help="How many runs to list.")] = 50,
+         as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False) -> None:
+    """Runs, newest first, with their progress."""
+    _runs(limit, as_json)
+
+
+@command
+async def _runs(limit: int, as_json: bool) -> None:
+    async with embedded.services(home(), database_url()) as services:
+        response = await services.store.ListRuns(spb.ListRunsRequest(page_size=limit))
+        if as_json:
+            print(json.dumps([_dict(r) for r in response.runs], indent=2))
+        else:
+            console.print(render.runs_table(response.runs))
+
+
+def show(
+    ref: Annotated[str, typer.Argument(help="A run's ID or label, or an attempt ID.")],
+    report: Annotated[bool, typer.Option("--report", help="A run's report as text.")] = False,
+    events: Annotated[bool, typer.Option("--events", help="An attempt with its event log.")] = False,
+) -> None:
+    """Show a run (as JSON, or its report) or an attempt (with its events)."""
+    _show(ref, report, events)
+
+
+@command
+async def _show(ref: str, report: bool, events: bool) -> None:
+    async with embedded.services(home(), database_url()) as services:
+        store = services.store
+        if kind_of(ref) == "attempt":
+            attempt = (await store.GetAttempt(spb.GetAttemptRequest(attempt=ref))).attempt
+            data = {"attempt": _dict(attempt)}
+            if events:
+                data["events"] = [_event(e) for e in await _all_events(store, ref)]
+            print(json.dumps(data, indent=2, ensure_ascii=False))
+            return
+        if events:
+            raise typer.BadParameter("--events takes an attempt ID")
+        if report:
+            response = await store.GetRunReport(spb.GetRunReportRequest(run=ref))
+            render.print_report(console, response.report)
+            return
+        run = (await store.GetRun(spb.GetRunRequest(run=ref))).run
+        attempts = await _all_attempts(store, run.id)
+        result = (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
+        print(json.dumps({"run": _dict(run), "report": _dict(result), "attempts": [_dict(a) for a in attempts]},
+                         indent=2, ensure_ascii=False))
+
+
+async def _all_attempts(store, run_id: str) -> list:
+    attempts, token = [], ""
+    while True:
+        page = await store.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run_id}", page_token=token))
+        attempts.extend(page.attempts)
+        token = page.next_page_token
+        if not token:
+            return attempts
+
+
+async def _all_events(store, attempt_id: str) -> list:
+    events, token = [], ""
+    while True:
+        page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE,
+                                                            page_token=token))
+        events.extend(page.events)
+        token = page.next_page_token
+        if not token:
+            return events
+
+
+def _dict(message) -> dict:
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def _event(event) -> dict:
+    data = _dict(event)
+    data.pop("payload_json", None)
+    data["payload"] = json.loads(event.payload_json or "{}")
+    return data

@@ -1,0 +1,105 @@
+"""Run files (TOML) and the flags that replace or add to their values, merged into a RunSpec."""
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hemra.v1 import common_pb2 as pb
+
+#: Every key a run file may hold, with its type.
+KEYS = {"name": str, "baseline": str, "harnesses": list, "datasets": list, "attempts": int,
+        "concurrency": int, "model": str, "timeout_secs": int, "max_infra_retries": int, "tasks": list,
+        "exclude": list, "require": list, "sandbox": dict, "verifier": dict, "judge": list}
+SANDBOX_KEYS = {"kind": str, "image": str}
+VERIFIER_KEYS = {"network": str, "env": list}
+
+
+class RunFileError(ValueError):
+    """The run file or the flags are wrong; the message names the file and the key."""
+
+
+@dataclass
+class Flags:
+    """Command-line values: None or empty means "not given"."""
+
+    harnesses: list[str] = field(default_factory=list)
+    datasets: list[str] = field(default_factory=list)
+    attempts: int | None = None
+    tasks: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    baseline: str | None = None
+    concurrency: int | None = None
+    sandbox: str | None = None
+    require: list[str] = field(default_factory=list)
+    verifier_env: list[str] = field(default_factory=list)
+    judges: list[str] = field(default_factory=list)
+    label: str | None = None
+    model: str | None = None
+    timeout_secs: int | None = None
+    max_infra_retries: int | None = None
+
+
+def read(path: Path) -> dict:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunFileError(f"{path}: no such run file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RunFileError(f"{path}: malformed TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise RunFileError(f"{path}: not UTF-8 text") from None
+    _check(path, data, KEYS, "")
+    _check(path, data.get("sandbox", {}), SANDBOX_KEYS, "sandbox.")
+    _check(path, data.get("verifier", {}), VERIFIER_KEYS, "verifier.")
+    for list_key in ("harnesses", "datasets", "tasks", "exclude", "require"):
+        if not all(isinstance(v, str) for v in data.get(list_key, [])):
+            raise RunFileError(f"{path}: {list_key} must be a list of strings")
+    for judge in data.get("judge", []):
+        if not isinstance(judge, dict) or not isinstance(judge.get("name"), str):
+            raise RunFileError(f"{path}: every [[judge]] needs a name")
+    return data
+
+
+def _check(path: Path, data: dict, keys: dict, prefix: str) -> None:
+    for key, value in data.items():
+        if key not in keys:
+            raise RunFileError(f"{path}: unknown key {prefix}{key!r}")
+        expected = keys[key]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise RunFileError(f"{path}: {prefix}{key} must be {_type_name(expected)}")
+
+
+def _type_name(kind: type) -> str:
+    return {str: "a string", int: "an integer", list: "a list", dict: "a table"}[kind]
+
+
+def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
+    """Flags replace the file's values (-H -d -k -t -x --baseline --concurrency --sandbox),
+    or add to them (--require --verifier-env --judge)."""
+    data = read(run_file) if run_file else {}
+    sandbox = data.get("sandbox", {})
+    verifier = data.get("verifier", {})
+    spec = pb.RunSpec(
+        label=flags.label or data.get("name", "run"),
+        baseline=flags.baseline if flags.baseline is not None else data.get("baseline", ""),
+        harnesses=flags.harnesses or data.get("harnesses", []),
+        datasets=flags.datasets or data.get("datasets", []),
+        attempts=_pick(flags.attempts, data.get("attempts"), 1),
+        concurrency=_pick(flags.concurrency, data.get("concurrency"), 1),
+        model=flags.model if flags.model is not None else data.get("model", ""),
+        timeout_secs=_pick(flags.timeout_secs, data.get("timeout_secs"), 0),
+        max_infra_retries=_pick(flags.max_infra_retries, data.get("max_infra_retries"), 0),
+        tasks=flags.tasks or data.get("tasks", []), exclude=flags.exclude or data.get("exclude", []),
+        require=list(dict.fromkeys(data.get("require", []) + flags.require)),
+        sandbox=flags.sandbox or sandbox.get("kind", "host"),
+        verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),
+        verifier_network=verifier.get("network", ""),
+        judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),
+        run_file=str(run_file.resolve()) if run_file else "")
+    if not all(isinstance(v, str) and v.isidentifier() for v in spec.verifier_env):
+        raise RunFileError(f"{run_file or 'flags'}: verifier env lists variable names only")
+    return spec
+
+
+def _pick(flag, value, default):
+    return flag if flag is not None else (value if value is not None else default)

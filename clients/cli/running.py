@@ -1,0 +1,104 @@
+"""hemra run and hemra cancel."""
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from clients import embedded
+from clients.cli import render
+from clients.cli.common import EXIT_INCOMPLETE, command, console, database_url, err_console, home
+from clients.cli.runfile import Flags, merge
+from hemra.v1 import planner_service_pb2 as ppb
+from hemra.v1 import store_service_pb2 as spb
+
+#: How often the progress display reads the run's counts.
+PROGRESS_SECS = 0.2
+
+
+def run(
+    run_file: Annotated[Optional[Path], typer.Argument(help="A run file (TOML); flags replace or add to its values.")] = None,
+    harness: Annotated[list[str], typer.Option("-H", "--harness", help="Harness: built-in (oracle, nop), name in harnesses/, or file. Repeatable; replaces the file's.")] = [],
+    dataset: Annotated[list[str], typer.Option("-d", "--dataset", help="Dataset: name, name@<digest prefix> or folder. Repeatable; replaces the file's.")] = [],
+    attempts: Annotated[Optional[int], typer.Option("-k", "--attempts", help="Trials per task (repetitions).")] = None,
+    tasks: Annotated[list[str], typer.Option("-t", "--task", help="Only tasks matching this pattern. Repeatable.")] = [],
+    exclude: Annotated[list[str], typer.Option("-x", "--exclude", help="Skip tasks matching this pattern. Repeatable.")] = [],
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="The harness every other is compared with.")] = None,
+    concurrency: Annotated[Optional[int], typer.Option("--concurrency", help="Trials at once.")] = None,
+    sandbox: Annotated[Optional[str], typer.Option("--sandbox", help="Where trials run (host).")] = None,
+    require: Annotated[list[str], typer.Option("--require", help="A requirement the sandbox must enforce. Adds.")] = [],
+    verifier_env: Annotated[list[str], typer.Option("--verifier-env", help="An environment variable name verifiers may read. Adds.")] = [],
+    judge: Annotated[list[str], typer.Option("--judge", help="A HEMRA judge to run. Adds.")] = [],
+    label: Annotated[Optional[str], typer.Option("--label", help="The run's label (run file: name).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="The model every harness must use.")] = None,
+    timeout: Annotated[Optional[int], typer.Option("--timeout", help="Seconds per attempt (run file: timeout_secs).")] = None,
+    max_infra_retries: Annotated[Optional[int], typer.Option("--max-infra-retries", help="Retries after infrastructure failures only.")] = None,
+) -> None:
+    """Resolve, record and run harnesses x datasets x attempts, then print the report."""
+    flags = Flags(harnesses=harness, datasets=dataset, attempts=attempts, tasks=tasks, exclude=exclude,
+                  baseline=baseline, concurrency=concurrency, sandbox=sandbox, require=require,
+                  verifier_env=verifier_env, judges=judge, label=label, model=model, timeout_secs=timeout,
+                  max_infra_retries=max_infra_retries)
+    complete = _run(merge(run_file, flags))
+    if not complete:
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+@command
+async def _run(spec) -> bool:
+    async with embedded.services(home(), database_url()) as services:
+        run = (await services.planner.PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        console.print(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}", highlight=False)
+        worker = await services.start_executor(run.spec.concurrency, run_id=run.id)
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, cancel.set)
+        try:
+            await _work_with_progress(services, worker, run, cancel)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
+        render.print_report(console, report)
+        return report.complete
+
+
+async def _work_with_progress(services, worker, run, cancel: asyncio.Event) -> None:
+    work = asyncio.create_task(worker.run(until_idle=True))
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("passed {task.fields[passed]}  failed {task.fields[failed]}  "
+                          "errored {task.fields[errored]}  cancelled {task.fields[cancelled]}"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=False) as progress:
+        bar = progress.add_task("attempts", total=None, passed=0, failed=0, errored=0, cancelled=0)
+        cancelling = False
+        while not work.done():
+            await asyncio.wait({work}, timeout=PROGRESS_SECS)
+            if cancel.is_set() and not cancelling:
+                cancelling = True
+                progress.console.print("cancelling: unfinished attempts will be recorded as cancelled")
+                await services.store.CancelRun(spb.CancelRunRequest(run=run.id))
+            await _update(services, progress, bar, run.id)
+        await _update(services, progress, bar, run.id)
+    work.result()
+
+
+async def _update(services, progress: Progress, bar, run_id: str) -> None:
+    p = (await services.store.GetRun(spb.GetRunRequest(run=run_id))).run.progress
+    progress.update(bar, total=p.trials, completed=p.done, passed=p.passed, failed=p.failed,
+                    errored=p.errored, cancelled=p.cancelled)
+
+
+def cancel(run: Annotated[str, typer.Argument(help="A run's ID or label.")]) -> None:
+    """Cancel a run's unfinished attempts (cancelled, never failed)."""
+    _cancel(run)
+
+
+@command
+async def _cancel(ref: str) -> None:
+    async with embedded.services(home(), database_url()) as services:
+        response = await services.planner.CancelRun(ppb.PlannerCancelRunRequest(run=ref))
+        console.print(f"run {response.run.id}: cancelled {response.cancelled_jobs} queued attempts; "
+                      f"running ones stop at their next heartbeat", highlight=False)

@@ -1,0 +1,365 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class AttemptState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ATTEMPT_STATE_UNSPECIFIED: _ClassVar[AttemptState]
+    ATTEMPT_STATE_QUEUED: _ClassVar[AttemptState]
+    ATTEMPT_STATE_RUNNING: _ClassVar[AttemptState]
+    ATTEMPT_STATE_FINISHED: _ClassVar[AttemptState]
+
+class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTCOME_UNSPECIFIED: _ClassVar[Outcome]
+    OUTCOME_COMPLETED: _ClassVar[Outcome]
+    OUTCOME_HARNESS_FAILED: _ClassVar[Outcome]
+    OUTCOME_TIMED_OUT: _ClassVar[Outcome]
+    OUTCOME_INFRA_FAILED: _ClassVar[Outcome]
+    OUTCOME_CANCELLED: _ClassVar[Outcome]
+
+class ScoreState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCORE_STATE_UNSPECIFIED: _ClassVar[ScoreState]
+    SCORE_STATE_SCORED: _ClassVar[ScoreState]
+    SCORE_STATE_SCORER_FAILED: _ClassVar[ScoreState]
+ATTEMPT_STATE_UNSPECIFIED: AttemptState
+ATTEMPT_STATE_QUEUED: AttemptState
+ATTEMPT_STATE_RUNNING: AttemptState
+ATTEMPT_STATE_FINISHED: AttemptState
+OUTCOME_UNSPECIFIED: Outcome
+OUTCOME_COMPLETED: Outcome
+OUTCOME_HARNESS_FAILED: Outcome
+OUTCOME_TIMED_OUT: Outcome
+OUTCOME_INFRA_FAILED: Outcome
+OUTCOME_CANCELLED: Outcome
+SCORE_STATE_UNSPECIFIED: ScoreState
+SCORE_STATE_SCORED: ScoreState
+SCORE_STATE_SCORER_FAILED: ScoreState
+
+class TaskFile(_message.Message):
+    __slots__ = ("path", "blob_digest", "size_bytes", "executable")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    EXECUTABLE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    blob_digest: str
+    size_bytes: int
+    executable: bool
+    def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., size_bytes: _Optional[int] = ..., executable: _Optional[bool] = ...) -> None: ...
+
+class CopyStep(_message.Message):
+    __slots__ = ("source", "destination", "line")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    DESTINATION_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    source: str
+    destination: str
+    line: int
+    def __init__(self, source: _Optional[str] = ..., destination: _Optional[str] = ..., line: _Optional[int] = ...) -> None: ...
+
+class Environment(_message.Message):
+    __slots__ = ("base_image", "workdir", "env", "copies", "cpus", "memory_mb", "host_unsupported")
+    class EnvEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    BASE_IMAGE_FIELD_NUMBER: _ClassVar[int]
+    WORKDIR_FIELD_NUMBER: _ClassVar[int]
+    ENV_FIELD_NUMBER: _ClassVar[int]
+    COPIES_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_MB_FIELD_NUMBER: _ClassVar[int]
+    HOST_UNSUPPORTED_FIELD_NUMBER: _ClassVar[int]
+    base_image: str
+    workdir: str
+    env: _containers.ScalarMap[str, str]
+    copies: _containers.RepeatedCompositeFieldContainer[CopyStep]
+    cpus: float
+    memory_mb: int
+    host_unsupported: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, base_image: _Optional[str] = ..., workdir: _Optional[str] = ..., env: _Optional[_Mapping[str, str]] = ..., copies: _Optional[_Iterable[_Union[CopyStep, _Mapping]]] = ..., cpus: _Optional[float] = ..., memory_mb: _Optional[int] = ..., host_unsupported: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Task(_message.Message):
+    __slots__ = ("name", "digest", "task_name", "instruction", "files", "agent_timeout", "verifier_timeout", "verifier_env", "solution_env", "environment", "has_solution")
+    class VerifierEnvEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class SolutionEnvEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTION_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    AGENT_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_ENV_FIELD_NUMBER: _ClassVar[int]
+    SOLUTION_ENV_FIELD_NUMBER: _ClassVar[int]
+    ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    HAS_SOLUTION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    digest: str
+    task_name: str
+    instruction: str
+    files: _containers.RepeatedCompositeFieldContainer[TaskFile]
+    agent_timeout: _duration_pb2.Duration
+    verifier_timeout: _duration_pb2.Duration
+    verifier_env: _containers.ScalarMap[str, str]
+    solution_env: _containers.ScalarMap[str, str]
+    environment: Environment
+    has_solution: bool
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., task_name: _Optional[str] = ..., instruction: _Optional[str] = ..., files: _Optional[_Iterable[_Union[TaskFile, _Mapping]]] = ..., agent_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_env: _Optional[_Mapping[str, str]] = ..., solution_env: _Optional[_Mapping[str, str]] = ..., environment: _Optional[_Union[Environment, _Mapping]] = ..., has_solution: _Optional[bool] = ...) -> None: ...
+
+class Dataset(_message.Message):
+    __slots__ = ("name", "digest", "dataset_name", "source", "tasks")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    digest: str
+    dataset_name: str
+    source: str
+    tasks: _containers.RepeatedCompositeFieldContainer[Task]
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., dataset_name: _Optional[str] = ..., source: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[Task, _Mapping]]] = ...) -> None: ...
+
+class Harness(_message.Message):
+    __slots__ = ("name", "digest", "harness_name", "kind", "source_text", "agent", "agent_version", "model", "env", "command", "source_path")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TEXT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    ENV_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    digest: str
+    harness_name: str
+    kind: str
+    source_text: str
+    agent: str
+    agent_version: str
+    model: str
+    env: _containers.RepeatedScalarFieldContainer[str]
+    command: _containers.RepeatedScalarFieldContainer[str]
+    source_path: str
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ...) -> None: ...
+
+class RunSpec(_message.Message):
+    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file")
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_SECS_FIELD_NUMBER: _ClassVar[int]
+    MAX_INFRA_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_FIELD_NUMBER: _ClassVar[int]
+    REQUIRE_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_ENV_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_NETWORK_FIELD_NUMBER: _ClassVar[int]
+    JUDGES_FIELD_NUMBER: _ClassVar[int]
+    DATASETS_FIELD_NUMBER: _ClassVar[int]
+    HARNESSES_FIELD_NUMBER: _ClassVar[int]
+    RUN_FILE_FIELD_NUMBER: _ClassVar[int]
+    label: str
+    baseline: str
+    attempts: int
+    concurrency: int
+    model: str
+    timeout_secs: int
+    max_infra_retries: int
+    tasks: _containers.RepeatedScalarFieldContainer[str]
+    exclude: _containers.RepeatedScalarFieldContainer[str]
+    require: _containers.RepeatedScalarFieldContainer[str]
+    sandbox: str
+    verifier_env: _containers.RepeatedScalarFieldContainer[str]
+    verifier_network: str
+    judges: _containers.RepeatedScalarFieldContainer[str]
+    datasets: _containers.RepeatedScalarFieldContainer[str]
+    harnesses: _containers.RepeatedScalarFieldContainer[str]
+    run_file: str
+    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ...) -> None: ...
+
+class Run(_message.Message):
+    __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    id: str
+    label: str
+    create_time: _timestamp_pb2.Timestamp
+    spec: RunSpec
+    cells: _containers.RepeatedCompositeFieldContainer[Cell]
+    cancel_requested: bool
+    progress: RunProgress
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ...) -> None: ...
+
+class Cell(_message.Message):
+    __slots__ = ("id", "dataset_name", "dataset_digest", "harness_name", "harness_digest", "model")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    DATASET_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    dataset_name: str
+    dataset_digest: str
+    harness_name: str
+    harness_digest: str
+    model: str
+    def __init__(self, id: _Optional[str] = ..., dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., harness_digest: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+
+class RunProgress(_message.Message):
+    __slots__ = ("trials", "queued", "running", "done", "passed", "failed", "errored", "cancelled")
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    ERRORED_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    trials: int
+    queued: int
+    running: int
+    done: int
+    passed: int
+    failed: int
+    errored: int
+    cancelled: int
+    def __init__(self, trials: _Optional[int] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., done: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
+
+class Attempt(_message.Message):
+    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TRIAL_ID_FIELD_NUMBER: _ClassVar[int]
+    CELL_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    REPETITION_FIELD_NUMBER: _ClassVar[int]
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    id: str
+    run_id: str
+    trial_id: str
+    cell_id: str
+    task_digest: str
+    task_name: str
+    repetition: int
+    number: int
+    state: AttemptState
+    outcome: Outcome
+    exit_code: int
+    error: str
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    score: Score
+    artifacts: _containers.RepeatedCompositeFieldContainer[Artifact]
+    agent_version: str
+    model: str
+    harness_name: str
+    dataset_name: str
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ...) -> None: ...
+
+class Artifact(_message.Message):
+    __slots__ = ("path", "blob_digest", "size_bytes")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    blob_digest: str
+    size_bytes: int
+    def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
+
+class Score(_message.Message):
+    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration")
+    class RewardsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REWARDS_FIELD_NUMBER: _ClassVar[int]
+    SCORER_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    SCORER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    state: ScoreState
+    rewards: _containers.ScalarMap[str, float]
+    scorer_fingerprint: str
+    scorer: str
+    error: str
+    stdout_blob_digest: str
+    duration: _duration_pb2.Duration
+    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("seq", "time", "type", "name", "payload_json", "duration")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_JSON_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    time: _timestamp_pb2.Timestamp
+    type: str
+    name: str
+    payload_json: str
+    duration: _duration_pb2.Duration
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., name: _Optional[str] = ..., payload_json: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...

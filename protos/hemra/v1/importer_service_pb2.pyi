@@ -1,0 +1,21 @@
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ImportResultsRequest(_message.Message):
+    __slots__ = ("path", "label", "swebench_version")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    SWEBENCH_VERSION_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    label: str
+    swebench_version: str
+    def __init__(self, path: _Optional[str] = ..., label: _Optional[str] = ..., swebench_version: _Optional[str] = ...) -> None: ...
+
+class ImportResultsResponse(_message.Message):
+    __slots__ = ("import_id",)
+    IMPORT_ID_FIELD_NUMBER: _ClassVar[int]
+    import_id: str
+    def __init__(self, import_id: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,50 @@
+from hemra.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class PlanRunRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: _common_pb2.RunSpec
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ...) -> None: ...
+
+class PlanRunResponse(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ...) -> None: ...
+
+class ResolveRunRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: _common_pb2.RunSpec
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ...) -> None: ...
+
+class ResolveRunResponse(_message.Message):
+    __slots__ = ("datasets", "harnesses", "trials")
+    DATASETS_FIELD_NUMBER: _ClassVar[int]
+    HARNESSES_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    datasets: _containers.RepeatedCompositeFieldContainer[_common_pb2.Dataset]
+    harnesses: _containers.RepeatedCompositeFieldContainer[_common_pb2.Harness]
+    trials: int
+    def __init__(self, datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., trials: _Optional[int] = ...) -> None: ...
+
+class PlannerCancelRunRequest(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    def __init__(self, run: _Optional[str] = ...) -> None: ...
+
+class PlannerCancelRunResponse(_message.Message):
+    __slots__ = ("run", "cancelled_jobs")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_JOBS_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    cancelled_jobs: int
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,393 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from hemra.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class PlannedTrial(_message.Message):
+    __slots__ = ("cell_index", "task_digest", "repetition")
+    CELL_INDEX_FIELD_NUMBER: _ClassVar[int]
+    TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    REPETITION_FIELD_NUMBER: _ClassVar[int]
+    cell_index: int
+    task_digest: str
+    repetition: int
+    def __init__(self, cell_index: _Optional[int] = ..., task_digest: _Optional[str] = ..., repetition: _Optional[int] = ...) -> None: ...
+
+class RecordRunRequest(_message.Message):
+    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials")
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    DATASETS_FIELD_NUMBER: _ClassVar[int]
+    HARNESSES_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    spec: _common_pb2.RunSpec
+    datasets: _containers.RepeatedCompositeFieldContainer[_common_pb2.Dataset]
+    harnesses: _containers.RepeatedCompositeFieldContainer[_common_pb2.Harness]
+    cells: _containers.RepeatedCompositeFieldContainer[_common_pb2.Cell]
+    trials: _containers.RepeatedCompositeFieldContainer[PlannedTrial]
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ...) -> None: ...
+
+class RecordRunResponse(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ...) -> None: ...
+
+class GetRunRequest(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    def __init__(self, run: _Optional[str] = ...) -> None: ...
+
+class GetRunResponse(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ...) -> None: ...
+
+class ListRunsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListRunsResponse(_message.Message):
+    __slots__ = ("runs", "next_page_token")
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    runs: _containers.RepeatedCompositeFieldContainer[_common_pb2.Run]
+    next_page_token: str
+    def __init__(self, runs: _Optional[_Iterable[_Union[_common_pb2.Run, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetRunReportRequest(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    def __init__(self, run: _Optional[str] = ...) -> None: ...
+
+class ReportRow(_message.Message):
+    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags")
+    class MeanRewardsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    IS_BASELINE_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    GRADED_FIELD_NUMBER: _ClassVar[int]
+    BINARY_GRADED_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    NUMERIC_GRADED_FIELD_NUMBER: _ClassVar[int]
+    MEAN_REWARDS_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_FAILED_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    INFRA_FAILED_FIELD_NUMBER: _ClassVar[int]
+    SCORER_FAILED_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    UNFINISHED_FIELD_NUMBER: _ClassVar[int]
+    VS_BASELINE_FIELD_NUMBER: _ClassVar[int]
+    FLAGS_FIELD_NUMBER: _ClassVar[int]
+    harness_name: str
+    model: str
+    is_baseline: bool
+    trials: int
+    graded: int
+    binary_graded: int
+    passed: int
+    numeric_graded: int
+    mean_rewards: _containers.ScalarMap[str, float]
+    harness_failed: int
+    timed_out: int
+    infra_failed: int
+    scorer_failed: int
+    cancelled: int
+    unfinished: int
+    vs_baseline: PairedSummary
+    flags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PairedSummary(_message.Message):
+    __slots__ = ("paired_tasks", "passed", "baseline_passed", "binary_tasks", "numeric_tasks", "mean_rewards", "baseline_mean_rewards", "not_comparable")
+    class MeanRewardsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class BaselineMeanRewardsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    PAIRED_TASKS_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_PASSED_FIELD_NUMBER: _ClassVar[int]
+    BINARY_TASKS_FIELD_NUMBER: _ClassVar[int]
+    NUMERIC_TASKS_FIELD_NUMBER: _ClassVar[int]
+    MEAN_REWARDS_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_MEAN_REWARDS_FIELD_NUMBER: _ClassVar[int]
+    NOT_COMPARABLE_FIELD_NUMBER: _ClassVar[int]
+    paired_tasks: int
+    passed: float
+    baseline_passed: float
+    binary_tasks: int
+    numeric_tasks: int
+    mean_rewards: _containers.ScalarMap[str, float]
+    baseline_mean_rewards: _containers.ScalarMap[str, float]
+    not_comparable: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paired_tasks: _Optional[int] = ..., passed: _Optional[float] = ..., baseline_passed: _Optional[float] = ..., binary_tasks: _Optional[int] = ..., numeric_tasks: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., baseline_mean_rewards: _Optional[_Mapping[str, float]] = ..., not_comparable: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DatasetReport(_message.Message):
+    __slots__ = ("dataset_name", "dataset_digest", "tasks", "rows")
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    DATASET_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    dataset_name: str
+    dataset_digest: str
+    tasks: int
+    rows: _containers.RepeatedCompositeFieldContainer[ReportRow]
+    def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., tasks: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[ReportRow, _Mapping]]] = ...) -> None: ...
+
+class Report(_message.Message):
+    __slots__ = ("run_id", "label", "baseline", "datasets", "complete")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_FIELD_NUMBER: _ClassVar[int]
+    DATASETS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    label: str
+    baseline: str
+    datasets: _containers.RepeatedCompositeFieldContainer[DatasetReport]
+    complete: bool
+    def __init__(self, run_id: _Optional[str] = ..., label: _Optional[str] = ..., baseline: _Optional[str] = ..., datasets: _Optional[_Iterable[_Union[DatasetReport, _Mapping]]] = ..., complete: _Optional[bool] = ...) -> None: ...
+
+class GetRunReportResponse(_message.Message):
+    __slots__ = ("report",)
+    REPORT_FIELD_NUMBER: _ClassVar[int]
+    report: Report
+    def __init__(self, report: _Optional[_Union[Report, _Mapping]] = ...) -> None: ...
+
+class CancelRunRequest(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    def __init__(self, run: _Optional[str] = ...) -> None: ...
+
+class CancelRunResponse(_message.Message):
+    __slots__ = ("run", "cancelled_jobs")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_JOBS_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    cancelled_jobs: int
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ...) -> None: ...
+
+class ListAttemptsRequest(_message.Message):
+    __slots__ = ("parent", "page_size", "page_token")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    parent: str
+    page_size: int
+    page_token: str
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAttemptsResponse(_message.Message):
+    __slots__ = ("attempts", "next_page_token")
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    attempts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Attempt]
+    next_page_token: str
+    def __init__(self, attempts: _Optional[_Iterable[_Union[_common_pb2.Attempt, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetAttemptRequest(_message.Message):
+    __slots__ = ("attempt",)
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    attempt: str
+    def __init__(self, attempt: _Optional[str] = ...) -> None: ...
+
+class GetAttemptResponse(_message.Message):
+    __slots__ = ("attempt",)
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    attempt: _common_pb2.Attempt
+    def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ...) -> None: ...
+
+class ListEventsRequest(_message.Message):
+    __slots__ = ("attempt", "page_size", "page_token")
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    attempt: str
+    page_size: int
+    page_token: str
+    def __init__(self, attempt: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListEventsResponse(_message.Message):
+    __slots__ = ("events", "next_page_token")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]
+    next_page_token: str
+    def __init__(self, events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ClaimJobRequest(_message.Message):
+    __slots__ = ("worker", "lease", "run_id")
+    WORKER_FIELD_NUMBER: _ClassVar[int]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    worker: str
+    lease: _duration_pb2.Duration
+    run_id: str
+    def __init__(self, worker: _Optional[str] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class Job(_message.Message):
+    __slots__ = ("id", "lease_token", "lease_expire_time", "attempt", "task", "harness", "spec")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LEASE_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    lease_token: int
+    lease_expire_time: _timestamp_pb2.Timestamp
+    attempt: _common_pb2.Attempt
+    task: _common_pb2.Task
+    harness: _common_pb2.Harness
+    spec: _common_pb2.RunSpec
+    def __init__(self, id: _Optional[str] = ..., lease_token: _Optional[int] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., harness: _Optional[_Union[_common_pb2.Harness, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ...) -> None: ...
+
+class ClaimJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: Job
+    def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
+
+class HeartbeatJobRequest(_message.Message):
+    __slots__ = ("job_id", "lease_token", "lease")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    lease_token: int
+    lease: _duration_pb2.Duration
+    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class HeartbeatJobResponse(_message.Message):
+    __slots__ = ("lease_expire_time", "cancel_requested")
+    LEASE_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    lease_expire_time: _timestamp_pb2.Timestamp
+    cancel_requested: bool
+    def __init__(self, lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cancel_requested: _Optional[bool] = ...) -> None: ...
+
+class AppendEventsRequest(_message.Message):
+    __slots__ = ("job_id", "lease_token", "events")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    lease_token: int
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]
+    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
+
+class AppendEventsResponse(_message.Message):
+    __slots__ = ("last_seq",)
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    last_seq: int
+    def __init__(self, last_seq: _Optional[int] = ...) -> None: ...
+
+class CompleteJobRequest(_message.Message):
+    __slots__ = ("job_id", "lease_token", "outcome", "exit_code", "error", "artifacts", "score", "agent_version", "start_time", "end_time")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    lease_token: int
+    outcome: _common_pb2.Outcome
+    exit_code: int
+    error: str
+    artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Artifact]
+    score: _common_pb2.Score
+    agent_version: str
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class CompleteJobResponse(_message.Message):
+    __slots__ = ("attempt", "retry_attempt_id")
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    RETRY_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    attempt: _common_pb2.Attempt
+    retry_attempt_id: str
+    def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., retry_attempt_id: _Optional[str] = ...) -> None: ...
+
+class Blob(_message.Message):
+    __slots__ = ("digest", "data")
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    digest: str
+    data: bytes
+    def __init__(self, digest: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class PutBlobsRequest(_message.Message):
+    __slots__ = ("blobs",)
+    BLOBS_FIELD_NUMBER: _ClassVar[int]
+    blobs: _containers.RepeatedCompositeFieldContainer[Blob]
+    def __init__(self, blobs: _Optional[_Iterable[_Union[Blob, _Mapping]]] = ...) -> None: ...
+
+class PutBlobsResponse(_message.Message):
+    __slots__ = ("digests",)
+    DIGESTS_FIELD_NUMBER: _ClassVar[int]
+    digests: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, digests: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetBlobsRequest(_message.Message):
+    __slots__ = ("digests",)
+    DIGESTS_FIELD_NUMBER: _ClassVar[int]
+    digests: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, digests: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetBlobsResponse(_message.Message):
+    __slots__ = ("blobs",)
+    BLOBS_FIELD_NUMBER: _ClassVar[int]
+    blobs: _containers.RepeatedCompositeFieldContainer[Blob]
+    def __init__(self, blobs: _Optional[_Iterable[_Union[Blob, _Mapping]]] = ...) -> None: ...
+
+class FindMissingBlobsRequest(_message.Message):
+    __slots__ = ("digests",)
+    DIGESTS_FIELD_NUMBER: _ClassVar[int]
+    digests: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, digests: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class FindMissingBlobsResponse(_message.Message):
+    __slots__ = ("missing",)
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    missing: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, missing: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -1,0 +1,37 @@
+"""Run the executor service alone: python -m services.executor --store ... --scorer ..."""
+
+import argparse
+import asyncio
+import logging
+import signal
+
+from clients import rpc as clients
+from services.executor.server import build_executor
+from services.store.settings import hemra_home
+
+
+async def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m services.executor", description=__doc__)
+    parser.add_argument("--listen", default="127.0.0.1:7803", help="where the harness protocol is served")
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--scorer", required=True)
+    parser.add_argument("--concurrency", type=int, default=1)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    store_channel, scorer_channel = clients.channel(args.store), clients.channel(args.scorer)
+    server, port, worker = build_executor(clients.store(store_channel), clients.scorer(scorer_channel),
+                                          hemra_home(), args.concurrency, args.listen)
+    await server.start()
+    print(f"executor listening on {args.listen.rpartition(':')[0]}:{port}", flush=True)
+    loop = asyncio.get_running_loop()
+    work = asyncio.create_task(worker.run())
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(worker.stop()))
+    await work
+    await server.stop(grace=5)
+    await store_channel.close()
+    await scorer_channel.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,208 @@
+"""Work one leased job: prepare the sandbox, drive the harness, score, keep artifacts, complete.
+
+Every failure of ours (sandbox, cache, scorer service) closes the attempt as an
+infrastructure failure; a harness that failed or timed out is a result and is
+scored like any other. Cancellation and a lost lease come from the heartbeat.
+"""
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from clients import rpc as clients
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import harness_service_pb2 as hpb
+from hemra.v1 import scorer_service_pb2 as scpb
+from hemra.v1 import store_service_pb2 as spb
+from services.executor.events import EventLog, event
+from services.executor.harnesses import HarnessResult, TrialContext, driver_for
+from services.executor.protocol import Grant, Grants
+from services.executor.sandboxes import Sandbox, open_sandbox
+from services.executor.taskcache import TaskCache
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_SECS = 900.0
+#: Folders collected as artifacts after scoring.
+ARTIFACT_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts")
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+_OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
+             "timed_out": pb.OUTCOME_TIMED_OUT}
+
+
+@dataclass
+class Deps:
+    """What an executor shares between its attempts."""
+
+    store: clients.Client
+    scorer: clients.Client
+    cache: TaskCache
+    grants: Grants
+    work_root: Path
+    harness_address: str
+    worker: str
+    lease_secs: float
+    heartbeat_secs: float
+
+
+class Stop(Exception):
+    """The attempt must stop: cancelled, or the lease was lost."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def attempt_timeout(job) -> float:
+    if job.spec.timeout_secs > 0:
+        return float(job.spec.timeout_secs)
+    return job.task.agent_timeout.ToNanoseconds() / 1e9 or DEFAULT_TIMEOUT_SECS
+
+
+async def work(job, deps: Deps) -> None:
+    """Work `job` to its completion (or until its lease is lost)."""
+    events = EventLog(deps.store, job.id, job.lease_token)
+    started = time.time()
+    stop = asyncio.Event()
+    reason: list[str] = []
+    heartbeat = asyncio.create_task(_heartbeat(job, deps, stop, reason))
+    sandbox: Sandbox | None = None
+    try:
+        task_dir = await deps.cache.folder(job.task)
+        sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root)
+        await sandbox.prepare()
+        await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
+        result = await _until_stopped(_drive(job, deps, sandbox, task_dir, events), stop, reason, sandbox)
+        score = await _until_stopped(_score(job, deps, sandbox, events), stop, reason, sandbox)
+        artifacts = await _collect(sandbox, deps.store)
+        await events.flush()
+        await _complete(deps, job, _OUTCOMES[result.outcome], result.exit_code, result.error, started,
+                        artifacts=artifacts, score=score, agent_version=result.agent_version)
+    except Stop as stopped:
+        if stopped.reason == "cancelled":
+            await _finish_quietly(events)
+            await _complete(deps, job, pb.OUTCOME_CANCELLED, 0, "cancelled while running", started)
+        else:
+            logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
+    except clients.LeaseLost:
+        logger.warning("attempt %s: lease lost; another worker owns it now", job.attempt.id)
+    except Exception as exc:  # anything of ours that broke is an infrastructure failure
+        logger.exception("attempt %s: infrastructure failure", job.attempt.id)
+        await _finish_quietly(events, event("error", "infrastructure", message=f"{type(exc).__name__}: {exc}"))
+        await _complete(deps, job, pb.OUTCOME_INFRA_FAILED, 0, f"{type(exc).__name__}: {exc}", started)
+    finally:
+        heartbeat.cancel()
+        if sandbox is not None:
+            await sandbox.teardown()
+
+
+async def _drive(job, deps: Deps, sandbox: Sandbox, task_dir: Path, events: EventLog) -> HarnessResult:
+    timeout = attempt_timeout(job)
+    grant = Grant(job.attempt.id, "harness", sandbox, job.task, job.harness.model,
+                  time.monotonic() + timeout, events)
+    token = deps.grants.issue(grant)
+    try:
+        context = TrialContext(job.attempt.id, job.task, task_dir, job.harness, job.harness.model, timeout,
+                               sandbox, events, deps.harness_address, token)
+        await events.emit(event("status", "harness_start", harness=job.harness.harness_name,
+                                kind=job.harness.kind, timeout_secs=timeout))
+        result = await driver_for(job.harness).run(context)
+    finally:
+        deps.grants.revoke(token)
+    if grant.finish is not None:
+        result.agent_version = grant.finish.agent_version or result.agent_version
+        if grant.finish.status == hpb.FINISH_STATUS_FAILED and result.outcome == "completed":
+            result.outcome, result.error = "harness_failed", grant.finish.message or "the harness reported failure"
+    await events.emit(event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code,
+                            error=result.error))
+    return result
+
+
+async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Score:
+    grant = Grant(job.attempt.id, "verifier", sandbox, job.task, job.harness.model, time.monotonic() + 10 ** 9)
+    token = deps.grants.issue(grant)
+    try:
+        response = await deps.scorer.ScoreAttempt(scpb.ScoreAttemptRequest(
+            attempt_id=job.attempt.id, task=job.task, sandbox_address=deps.harness_address,
+            sandbox_token=token, verifier_env=job.spec.verifier_env))
+    finally:
+        deps.grants.revoke(token)
+    score = response.score
+    await events.emit(event("status", "scored", score.duration.ToNanoseconds() / 1e9,
+                            state=pb.ScoreState.Name(score.state), rewards=dict(score.rewards), error=score.error))
+    return score
+
+
+async def _until_stopped(work, stop: asyncio.Event, reason: list[str], sandbox: Sandbox):
+    """Await `work` unless the heartbeat says stop first; then kill the sandbox's processes."""
+    task = asyncio.ensure_future(work)
+    stopper = asyncio.ensure_future(stop.wait())
+    done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        stopper.cancel()
+        return task.result()
+    await sandbox.kill()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    raise Stop(reason[0] if reason else "stopped")
+
+
+async def _heartbeat(job, deps: Deps, stop: asyncio.Event, reason: list[str]) -> None:
+    request = spb.HeartbeatJobRequest(job_id=job.id, lease_token=job.lease_token)
+    request.lease.FromNanoseconds(int(deps.lease_secs * 1e9))
+    while True:
+        await asyncio.sleep(deps.heartbeat_secs)
+        try:
+            response = await deps.store.HeartbeatJob(request)
+        except clients.LeaseLost:
+            reason.append("lease lost")
+            stop.set()
+            return
+        except clients.RpcError as exc:
+            logger.warning("heartbeat of %s failed: %s", job.id, exc)
+            continue
+        if response.cancel_requested:
+            reason.append("cancelled")
+            stop.set()
+            return
+
+
+async def _collect(sandbox: Sandbox, store) -> list[pb.Artifact]:
+    artifacts, blobs = [], []
+    for folder in ARTIFACT_DIRS:
+        for path in await sandbox.list_files(folder):
+            data = await sandbox.read_file(path)
+            if len(data) > MAX_ARTIFACT_BYTES:
+                data = data[:MAX_ARTIFACT_BYTES]
+            blobs.append(spb.Blob(data=data))
+            artifacts.append(pb.Artifact(path=path, size_bytes=len(data)))
+    if blobs:
+        digests = (await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs))).digests
+        for artifact, digest in zip(artifacts, digests):
+            artifact.blob_digest = digest
+    return artifacts
+
+
+async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, started: float,
+                    artifacts=(), score: pb.Score | None = None, agent_version: str = "") -> None:
+    request = spb.CompleteJobRequest(job_id=job.id, lease_token=job.lease_token, outcome=outcome,
+                                     exit_code=exit_code, error=error, artifacts=list(artifacts),
+                                     agent_version=agent_version)
+    if score is not None:
+        request.score.CopyFrom(score)
+    request.start_time.FromNanoseconds(int(started * 1e9))
+    request.end_time.FromNanoseconds(int(time.time() * 1e9))
+    try:
+        await deps.store.CompleteJob(request)
+    except clients.LeaseLost:
+        logger.warning("attempt %s: lease lost before completion; its result is dropped", job.attempt.id)
+
+
+async def _finish_quietly(events: EventLog, *extra) -> None:
+    try:
+        await events.emit(*extra)
+        await events.flush()
+    except clients.RpcError:
+        pass

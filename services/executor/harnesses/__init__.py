@@ -1,0 +1,19 @@
+"""Harness drivers: how each kind of harness works one trial."""
+
+from services.executor.harnesses.base import HarnessDriver, HarnessResult, TrialContext
+
+
+def driver_for(harness) -> HarnessDriver:
+    """The driver for a pinned hemra.v1.Harness."""
+    if harness.kind == "builtin":
+        from services.executor.harnesses import builtin
+
+        return builtin.DRIVERS[harness.harness_name]()
+    if harness.kind == "program":
+        from services.executor.harnesses.program import ProgramDriver
+
+        return ProgramDriver()
+    raise LookupError(f"harness kind {harness.kind!r} has no driver in this executor")
+
+
+__all__ = ["HarnessDriver", "HarnessResult", "TrialContext", "driver_for"]

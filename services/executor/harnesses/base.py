@@ -1,0 +1,43 @@
+"""The interface of a harness driver, and what it is given and returns."""
+
+import abc
+from dataclasses import dataclass
+from pathlib import Path
+
+from services.executor.events import EventLog
+from services.executor.sandboxes import Sandbox
+
+COMPLETED, HARNESS_FAILED, TIMED_OUT = "completed", "harness_failed", "timed_out"
+
+
+@dataclass
+class TrialContext:
+    attempt_id: str
+    task: object  # hemra.v1.Task
+    task_dir: Path
+    harness: object  # hemra.v1.Harness
+    model: str
+    timeout: float
+    sandbox: Sandbox
+    events: EventLog
+    #: The executor's harness protocol endpoint and this attempt's token.
+    harness_address: str
+    harness_token: str
+
+
+@dataclass
+class HarnessResult:
+    outcome: str
+    exit_code: int = 0
+    error: str = ""
+    agent_version: str = ""
+
+
+class HarnessDriver(abc.ABC):
+    @abc.abstractmethod
+    async def run(self, trial: TrialContext) -> HarnessResult:
+        """Work the trial until the harness ends or `trial.timeout` passes.
+
+        A harness that fails or times out is a result (HarnessResult), not an
+        exception. Raises SandboxError only when the sandbox itself broke.
+        """

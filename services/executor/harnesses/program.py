@@ -1,0 +1,138 @@
+"""kind = "program": the user's own command, in any language.
+
+It runs on the executor's host, from the harness file's folder, in its own
+process group, with a clean environment: the harness file's named variables,
+HEMRA_HARNESS_ADDRESS and HEMRA_HARNESS_TOKEN for the harness protocol (or the
+`hemra harness` commands that speak it), the instruction on stdin and in
+HEMRA_INSTRUCTION, and the limits. Each stdout line that is a JSON object with
+a "type" becomes an event; other output is kept as output events.
+"""
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from services import envtemplate
+from services.executor.events import event, text
+from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
+                                              HarnessResult, TrialContext)
+from services.executor.sandboxes import SandboxError
+
+_OUTPUT_CHUNK = 64 * 1024
+
+
+class ProgramDriver(HarnessDriver):
+    async def run(self, trial: TrialContext) -> HarnessResult:
+        folder = Path(trial.harness.source_path).parent
+        if not folder.is_dir():
+            raise SandboxError(f"harness {trial.harness.harness_name}: its folder {folder} is gone")
+        started = time.monotonic()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *trial.harness.command, cwd=folder, env=_environment(trial), start_new_session=True,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        except OSError as exc:
+            await trial.events.emit(event("error", "start", message=str(exc)))
+            return HarnessResult(HARNESS_FAILED, -1, f"cannot start {trial.harness.command[0]}: {exc}")
+        await trial.events.emit(event("status", "start", command=list(trial.harness.command), pid=process.pid))
+        stdout, stderr = bytearray(), bytearray()
+        try:
+            await asyncio.wait_for(asyncio.gather(
+                _feed(process, trial.task.instruction.encode()),
+                _read_events(process.stdout, stdout, trial), _read_output(process.stderr, stderr, trial)),
+                trial.timeout)
+            code = await process.wait()
+            timed_out = False
+        except asyncio.TimeoutError:
+            _kill(process)
+            code, timed_out = await process.wait(), True
+        except asyncio.CancelledError:
+            _kill(process)
+            raise
+        finally:
+            _kill(process)  # anything it left running in its group
+        await trial.sandbox.write_files([("/logs/agent/harness-stdout.txt", bytes(stdout), False),
+                                         ("/logs/agent/harness-stderr.txt", bytes(stderr), False)])
+        await trial.events.emit(event("status", "exit", time.monotonic() - started, exit_code=code,
+                                      timed_out=timed_out))
+        if timed_out:
+            return HarnessResult(TIMED_OUT, -1, f"the harness timed out after {trial.timeout:g} s")
+        if code != 0:
+            return HarnessResult(HARNESS_FAILED, code, f"the harness exited {code}: {_tail(stderr)}")
+        return HarnessResult(COMPLETED, 0)
+
+
+def _environment(trial: TrialContext) -> dict[str, str]:
+    venv_bin = str(Path(sys.executable).parent)
+    return {
+        "PATH": venv_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"), "LANG": os.environ.get("LANG", "C.UTF-8"),
+        **envtemplate.pass_through(trial.harness.env),
+        "HEMRA_HARNESS_ADDRESS": trial.harness_address, "HEMRA_HARNESS_TOKEN": trial.harness_token,
+        "HEMRA_ATTEMPT_ID": trial.attempt_id, "HEMRA_INSTRUCTION": trial.task.instruction,
+        "HEMRA_TASK_NAME": trial.task.task_name, "HEMRA_MODEL": trial.model,
+        "HEMRA_TIMEOUT_SECS": f"{trial.timeout:g}", "HEMRA_WORKDIR": trial.task.environment.workdir,
+    }
+
+
+async def _feed(process, data: bytes) -> None:
+    try:
+        process.stdin.write(data)
+        await process.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        process.stdin.close()
+
+
+async def _read_events(stream, keep: bytearray, trial: TrialContext) -> None:
+    """JSON lines with a "type" are events; the rest is output."""
+    pending = bytearray()
+    while line := await stream.readline():
+        keep.extend(line)
+        parsed = _as_event(line)
+        if parsed is None:
+            pending.extend(line)
+            if len(pending) >= _OUTPUT_CHUNK:
+                await trial.events.emit(event("output", "stdout", text=text(bytes(pending))))
+                pending.clear()
+            continue
+        await trial.events.emit(parsed)
+    if pending:
+        await trial.events.emit(event("output", "stdout", text=text(bytes(pending))))
+
+
+async def _read_output(stream, keep: bytearray, trial: TrialContext) -> None:
+    while chunk := await stream.read(_OUTPUT_CHUNK):
+        keep.extend(chunk)
+        await trial.events.emit(event("output", "stderr", text=text(chunk)))
+
+
+def _as_event(line: bytes):
+    stripped = line.strip()
+    if not stripped.startswith(b"{"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        return None
+    type_, name = data.pop("type"), str(data.pop("name", ""))
+    return event(type_, name, float(data.pop("duration", 0) or 0), **data)
+
+
+def _kill(process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(data: bytearray, limit: int = 200) -> str:
+    lines = bytes(data).decode(errors="replace").strip().splitlines()
+    return (lines[-1] if lines else "")[:limit]

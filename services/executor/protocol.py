@@ -1,0 +1,129 @@
+"""HarnessService: the harness protocol, served to each live attempt's harness and verifier.
+
+Each attempt gets a token per phase (harness, then verifier); a call with an
+unknown or revoked token is UNAUTHENTICATED, so a harness cannot touch its
+sandbox once its phase ended, nor another attempt's sandbox ever.
+"""
+
+import secrets
+import time
+from dataclasses import dataclass
+
+import grpc
+
+from hemra.v1 import harness_service_pb2 as hpb
+from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
+from services.executor.events import EventLog, event
+from services.executor.sandboxes import Sandbox
+from services.rpc import ServiceError, handle_errors
+
+
+@dataclass
+class Grant:
+    """What a token opens: one attempt's sandbox, for one phase."""
+
+    attempt_id: str
+    phase: str
+    sandbox: Sandbox
+    task: object
+    model: str
+    deadline: float
+    events: EventLog | None = None
+    finish: hpb.FinishRequest | None = None
+
+
+class Grants:
+    def __init__(self):
+        self._by_token: dict[str, Grant] = {}
+
+    def issue(self, grant: Grant) -> str:
+        token = secrets.token_urlsafe(32)
+        self._by_token[token] = grant
+        return token
+
+    def revoke(self, token: str) -> None:
+        self._by_token.pop(token, None)
+
+    def check(self, context: grpc.aio.ServicerContext) -> Grant:
+        metadata = dict(context.invocation_metadata() or ())
+        token = metadata.get("authorization", "").removeprefix("Bearer ").strip()
+        grant = self._by_token.get(token)
+        if grant is None:
+            raise ServiceError("unknown or expired attempt token", grpc.StatusCode.UNAUTHENTICATED)
+        return grant
+
+
+class HarnessServicer(hpb_grpc.HarnessServiceServicer):
+    def __init__(self, grants: Grants):
+        self.grants = grants
+
+    @handle_errors
+    async def GetTrial(self, request, context):
+        grant = self.grants.check(context)
+        response = hpb.GetTrialResponse(attempt_id=grant.attempt_id, instruction=grant.task.instruction,
+                                        task_name=grant.task.task_name, model=grant.model,
+                                        workdir=grant.task.environment.workdir)
+        response.timeout.FromNanoseconds(int(max(grant.deadline - time.monotonic(), 0) * 1e9))
+        return response
+
+    @handle_errors
+    async def RunCommand(self, request, context):
+        grant = self.grants.check(context)
+        remaining = grant.deadline - time.monotonic()
+        if remaining <= 0:
+            raise ServiceError("the attempt's time is up", grpc.StatusCode.DEADLINE_EXCEEDED)
+        timeout = request.timeout.ToNanoseconds() / 1e9 if request.HasField("timeout") else 0
+        timeout = min(timeout, remaining) if timeout > 0 else remaining
+        result = await grant.sandbox.exec(request.command, cwd=request.cwd, env=dict(request.env),
+                                          timeout=timeout, stdin=request.stdin)
+        if grant.events is not None:
+            await grant.events.emit(event("tool_call", "run_command", result.duration, command=request.command,
+                                          exit_code=result.exit_code, timed_out=result.timed_out,
+                                          stdout=result.stdout.decode(errors="replace")[:4096],
+                                          stderr=result.stderr.decode(errors="replace")[:4096]))
+        response = hpb.RunCommandResponse(exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr,
+                                          timed_out=result.timed_out)
+        response.duration.FromNanoseconds(int(result.duration * 1e9))
+        return response
+
+    @handle_errors
+    async def ReadFile(self, request, context):
+        grant = self.grants.check(context)
+        try:
+            return hpb.ReadFileResponse(content=await grant.sandbox.read_file(request.path))
+        except (FileNotFoundError, IsADirectoryError):
+            raise ServiceError(f"{request.path}: no such file", grpc.StatusCode.NOT_FOUND) from None
+        except PermissionError as exc:
+            raise ServiceError(str(exc), grpc.StatusCode.PERMISSION_DENIED) from None
+
+    @handle_errors
+    async def WriteFiles(self, request, context):
+        grant = self.grants.check(context)
+        try:
+            await grant.sandbox.write_files([(f.path, f.content, f.executable) for f in request.files])
+        except PermissionError as exc:
+            raise ServiceError(str(exc), grpc.StatusCode.PERMISSION_DENIED) from None
+        return hpb.WriteFilesResponse()
+
+    @handle_errors
+    async def RemovePath(self, request, context):
+        grant = self.grants.check(context)
+        try:
+            await grant.sandbox.remove_path(request.path)
+        except PermissionError as exc:
+            raise ServiceError(str(exc), grpc.StatusCode.PERMISSION_DENIED) from None
+        return hpb.RemovePathResponse()
+
+    @handle_errors
+    async def EmitEvents(self, request, context):
+        grant = self.grants.check(context)
+        if grant.events is None:
+            raise ServiceError("events are not accepted in this phase", grpc.StatusCode.FAILED_PRECONDITION)
+        await grant.events.emit(*request.events)
+        return hpb.EmitEventsResponse()
+
+    @handle_errors
+    async def Finish(self, request, context):
+        grant = self.grants.check(context)
+        grant.finish = request
+        return hpb.FinishResponse()

@@ -1,0 +1,65 @@
+"""The sandbox interface every kind implements."""
+
+import abc
+from dataclasses import dataclass
+
+
+class SandboxError(Exception):
+    """The sandbox itself failed (an infrastructure failure, never the harness's)."""
+
+
+@dataclass
+class ExecResult:
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    duration: float
+
+
+class Sandbox(abc.ABC):
+    """A private view of the task's paths (/app, /logs, /tests, /solution) for one attempt."""
+
+    #: Requirements it enforces (checked at resolve against a run's `require`).
+    enforces: frozenset[str] = frozenset()
+
+    @abc.abstractmethod
+    async def prepare(self) -> None:
+        """Set up the environment (workdir, env, copied files).
+
+        Raises:
+          SandboxError: when the environment cannot be set up.
+        """
+
+    @abc.abstractmethod
+    async def exec(self, command: str, cwd: str = "", env: dict[str, str] | None = None,
+                   timeout: float | None = None, stdin: bytes = b"") -> ExecResult:
+        """Run `bash -c command` inside; the whole process tree dies at the timeout.
+
+        Raises:
+          SandboxError: when the command could not be started.
+        """
+
+    @abc.abstractmethod
+    async def read_file(self, path: str) -> bytes:
+        """Raises FileNotFoundError when absent, PermissionError outside writable paths."""
+
+    @abc.abstractmethod
+    async def write_files(self, files: list[tuple[str, bytes, bool]]) -> None:
+        """(path, content, executable) each; folders are created. PermissionError outside writable paths."""
+
+    @abc.abstractmethod
+    async def remove_path(self, path: str) -> None:
+        """Remove a file or folder tree; no error when absent."""
+
+    @abc.abstractmethod
+    async def list_files(self, folder: str) -> list[str]:
+        """Every file under `folder` (absolute sandbox paths), [] when absent."""
+
+    @abc.abstractmethod
+    async def kill(self) -> None:
+        """Kill everything running inside at once (cancel, timeout)."""
+
+    @abc.abstractmethod
+    async def teardown(self) -> None:
+        """Remove everything the sandbox left behind. Safe to call twice."""

@@ -1,0 +1,34 @@
+"""Build the executor: its gRPC server (ExecutorService and the harness protocol) and its worker."""
+
+from pathlib import Path
+
+import grpc
+
+from hemra.v1 import executor_service_pb2_grpc as epb_grpc
+from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
+from services import rpc
+from services.executor import attempt
+from services.executor.protocol import Grants, HarnessServicer
+from services.executor.servicer import ExecutorServicer
+from services.executor.taskcache import TaskCache
+from services.executor.worker import Worker, worker_name
+
+LEASE_SECS = 30.0
+HEARTBEAT_SECS = 2.0
+
+
+def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "127.0.0.1:0",
+                   run_id: str = "", lease_secs: float = LEASE_SECS,
+                   heartbeat_secs: float = HEARTBEAT_SECS) -> tuple[grpc.aio.Server, int, Worker]:
+    """The server (not started), its port, and the worker that works the queue once run."""
+    server = rpc.new_server()
+    port = rpc.bind(server, listen)
+    host, _ = rpc.split_listen(listen)
+    grants = Grants()
+    deps = attempt.Deps(store=store, scorer=scorer, cache=TaskCache(home / "cache" / "tasks", store),
+                        grants=grants, work_root=home / "work", harness_address=f"{host}:{port}",
+                        worker=worker_name(), lease_secs=lease_secs, heartbeat_secs=heartbeat_secs)
+    worker = Worker(deps, concurrency, run_id)
+    epb_grpc.add_ExecutorServiceServicer_to_server(ExecutorServicer(worker), server)
+    hpb_grpc.add_HarnessServiceServicer_to_server(HarnessServicer(grants), server)
+    return server, port, worker

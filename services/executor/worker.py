@@ -1,0 +1,83 @@
+"""The executor's loop: claim jobs while a slot is free, work each in its own task."""
+
+import asyncio
+import logging
+import os
+import socket
+
+from clients import rpc as clients
+from hemra.v1 import store_service_pb2 as spb
+from services.executor import attempt
+
+logger = logging.getLogger(__name__)
+
+#: How long to wait before asking again when the queue had nothing for us.
+IDLE_POLL_SECS = (0.05, 1.0)
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Worker:
+    def __init__(self, deps: attempt.Deps, concurrency: int, run_id: str = ""):
+        self.deps = deps
+        self.concurrency = max(concurrency, 1)
+        self.run_id = run_id
+        self.active: dict[str, asyncio.Task] = {}
+        self.completed = 0
+        self._wake = asyncio.Event()
+        self._stopping = False
+
+    async def run(self, until_idle: bool = False) -> None:
+        """Work the queue; with `until_idle`, return once it has nothing left for us."""
+        idle = IDLE_POLL_SECS[0]
+        while not self._stopping:
+            if len(self.active) >= self.concurrency:
+                await self._wait_for_slot()
+                continue
+            job = await self._claim()
+            if job is not None:
+                idle = IDLE_POLL_SECS[0]
+                self._start(job)
+                continue
+            if until_idle and not self.active:
+                return
+            await self._wait_for_slot(timeout=idle)
+            idle = min(idle * 2, IDLE_POLL_SECS[1])
+
+    async def _claim(self):
+        request = spb.ClaimJobRequest(worker=self.deps.worker, run_id=self.run_id)
+        request.lease.FromNanoseconds(int(self.deps.lease_secs * 1e9))
+        try:
+            response = await self.deps.store.ClaimJob(request)
+        except clients.Unavailable as exc:
+            logger.warning("store unavailable, backing off: %s", exc)
+            return None
+        return response.job if response.HasField("job") else None
+
+    def _start(self, job) -> None:
+        task = asyncio.create_task(attempt.work(job, self.deps))
+        self.active[job.attempt.id] = task
+        task.add_done_callback(lambda _: self._done(job.attempt.id))
+
+    def _done(self, attempt_id: str) -> None:
+        self.active.pop(attempt_id, None)
+        self.completed += 1
+        self._wake.set()
+
+    async def _wait_for_slot(self, timeout: float | None = None) -> None:
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    async def stop(self, cancel_active: bool = True) -> None:
+        """Stop claiming; with `cancel_active`, abandon running attempts (their leases expire)."""
+        self._stopping = True
+        self._wake.set()
+        if cancel_active:
+            for task in list(self.active.values()):
+                task.cancel()
+        await asyncio.gather(*self.active.values(), return_exceptions=True)

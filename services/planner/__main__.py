@@ -1,0 +1,26 @@
+"""Run the planner service alone: python -m services.planner --store 127.0.0.1:7801."""
+
+import argparse
+import asyncio
+
+from clients import rpc as clients
+from services.entry import serve_forever
+from services.planner.server import build_server
+from services.store.settings import hemra_home
+
+
+async def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m services.planner", description=__doc__)
+    parser.add_argument("--listen", default="127.0.0.1:7802")
+    parser.add_argument("--store", required=True, help="the store service's host:port")
+    args = parser.parse_args(argv)
+    channel = clients.channel(args.store)
+    server, port = build_server(clients.store(channel), hemra_home(), args.listen)
+    try:
+        await serve_forever("planner", server, args.listen, port)
+    finally:
+        await channel.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

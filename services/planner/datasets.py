@@ -1,0 +1,101 @@
+"""Find datasets by name, `name@<digest prefix>` or path, and pin them by digest."""
+
+import fnmatch
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from services.planner.errors import NotFound, PlanError
+from services.planner.tasks import LoadedTask, load_task
+
+#: The repository's bundled datasets (examples/), found relative to this file.
+BUNDLED = Path(__file__).resolve().parents[2] / "examples"
+
+
+@dataclass
+class LoadedDataset:
+    name: str
+    source: Path
+    digest: str
+    tasks: list[LoadedTask]
+
+
+def search_path(home: Path, base: Path | None) -> list[Path]:
+    """Where dataset names are looked up, in order."""
+    dirs = [Path(p) for p in os.environ.get("HEMRA_DATASETS_PATH", "").split(os.pathsep) if p]
+    if base is not None:
+        dirs.append(base / "datasets")
+    dirs += [home / "datasets", BUNDLED]
+    return dirs
+
+
+def resolve(ref: str, home: Path, base: Path | None = None) -> LoadedDataset:
+    """Load the dataset `ref` names. Raises NotFound or PlanError in one line."""
+    name, _, prefix = ref.partition("@")
+    folder = _find(name, home, base)
+    dataset = load_dataset(folder)
+    if prefix and not dataset.digest.removeprefix("sha256:").startswith(prefix.removeprefix("sha256:")):
+        raise PlanError(f"dataset {name}: pinned @{prefix} but {folder} is now {dataset.digest[:19]}; "
+                        f"its tasks changed")
+    return dataset
+
+
+def _find(name: str, home: Path, base: Path | None) -> Path:
+    candidate = Path(name).expanduser()
+    if "/" in name or name.startswith(".") or (base is None and candidate.is_dir()):
+        folder = candidate if candidate.is_absolute() or base is None else base / candidate
+        if not folder.is_dir():
+            raise NotFound(f"dataset {name}: no such folder {folder}")
+        return folder
+    for root in search_path(home, base):
+        if (root / name).is_dir():
+            return root / name
+    where = ", ".join(str(p) for p in search_path(home, base))
+    raise NotFound(f"dataset {name!r} not found (looked in {where})")
+
+
+def load_dataset(folder: Path) -> LoadedDataset:
+    folder = folder.resolve()
+    name = _dataset_name(folder)
+    if (folder / "task.toml").is_file():
+        tasks = [load_task(folder)]
+    else:
+        tasks = [load_task(d) for d in sorted(folder.iterdir()) if d.is_dir() and (d / "task.toml").exists()]
+        loose = [d for d in sorted(folder.iterdir()) if d.is_dir() and not (d / "task.toml").exists()
+                 and not d.name.startswith(".")]
+        if loose:
+            raise PlanError(f"{loose[0] / 'task.toml'}: missing (every task needs task.toml)")
+    if not tasks:
+        raise PlanError(f"dataset {folder}: holds no tasks (folders with task.toml)")
+    seen: dict[str, Path] = {}
+    for task in tasks:
+        if task.task_name in seen:
+            raise PlanError(f"dataset {folder}: task name {task.task_name!r} used by {seen[task.task_name]} "
+                            f"and {task.folder}")
+        seen[task.task_name] = task.folder
+    lines = "".join(f"{t.task_name}\0{t.digest}\n" for t in sorted(tasks, key=lambda t: t.task_name))
+    digest = "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
+    return LoadedDataset(name=name, source=folder, digest=digest, tasks=tasks)
+
+
+def _dataset_name(folder: Path) -> str:
+    meta = folder / "dataset.toml"
+    if meta.is_file():
+        try:
+            data = tomllib.loads(meta.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise PlanError(f"{meta}: malformed TOML: {exc}") from None
+        if data.get("name"):
+            return str(data["name"])
+    return folder.name
+
+
+def select_tasks(tasks: list[LoadedTask], include: list[str], exclude: list[str]) -> list[LoadedTask]:
+    """Tasks whose name or folder matches any `include` pattern (all when none) and no `exclude` one."""
+    def matches(task: LoadedTask, patterns: list[str]) -> bool:
+        names = (task.task_name, task.folder.name)
+        return any(fnmatch.fnmatchcase(n, p) for p in patterns for n in names)
+
+    return [t for t in tasks if (not include or matches(t, include)) and not matches(t, exclude)]

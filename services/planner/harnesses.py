@@ -1,0 +1,98 @@
+"""Harness files (TOML in harnesses/ next to a run file) and the built-in harnesses."""
+
+import hashlib
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.planner.errors import NotFound, PlanError
+
+#: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
+BUILTINS = ("oracle", "nop")
+KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
+#: Kinds this version can drive; the others are refused at resolve, by name.
+SUPPORTED_KINDS = ("program",)
+KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_servers"}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class LoadedHarness:
+    harness_name: str
+    kind: str
+    digest: str
+    source_text: str = ""
+    agent: str = ""
+    agent_version: str = ""
+    model: str = ""
+    env: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+    source_path: str = ""
+
+
+def builtin(name: str) -> LoadedHarness:
+    digest = "sha256:" + hashlib.sha256(f"hemra builtin harness {name} v1".encode()).hexdigest()
+    return LoadedHarness(harness_name=name, kind="builtin", digest=digest, agent=name, agent_version="1")
+
+
+def resolve(ref: str, base: Path) -> LoadedHarness:
+    """A built-in name, a harness name in base/harnesses/, or a path to a harness file."""
+    candidate = Path(ref).expanduser()
+    if ref.endswith(".toml") or "/" in ref:
+        path = candidate if candidate.is_absolute() else base / candidate
+    else:
+        path = base / "harnesses" / f"{ref}.toml"
+        if not path.is_file() and ref in BUILTINS:
+            return builtin(ref)
+    if not path.is_file():
+        known = ", ".join(BUILTINS)
+        raise NotFound(f"harness {ref!r} not found: no {path} (built-ins: {known})")
+    return load(path)
+
+
+def load(path: Path) -> LoadedHarness:
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise PlanError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"{path}: malformed TOML: {exc}") from None
+    unknown = sorted(set(data) - KEYS)
+    if unknown:
+        raise PlanError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})")
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise PlanError(f"{path}: kind must be one of {', '.join(KINDS)} (got {kind!r})")
+    if kind not in SUPPORTED_KINDS:
+        raise PlanError(f"{path}: harness kind {kind!r} is not supported by this version yet")
+    harness = LoadedHarness(
+        harness_name=str(data.get("name") or path.stem), kind=kind,
+        digest="sha256:" + hashlib.sha256(raw).hexdigest(), source_text=text,
+        agent=str(data.get("agent", "")), agent_version=str(data.get("version", "")),
+        model=str(data.get("model", "")), env=_env_names(data.get("env", []), path),
+        command=_command(data.get("command"), path, kind), source_path=str(path.resolve()))
+    return harness
+
+
+def _env_names(value, path: Path) -> list[str]:
+    if isinstance(value, dict):
+        raise PlanError(f"{path}: env lists variable names only; values never go in harness files")
+    if not isinstance(value, list) or not all(isinstance(v, str) and _ENV_NAME.match(v) for v in value):
+        raise PlanError(f"{path}: env must be a list of environment variable names")
+    return list(value)
+
+
+def _command(value, path: Path, kind: str) -> list[str]:
+    if value is None:
+        if kind == "program":
+            raise PlanError(f"{path}: a program harness needs command")
+        return []
+    if isinstance(value, str):
+        return shlex.split(value)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise PlanError(f"{path}: command must be a string or a list of strings")

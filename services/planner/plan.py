@@ -1,0 +1,129 @@
+"""Resolve a run spec: datasets to digests and selected tasks, harnesses to digests,
+the sandbox against `require` and every task. Pure functions over the file system."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.planner import datasets as ds
+from services.planner import harnesses as hs
+from services.planner.errors import PlanError
+from services.planner.tasks import LoadedTask
+
+#: What each sandbox enforces, checked against a run's `require`.
+SANDBOXES: dict[str, set[str]] = {"host": {"filesystem_isolation", "process_isolation"}}
+KNOWN_REQUIREMENTS = {"network_block", "filesystem_isolation", "process_isolation", "gpu"}
+
+
+@dataclass
+class Spec:
+    """A run spec after flags and run file are merged (mirrors hemra.v1.RunSpec)."""
+
+    label: str = "run"
+    baseline: str = ""
+    harnesses: list[str] = field(default_factory=list)
+    datasets: list[str] = field(default_factory=list)
+    attempts: int = 1
+    concurrency: int = 1
+    model: str = ""
+    timeout_secs: int = 0
+    max_infra_retries: int = 0
+    tasks: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    require: list[str] = field(default_factory=list)
+    sandbox: str = "host"
+    run_file: str = ""
+    judges: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Resolved:
+    datasets: list[tuple[ds.LoadedDataset, list[LoadedTask]]]
+    harnesses: list[hs.LoadedHarness]
+    baseline: str
+    #: (dataset index, harness index)
+    cells: list[tuple[int, int]]
+    #: (cell index, task, repetition)
+    trials: list[tuple[int, LoadedTask, int]]
+
+
+def resolve(spec: Spec, home: Path, cwd: Path) -> Resolved:
+    """Everything the run needs, or PlanError/NotFound naming the problem. Records nothing."""
+    _check_numbers(spec)
+    if spec.judges:
+        raise PlanError(f"judge {spec.judges[0]!r}: HEMRA judges are not available in this version")
+    base = Path(spec.run_file).parent if spec.run_file else cwd
+    if not spec.harnesses:
+        raise PlanError("a run needs at least one harness (-H or harnesses = [...])")
+    if not spec.datasets:
+        raise PlanError("a run needs at least one dataset (-d or datasets = [...])")
+    harnesses = [hs.resolve(ref, base) for ref in dict.fromkeys(spec.harnesses)]
+    _check_names(harnesses)
+    baseline = spec.baseline or harnesses[0].harness_name
+    if baseline not in {h.harness_name for h in harnesses}:
+        raise PlanError(f"baseline {baseline!r} is not one of the run's harnesses "
+                        f"({', '.join(h.harness_name for h in harnesses)})")
+    _check_models(spec, harnesses)
+    _check_sandbox(spec)
+    loaded = []
+    for ref in dict.fromkeys(spec.datasets):
+        dataset = ds.resolve(ref, home, base if spec.run_file else None)
+        selected = ds.select_tasks(dataset.tasks, spec.tasks, spec.exclude)
+        if not selected:
+            raise PlanError(f"dataset {dataset.name}: no task matches tasks={spec.tasks} exclude={spec.exclude}")
+        _check_tasks(spec, selected)
+        loaded.append((dataset, selected))
+    cells = [(d, h) for d in range(len(loaded)) for h in range(len(harnesses))]
+    trials = []
+    # Task-major order: every harness makes progress on the same tasks together.
+    for d, (_, selected) in enumerate(loaded):
+        for task in selected:
+            for repetition in range(1, spec.attempts + 1):
+                for h in range(len(harnesses)):
+                    trials.append((cells.index((d, h)), task, repetition))
+    return Resolved(loaded, harnesses, baseline, cells, trials)
+
+
+def _check_numbers(spec: Spec) -> None:
+    for key in ("attempts", "concurrency"):
+        if getattr(spec, key) < 1:
+            raise PlanError(f"{key} must be at least 1 (got {getattr(spec, key)})")
+    for key in ("timeout_secs", "max_infra_retries"):
+        if getattr(spec, key) < 0:
+            raise PlanError(f"{key} must not be negative (got {getattr(spec, key)})")
+
+
+def _check_names(harnesses: list[hs.LoadedHarness]) -> None:
+    seen = set()
+    for harness in harnesses:
+        if harness.harness_name in seen:
+            raise PlanError(f"two harnesses are named {harness.harness_name!r}")
+        seen.add(harness.harness_name)
+
+
+def _check_models(spec: Spec, harnesses: list[hs.LoadedHarness]) -> None:
+    if not spec.model:
+        return
+    for harness in harnesses:
+        if harness.model and harness.model != spec.model:
+            raise PlanError(f"harness {harness.harness_name} uses model {harness.model!r} but the run pins "
+                            f"{spec.model!r}; every harness must use the run's model")
+
+
+def _check_sandbox(spec: Spec) -> None:
+    if spec.sandbox not in SANDBOXES:
+        raise PlanError(f"sandbox {spec.sandbox!r} is not available (available: {', '.join(SANDBOXES)})")
+    for requirement in spec.require:
+        if requirement not in KNOWN_REQUIREMENTS:
+            raise PlanError(f"unknown requirement {requirement!r} (known: {', '.join(sorted(KNOWN_REQUIREMENTS))})")
+        if requirement not in SANDBOXES[spec.sandbox]:
+            raise PlanError(f"sandbox {spec.sandbox} cannot enforce {requirement}; choose a sandbox that does")
+
+
+def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:
+    if spec.sandbox != "host":
+        return
+    for task in tasks:
+        if task.environment.host_unsupported:
+            problem = task.environment.host_unsupported[0]
+            raise PlanError(f"{task.folder / 'environment' / 'Dockerfile'}: {problem} "
+                            f"(task {task.task_name} needs a container sandbox)")

@@ -1,0 +1,16 @@
+"""Build the planner's gRPC server."""
+
+from pathlib import Path
+
+import grpc
+
+from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
+from services import rpc
+from services.planner.servicer import PlannerServicer
+
+
+def build_server(store, home: Path, listen: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
+    """`store` is a clients.rpc store client: the planner never opens the database."""
+    server = rpc.new_server()
+    ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home), server)
+    return server, rpc.bind(server, listen)

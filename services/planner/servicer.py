@@ -1,0 +1,84 @@
+"""PlannerService over gRPC: resolve with plan.py, upload task files, have the store record."""
+
+import asyncio
+from pathlib import Path
+
+import grpc
+
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import planner_service_pb2 as ppb
+from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
+from hemra.v1 import store_service_pb2 as spb
+from services.planner import convert, plan
+from services.planner.errors import NotFound, PlanError
+from services.rpc import ServiceError, handle_errors
+
+#: Upload task files in batches of about this many bytes.
+_BATCH_BYTES = 16 * 1024 * 1024
+
+
+class PlannerServicer(ppb_grpc.PlannerServiceServicer):
+    def __init__(self, store, home: Path):
+        self.store = store
+        self.home = home
+
+    async def _resolve(self, request_spec) -> plan.Resolved:
+        spec = convert.spec_from_proto(request_spec)
+        try:
+            # Reading and hashing task folders is file I/O: keep it off the event loop.
+            return await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
+        except NotFound as exc:
+            raise ServiceError(str(exc), grpc.StatusCode.NOT_FOUND) from None
+        except PlanError as exc:
+            raise ServiceError(str(exc), grpc.StatusCode.INVALID_ARGUMENT) from None
+
+    @handle_errors
+    async def ResolveRun(self, request, context):
+        resolved = await self._resolve(request.spec)
+        return ppb.ResolveRunResponse(
+            datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],
+            harnesses=[convert.harness_to_proto(h, request.spec.model) for h in resolved.harnesses],
+            trials=len(resolved.trials))
+
+    @handle_errors
+    async def PlanRun(self, request, context):
+        resolved = await self._resolve(request.spec)
+        await self._upload_task_files(resolved)
+        spec = type(request.spec)()
+        spec.CopyFrom(request.spec)
+        spec.baseline = resolved.baseline
+        spec.label = spec.label or "run"
+        harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
+        record = spb.RecordRunRequest(
+            spec=spec,
+            datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],
+            harnesses=harnesses,
+            cells=[_cell(resolved, d, h, harnesses[h]) for d, h in resolved.cells],
+            trials=[spb.PlannedTrial(cell_index=c, task_digest=t.digest, repetition=k)
+                    for c, t, k in resolved.trials])
+        response = await self.store.RecordRun(record)
+        return ppb.PlanRunResponse(run=response.run)
+
+    @handle_errors
+    async def CancelRun(self, request, context):
+        response = await self.store.CancelRun(spb.CancelRunRequest(run=request.run))
+        return ppb.PlannerCancelRunResponse(run=response.run, cancelled_jobs=response.cancelled_jobs)
+
+    async def _upload_task_files(self, resolved: plan.Resolved) -> None:
+        files = {f.digest: f.data for _, tasks in resolved.datasets for t in tasks for f in t.files}
+        missing = (await self.store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=list(files)))).missing
+        batch, size = [], 0
+        for digest in missing:
+            batch.append(spb.Blob(digest=digest, data=files[digest]))
+            size += len(files[digest])
+            if size >= _BATCH_BYTES:
+                await self.store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
+                batch, size = [], 0
+        if batch:
+            await self.store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
+
+
+def _cell(resolved: plan.Resolved, d: int, h: int, harness: pb.Harness) -> pb.Cell:
+    dataset = resolved.datasets[d][0]
+    return pb.Cell(dataset_name=dataset.name, dataset_digest=dataset.digest,
+                   harness_name=harness.harness_name, harness_digest=harness.digest, model=harness.model)

@@ -1,0 +1,91 @@
+"""What every service's gRPC server shares: server construction, error mapping, logging."""
+
+import functools
+import logging
+
+import grpc
+
+from services.store import errors as store_errors
+
+logger = logging.getLogger(__name__)
+
+#: Generous message limits: task files and artifacts travel as blobs.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+]
+
+
+class ServiceError(Exception):
+    """An error a servicer reports with a specific status code."""
+
+    code = grpc.StatusCode.INTERNAL
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None):
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+
+_STATUS = {
+    store_errors.NotFound: grpc.StatusCode.NOT_FOUND,
+    store_errors.InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
+    store_errors.FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
+    store_errors.LeaseLost: grpc.StatusCode.ABORTED,
+}
+
+
+def status_of(exc: Exception) -> grpc.StatusCode | None:
+    if isinstance(exc, ServiceError):
+        return exc.code
+    # An error another service returned (clients.rpc.RpcError) keeps its status.
+    if isinstance(getattr(exc, "code", None), grpc.StatusCode):
+        return exc.code
+    for cls, code in _STATUS.items():
+        if isinstance(exc, cls):
+            return code
+    return None
+
+
+def handle_errors(method):
+    """Map domain exceptions to status codes at the servicer boundary (one table, one place)."""
+
+    @functools.wraps(method)
+    async def wrapper(self, request, context):
+        try:
+            return await method(self, request, context)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # the boundary: everything becomes a status
+            code = status_of(exc)
+            if code is None:
+                logger.exception("unexpected error in %s", method.__name__)
+                first_line = (str(exc).splitlines() or [""])[0][:300]
+                code, message = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}: {first_line}"
+            else:
+                message = str(exc)
+            await context.abort(code, message)
+
+    return wrapper
+
+
+def new_server() -> grpc.aio.Server:
+    return grpc.aio.server(options=CHANNEL_OPTIONS)
+
+
+def bind(server: grpc.aio.Server, listen: str) -> int:
+    """Bind `host:port` (port 0 picks a free one) and return the port."""
+    port = server.add_insecure_port(listen)
+    if port == 0:
+        raise OSError(f"cannot listen on {listen}")
+    return port
+
+
+def channel(address: str) -> grpc.aio.Channel:
+    return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    return host.strip("[]"), int(port)

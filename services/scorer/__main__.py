@@ -1,0 +1,26 @@
+"""Run the scorer service alone: python -m services.scorer --store 127.0.0.1:7801."""
+
+import argparse
+import asyncio
+
+from clients import rpc as clients
+from services.entry import serve_forever
+from services.scorer.server import build_server
+
+
+async def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m services.scorer", description=__doc__)
+    parser.add_argument("--listen", default="127.0.0.1:7804")
+    parser.add_argument("--store", required=True, help="the store service's host:port")
+    args = parser.parse_args(argv)
+    channel = clients.channel(args.store)
+    server, port, servicer = build_server(clients.store(channel), args.listen)
+    try:
+        await serve_forever("scorer", server, args.listen, port)
+    finally:
+        await servicer.close()
+        await channel.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

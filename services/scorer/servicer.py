@@ -1,0 +1,78 @@
+"""ScorerService over gRPC: fetch the task's tests, verify through the harness protocol, keep the output."""
+
+import grpc
+
+from clients import rpc as clients
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import harness_service_pb2 as hpb
+from hemra.v1 import scorer_service_pb2 as scpb
+from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
+from hemra.v1 import store_service_pb2 as spb
+from services import envtemplate
+from services.rpc import handle_errors
+from services.scorer import rewards, verifier
+
+SCORER_NAME = "verifier"
+
+
+class ProtocolSandbox(verifier.SandboxAccess):
+    """The attempt's sandbox, reached through the executor's HarnessService."""
+
+    def __init__(self, client):
+        self.client = client
+
+    async def run(self, command, env, timeout):
+        request = hpb.RunCommandRequest(command=command, env=env)
+        request.timeout.FromNanoseconds(int(timeout * 1e9))
+        response = await self.client.RunCommand(request, timeout=timeout + 60)
+        return response.exit_code, response.timed_out
+
+    async def read(self, path):
+        try:
+            return (await self.client.ReadFile(hpb.ReadFileRequest(path=path))).content
+        except clients.NotFound:
+            return None
+
+    async def write(self, files):
+        await self.client.WriteFiles(hpb.WriteFilesRequest(
+            files=[hpb.FileContent(path=p, content=c, executable=x) for p, c, x in files]))
+
+    async def remove(self, path):
+        await self.client.RemovePath(hpb.RemovePathRequest(path=path))
+
+
+class ScorerServicer(scpb_grpc.ScorerServiceServicer):
+    def __init__(self, store):
+        self.store = store
+        self._channels: dict[str, grpc.aio.Channel] = {}
+
+    def _channel(self, address: str) -> grpc.aio.Channel:
+        if address not in self._channels:
+            self._channels[address] = clients.channel(address)
+        return self._channels[address]
+
+    async def close(self) -> None:
+        for channel in self._channels.values():
+            await channel.close()
+
+    @handle_errors
+    async def ScoreAttempt(self, request, context):
+        task = request.task
+        tests = [f for f in task.files if f.path.startswith("tests/")]
+        blobs = await self.store.GetBlobs(spb.GetBlobsRequest(digests=sorted({f.blob_digest for f in tests})))
+        data = {b.digest: b.data for b in blobs.blobs}
+        env = {**envtemplate.resolve(dict(task.verifier_env)), **envtemplate.pass_through(request.verifier_env)}
+        sandbox = ProtocolSandbox(clients.harness(self._channel(request.sandbox_address), request.sandbox_token))
+        verdict = await verifier.verify(sandbox, [(f.path, data[f.blob_digest]) for f in tests],
+                                        rewards.tests_digest(task.files), env,
+                                        task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0)
+        stdout_digest = ""
+        if verdict.stdout:
+            put = await self.store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=verdict.stdout)]))
+            stdout_digest = put.digests[0]
+        score = pb.Score(state=pb.SCORE_STATE_SCORED if verdict.scored else pb.SCORE_STATE_SCORER_FAILED,
+                         rewards=verdict.rewards, scorer_fingerprint=verdict.fingerprint or
+                         rewards.fingerprint(rewards.tests_digest(task.files), []),
+                         scorer=SCORER_NAME, error=verdict.error, stdout_blob_digest=stdout_digest)
+        score.duration.FromNanoseconds(int(verdict.duration * 1e9))
+        return scpb.ScoreAttemptResponse(score=score)

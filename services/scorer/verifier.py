@@ -1,0 +1,69 @@
+"""Run a task's verifier in an attempt's sandbox, through the harness protocol.
+
+The steps are Harbor's: clear /logs/verifier (so a harness cannot plant a
+reward), copy tests/ to /tests, run tests/test.sh with its output in
+/logs/verifier/test-stdout.txt, then read reward.json or reward.txt. The exit
+status of test.sh is ignored; only the reward file counts.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+from services.scorer import rewards as rw
+
+TEST_COMMAND = "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+
+
+@dataclass
+class Verdict:
+    scored: bool
+    rewards: dict[str, float] = field(default_factory=dict)
+    fingerprint: str = ""
+    error: str = ""
+    stdout: bytes = b""
+    duration: float = 0.0
+
+
+class SandboxAccess:
+    """What the verifier needs of a sandbox (implemented over the harness protocol)."""
+
+    async def run(self, command: str, env: dict[str, str], timeout: float):  # -> (exit, timed_out)
+        raise NotImplementedError
+
+    async def read(self, path: str) -> bytes | None:
+        raise NotImplementedError
+
+    async def write(self, files: list[tuple[str, bytes, bool]]) -> None:
+        raise NotImplementedError
+
+    async def remove(self, path: str) -> None:
+        raise NotImplementedError
+
+
+async def verify(sandbox: SandboxAccess, tests: list[tuple[str, bytes]], tests_digest: str,
+                 env: dict[str, str], timeout: float) -> Verdict:
+    started = time.monotonic()
+    await sandbox.remove("/logs/verifier")
+    await sandbox.remove("/tests")
+    await sandbox.write([("/tests/" + path.removeprefix("tests/"), data, path.endswith(".sh"))
+                         for path, data in tests])
+    _, timed_out = await sandbox.run(TEST_COMMAND, env, timeout)
+    stdout = await sandbox.read("/logs/verifier/test-stdout.txt") or b""
+    elapsed = time.monotonic() - started
+    if timed_out:
+        return Verdict(False, error=f"the verifier timed out after {timeout:g} s", stdout=stdout, duration=elapsed)
+    try:
+        found = await _read_rewards(sandbox)
+    except rw.RewardError as exc:
+        return Verdict(False, error=str(exc), stdout=stdout, duration=elapsed)
+    return Verdict(True, found, rw.fingerprint(tests_digest, found), stdout=stdout, duration=elapsed)
+
+
+async def _read_rewards(sandbox: SandboxAccess) -> dict[str, float]:
+    data = await sandbox.read("/logs/verifier/reward.json")
+    if data is not None:
+        return rw.parse_reward_json(data)
+    data = await sandbox.read("/logs/verifier/reward.txt")
+    if data is not None:
+        return rw.parse_reward_txt(data)
+    raise rw.RewardError("the verifier wrote no reward file (reward.json or reward.txt)")

@@ -1,0 +1,1 @@
+"""The store service: the database, the blob store and the durable job queue."""

@@ -1,0 +1,27 @@
+"""Run the store service alone: python -m services.store --listen 127.0.0.1:7801."""
+
+import argparse
+import asyncio
+
+from services.entry import serve_forever
+from services.store.server import build_server
+from services.store.service import Store
+from services.store.settings import StoreSettings
+
+
+async def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m services.store", description=__doc__)
+    parser.add_argument("--listen", default="127.0.0.1:7801", help="host:port (port 0 picks one)")
+    parser.add_argument("--database-url", default=None, help="default: HEMRA_DATABASE_URL, else HEMRA_HOME/hemra.db")
+    args = parser.parse_args(argv)
+    settings = StoreSettings.from_env(args.database_url)
+    store = await Store.open(settings.database_url, settings.blob_dir)
+    server, port = build_server(store, args.listen)
+    try:
+        await serve_forever("store", server, args.listen, port)
+    finally:
+        await store.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

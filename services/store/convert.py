@@ -1,0 +1,83 @@
+"""Table rows to hemra.v1 messages and back, one function per type."""
+
+from google.protobuf import json_format
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import store_service_pb2 as spb
+from services.store import tables as t
+
+
+def timestamp(seconds: float | None) -> Timestamp | None:
+    if seconds is None:
+        return None
+    ts = Timestamp()
+    ts.FromNanoseconds(int(seconds * 1e9))
+    return ts
+
+
+def seconds(ts: Timestamp) -> float | None:
+    return ts.ToNanoseconds() / 1e9 if ts.seconds or ts.nanos else None
+
+
+def duration_secs(d: Duration) -> float:
+    return d.ToNanoseconds() / 1e9
+
+
+def to_dict(message) -> dict:
+    return json_format.MessageToDict(message)
+
+
+def from_dict(data: dict, message):
+    return json_format.ParseDict(data, message, ignore_unknown_fields=True)
+
+
+def run_to_proto(run: t.Run, cells: list[t.Cell], progress: dict | None = None) -> pb.Run:
+    message = pb.Run(name=f"runs/{run.id}", id=run.id, label=run.label,
+                     create_time=timestamp(run.create_time), spec=from_dict(run.spec, pb.RunSpec()),
+                     cells=[cell_to_proto(c) for c in cells], cancel_requested=run.cancel_requested)
+    if progress is not None:
+        message.progress.CopyFrom(pb.RunProgress(**progress))
+    return message
+
+
+def cell_to_proto(cell: t.Cell) -> pb.Cell:
+    return pb.Cell(id=cell.id, dataset_name=cell.dataset_name, dataset_digest=cell.dataset_digest,
+                   harness_name=cell.harness_name, harness_digest=cell.harness_digest, model=cell.model)
+
+
+def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:
+    message = pb.Attempt(
+        name=f"runs/{attempt.run_id}/attempts/{attempt.id}", id=attempt.id, run_id=attempt.run_id,
+        trial_id=trial.id, cell_id=cell.id, task_digest=trial.task_digest, task_name=trial.task_name,
+        repetition=trial.repetition, number=attempt.number,
+        state=pb.AttemptState.Value(f"ATTEMPT_STATE_{attempt.state.upper()}"),
+        outcome=pb.Outcome.Value(f"OUTCOME_{attempt.outcome.upper()}") if attempt.outcome else 0,
+        exit_code=attempt.exit_code, error=attempt.error, start_time=timestamp(attempt.start_time),
+        end_time=timestamp(attempt.end_time), agent_version=attempt.agent_version, model=cell.model,
+        harness_name=cell.harness_name, dataset_name=cell.dataset_name,
+        artifacts=[from_dict(a, pb.Artifact()) for a in attempt.artifacts])
+    if attempt.score:
+        message.score.CopyFrom(from_dict(attempt.score, pb.Score()))
+    return message
+
+
+def outcome_name(outcome: int) -> str:
+    return pb.Outcome.Name(outcome).removeprefix("OUTCOME_").lower()
+
+
+def event_to_proto(event: t.Event) -> pb.Event:
+    message = pb.Event(seq=event.seq, time=timestamp(event.time), type=event.type, name=event.name,
+                       payload_json=event.payload)
+    message.duration.FromNanoseconds(int(event.duration * 1e9))
+    return message
+
+
+def event_row(event: pb.Event, now: float) -> dict:
+    return dict(time=seconds(event.time) or now, type=event.type or "status", name=event.name,
+                payload=event.payload_json or "{}", duration=duration_secs(event.duration))
+
+
+def report_to_proto(report: dict) -> spb.Report:
+    return from_dict(report, spb.Report())

@@ -1,0 +1,84 @@
+"""Engine and sessions for SQLite (embedded default) and PostgreSQL (through asyncpg)."""
+
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def normalize_url(url: str) -> str:
+    """Accept the usual spellings and pick the async driver for each database."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        return str(parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False))
+    if parsed.get_backend_name() == "sqlite":
+        return str(parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False))
+    raise ValueError(f"unsupported database URL {parsed.render_as_string()!r}: use sqlite:/// or postgresql://")
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def create_engine(url: str) -> AsyncEngine:
+    url = normalize_url(url)
+    if url.startswith("sqlite"):
+        engine = create_async_engine(url, connect_args={"timeout": 30})
+        _configure_sqlite(engine)
+        return engine
+    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    # pysqlite's own transaction handling defers BEGIN and cannot do BEGIN
+    # IMMEDIATE; take it over so every write transaction holds the write lock
+    # from its first statement (no upgrade deadlocks between workers).
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def _alembic_config(connection):
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """Bring the schema to the newest migration (a no-op when it is there)."""
+    from alembic import command
+
+    def upgrade(connection):
+        command.upgrade(_alembic_config(connection), "head")
+
+    async with engine.begin() as conn:
+        await conn.run_sync(upgrade)
+
+
+def ensure_sqlite_parent(url: str) -> None:
+    parsed = make_url(normalize_url(url))
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+
+
+__all__ = ["create_engine", "session_factory", "migrate", "normalize_url", "sqlite_url"]

@@ -1,0 +1,32 @@
+"""Record IDs that sort by creation time, and content digests."""
+
+import hashlib
+import secrets
+import time
+
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
+
+#: One letter per kind of record, so `hemra show <id>` knows what it was given.
+PREFIXES = {"run": "r", "cell": "c", "trial": "t", "attempt": "a", "job": "j", "import": "i"}
+
+
+def new_id(kind: str, now: float | None = None) -> str:
+    """`<prefix>-<10 chars of milliseconds><6 random chars>`; sorts by time."""
+    millis = int((time.time() if now is None else now) * 1000)
+    stamp = "".join(_ALPHABET[(millis >> shift) & 31] for shift in range(45, -5, -5))
+    rand = "".join(secrets.choice(_ALPHABET) for _ in range(6))
+    return f"{PREFIXES[kind]}-{stamp}{rand}"
+
+
+def kind_of(record_id: str) -> str | None:
+    """The kind of record an ID names, or None when it is not an ID of ours."""
+    if len(record_id) != 18 or record_id[1] != "-":
+        return None
+    for kind, prefix in PREFIXES.items():
+        if record_id[0] == prefix and all(c in _ALPHABET for c in record_id[2:]):
+            return kind
+    return None
+
+
+def sha256_digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -1,0 +1,217 @@
+"""Reads and writes of runs, trials, attempts, events and blobs (no gRPC here)."""
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from services.store import tables as t
+from services.store.errors import InvalidArgument, NotFound
+from services.store.ids import kind_of, new_id
+
+#: Attempt outcomes (the Outcome enum's names without prefix, lower case).
+COMPLETED, HARNESS_FAILED, TIMED_OUT = "completed", "harness_failed", "timed_out"
+INFRA_FAILED, CANCELLED = "infra_failed", "cancelled"
+
+
+async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
+    """INSERT ... ON CONFLICT DO NOTHING on either database (pinned records are immutable)."""
+    if not rows:
+        return
+    dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
+    await session.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
+
+
+@dataclass
+class PlannedRun:
+    """A resolved run, ready to record. Records are plain dicts of table columns."""
+
+    label: str
+    spec: dict
+    concurrency: int
+    max_infra_retries: int
+    datasets: list[dict]
+    tasks: list[dict]
+    harnesses: list[dict]
+    #: (dataset_digest, dataset_name, harness_digest, harness_name, model)
+    cells: list[tuple[str, str, str, str, str]]
+    #: (cell index, task digest, task name, repetition)
+    trials: list[tuple[int, str, str, int]] = field(default_factory=list)
+
+
+async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.Run:
+    """Record the run, its cells, trials, first attempts and jobs. One transaction (the caller's)."""
+    if not plan.cells:
+        raise InvalidArgument("a run needs at least one harness and one dataset")
+    await insert_ignore(session, t.Task.__table__, plan.tasks)
+    await insert_ignore(session, t.Dataset.__table__, plan.datasets)
+    await insert_ignore(session, t.Harness.__table__, plan.harnesses)
+    run = t.Run(id=new_id("run", now), label=plan.label, create_time=now, spec=plan.spec,
+                concurrency=plan.concurrency, max_infra_retries=plan.max_infra_retries,
+                cancel_requested=False)
+    session.add(run)
+    await session.flush()  # the run row first: cells refer to it
+    cell_ids = []
+    for position, (ds_digest, ds_name, h_digest, h_name, model) in enumerate(plan.cells):
+        cell_ids.append(new_id("cell", now))
+        session.add(t.Cell(id=cell_ids[-1], run_id=run.id, position=position, dataset_digest=ds_digest,
+                           dataset_name=ds_name, harness_digest=h_digest, harness_name=h_name, model=model))
+    await session.flush()
+    trials, attempts, jobs = [], [], []
+    for index, (cell_index, task_digest, task_name, repetition) in enumerate(plan.trials):
+        if not 0 <= cell_index < len(cell_ids):
+            raise InvalidArgument(f"planned trial names cell {cell_index}, the run has {len(cell_ids)}")
+        trial_id = new_id("trial", now)
+        trials.append(dict(id=trial_id, run_id=run.id, cell_id=cell_ids[cell_index],
+                           task_digest=task_digest, task_name=task_name, repetition=repetition))
+        # Microsecond steps keep the queue first-in first-out in planning order.
+        attempt, job = new_attempt_rows(run.id, trial_id, 1, now + index * 1e-6)
+        attempts.append(attempt)
+        jobs.append(job)
+    # Bulk inserts in dependency order: one statement per table keeps a
+    # thousand-trial run to a few milliseconds.
+    for table, rows in ((t.Trial, trials), (t.Attempt, attempts), (t.Job, jobs)):
+        if rows:
+            await session.execute(table.__table__.insert(), rows)
+    return run
+
+
+def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tuple[dict, dict]:
+    attempt_id = new_id("attempt", now)
+    attempt = dict(id=attempt_id, run_id=run_id, trial_id=trial_id, number=number, state="queued",
+                   outcome=None, exit_code=0, error="", create_time=now, start_time=None, end_time=None,
+                   agent_version="", score=None, artifacts=[], event_count=0)
+    job = dict(id=new_id("job", now), run_id=run_id, attempt_id=attempt_id, state="queued",
+               lease_owner="", lease_token=0, lease_expire_time=0.0, try_count=0, last_error="",
+               create_time=now)
+    return attempt, job
+
+
+async def find_run(session: AsyncSession, ref: str) -> t.Run:
+    """A run by ID, else the newest run with that label."""
+    ref = ref.removeprefix("runs/")
+    if kind_of(ref) == "run":
+        run = await session.get(t.Run, ref)
+        if run is not None:
+            return run
+    run = (await session.execute(
+        select(t.Run).where(t.Run.label == ref).order_by(t.Run.id.desc()).limit(1))).scalar_one_or_none()
+    if run is None:
+        raise NotFound(f"no run with ID or label {ref!r}")
+    return run
+
+
+async def list_runs(session: AsyncSession, page_size: int, page_token: str) -> tuple[list[t.Run], str]:
+    """Newest first; the page token is the last ID returned (keyset paging)."""
+    page_size = page_size if 0 < page_size <= 1000 else 100
+    query = select(t.Run).order_by(t.Run.id.desc()).limit(page_size + 1)
+    if page_token:
+        query = query.where(t.Run.id < page_token)
+    runs = list((await session.execute(query)).scalars())
+    more = len(runs) > page_size
+    runs = runs[:page_size]
+    return runs, (runs[-1].id if more else "")
+
+
+async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:
+    query = select(t.Cell).where(t.Cell.run_id == run_id).order_by(t.Cell.position)
+    return list((await session.execute(query)).scalars())
+
+
+async def run_progress(session: AsyncSession, run_id: str) -> dict[str, int]:
+    """Counts over each trial's latest attempt."""
+    counts = dict(trials=0, queued=0, running=0, done=0, passed=0, failed=0, errored=0, cancelled=0)
+    for attempt in await latest_attempts(session, run_id):
+        counts["trials"] += 1
+        if attempt.state == "queued":
+            counts["queued"] += 1
+        elif attempt.state == "running":
+            counts["running"] += 1
+        else:
+            counts["done"] += 1
+            counts[verdict(attempt)] += 1
+    return counts
+
+
+def verdict(attempt: t.Attempt) -> str:
+    """passed, failed, errored (infra or scorer failure) or cancelled, for a finished attempt."""
+    if attempt.outcome == CANCELLED:
+        return "cancelled"
+    score = attempt.score or {}
+    if attempt.outcome == INFRA_FAILED or score.get("state") != "SCORE_STATE_SCORED":
+        return "errored"
+    rewards = score.get("rewards", {})
+    return "passed" if rewards and all(v >= 1 for v in rewards.values()) else "failed"
+
+
+async def latest_attempts(session: AsyncSession, run_id: str) -> list[t.Attempt]:
+    """Each trial's newest attempt (an infra retry supersedes the attempt it retries)."""
+    newest = (select(t.Attempt.trial_id, func.max(t.Attempt.number).label("number"))
+              .where(t.Attempt.run_id == run_id).group_by(t.Attempt.trial_id).subquery())
+    query = (select(t.Attempt).join(newest, (t.Attempt.trial_id == newest.c.trial_id)
+                                    & (t.Attempt.number == newest.c.number)))
+    return list((await session.execute(query)).scalars())
+
+
+async def list_attempts(session: AsyncSession, run_id: str, page_size: int,
+                        page_token: str) -> tuple[list[tuple[t.Attempt, t.Trial, t.Cell]], str]:
+    page_size = page_size if 0 < page_size <= 1000 else 1000
+    query = (select(t.Attempt, t.Trial, t.Cell).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+             .join(t.Cell, t.Trial.cell_id == t.Cell.id).where(t.Attempt.run_id == run_id)
+             .order_by(t.Attempt.id).limit(page_size + 1))
+    if page_token:
+        query = query.where(t.Attempt.id > page_token)
+    rows = [tuple(row) for row in (await session.execute(query)).all()]
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    return rows, (rows[-1][0].id if more else "")
+
+
+async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt, t.Trial, t.Cell]:
+    attempt_id = attempt_id.rpartition("/")[2]
+    row = (await session.execute(
+        select(t.Attempt, t.Trial, t.Cell).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+        .join(t.Cell, t.Trial.cell_id == t.Cell.id).where(t.Attempt.id == attempt_id))).first()
+    if row is None:
+        raise NotFound(f"no attempt {attempt_id!r}")
+    return tuple(row)
+
+
+async def append_events(session: AsyncSession, attempt_id: str, events: list[dict]) -> int:
+    """Give events the next sequence numbers of their attempt and store them."""
+    if not events:
+        attempt = await session.get(t.Attempt, attempt_id)
+        return attempt.event_count
+    result = await session.execute(
+        update(t.Attempt).where(t.Attempt.id == attempt_id)
+        .values(event_count=t.Attempt.event_count + len(events)).returning(t.Attempt.event_count))
+    last = result.scalar_one()
+    first = last - len(events) + 1
+    rows = [dict(attempt_id=attempt_id, seq=first + i, **event) for i, event in enumerate(events)]
+    await session.execute(t.Event.__table__.insert(), rows)
+    return last
+
+
+async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
+                      page_token: str) -> tuple[list[t.Event], str]:
+    page_size = page_size if 0 < page_size <= 10000 else 1000
+    after = int(page_token) if page_token.isdigit() else 0
+    query = (select(t.Event).where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
+             .order_by(t.Event.seq).limit(page_size + 1))
+    events = list((await session.execute(query)).scalars())
+    more = len(events) > page_size
+    events = events[:page_size]
+    return events, (str(events[-1].seq) if more else "")
+
+
+async def record_blobs(session: AsyncSession, blobs: list[tuple[str, int]], now: float) -> None:
+    rows = [dict(digest=d, size_bytes=s, create_time=now) for d, s in {d: s for d, s in blobs}.items()]
+    await insert_ignore(session, t.Blob.__table__, rows)
+
+
+async def get_task(session: AsyncSession, digest: str) -> t.Task:
+    task = await session.get(t.Task, digest)
+    if task is None:
+        raise NotFound(f"no task {digest}")
+    return task

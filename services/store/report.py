@@ -1,0 +1,198 @@
+"""A run's report: one table per dataset, each harness against the baseline on the
+tasks both graded comparably. Anything that makes a comparison unfair is flagged,
+never averaged in. Plain data in, plain dicts (hemra.v1.Report field names) out."""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from services.store import records
+from services.store import tables as t
+
+SCORED = "SCORE_STATE_SCORED"
+
+
+@dataclass
+class TrialResult:
+    """The latest attempt of one trial, reduced to what the report needs."""
+
+    task_digest: str
+    task_name: str
+    state: str
+    outcome: str | None
+    score: dict | None
+
+    @property
+    def is_graded(self) -> bool:
+        return (self.state == "finished" and self.outcome not in (records.INFRA_FAILED, records.CANCELLED)
+                and (self.score or {}).get("state") == SCORED)
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        return (self.score or {}).get("rewards", {})
+
+    @property
+    def fingerprint(self) -> str:
+        return (self.score or {}).get("scorerFingerprint", "")
+
+    @property
+    def is_binary(self) -> bool:
+        rewards = self.rewards
+        return len(rewards) == 1 and next(iter(rewards.values())) in (0, 1)
+
+
+@dataclass
+class CellResults:
+    cell: t.Cell
+    trials: list[TrialResult] = field(default_factory=list)
+
+    def graded_by_task(self) -> dict[str, list[TrialResult]]:
+        by_task = defaultdict(list)
+        for trial in self.trials:
+            if trial.is_graded:
+                by_task[trial.task_digest].append(trial)
+        return by_task
+
+
+async def build_report(session: AsyncSession, run: t.Run) -> dict:
+    cells = await records.cells_of(session, run.id)
+    results = {cell.id: CellResults(cell) for cell in cells}
+    query = (select(t.Attempt, t.Trial).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+             .where(t.Attempt.run_id == run.id).order_by(t.Attempt.trial_id, t.Attempt.number))
+    latest: dict[str, tuple[t.Attempt, t.Trial]] = {}
+    for attempt, trial in (await session.execute(query)).all():
+        latest[trial.id] = (attempt, trial)
+    for attempt, trial in latest.values():
+        results[trial.cell_id].trials.append(TrialResult(
+            trial.task_digest, trial.task_name, attempt.state, attempt.outcome, attempt.score))
+    return report_of(run, results.values())
+
+
+def report_of(run: t.Run, cells) -> dict:
+    harnesses = list(dict.fromkeys(c.cell.harness_name for c in cells))
+    baseline = run.spec.get("baseline") or (harnesses[0] if harnesses else "")
+    by_dataset: dict[str, list[CellResults]] = defaultdict(list)
+    for cell in cells:
+        by_dataset[cell.cell.dataset_digest].append(cell)
+    datasets = [dataset_table(group, baseline) for group in by_dataset.values()]
+    complete = all(row["unfinished"] + row["cancelled"] + row["infraFailed"] == 0
+                   for table in datasets for row in table["rows"])
+    return dict(runId=run.id, label=run.label, baseline=baseline, datasets=datasets, complete=complete)
+
+
+def dataset_table(group: list[CellResults], baseline: str) -> dict:
+    base = next((c for c in group if c.cell.harness_name == baseline), None)
+    rows = [row_of(cell, base) for cell in group]
+    tasks = {trial.task_digest for cell in group for trial in cell.trials}
+    first = group[0].cell
+    return dict(datasetName=first.dataset_name, datasetDigest=first.dataset_digest, tasks=len(tasks), rows=rows)
+
+
+def row_of(cells: CellResults, base: CellResults | None) -> dict:
+    counts = dict(trials=0, graded=0, binaryGraded=0, passed=0, numericGraded=0, harnessFailed=0,
+                  timedOut=0, infraFailed=0, scorerFailed=0, cancelled=0, unfinished=0)
+    sums: dict[str, list[float]] = defaultdict(list)
+    for trial in cells.trials:
+        counts["trials"] += 1
+        _count_trial(counts, sums, trial)
+    means = {name: sum(values) / len(values) for name, values in sums.items()}
+    row = dict(harnessName=cells.cell.harness_name, model=cells.cell.model,
+               isBaseline=base is cells, meanRewards=means, **counts)
+    row["flags"] = flags_of(cells, base, counts)
+    if base is not None and base is not cells:
+        row["vsBaseline"] = paired_summary(base, cells)
+    return row
+
+
+def _count_trial(counts: dict, sums: dict, trial: TrialResult) -> None:
+    if trial.state != "finished":
+        counts["unfinished"] += 1
+        return
+    if trial.outcome == records.CANCELLED:
+        counts["cancelled"] += 1
+        return
+    if trial.outcome == records.INFRA_FAILED:
+        counts["infraFailed"] += 1
+        return
+    counts["harnessFailed"] += trial.outcome == records.HARNESS_FAILED
+    counts["timedOut"] += trial.outcome == records.TIMED_OUT
+    if not trial.is_graded:
+        counts["scorerFailed"] += 1
+        return
+    counts["graded"] += 1
+    if trial.is_binary:
+        counts["binaryGraded"] += 1
+        counts["passed"] += next(iter(trial.rewards.values())) == 1
+    else:
+        counts["numericGraded"] += 1
+        for name, value in trial.rewards.items():
+            sums[name].append(value)
+
+
+def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list[str]:
+    flags = []
+    if base is not None and base is not cells and cells.cell.model != base.cell.model:
+        flags.append(f"model {cells.cell.model or '(none)'} differs from the baseline's "
+                     f"{base.cell.model or '(none)'}")
+    unfinished = counts["unfinished"] + counts["cancelled"] + counts["infraFailed"]
+    if unfinished:
+        flags.append(f"incomplete: {unfinished} of {counts['trials']} trials did not finish")
+    ungraded = counts["scorerFailed"] + counts["infraFailed"]
+    if ungraded:
+        flags.append(f"{ungraded} trials nothing graded")
+    drifting = [d for d, ts in cells.graded_by_task().items() if len({_scorer_key(x) for x in ts}) > 1]
+    if drifting:
+        flags.append(f"scorer changed between trials on {len(drifting)} tasks")
+    if base is not None and base is not cells:
+        differing = len(paired_summary(base, cells)["notComparable"])
+        if differing:
+            flags.append(f"scorers differ from the baseline's on {differing} tasks")
+    return flags
+
+
+def _scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...]]:
+    return trial.fingerprint, tuple(sorted(trial.rewards))
+
+
+def paired_summary(base: CellResults, other: CellResults) -> dict:
+    """Pair tasks graded on both sides with one scorer fingerprint and the same reward names."""
+    a, b = base.graded_by_task(), other.graded_by_task()
+    summary = dict(pairedTasks=0, passed=0.0, baselinePassed=0.0, binaryTasks=0, numericTasks=0,
+                   meanRewards={}, baselineMeanRewards={}, notComparable=[])
+    sums_a: dict[str, list[float]] = defaultdict(list)
+    sums_b: dict[str, list[float]] = defaultdict(list)
+    for digest in sorted(a.keys() & b.keys()):
+        keys = {_scorer_key(x) for x in a[digest] + b[digest]}
+        if len(keys) > 1:
+            summary["notComparable"].append(f"{a[digest][0].task_name}: {_why_not(keys)}")
+            continue
+        summary["pairedTasks"] += 1
+        if all(x.is_binary for x in a[digest] + b[digest]):
+            summary["binaryTasks"] += 1
+            summary["baselinePassed"] += _pass_rate(a[digest])
+            summary["passed"] += _pass_rate(b[digest])
+        else:
+            summary["numericTasks"] += 1
+            _add_means(sums_a, a[digest])
+            _add_means(sums_b, b[digest])
+    summary["baselineMeanRewards"] = {k: sum(v) / len(v) for k, v in sums_a.items()}
+    summary["meanRewards"] = {k: sum(v) / len(v) for k, v in sums_b.items()}
+    return summary
+
+
+def _why_not(keys: set[tuple[str, tuple[str, ...]]]) -> str:
+    if len({names for _, names in keys}) > 1:
+        return "reward names differ (" + " vs ".join(",".join(n) for n in sorted({n for _, n in keys})) + ")"
+    return "scorer fingerprints differ"
+
+
+def _pass_rate(trials: list[TrialResult]) -> float:
+    return sum(next(iter(x.rewards.values())) == 1 for x in trials) / len(trials)
+
+
+def _add_means(sums: dict[str, list[float]], trials: list[TrialResult]) -> None:
+    """One value per task and reward name: the mean over that task's trials."""
+    for name in trials[0].rewards:
+        sums[name].append(sum(x.rewards[name] for x in trials) / len(trials))

@@ -1,0 +1,15 @@
+"""Build the store's gRPC server."""
+
+import grpc
+
+from hemra.v1 import store_service_pb2_grpc as spb_grpc
+from services import rpc
+from services.store.service import Store
+from services.store.servicer import StoreServicer
+
+
+def build_server(store: Store, listen: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
+    """The server, not yet started, and the port it bound."""
+    server = rpc.new_server()
+    spb_grpc.add_StoreServiceServicer_to_server(StoreServicer(store), server)
+    return server, rpc.bind(server, listen)

@@ -1,0 +1,107 @@
+"""The store's domain facade: one transaction per operation over records, queue and report."""
+
+import time
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from services.store import db, queue, records, report
+from services.store import tables as t
+from services.store.blobs import BlobStore
+from services.store.queue import Clock
+
+
+class Store:
+    """Everything the store service does, without gRPC."""
+
+    def __init__(self, engine: AsyncEngine, blob_dir: Path, clock: Clock = time.time):
+        self.engine = engine
+        self.sessions = db.session_factory(engine)
+        self.blobs = BlobStore(blob_dir)
+        self.clock = clock
+
+    @classmethod
+    async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time) -> "Store":
+        db.ensure_sqlite_parent(database_url)
+        engine = db.create_engine(database_url)
+        await db.migrate(engine)
+        return cls(engine, blob_dir, clock)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
+        async with self.sessions.begin() as session:
+            run = await records.record_run(session, plan, self.clock())
+            return run, await records.cells_of(session, run.id)
+
+    async def get_run(self, ref: str) -> tuple[t.Run, list[t.Cell], dict]:
+        async with self.sessions() as session:
+            run = await records.find_run(session, ref)
+            return run, await records.cells_of(session, run.id), await records.run_progress(session, run.id)
+
+    async def list_runs(self, page_size: int, page_token: str):
+        async with self.sessions() as session:
+            runs, token = await records.list_runs(session, page_size, page_token)
+            return [(run, await records.cells_of(session, run.id), await records.run_progress(session, run.id))
+                    for run in runs], token
+
+    async def run_report(self, ref: str) -> dict:
+        async with self.sessions() as session:
+            return await report.build_report(session, await records.find_run(session, ref))
+
+    async def cancel_run(self, ref: str) -> tuple[t.Run, list[t.Cell], int]:
+        async with self.sessions.begin() as session:
+            run = await records.find_run(session, ref)
+            cancelled = await queue.cancel_run(session, run, self.clock())
+            return run, await records.cells_of(session, run.id), cancelled
+
+    async def list_attempts(self, run_ref: str, page_size: int, page_token: str):
+        async with self.sessions() as session:
+            run = await records.find_run(session, run_ref)
+            return await records.list_attempts(session, run.id, page_size, page_token)
+
+    async def get_attempt(self, attempt_id: str):
+        async with self.sessions() as session:
+            return await records.get_attempt(session, attempt_id)
+
+    async def list_events(self, attempt_id: str, page_size: int, page_token: str):
+        async with self.sessions() as session:
+            attempt, _, _ = await records.get_attempt(session, attempt_id)
+            return await records.list_events(session, attempt.id, page_size, page_token)
+
+    async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
+        async with self.sessions.begin() as session:
+            claimed = await queue.claim(session, worker, lease_secs, self.clock(), run_id)
+            if claimed is None:
+                return None
+            task = await records.get_task(session, claimed.trial.task_digest)
+            harness = await session.get(t.Harness, claimed.cell.harness_digest)
+            return claimed, task, harness
+
+    async def heartbeat_job(self, job_id: str, token: int, lease_secs: float) -> tuple[float, bool]:
+        async with self.sessions.begin() as session:
+            return await queue.heartbeat(session, job_id, token, lease_secs, self.clock())
+
+    async def append_events(self, job_id: str, token: int, events: list[dict]) -> int:
+        async with self.sessions.begin() as session:
+            job = await queue.check_lease(session, job_id, token, self.clock())
+            return await records.append_events(session, job.attempt_id, events)
+
+    async def complete_job(self, job_id: str, token: int, done: queue.Completion):
+        async with self.sessions.begin() as session:
+            attempt, retry = await queue.complete(session, job_id, token, done, self.clock())
+            trial = await session.get(t.Trial, attempt.trial_id)
+            return attempt, trial, await session.get(t.Cell, trial.cell_id), retry
+
+    async def put_blobs(self, blobs: list[tuple[str, bytes]]) -> list[str]:
+        digests = [self.blobs.put(data, expected) for expected, data in blobs]
+        async with self.sessions.begin() as session:
+            await records.record_blobs(session, [(d, len(b)) for d, (_, b) in zip(digests, blobs)], self.clock())
+        return digests
+
+    def get_blobs(self, digests: list[str]) -> list[bytes]:
+        return [self.blobs.get(d) for d in digests]
+
+    def missing_blobs(self, digests: list[str]) -> list[str]:
+        return [d for d in digests if not self.blobs.has(d)]

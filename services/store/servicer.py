@@ -1,0 +1,146 @@
+"""StoreService over gRPC: convert the request, call the Store, convert the result."""
+
+from google.protobuf import json_format
+
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import store_service_pb2 as spb
+from hemra.v1 import store_service_pb2_grpc as spb_grpc
+from services.rpc import handle_errors
+from services.store import convert
+from services.store.errors import InvalidArgument
+from services.store.queue import Completion
+from services.store.records import PlannedRun
+from services.store.service import Store
+
+DEFAULT_LEASE_SECS = 60.0
+
+
+class StoreServicer(spb_grpc.StoreServiceServicer):
+    def __init__(self, store: Store):
+        self.store = store
+
+    @handle_errors
+    async def RecordRun(self, request, context):
+        run, cells = await self.store.record_run(planned_run(request))
+        return spb.RecordRunResponse(run=convert.run_to_proto(run, cells))
+
+    @handle_errors
+    async def GetRun(self, request, context):
+        run, cells, progress = await self.store.get_run(request.run)
+        return spb.GetRunResponse(run=convert.run_to_proto(run, cells, progress))
+
+    @handle_errors
+    async def ListRuns(self, request, context):
+        runs, token = await self.store.list_runs(request.page_size, request.page_token)
+        return spb.ListRunsResponse(runs=[convert.run_to_proto(*r) for r in runs], next_page_token=token)
+
+    @handle_errors
+    async def GetRunReport(self, request, context):
+        report = await self.store.run_report(request.run)
+        return spb.GetRunReportResponse(report=convert.report_to_proto(report))
+
+    @handle_errors
+    async def CancelRun(self, request, context):
+        run, cells, cancelled = await self.store.cancel_run(request.run)
+        return spb.CancelRunResponse(run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled)
+
+    @handle_errors
+    async def ListAttempts(self, request, context):
+        rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token)
+        return spb.ListAttemptsResponse(attempts=[convert.attempt_to_proto(*row) for row in rows],
+                                        next_page_token=token)
+
+    @handle_errors
+    async def GetAttempt(self, request, context):
+        return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*await self.store.get_attempt(request.attempt)))
+
+    @handle_errors
+    async def ListEvents(self, request, context):
+        events, token = await self.store.list_events(request.attempt, request.page_size, request.page_token)
+        return spb.ListEventsResponse(events=[convert.event_to_proto(e) for e in events], next_page_token=token)
+
+    @handle_errors
+    async def ClaimJob(self, request, context):
+        lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
+        claimed = await self.store.claim_job(request.worker, lease, request.run_id)
+        if claimed is None:
+            return spb.ClaimJobResponse()
+        work, task, harness = claimed
+        job = spb.Job(id=work.job.id, lease_token=work.job.lease_token,
+                      lease_expire_time=convert.timestamp(work.job.lease_expire_time),
+                      attempt=convert.attempt_to_proto(work.attempt, work.trial, work.cell),
+                      task=convert.from_dict(task.record, pb.Task()),
+                      harness=convert.from_dict(harness.record, pb.Harness()),
+                      spec=convert.from_dict(work.run.spec, pb.RunSpec()))
+        return spb.ClaimJobResponse(job=job)
+
+    @handle_errors
+    async def HeartbeatJob(self, request, context):
+        lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
+        expire, cancel = await self.store.heartbeat_job(request.job_id, request.lease_token, lease)
+        return spb.HeartbeatJobResponse(lease_expire_time=convert.timestamp(expire), cancel_requested=cancel)
+
+    @handle_errors
+    async def AppendEvents(self, request, context):
+        now = self.store.clock()
+        rows = [convert.event_row(e, now) for e in request.events]
+        last = await self.store.append_events(request.job_id, request.lease_token, rows)
+        return spb.AppendEventsResponse(last_seq=last)
+
+    @handle_errors
+    async def CompleteJob(self, request, context):
+        if request.outcome == pb.OUTCOME_UNSPECIFIED:
+            raise InvalidArgument("CompleteJob needs an outcome")
+        done = Completion(
+            outcome=convert.outcome_name(request.outcome), exit_code=request.exit_code, error=request.error,
+            artifacts=[convert.to_dict(a) for a in request.artifacts],
+            score=convert.to_dict(request.score) if request.HasField("score") else None,
+            agent_version=request.agent_version, start_time=convert.seconds(request.start_time),
+            end_time=convert.seconds(request.end_time))
+        attempt, trial, cell, retry = await self.store.complete_job(request.job_id, request.lease_token, done)
+        return spb.CompleteJobResponse(attempt=convert.attempt_to_proto(attempt, trial, cell),
+                                       retry_attempt_id=retry)
+
+    @handle_errors
+    async def PutBlobs(self, request, context):
+        digests = await self.store.put_blobs([(b.digest, b.data) for b in request.blobs])
+        return spb.PutBlobsResponse(digests=digests)
+
+    @handle_errors
+    async def GetBlobs(self, request, context):
+        data = self.store.get_blobs(list(request.digests))
+        return spb.GetBlobsResponse(blobs=[spb.Blob(digest=d, data=b) for d, b in zip(request.digests, data)])
+
+    @handle_errors
+    async def FindMissingBlobs(self, request, context):
+        return spb.FindMissingBlobsResponse(missing=self.store.missing_blobs(list(request.digests)))
+
+
+def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
+    """The recording plan from a RecordRunRequest, checked for consistency."""
+    spec = request.spec
+    tasks = {task.digest: task for ds in request.datasets for task in ds.tasks}
+    harness_digests = {h.digest for h in request.harnesses}
+    dataset_digests = {d.digest for d in request.datasets}
+    for cell in request.cells:
+        if cell.dataset_digest not in dataset_digests or cell.harness_digest not in harness_digests:
+            raise InvalidArgument("a cell names a dataset or harness the request does not carry")
+    trials = []
+    for trial in request.trials:
+        if trial.task_digest not in tasks:
+            raise InvalidArgument(f"a planned trial names unknown task {trial.task_digest}")
+        trials.append((trial.cell_index, trial.task_digest, tasks[trial.task_digest].task_name, trial.repetition))
+    return PlannedRun(
+        label=spec.label or "run", spec=convert.to_dict(spec), concurrency=max(spec.concurrency, 1),
+        max_infra_retries=max(spec.max_infra_retries, 0),
+        datasets=[dict(digest=d.digest, dataset_name=d.dataset_name, source=d.source,
+                       task_digests=[x.digest for x in d.tasks], create_time=0.0) for d in request.datasets],
+        tasks=[dict(digest=x.digest, task_name=x.task_name, record=_task_record(x)) for x in tasks.values()],
+        harnesses=[dict(digest=h.digest, harness_name=h.harness_name, record=convert.to_dict(h))
+                   for h in request.harnesses],
+        cells=[(c.dataset_digest, c.dataset_name, c.harness_digest, c.harness_name, c.model) for c in request.cells],
+        trials=trials)
+
+
+def _task_record(task: pb.Task) -> dict:
+    return json_format.MessageToDict(task)

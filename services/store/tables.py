@@ -1,0 +1,148 @@
+"""SQLAlchemy tables of the store. Times are seconds since the epoch (UTC), as floats,
+so the queue's expiry tests are plain comparisons on SQLite and PostgreSQL alike."""
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Blob(Base):
+    """A content-addressed file; its bytes live in the blob folder."""
+
+    __tablename__ = "blobs"
+    digest: Mapped[str] = mapped_column(String(80), primary_key=True)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    create_time: Mapped[float] = mapped_column(Float)
+
+
+class Task(Base):
+    """A pinned task; `record` is the hemra.v1.Task message as JSON."""
+
+    __tablename__ = "tasks"
+    digest: Mapped[str] = mapped_column(String(80), primary_key=True)
+    task_name: Mapped[str] = mapped_column(String(300))
+    record: Mapped[dict] = mapped_column(JSON)
+
+
+class Dataset(Base):
+    """A pinned set of tasks."""
+
+    __tablename__ = "datasets"
+    digest: Mapped[str] = mapped_column(String(80), primary_key=True)
+    dataset_name: Mapped[str] = mapped_column(String(300), index=True)
+    source: Mapped[str] = mapped_column(Text)
+    task_digests: Mapped[list] = mapped_column(JSON)
+    create_time: Mapped[float] = mapped_column(Float)
+
+
+class Harness(Base):
+    """A pinned harness file; `record` is the hemra.v1.Harness message as JSON."""
+
+    __tablename__ = "harnesses"
+    digest: Mapped[str] = mapped_column(String(80), primary_key=True)
+    harness_name: Mapped[str] = mapped_column(String(300))
+    record: Mapped[dict] = mapped_column(JSON)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    label: Mapped[str] = mapped_column(String(300), index=True)
+    create_time: Mapped[float] = mapped_column(Float)
+    #: hemra.v1.RunSpec as JSON.
+    spec: Mapped[dict] = mapped_column(JSON)
+    concurrency: Mapped[int] = mapped_column(Integer)
+    max_infra_retries: Mapped[int] = mapped_column(Integer)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Cell(Base):
+    """run/dataset/harness."""
+
+    __tablename__ = "cells"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    dataset_digest: Mapped[str] = mapped_column(ForeignKey("datasets.digest"))
+    dataset_name: Mapped[str] = mapped_column(String(300))
+    harness_digest: Mapped[str] = mapped_column(ForeignKey("harnesses.digest"))
+    harness_name: Mapped[str] = mapped_column(String(300))
+    model: Mapped[str] = mapped_column(String(300))
+
+
+class Trial(Base):
+    """One harness on one task, the k-th repetition."""
+
+    __tablename__ = "trials"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    cell_id: Mapped[str] = mapped_column(ForeignKey("cells.id"))
+    task_digest: Mapped[str] = mapped_column(ForeignKey("tasks.digest"))
+    task_name: Mapped[str] = mapped_column(String(300))
+    repetition: Mapped[int] = mapped_column(Integer)
+
+
+class Attempt(Base):
+    """One try of a trial. `outcome` and `score_*` are set when it finishes."""
+
+    __tablename__ = "attempts"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    trial_id: Mapped[str] = mapped_column(ForeignKey("trials.id"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    outcome: Mapped[str | None] = mapped_column(String(32))
+    exit_code: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str] = mapped_column(Text, default="")
+    create_time: Mapped[float] = mapped_column(Float)
+    start_time: Mapped[float | None] = mapped_column(Float)
+    end_time: Mapped[float | None] = mapped_column(Float)
+    agent_version: Mapped[str] = mapped_column(String(100), default="")
+    #: hemra.v1.Score as JSON, when scored.
+    score: Mapped[dict | None] = mapped_column(JSON)
+    #: [hemra.v1.Artifact as JSON].
+    artifacts: Mapped[list] = mapped_column(JSON, default=list)
+    event_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Job(Base):
+    """The queue row that works one attempt (see queue.py for the lease protocol)."""
+
+    __tablename__ = "jobs"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    attempt_id: Mapped[str] = mapped_column(ForeignKey("attempts.id"), unique=True)
+    #: queued, leased or done.
+    state: Mapped[str] = mapped_column(String(16))
+    lease_owner: Mapped[str] = mapped_column(String(200), default="")
+    lease_token: Mapped[int] = mapped_column(Integer, default=0)
+    lease_expire_time: Mapped[float] = mapped_column(Float, default=0.0)
+    try_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    create_time: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (Index("ix_jobs_state_create_time", "state", "create_time"),)
+
+
+class Event(Base):
+    """One entry of an attempt's event log."""
+
+    __tablename__ = "events"
+    attempt_id: Mapped[str] = mapped_column(ForeignKey("attempts.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    time: Mapped[float] = mapped_column(Float)
+    type: Mapped[str] = mapped_column(String(40))
+    name: Mapped[str] = mapped_column(String(300))
+    payload: Mapped[str] = mapped_column(Text)
+    duration: Mapped[float] = mapped_column(Float, default=0.0)
