@@ -42,13 +42,14 @@ def run(
                   baseline=baseline, concurrency=concurrency, sandbox=sandbox, require=require,
                   verifier_env=verifier_env, judges=judge, label=label, model=model, timeout_secs=timeout,
                   max_infra_retries=max_infra_retries)
-    complete = _run(merge(run_file, flags))
+    complete = _run(run_file, flags)
     if not complete:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
 @command
-async def _run(spec) -> bool:
+async def _run(run_file: Path | None, flags: Flags) -> bool:
+    spec = merge(run_file, flags)
     async with embedded.services(home(), database_url()) as services:
         run = (await services.planner.PlanRun(ppb.PlanRunRequest(spec=spec))).run
         console.print(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}", highlight=False)

@@ -1,0 +1,28 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   - oracle vs nop on the bundled offline dataset, printing the report
+#   make test   - the whole test suite (SQLite and the PostgreSQL on 127.0.0.1:5432)
+
+VENV := .venv
+PY := $(VENV)/bin/python
+HEMRA := $(VENV)/bin/hemra
+
+.PHONY: setup demo test protos check-protos bench
+
+$(VENV)/.installed: pyproject.toml
+	bash scripts/setup.sh
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(HEMRA) run -H oracle -H nop -d hemra-offline
+
+test: setup
+	$(PY) scripts/gen_protos.py --check
+	$(PY) -m pytest
+
+protos: setup
+	$(PY) scripts/gen_protos.py
+
+bench: setup
+	$(PY) bench/orchestration.py

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install what HEMRA needs on a fresh machine: bubblewrap for the host sandbox
+# (Debian package) and a virtual environment with HEMRA and its test tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get install -y bubblewrap >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y bubblewrap >/dev/null; }
+  else
+    echo "HEMRA's host sandbox needs bubblewrap (bwrap); install it with your package manager" >&2
+    exit 1
+  fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[dev]"

@@ -1,0 +1,69 @@
+"""Shared fixtures: real databases (a SQLite file and the PostgreSQL server), real gRPC servers."""
+
+import asyncio
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HEMRA = str(Path(sys.executable).parent / "hemra")
+#: An administrative URL of the PostgreSQL server tests may create databases on.
+POSTGRES_ADMIN = os.environ.get("HEMRA_TEST_DATABASE_URL", "postgresql://root@127.0.0.1:5432/postgres")
+
+
+async def _admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(POSTGRES_ADMIN.replace("postgresql+asyncpg://", "postgresql://"), timeout=5)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+def postgres_available() -> str | None:
+    """None when the server answers, else why not."""
+    try:
+        asyncio.run(_admin("SELECT 1"))
+        return None
+    except Exception as exc:  # any failure to reach it is a reason to skip (or fail in CI)
+        return f"{type(exc).__name__}: {exc}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    problem = postgres_available()
+    if problem:
+        if os.environ.get("HEMRA_REQUIRE_POSTGRES"):
+            pytest.fail(f"PostgreSQL at {POSTGRES_ADMIN} is required here but unreachable: {problem}")
+        pytest.skip(f"PostgreSQL at {POSTGRES_ADMIN} is unreachable: {problem}")
+    return POSTGRES_ADMIN
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A fresh, empty database on the real server, dropped afterwards."""
+    name = "hemra_test_" + secrets.token_hex(6)
+    asyncio.run(_admin(f"CREATE DATABASE {name}"))
+    base = postgres_server.rsplit("/", 1)[0]
+    yield f"{base}/{name}"
+    asyncio.run(_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path):
+    """The same tests on a SQLite file and on the real PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'hemra.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def hemra_env(tmp_path):
+    """Environment for running the `hemra` command against a private HEMRA_HOME."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env["HEMRA_HOME"] = str(tmp_path / "home")
+    return env

@@ -1,0 +1,184 @@
+"""The store's queue on SQLite and PostgreSQL: leases, tokens, expiry, retries, cancel, races."""
+
+import asyncio
+
+import pytest
+
+from services.store import queue, records
+from services.store import tables as t
+from services.store.errors import LeaseLost
+from services.store.service import Store
+
+
+class FakeClock:
+    """The store's clock, moved by the test instead of by sleeping."""
+
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def store(database_url, tmp_path):
+    store = await Store.open(database_url, tmp_path / "blobs", FakeClock())
+    yield store
+    await store.close()
+
+
+def plan(trials: int = 3, concurrency: int = 10, retries: int = 0, label: str = "q") -> records.PlannedRun:
+    return records.PlannedRun(
+        label=label, spec={"label": label}, concurrency=concurrency, max_infra_retries=retries,
+        datasets=[dict(digest="sha256:d", dataset_name="ds", source="/x", task_digests=["sha256:t"], create_time=0.0)],
+        tasks=[dict(digest="sha256:t", task_name="task", record={})],
+        harnesses=[dict(digest="sha256:h", harness_name="h", record={})],
+        cells=[("sha256:d", "ds", "sha256:h", "h", "")],
+        trials=[(0, "sha256:t", "task", k + 1) for k in range(trials)])
+
+
+async def test_claim__oldest_first_then_empty(store):
+    run, _ = await store.record_run(plan(trials=2))
+    first, _, _ = await store.claim_job("w1", 30, run.id)
+    second, _, _ = await store.claim_job("w1", 30, run.id)
+    assert (first.trial.repetition, second.trial.repetition) == (1, 2)
+    assert first.attempt.state == "running"
+    assert await store.claim_job("w1", 30, run.id) is None
+
+
+async def test_claim__honours_run_concurrency_across_workers(store):
+    run, _ = await store.record_run(plan(trials=5, concurrency=2))
+    claims = [await store.claim_job(f"w{i}", 30) for i in range(4)]
+    assert sum(c is not None for c in claims) == 2
+
+
+async def test_heartbeat__stale_token_is_lease_lost(store):
+    run, _ = await store.record_run(plan(trials=1))
+    claimed, _, _ = await store.claim_job("w1", 30)
+    expire, cancel = await store.heartbeat_job(claimed.job.id, claimed.job.lease_token, 30)
+    assert expire == store.clock() + 30 and cancel is False
+    with pytest.raises(LeaseLost):
+        await store.heartbeat_job(claimed.job.id, claimed.job.lease_token + 1, 30)
+
+
+async def test_complete__is_idempotent_with_the_same_token(store):
+    await store.record_run(plan(trials=1))
+    claimed, _, _ = await store.claim_job("w1", 30)
+    done = queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}})
+    first = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
+    again = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
+    assert first[0].id == again[0].id and again[0].outcome == "completed"
+    with pytest.raises(LeaseLost):
+        await store.complete_job(claimed.job.id, claimed.job.lease_token + 5, done)
+
+
+async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
+    run, _ = await store.record_run(plan(trials=1, retries=1))
+    claimed, _, _ = await store.claim_job("w1", 30)
+    await store.append_events(claimed.job.id, claimed.job.lease_token,
+                              [dict(time=1.0, type="status", name="x", payload="{}", duration=0.0)])
+    store.clock.now += 31  # the worker died: no heartbeat
+    retry, _, _ = await store.claim_job("w2", 30)
+    assert retry.attempt.number == 2 and retry.trial.id == claimed.trial.id
+    lost, _, _ = await store.get_attempt(claimed.attempt.id)
+    assert (lost.outcome, lost.state, lost.event_count) == ("infra_failed", "finished", 1)
+    assert "worker lost" in lost.error
+    with pytest.raises(LeaseLost):
+        await store.heartbeat_job(claimed.job.id, claimed.job.lease_token, 30)
+    store.clock.now += 31  # the retry's worker dies too: retries are used up
+    assert await store.claim_job("w3", 30) is None
+    report = await store.run_report(run.id)
+    row = report["datasets"][0]["rows"][0]
+    assert row["infraFailed"] == 1 and row["graded"] == 0 and not report["complete"]
+
+
+async def test_infra_failure__retried_only_up_to_max(store):
+    await store.record_run(plan(trials=1, retries=0))
+    claimed, _, _ = await store.claim_job("w1", 30)
+    _, _, _, retry = await store.complete_job(claimed.job.id, claimed.job.lease_token,
+                                              queue.Completion(records.INFRA_FAILED, error="sandbox broke"))
+    assert retry == ""
+
+
+async def test_harness_failure__is_a_result_never_retried(store):
+    await store.record_run(plan(trials=1, retries=3))
+    claimed, _, _ = await store.claim_job("w1", 30)
+    _, _, _, retry = await store.complete_job(claimed.job.id, claimed.job.lease_token,
+                                              queue.Completion(records.HARNESS_FAILED, exit_code=3))
+    assert retry == "" and await store.claim_job("w1", 30) is None
+
+
+async def test_cancel__closes_queued_and_signals_running(store):
+    run, _ = await store.record_run(plan(trials=3))
+    running, _, _ = await store.claim_job("w1", 30)
+    _, _, cancelled = await store.cancel_run(run.label)
+    assert cancelled == 2
+    _, cancel = await store.heartbeat_job(running.job.id, running.job.lease_token, 30)
+    assert cancel is True
+    await store.complete_job(running.job.id, running.job.lease_token, queue.Completion(records.CANCELLED))
+    _, _, progress = await store.get_run(run.id)
+    assert progress["cancelled"] == 3 and progress["failed"] == 0
+
+
+async def test_racing_claimers__never_claim_a_job_twice(store):
+    await store.record_run(plan(trials=40, concurrency=100))
+
+    async def worker(name: str) -> list[str]:
+        got = []
+        while (claimed := await store.claim_job(name, 30)) is not None:
+            got.append(claimed[0].job.id)
+        return got
+
+    results = await asyncio.gather(*(worker(f"w{i}") for i in range(6)))
+    claimed = [job for result in results for job in result]
+    assert len(claimed) == 40 and len(set(claimed)) == 40
+
+
+async def test_record_run__label_finds_newest(store):
+    older, _ = await store.record_run(plan(label="same"))
+    store.clock.now += 1
+    newer, _ = await store.record_run(plan(label="same"))
+    found, _, _ = await store.get_run("same")
+    assert found.id == newer.id != older.id
+    assert (await store.get_run(older.id))[0].id == older.id
+
+
+async def test_events__paged_in_order(store):
+    await store.record_run(plan(trials=1))
+    claimed, _, _ = await store.claim_job("w1", 30)
+    rows = [dict(time=float(i), type="output", name=str(i), payload="{}", duration=0.0) for i in range(25)]
+    await store.append_events(claimed.job.id, claimed.job.lease_token, rows[:10])
+    await store.append_events(claimed.job.id, claimed.job.lease_token, rows[10:])
+    page, token = await store.list_events(claimed.attempt.id, 20, "")
+    rest, end = await store.list_events(claimed.attempt.id, 20, token)
+    assert [e.seq for e in page + rest] == list(range(1, 26)) and end == ""
+    assert [e.name for e in page[:3]] == ["0", "1", "2"]
+
+
+async def test_blobs__content_addressed_and_verified(store):
+    digests = await store.put_blobs([("", b"hello"), ("", b"hello")])
+    assert digests[0] == digests[1] and digests[0].startswith("sha256:2cf24dba")
+    assert store.get_blobs(digests[:1]) == [b"hello"]
+    assert store.missing_blobs(digests + ["sha256:" + "0" * 64]) == ["sha256:" + "0" * 64]
+    from services.store.errors import InvalidArgument
+    with pytest.raises(InvalidArgument):
+        await store.put_blobs([("sha256:" + "1" * 64, b"other")])
+
+
+async def test_report__counts_outcomes_apart(store):
+    run, _ = await store.record_run(plan(trials=4))
+    outcomes = [queue.Completion(records.COMPLETED, score=_score(1.0)),
+                queue.Completion(records.TIMED_OUT, score=_score(0.0)),
+                queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORER_FAILED"}),
+                queue.Completion(records.INFRA_FAILED, error="x")]
+    for done in outcomes:
+        claimed, _, _ = await store.claim_job("w", 30)
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
+    row = (await store.run_report(run.id))["datasets"][0]["rows"][0]
+    assert (row["passed"], row["binaryGraded"], row["timedOut"]) == (1, 2, 1)
+    assert (row["scorerFailed"], row["infraFailed"]) == (1, 1)
+    assert any("nothing graded" in flag for flag in row["flags"])
+
+
+def _score(value: float) -> dict:
+    return {"state": "SCORE_STATE_SCORED", "rewards": {"reward": value}, "scorerFingerprint": "sha256:f"}
