@@ -41,10 +41,7 @@ class ProgramDriver(HarnessDriver):
         await trial.events.emit(event("status", "start", command=list(trial.harness.command), pid=process.pid))
         stdout, stderr = bytearray(), bytearray()
         try:
-            await asyncio.wait_for(asyncio.gather(
-                _feed(process, trial.task.instruction.encode()),
-                _read_events(process.stdout, stdout, trial), _read_output(process.stderr, stderr, trial)),
-                trial.timeout)
+            await asyncio.wait_for(_pump(process, trial, stdout, stderr), trial.timeout)
             code = await process.wait()
             timed_out = False
         except asyncio.TimeoutError:
@@ -77,6 +74,13 @@ def _environment(trial: TrialContext) -> dict[str, str]:
         "HEMRA_TASK_NAME": trial.task.task_name, "HEMRA_MODEL": trial.model,
         "HEMRA_TIMEOUT_SECS": f"{trial.timeout:g}", "HEMRA_WORKDIR": trial.task.environment.workdir,
     }
+
+
+async def _pump(process, trial: TrialContext, stdout: bytearray, stderr: bytearray) -> None:
+    # A coroutine around the gather, so that cancelling it also collects the
+    # readers' cancellation instead of leaving it unretrieved.
+    await asyncio.gather(_feed(process, trial.task.instruction.encode()),
+                         _read_events(process.stdout, stdout, trial), _read_output(process.stderr, stderr, trial))
 
 
 async def _feed(process, data: bytes) -> None:

@@ -1,0 +1,226 @@
+"""clients.cli.runfile: run files (TOML) and the flags merged over them."""
+
+from pathlib import Path
+
+import pytest
+
+from clients.cli.runfile import Flags, RunFileError, merge, read
+
+FULL = '''
+name = "nightly"
+baseline = "nop"
+harnesses = ["oracle", "nop"]
+datasets = ["bench", "other@abc123"]
+attempts = 3
+concurrency = 4
+model = "model-x"
+timeout_secs = 600
+max_infra_retries = 2
+tasks = ["fix-*"]
+exclude = ["*slow*"]
+require = ["filesystem_isolation"]
+
+[sandbox]
+kind = "host"
+image = "ubuntu:24.04"
+
+[verifier]
+network = "none"
+env = ["API_URL", "TOKEN"]
+
+[[judge]]
+name = "style"
+
+[[judge]]
+name = "safety"
+'''
+
+
+def write(tmp_path: Path, text: str, name: str = "hemra.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# --- read ---------------------------------------------------------------------------
+
+def test_read__every_documented_key(tmp_path):
+    data = read(write(tmp_path, FULL))
+    assert set(data) == {"name", "baseline", "harnesses", "datasets", "attempts", "concurrency", "model",
+                         "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox",
+                         "verifier", "judge"}
+    assert data["sandbox"] == {"kind": "host", "image": "ubuntu:24.04"}
+    assert data["judge"] == [{"name": "style"}, {"name": "safety"}]
+
+
+def test_merge__every_documented_key_reaches_spec(tmp_path):
+    path = write(tmp_path, FULL)
+    spec = merge(path, Flags())
+    assert spec.label == "nightly"
+    assert spec.baseline == "nop"
+    assert list(spec.harnesses) == ["oracle", "nop"]
+    assert list(spec.datasets) == ["bench", "other@abc123"]
+    assert spec.attempts == 3
+    assert spec.concurrency == 4
+    assert spec.model == "model-x"
+    assert spec.timeout_secs == 600
+    assert spec.max_infra_retries == 2
+    assert list(spec.tasks) == ["fix-*"]
+    assert list(spec.exclude) == ["*slow*"]
+    assert list(spec.require) == ["filesystem_isolation"]
+    assert spec.sandbox == "host"
+    assert spec.verifier_network == "none"
+    assert list(spec.verifier_env) == ["API_URL", "TOKEN"]
+    assert list(spec.judges) == ["style", "safety"]
+    assert spec.run_file == str(path.resolve())
+
+
+def test_read__unknown_top_level_key(tmp_path):
+    path = write(tmp_path, 'harnesses = ["oracle"]\nharness = ["nop"]\n')
+    with pytest.raises(RunFileError) as info:
+        read(path)
+    assert str(path) in str(info.value)
+    assert "'harness'" in str(info.value)
+
+
+def test_read__unknown_sandbox_key(tmp_path):
+    path = write(tmp_path, '[sandbox]\nkind = "host"\nmemory = "4g"\n')
+    with pytest.raises(RunFileError) as info:
+        read(path)
+    assert str(path) in str(info.value)
+    assert "sandbox.'memory'" in str(info.value)
+
+
+def test_read__unknown_verifier_key(tmp_path):
+    path = write(tmp_path, '[verifier]\ntimeout = 5\n')
+    with pytest.raises(RunFileError, match="verifier.'timeout'"):
+        read(path)
+
+
+@pytest.mark.parametrize("text,message", [
+    ('attempts = "3"', "attempts must be an integer"),
+    ("attempts = 2.0", "attempts must be an integer"),
+    ("attempts = true", "attempts must be an integer"),
+    ("name = 5", "name must be a string"),
+    ('harnesses = "oracle"', "harnesses must be a list"),
+    ('sandbox = "host"', "sandbox must be a table"),
+    ("[sandbox]\nkind = 1", "sandbox.kind must be a string"),
+    ('[verifier]\nenv = "A"', "verifier.env must be a list"),
+])
+def test_read__wrong_type(tmp_path, text, message):
+    path = write(tmp_path, text + "\n")
+    with pytest.raises(RunFileError, match=message) as info:
+        read(path)
+    assert str(path) in str(info.value)
+
+
+def test_read__list_of_non_strings(tmp_path):
+    with pytest.raises(RunFileError, match="datasets must be a list of strings"):
+        read(write(tmp_path, "datasets = [1, 2]\n"))
+
+
+def test_read__judge_without_name(tmp_path):
+    with pytest.raises(RunFileError, match=r"every \[\[judge\]\] needs a name"):
+        read(write(tmp_path, '[[judge]]\nmodel = "x"\n'))
+
+
+def test_read__malformed_toml_names_line(tmp_path):
+    path = write(tmp_path, 'name = "x"\nattempts = 3\nharnesses = [\n"oracle",,\n]\n')
+    with pytest.raises(RunFileError) as info:
+        read(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "malformed TOML" in message
+    assert "line 4" in message
+
+
+def test_read__missing_file(tmp_path):
+    with pytest.raises(RunFileError, match="no such run file"):
+        read(tmp_path / "absent.toml")
+
+
+def test_read__not_utf8(tmp_path):
+    path = tmp_path / "hemra.toml"
+    path.write_bytes(b'name = "\xff"\n')
+    with pytest.raises(RunFileError, match="not UTF-8"):
+        read(path)
+
+
+# --- merge: flags ---------------------------------------------------------------------
+
+def test_merge__flags_replace_file_values(tmp_path):
+    flags = Flags(harnesses=["prog"], datasets=["./local"], attempts=7, tasks=["only"], exclude=["skip"],
+                  baseline="prog", concurrency=9, sandbox="docker", label="mine", model="m2",
+                  timeout_secs=5, max_infra_retries=0)
+    spec = merge(write(tmp_path, FULL), flags)
+    assert list(spec.harnesses) == ["prog"]
+    assert list(spec.datasets) == ["./local"]
+    assert spec.attempts == 7
+    assert list(spec.tasks) == ["only"]
+    assert list(spec.exclude) == ["skip"]
+    assert spec.baseline == "prog"
+    assert spec.concurrency == 9
+    assert spec.sandbox == "docker"
+    assert spec.label == "mine"
+    assert spec.model == "m2"
+    assert spec.timeout_secs == 5
+    assert spec.max_infra_retries == 0  # an explicit 0 flag still replaces the file's 2
+
+
+def test_merge__empty_string_flags_replace(tmp_path):
+    spec = merge(write(tmp_path, FULL), Flags(baseline="", model=""))
+    assert spec.baseline == ""
+    assert spec.model == ""
+
+
+def test_merge__flags_add_to_lists_without_duplicates(tmp_path):
+    flags = Flags(require=["filesystem_isolation", "process_isolation", "process_isolation"],
+                  verifier_env=["TOKEN", "EXTRA"], judges=["safety", "new"])
+    spec = merge(write(tmp_path, FULL), flags)
+    assert list(spec.require) == ["filesystem_isolation", "process_isolation"]
+    assert list(spec.verifier_env) == ["API_URL", "TOKEN", "EXTRA"]
+    assert list(spec.judges) == ["style", "safety", "new"]
+
+
+def test_merge__verifier_env_must_be_names(tmp_path):
+    with pytest.raises(RunFileError, match="flags: verifier env lists variable names only"):
+        merge(None, Flags(verifier_env=["A=secret"]))
+    path = write(tmp_path, '[verifier]\nenv = ["OK", "NOT-A-NAME"]\n')
+    with pytest.raises(RunFileError, match="verifier env lists variable names only") as info:
+        merge(path, Flags())
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.xfail(strict=True, reason="read() does not check verifier.env items are strings; merge() passes "
+                                       "them to pb.RunSpec, which raises TypeError before the RunFileError check")
+def test_merge__verifier_env_non_string_is_run_file_error(tmp_path):
+    path = write(tmp_path, '[verifier]\nenv = ["OK", 3]\n')
+    with pytest.raises(RunFileError) as info:
+        merge(path, Flags())
+    assert str(path) in str(info.value)
+
+
+def test_merge__defaults_without_run_file():
+    spec = merge(None, Flags(harnesses=["oracle"], datasets=["bench"]))
+    assert spec.label == "run"
+    assert spec.attempts == 1
+    assert spec.concurrency == 1
+    assert spec.sandbox == "host"
+    assert spec.baseline == ""
+    assert spec.model == ""
+    assert spec.timeout_secs == 0
+    assert spec.max_infra_retries == 0
+    assert list(spec.require) == [] and list(spec.judges) == [] and list(spec.verifier_env) == []
+    assert spec.run_file == ""
+    assert list(spec.harnesses) == ["oracle"]
+
+
+def test_merge__defaults_with_minimal_run_file(tmp_path):
+    spec = merge(write(tmp_path, 'harnesses = ["oracle"]\ndatasets = ["bench"]\n'), Flags())
+    assert (spec.label, spec.attempts, spec.concurrency, spec.sandbox) == ("run", 1, 1, "host")
+    assert spec.verifier_network == ""
+
+
+def test_merge__bad_file_raises(tmp_path):
+    with pytest.raises(RunFileError, match="unknown key 'oops'"):
+        merge(write(tmp_path, "oops = 1\n"), Flags(harnesses=["oracle"]))

@@ -1,0 +1,142 @@
+"""services.planner.harnesses: built-ins and harness files."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from services.planner import harnesses
+from services.planner.errors import NotFound, PlanError
+
+
+def write_harness(base: Path, name: str, text: str) -> Path:
+    path = base / "harnesses" / f"{name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name", ["oracle", "nop"])
+def test_resolve__builtin(tmp_path, name):
+    harness = harnesses.resolve(name, tmp_path)
+    assert harness.harness_name == name
+    assert harness.kind == "builtin"
+    assert harness.digest.startswith("sha256:") and len(harness.digest) == 71
+    assert harness.command == []
+
+
+def test_resolve__builtins_have_distinct_stable_digests(tmp_path):
+    assert harnesses.resolve("oracle", tmp_path).digest == harnesses.resolve("oracle", tmp_path / "x").digest
+    assert harnesses.resolve("oracle", tmp_path).digest != harnesses.resolve("nop", tmp_path).digest
+
+
+def test_resolve__program_file_by_name(tmp_path):
+    path = write_harness(tmp_path, "mine", 'kind = "program"\ncommand = "python3 agent.py --fast"\n'
+                                           'env = ["OPENAI_API_KEY"]\nmodel = "gpt-x"\nversion = "2"\n')
+    harness = harnesses.resolve("mine", tmp_path)
+    assert harness.harness_name == "mine"
+    assert harness.kind == "program"
+    assert harness.command == ["python3", "agent.py", "--fast"]
+    assert harness.env == ["OPENAI_API_KEY"]
+    assert harness.model == "gpt-x"
+    assert harness.agent_version == "2"
+    assert harness.digest == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    assert harness.source_text == path.read_text()
+    assert harness.source_path == str(path.resolve())
+
+
+def test_resolve__digest_changes_with_bytes(tmp_path):
+    write_harness(tmp_path, "mine", 'kind = "program"\ncommand = "python3 agent.py"\n')
+    first = harnesses.resolve("mine", tmp_path).digest
+    write_harness(tmp_path, "mine", 'kind = "program"\ncommand = "python3 agent.py"\n# comment\n')
+    assert harnesses.resolve("mine", tmp_path).digest != first
+
+
+def test_resolve__name_key_overrides_file_stem(tmp_path):
+    write_harness(tmp_path, "file", 'name = "pretty"\nkind = "program"\ncommand = ["a", "b c"]\n')
+    harness = harnesses.resolve("file", tmp_path)
+    assert harness.harness_name == "pretty"
+    assert harness.command == ["a", "b c"]
+
+
+def test_resolve__relative_path_to_file(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "h.toml").write_text('kind = "program"\ncommand = "run"\n')
+    assert harnesses.resolve("elsewhere/h.toml", tmp_path).harness_name == "h"
+
+
+def test_resolve__file_shadows_builtin(tmp_path):
+    write_harness(tmp_path, "oracle", 'kind = "program"\ncommand = "x"\n')
+    assert harnesses.resolve("oracle", tmp_path).kind == "program"
+
+
+def test_resolve__unknown_key(tmp_path):
+    path = write_harness(tmp_path, "mine", 'kind = "program"\ncommand = "x"\ncolour = "blue"\n')
+    with pytest.raises(PlanError) as info:
+        harnesses.resolve("mine", tmp_path)
+    assert str(path) in str(info.value)
+    assert "'colour'" in str(info.value)
+
+
+def test_resolve__env_as_table_refused(tmp_path):
+    path = write_harness(tmp_path, "mine", 'kind = "program"\ncommand = "x"\n[env]\nAPI_KEY = "secret"\n')
+    with pytest.raises(PlanError, match="values never go in harness files") as info:
+        harnesses.resolve("mine", tmp_path)
+    assert str(path) in str(info.value)
+    assert "secret" not in str(info.value)
+
+
+@pytest.mark.parametrize("env", ['["1BAD"]', '["A=B"]', '"API_KEY"', "[1]"])
+def test_resolve__env_bad_names_refused(tmp_path, env):
+    write_harness(tmp_path, "mine", f'kind = "program"\ncommand = "x"\nenv = {env}\n')
+    with pytest.raises(PlanError, match="env must be a list of environment variable names"):
+        harnesses.resolve("mine", tmp_path)
+
+
+def test_resolve__cli_kind_not_supported_yet(tmp_path):
+    path = write_harness(tmp_path, "claude", 'kind = "cli"\nagent = "claude-code"\n')
+    with pytest.raises(PlanError, match="not supported by this version yet") as info:
+        harnesses.resolve("claude", tmp_path)
+    assert "'cli'" in str(info.value)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ['"robot"', None])
+def test_resolve__unknown_or_missing_kind(tmp_path, kind):
+    text = (f"kind = {kind}\n" if kind else "") + 'command = "x"\n'
+    write_harness(tmp_path, "mine", text)
+    with pytest.raises(PlanError, match="kind must be one of"):
+        harnesses.resolve("mine", tmp_path)
+
+
+def test_resolve__missing_harness_not_found(tmp_path):
+    with pytest.raises(NotFound) as info:
+        harnesses.resolve("ghost", tmp_path)
+    assert "'ghost'" in str(info.value)
+    assert str(tmp_path / "harnesses" / "ghost.toml") in str(info.value)
+
+
+def test_resolve__missing_harness_path_not_found(tmp_path):
+    with pytest.raises(NotFound):
+        harnesses.resolve("nowhere/ghost.toml", tmp_path)
+
+
+def test_resolve__program_without_command(tmp_path):
+    path = write_harness(tmp_path, "mine", 'kind = "program"\n')
+    with pytest.raises(PlanError, match="needs command") as info:
+        harnesses.resolve("mine", tmp_path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("command", ["[]", "3", '["ok", 2]'])
+def test_resolve__bad_command(tmp_path, command):
+    write_harness(tmp_path, "mine", f'kind = "program"\ncommand = {command}\n')
+    with pytest.raises(PlanError, match="command must be a string or a list of strings"):
+        harnesses.resolve("mine", tmp_path)
+
+
+def test_resolve__malformed_toml(tmp_path):
+    path = write_harness(tmp_path, "mine", 'kind = "program\n')
+    with pytest.raises(PlanError, match="malformed TOML") as info:
+        harnesses.resolve("mine", tmp_path)
+    assert str(path) in str(info.value)

@@ -1,0 +1,184 @@
+"""services.planner.plan.resolve: a Spec against a small dataset on disk."""
+
+from pathlib import Path
+
+import pytest
+
+from services.planner import plan
+from services.planner.errors import NotFound, PlanError
+from services.planner.plan import Spec
+
+
+def make_task(folder: Path, dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\n") -> Path:
+    folder.mkdir(parents=True)
+    (folder / "task.toml").write_text('version = "1.0"\n')
+    (folder / "instruction.md").write_text("do it\n")
+    (folder / "environment").mkdir()
+    (folder / "environment" / "Dockerfile").write_text(dockerfile)
+    (folder / "tests").mkdir()
+    (folder / "tests" / "test.sh").write_text("#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n")
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """tmp_path/ds with tasks a and b; tmp_path/harnesses/prog.toml; cwd is tmp_path."""
+    monkeypatch.delenv("HEMRA_DATASETS_PATH", raising=False)
+    make_task(tmp_path / "ds" / "a")
+    make_task(tmp_path / "ds" / "b")
+    (tmp_path / "harnesses").mkdir()
+    (tmp_path / "harnesses" / "prog.toml").write_text('kind = "program"\ncommand = "python3 agent.py"\n'
+                                                      'model = "model-a"\n')
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _resolve(project: Path, **kwargs) -> plan.Resolved:
+    kwargs.setdefault("harnesses", ["oracle", "nop"])
+    kwargs.setdefault("datasets", [str(project / "ds")])
+    return plan.resolve(Spec(**kwargs), home=project / "home", cwd=project)
+
+
+def test_resolve__trials_are_tasks_times_harnesses_times_attempts(project):
+    resolved = _resolve(project, attempts=3)
+    assert [h.harness_name for h in resolved.harnesses] == ["oracle", "nop"]
+    assert resolved.cells == [(0, 0), (0, 1)]
+    assert len(resolved.trials) == 2 * 2 * 3
+
+
+def test_resolve__trials_in_task_major_order(project):
+    resolved = _resolve(project, attempts=2)
+    order = [(t.task_name, rep, cell) for cell, t, rep in resolved.trials]
+    assert order == [
+        ("a", 1, 0), ("a", 1, 1), ("a", 2, 0), ("a", 2, 1),
+        ("b", 1, 0), ("b", 1, 1), ("b", 2, 0), ("b", 2, 1),
+    ]
+
+
+def test_resolve__selection_applies_to_trials(project):
+    resolved = _resolve(project, tasks=["b"])
+    assert {t.task_name for _, t, _ in resolved.trials} == {"b"}
+    assert [t.task_name for t in resolved.datasets[0][1]] == ["b"]
+
+
+def test_resolve__no_task_selected_raises(project):
+    with pytest.raises(PlanError, match="no task matches"):
+        _resolve(project, exclude=["*"])
+
+
+def test_resolve__duplicate_refs_counted_once(project):
+    resolved = _resolve(project, harnesses=["oracle", "oracle", "nop"])
+    assert [h.harness_name for h in resolved.harnesses] == ["oracle", "nop"]
+    assert len(resolved.trials) == 4
+
+
+def test_resolve__baseline_defaults_to_first_harness(project):
+    assert _resolve(project, harnesses=["nop", "oracle"]).baseline == "nop"
+
+
+def test_resolve__explicit_baseline(project):
+    assert _resolve(project, baseline="nop").baseline == "nop"
+
+
+def test_resolve__unknown_baseline_raises(project):
+    with pytest.raises(PlanError, match="baseline 'ghost' is not one of the run's harnesses"):
+        _resolve(project, baseline="ghost")
+
+
+def test_resolve__harness_file_next_to_cwd(project):
+    resolved = _resolve(project, harnesses=["prog", "oracle"])
+    assert resolved.harnesses[0].kind == "program"
+    assert resolved.harnesses[0].command == ["python3", "agent.py"]
+
+
+def test_resolve__harness_file_next_to_run_file(project, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    spec = Spec(harnesses=["prog"], datasets=["./ds"], run_file=str(project / "hemra.toml"))
+    resolved = plan.resolve(spec, home=project / "home", cwd=elsewhere)
+    assert resolved.harnesses[0].harness_name == "prog"
+    assert resolved.datasets[0][0].source == (project / "ds").resolve()
+
+
+def test_resolve__matching_model_accepted(project):
+    resolved = _resolve(project, harnesses=["prog"], model="model-a")
+    assert resolved.harnesses[0].model == "model-a"
+
+
+def test_resolve__model_conflict_raises(project):
+    with pytest.raises(PlanError) as info:
+        _resolve(project, harnesses=["prog"], model="model-b")
+    assert "model-a" in str(info.value) and "model-b" in str(info.value)
+    assert "prog" in str(info.value)
+
+
+def test_resolve__network_block_on_host_raises(project):
+    with pytest.raises(PlanError, match="network_block") as info:
+        _resolve(project, require=["network_block"])
+    assert "host" in str(info.value)
+
+
+def test_resolve__host_requirements_accepted(project):
+    assert _resolve(project, require=["filesystem_isolation", "process_isolation"]).trials
+
+
+def test_resolve__unknown_requirement_raises(project):
+    with pytest.raises(PlanError, match="unknown requirement 'teleport'"):
+        _resolve(project, require=["teleport"])
+
+
+def test_resolve__unknown_sandbox_raises(project):
+    with pytest.raises(PlanError, match="sandbox 'docker' is not available"):
+        _resolve(project, sandbox="docker")
+
+
+def test_resolve__run_in_dockerfile_needs_container(project):
+    make_task(project / "ds" / "c", dockerfile="FROM ubuntu\nWORKDIR /app\n\nRUN apt-get install -y gcc\n")
+    with pytest.raises(PlanError) as info:
+        _resolve(project)
+    message = str(info.value)
+    assert str(project / "ds" / "c" / "environment" / "Dockerfile") in message
+    assert "line 4" in message
+    assert "RUN apt-get install" in message
+    assert "task c" in message
+
+
+def test_resolve__unsupported_task_excluded_is_fine(project):
+    make_task(project / "ds" / "c", dockerfile="FROM ubuntu\nRUN make\n")
+    resolved = _resolve(project, exclude=["c"])
+    assert {t.task_name for _, t, _ in resolved.trials} == {"a", "b"}
+
+
+def test_resolve__judges_refused(project):
+    with pytest.raises(PlanError, match="judge 'style'"):
+        _resolve(project, judges=["style"])
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("attempts", 0, "attempts must be at least 1"),
+    ("concurrency", 0, "concurrency must be at least 1"),
+    ("timeout_secs", -1, "timeout_secs must not be negative"),
+    ("max_infra_retries", -2, "max_infra_retries must not be negative"),
+])
+def test_resolve__bad_numbers_raise(project, field, value, message):
+    with pytest.raises(PlanError, match=message):
+        _resolve(project, **{field: value})
+
+
+def test_resolve__needs_harness_and_dataset(project):
+    with pytest.raises(PlanError, match="at least one harness"):
+        _resolve(project, harnesses=[])
+    with pytest.raises(PlanError, match="at least one dataset"):
+        _resolve(project, datasets=[])
+
+
+def test_resolve__missing_dataset_not_found(project):
+    with pytest.raises(NotFound):
+        _resolve(project, datasets=["no-such-dataset-anywhere"])
+
+
+def test_resolve__two_datasets_make_cells_per_dataset(project):
+    make_task(project / "ds2" / "z")
+    resolved = _resolve(project, datasets=[str(project / "ds"), str(project / "ds2")])
+    assert resolved.cells == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert len(resolved.trials) == (2 + 1) * 2
+    assert [c for c, t, _ in resolved.trials if t.task_name == "z"] == [2, 3]
