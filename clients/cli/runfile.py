@@ -54,6 +54,8 @@ def read(path: Path) -> dict:
     for list_key in ("harnesses", "datasets", "tasks", "exclude", "require"):
         if not all(isinstance(v, str) for v in data.get(list_key, [])):
             raise RunFileError(f"{path}: {list_key} must be a list of strings")
+    if not all(isinstance(v, str) for v in data.get("verifier", {}).get("env", [])):
+        raise RunFileError(f"{path}: verifier.env must be a list of environment variable names")
     for judge in data.get("judge", []):
         if not isinstance(judge, dict) or not isinstance(judge.get("name"), str):
             raise RunFileError(f"{path}: every [[judge]] needs a name")

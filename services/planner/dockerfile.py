@@ -75,8 +75,11 @@ def parse(text: str, workdir_default: str = "/") -> EnvironmentPlan:
             if stages > 1:
                 plan.host_unsupported.append(f"line {line}: FROM {rest}: multi-stage builds need a container")
         elif keyword == "ARG":
-            name, _, default = rest.partition("=")
-            args[name.strip()] = default.strip().strip('"')
+            name, has_default, default = rest.partition("=")
+            if has_default:
+                args[name.strip()] = " ".join(_words(default.strip(), line)) if default.strip() else ""
+            else:
+                args.pop(name.strip(), None)  # declared without a default: unset
         elif keyword == "ENV":
             plan.env.update({k: expand(v) for k, v in _env_pairs(rest, line).items()})
         elif keyword == "WORKDIR":
@@ -110,7 +113,8 @@ def _copy(plan: EnvironmentPlan, keyword: str, rest: str, line: int) -> None:
             continue
         if source.startswith("/") or ".." in source.split("/"):
             raise DockerfileError(f"line {line}: {keyword} source {source!r} is outside the build context")
-        if destination.rstrip("/").startswith(_SYSTEM_DIRS) or destination in ("/", ""):
+        top = "/" + destination.strip("/").split("/")[0]
+        if top in _SYSTEM_DIRS or destination.strip("/") == "":
             plan.host_unsupported.append(f"line {line}: {keyword} into {destination}: host system folders are read-only")
             continue
         target = destination
@@ -120,11 +124,21 @@ def _copy(plan: EnvironmentPlan, keyword: str, rest: str, line: int) -> None:
 
 
 def _words(rest: str, line: int) -> list[str]:
-    if rest.startswith("["):
+    """Shell-like words, or flags followed by the JSON array form (`--chown=1 ["a", "/b/"]`)."""
+    flags = []
+    remaining = rest
+    while remaining.startswith("--"):
+        flag, _, remaining = remaining.partition(" ")
+        flags.append(flag)
+        remaining = remaining.lstrip()
+    if remaining.startswith("["):
         try:
-            return [str(w) for w in json.loads(rest)]
+            words = json.loads(remaining)
         except ValueError as exc:
             raise DockerfileError(f"line {line}: malformed JSON form: {exc}") from None
+        if not isinstance(words, list):
+            raise DockerfileError(f"line {line}: malformed JSON form")
+        return flags + [str(w) for w in words]
     try:
         return shlex.split(rest)
     except ValueError as exc:
@@ -134,7 +148,8 @@ def _words(rest: str, line: int) -> list[str]:
 def _env_pairs(rest: str, line: int) -> dict[str, str]:
     words = _words(rest, line)
     if words and "=" not in words[0]:
-        return {words[0]: rest.partition(" ")[2].strip()}
+        # The old `ENV KEY value words` form: the rest of the line, quotes removed.
+        return {words[0]: " ".join(_words(rest.partition(" ")[2].strip(), line))}
     pairs = {}
     for word in words:
         key, sep, value = word.partition("=")

@@ -125,6 +125,20 @@ def _env_table(section: dict, folder: Path, name: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in env.items()}
 
 
+def _expand(context: Path, copy: dockerfile.Copy, path: Path) -> list[dockerfile.Copy]:
+    """A COPY source with wildcards becomes one step per match (into a folder)."""
+    if not any(c in copy.source for c in "*?["):
+        if not (context / copy.source).exists():
+            raise PlanError(f"{path}: line {copy.line}: COPY source {copy.source!r} does not exist")
+        return [copy]
+    matches = sorted(p.relative_to(context).as_posix() for p in context.glob(copy.source))
+    if not matches:
+        raise PlanError(f"{path}: line {copy.line}: COPY source {copy.source!r} matches no file")
+    if len(matches) > 1 and not copy.destination.endswith("/"):
+        raise PlanError(f"{path}: line {copy.line}: COPY of several files needs a destination ending in /")
+    return [dockerfile.Copy(m, copy.destination, copy.line) for m in matches]
+
+
 def _environment(folder: Path, section: dict) -> dockerfile.EnvironmentPlan:
     path = folder / "environment" / "Dockerfile"
     if path.is_file():
@@ -132,9 +146,7 @@ def _environment(folder: Path, section: dict) -> dockerfile.EnvironmentPlan:
             plan = dockerfile.parse(path.read_text(encoding="utf-8"))
         except dockerfile.DockerfileError as exc:
             raise PlanError(f"{path}: {exc}") from None
-        for copy in plan.copies:
-            if not (folder / "environment" / copy.source).exists():
-                raise PlanError(f"{path}: line {copy.line}: COPY source {copy.source!r} does not exist")
+        plan.copies = [expanded for copy in plan.copies for expanded in _expand(folder / "environment", copy, path)]
     else:
         plan = dockerfile.EnvironmentPlan(base_image=str(section.get("docker_image") or ""), workdir="/app")
     if section.get("workdir"):

@@ -20,10 +20,17 @@ def parse_reward_json(data: bytes) -> dict[str, float]:
         raise RewardError("reward.json must be a non-empty JSON object of name to number")
     rewards = {}
     for name, number in value.items():
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not _is_finite(number):
             raise RewardError(f"reward.json: {name!r} is not a finite number ({json.dumps(number)[:40]})")
         rewards[str(name)] = number
     return rewards
+
+
+def _is_finite(number: int | float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def parse_reward_txt(data: bytes) -> dict[str, float]:

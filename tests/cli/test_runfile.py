@@ -191,8 +191,6 @@ def test_merge__verifier_env_must_be_names(tmp_path):
     assert str(path) in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="read() does not check verifier.env items are strings; merge() passes "
-                                       "them to pb.RunSpec, which raises TypeError before the RunFileError check")
 def test_merge__verifier_env_non_string_is_run_file_error(tmp_path):
     path = write(tmp_path, '[verifier]\nenv = ["OK", 3]\n')
     with pytest.raises(RunFileError) as info:
