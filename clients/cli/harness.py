@@ -15,7 +15,8 @@ import typer
 from clients.cli.common import command, fail
 from clients.harness_sdk import HarnessSession
 
-app = typer.Typer(help=__doc__, no_args_is_help=True)
+app = typer.Typer(help="The harness protocol from a shell, for program harnesses in any language.",
+                  no_args_is_help=True)
 
 
 def _session() -> HarnessSession:

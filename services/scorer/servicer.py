@@ -1,5 +1,7 @@
 """ScorerService over gRPC: fetch the task's tests, verify through the harness protocol, keep the output."""
 
+from collections import OrderedDict
+
 import grpc
 
 from clients import rpc as clients
@@ -13,6 +15,8 @@ from services.rpc import handle_errors
 from services.scorer import rewards, verifier
 
 SCORER_NAME = "verifier"
+#: Tests of this many tasks are kept in memory (a run scores each task many times).
+TESTS_CACHE_SIZE = 512
 
 
 class ProtocolSandbox(verifier.SandboxAccess):
@@ -45,6 +49,7 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
     def __init__(self, store):
         self.store = store
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._tests: OrderedDict[str, list[tuple[str, bytes]]] = OrderedDict()
 
     def _channel(self, address: str) -> grpc.aio.Channel:
         if address not in self._channels:
@@ -58,13 +63,10 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
     @handle_errors
     async def ScoreAttempt(self, request, context):
         task = request.task
-        tests = [f for f in task.files if f.path.startswith("tests/")]
-        blobs = await self.store.GetBlobs(spb.GetBlobsRequest(digests=sorted({f.blob_digest for f in tests})))
-        data = {b.digest: b.data for b in blobs.blobs}
+        tests = await self._tests_of(task)
         env = {**envtemplate.resolve(dict(task.verifier_env)), **envtemplate.pass_through(request.verifier_env)}
         sandbox = ProtocolSandbox(clients.harness(self._channel(request.sandbox_address), request.sandbox_token))
-        verdict = await verifier.verify(sandbox, [(f.path, data[f.blob_digest]) for f in tests],
-                                        rewards.tests_digest(task.files), env,
+        verdict = await verifier.verify(sandbox, tests, rewards.tests_digest(task.files), env,
                                         task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0)
         stdout_digest = ""
         if verdict.stdout:
@@ -76,3 +78,17 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
                          scorer=SCORER_NAME, error=verdict.error, stdout_blob_digest=stdout_digest)
         score.duration.FromNanoseconds(int(verdict.duration * 1e9))
         return scpb.ScoreAttemptResponse(score=score)
+
+    async def _tests_of(self, task) -> list[tuple[str, bytes]]:
+        """The task's tests/ files (path, content), fetched from the store once per task."""
+        if task.digest in self._tests:
+            self._tests.move_to_end(task.digest)
+            return self._tests[task.digest]
+        files = [f for f in task.files if f.path.startswith("tests/")]
+        blobs = await self.store.GetBlobs(spb.GetBlobsRequest(digests=sorted({f.blob_digest for f in files})))
+        data = {b.digest: b.data for b in blobs.blobs}
+        tests = [(f.path, data[f.blob_digest]) for f in files]
+        self._tests[task.digest] = tests
+        if len(self._tests) > TESTS_CACHE_SIZE:
+            self._tests.popitem(last=False)
+        return tests

@@ -136,6 +136,7 @@ def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
     attempt.agent_version = done.agent_version
     attempt.start_time = done.start_time or attempt.start_time or now
     attempt.end_time = done.end_time or now
+    attempt.verdict = records.verdict(attempt)
 
 
 async def _maybe_retry(session: AsyncSession, attempt: t.Attempt, now: float) -> str:

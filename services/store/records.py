@@ -2,7 +2,8 @@
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, select, update
+from sqlalchemy import exists, func, select, update
+from sqlalchemy.orm import aliased
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -81,7 +82,7 @@ def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tup
     attempt_id = new_id("attempt", now)
     attempt = dict(id=attempt_id, run_id=run_id, trial_id=trial_id, number=number, state="queued",
                    outcome=None, exit_code=0, error="", create_time=now, start_time=None, end_time=None,
-                   agent_version="", score=None, artifacts=[], event_count=0)
+                   agent_version="", score=None, artifacts=[], event_count=0, verdict=None)
     job = dict(id=new_id("job", now), run_id=run_id, attempt_id=attempt_id, state="queued",
                lease_owner="", lease_token=0, lease_expire_time=0.0, try_count=0, last_error="",
                create_time=now)
@@ -120,17 +121,19 @@ async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:
 
 
 async def run_progress(session: AsyncSession, run_id: str) -> dict[str, int]:
-    """Counts over each trial's latest attempt."""
+    """Counts over each trial's latest attempt, in one aggregate query."""
+    newer = aliased(t.Attempt)
+    latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
+    query = (select(t.Attempt.state, t.Attempt.verdict, func.count())
+             .where(t.Attempt.run_id == run_id, latest).group_by(t.Attempt.state, t.Attempt.verdict))
     counts = dict(trials=0, queued=0, running=0, done=0, passed=0, failed=0, errored=0, cancelled=0)
-    for attempt in await latest_attempts(session, run_id):
-        counts["trials"] += 1
-        if attempt.state == "queued":
-            counts["queued"] += 1
-        elif attempt.state == "running":
-            counts["running"] += 1
+    for state, verdict_, count in (await session.execute(query)).all():
+        counts["trials"] += count
+        if state == "finished":
+            counts["done"] += count
+            counts[verdict_ or "errored"] += count
         else:
-            counts["done"] += 1
-            counts[verdict(attempt)] += 1
+            counts[state] += count
     return counts
 
 
@@ -143,15 +146,6 @@ def verdict(attempt: t.Attempt) -> str:
         return "errored"
     rewards = score.get("rewards", {})
     return "passed" if rewards and all(v >= 1 for v in rewards.values()) else "failed"
-
-
-async def latest_attempts(session: AsyncSession, run_id: str) -> list[t.Attempt]:
-    """Each trial's newest attempt (an infra retry supersedes the attempt it retries)."""
-    newest = (select(t.Attempt.trial_id, func.max(t.Attempt.number).label("number"))
-              .where(t.Attempt.run_id == run_id).group_by(t.Attempt.trial_id).subquery())
-    query = (select(t.Attempt).join(newest, (t.Attempt.trial_id == newest.c.trial_id)
-                                    & (t.Attempt.number == newest.c.number)))
-    return list((await session.execute(query)).scalars())
 
 
 async def list_attempts(session: AsyncSession, run_id: str, page_size: int,

@@ -114,6 +114,9 @@ class Attempt(Base):
     #: [hemra.v1.Artifact as JSON].
     artifacts: Mapped[list] = mapped_column(JSON, default=list)
     event_count: Mapped[int] = mapped_column(Integer, default=0)
+    #: passed, failed, errored or cancelled once finished (see records.verdict):
+    #: kept on the row so progress is one aggregate query.
+    verdict: Mapped[str | None] = mapped_column(String(16))
 
 
 class Job(Base):
