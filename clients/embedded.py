@@ -1,6 +1,11 @@
-"""The embedded default: every service in this process, on loopback, over real gRPC channels."""
+"""The embedded default: every service in this process, on loopback, over real gRPC channels.
+
+Services still authenticate each other with a deployment token: a fresh random
+one per process unless a caller (hemra serve) passes the deployment's own.
+"""
 
 import contextlib
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,10 +27,11 @@ LOOPBACK = "127.0.0.1:0"
 @dataclass
 class Embedded:
     home: Path
-    store: clients.Client
-    planner: clients.Client
-    scorer: clients.Client
+    token: str
     addresses: dict[str, str]
+    store: clients.Client = None
+    planner: clients.Client = None
+    scorer: clients.Client = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
 
@@ -34,48 +40,52 @@ class Embedded:
         self._channels.append(channel)
         return channel
 
+    async def start(self, name: str, server: grpc.aio.Server, port: int) -> None:
+        await server.start()
+        self._servers.append(server)
+        self.addresses.setdefault(name, f"127.0.0.1:{port}")
+
     async def start_executor(self, concurrency: int, run_id: str = "", **options) -> Worker:
         """An executor working the queue (only `run_id`'s jobs when given)."""
         server, port, worker = build_executor(self.store, self.scorer, self.home, concurrency, LOOPBACK,
-                                              run_id=run_id, **options)
-        await server.start()
-        self._servers.append(server)
-        self.addresses.setdefault("executor", f"127.0.0.1:{port}")
+                                              run_id=run_id, token=self.token, **options)
+        await self.start("executor", server, port)
         return worker
+
+    async def stop(self) -> None:
+        for server in reversed(self._servers):
+            await server.stop(grace=1)
+        for channel in self._channels:
+            await channel.close()
 
 
 @contextlib.asynccontextmanager
-async def services(home: Path, database_url: str | None = None):
-    """Start store, planner, scorer and importer on 127.0.0.1:0; stop them on exit."""
+async def services(home: Path, database_url: str | None = None, token: str | None = None,
+                   store_listen: str = LOOPBACK, store_tls: tuple[bytes, bytes] | None = None):
+    """Start store, planner, scorer and importer; stop them on exit.
+
+    `store_listen` lets remote workers reach the store (hemra serve); everything
+    else stays on 127.0.0.1 with a free port.
+    """
     settings = StoreSettings.from_env(database_url, home)
     store = await Store.open(settings.database_url, settings.blob_dir)
-    servers, addresses = [], {}
-    embedded = None
+    embedded = Embedded(home, token or secrets.token_urlsafe(32), {})
+    scorer_servicer = None
     try:
-        server, port = build_store(store, LOOPBACK)
-        servers.append(server)
-        addresses["store"] = f"127.0.0.1:{port}"
-        await server.start()
-        store_channel = clients.channel(addresses["store"])
-        store_client = clients.store(store_channel)
-        for name, (server, port) in (("planner", build_planner(store_client, home, LOOPBACK)),
-                                     ("importer", build_importer(LOOPBACK))):
-            servers.append(server)
-            addresses[name] = f"127.0.0.1:{port}"
-            await server.start()
-        server, port, scorer_servicer = build_scorer(store_client, LOOPBACK)
-        servers.append(server)
-        addresses["scorer"] = f"127.0.0.1:{port}"
-        await server.start()
-        embedded = Embedded(home, store_client, None, None, addresses, servers, [store_channel])
-        embedded.planner = clients.planner(embedded.channel("planner"))
-        embedded.scorer = clients.scorer(embedded.channel("scorer"))
+        await embedded.start("store", *build_store(store, LOOPBACK, embedded.token))
+        if store_listen != LOOPBACK:
+            server, port = build_store(store, store_listen, embedded.token, store_tls)
+            await embedded.start("store_public", server, port)
+        embedded.store = clients.store(embedded.channel("store"), embedded.token)
+        await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.token))
+        await embedded.start("importer", *build_importer(LOOPBACK, embedded.token))
+        server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.token)
+        await embedded.start("scorer", server, port)
+        embedded.planner = clients.planner(embedded.channel("planner"), embedded.token)
+        embedded.scorer = clients.scorer(embedded.channel("scorer"), embedded.token)
         yield embedded
     finally:
-        for server in reversed(embedded._servers if embedded else servers):
-            await server.stop(grace=1)
-        if embedded is not None:
+        await embedded.stop()
+        if scorer_servicer is not None:
             await scorer_servicer.close()
-            for channel in embedded._channels:
-                await channel.close()
         await store.close()

@@ -8,6 +8,7 @@ import grpc
 
 from hemra.v1 import executor_service_pb2_grpc, harness_service_pb2_grpc, importer_service_pb2_grpc
 from hemra.v1 import planner_service_pb2_grpc, scorer_service_pb2_grpc, store_service_pb2_grpc
+from services import auth
 from services.rpc import CHANNEL_OPTIONS
 
 DEFAULT_TIMEOUT = 60.0
@@ -41,8 +42,12 @@ class Unavailable(RpcError):
     pass
 
 
+class Unauthenticated(RpcError):
+    pass
+
+
 _ERRORS = {grpc.StatusCode.NOT_FOUND: NotFound, grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
-           grpc.StatusCode.ABORTED: LeaseLost, grpc.StatusCode.UNAVAILABLE: Unavailable}
+           grpc.StatusCode.ABORTED: LeaseLost, grpc.StatusCode.UNAVAILABLE: Unavailable, grpc.StatusCode.UNAUTHENTICATED: Unauthenticated}
 
 
 def error_of(exc: grpc.aio.AioRpcError) -> RpcError:
@@ -76,29 +81,34 @@ class Client:
         return call
 
 
-def channel(address: str) -> grpc.aio.Channel:
-    return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+def channel(address: str, ca_cert: bytes | None = None) -> grpc.aio.Channel:
+    """A channel to `address`; TLS when a CA certificate (PEM) is given."""
+    if ca_cert is None:
+        return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(ca_cert), options=CHANNEL_OPTIONS)
 
 
-def store(channel: grpc.aio.Channel) -> Client:
-    return Client(channel, store_service_pb2_grpc.StoreServiceStub(channel))
+def store(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, store_service_pb2_grpc.StoreServiceStub(channel), metadata=auth.metadata(token))
 
 
-def planner(channel: grpc.aio.Channel) -> Client:
-    return Client(channel, planner_service_pb2_grpc.PlannerServiceStub(channel), timeout=600)
+def planner(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, planner_service_pb2_grpc.PlannerServiceStub(channel), metadata=auth.metadata(token),
+                  timeout=600)
 
 
-def scorer(channel: grpc.aio.Channel) -> Client:
+def scorer(channel: grpc.aio.Channel, token: str = "") -> Client:
     # A verifier may run for its whole timeout; the scorer enforces that itself.
-    return Client(channel, scorer_service_pb2_grpc.ScorerServiceStub(channel), timeout=24 * 3600)
+    return Client(channel, scorer_service_pb2_grpc.ScorerServiceStub(channel), metadata=auth.metadata(token),
+                  timeout=24 * 3600)
 
 
-def executor(channel: grpc.aio.Channel) -> Client:
-    return Client(channel, executor_service_pb2_grpc.ExecutorServiceStub(channel))
+def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, executor_service_pb2_grpc.ExecutorServiceStub(channel), metadata=auth.metadata(token))
 
 
-def importer(channel: grpc.aio.Channel) -> Client:
-    return Client(channel, importer_service_pb2_grpc.ImporterServiceStub(channel))
+def importer(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, importer_service_pb2_grpc.ImporterServiceStub(channel), metadata=auth.metadata(token))
 
 
 def harness(channel: grpc.aio.Channel, token: str) -> Client:

@@ -1,17 +1,37 @@
 """Entry-point helpers for running one service as its own process."""
 
+import argparse
 import asyncio
 import logging
 import signal
+import sys
 
 import grpc
 
-from services import rpc
+from services import auth, rpc
+
+
+def add_auth_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token-env", default=auth.DEFAULT_TOKEN_ENV, metavar="NAME",
+                        help="environment variable holding the deployment token (default %(default)s)")
+
+
+def token_of(args: argparse.Namespace) -> str:
+    """The deployment token, or exit 2 with one line saying which variable to set."""
+    try:
+        return auth.token_from_env(args.token_env)
+    except auth.TokenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
 
 async def serve_forever(name: str, server: grpc.aio.Server, listen: str, port: int) -> None:
     """Start, print the bound address on one line (tests read it), stop on SIGTERM/SIGINT."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging()
     await server.start()
     host, _ = rpc.split_listen(listen)
     print(f"{name} listening on {host}:{port}", flush=True)

@@ -70,20 +70,26 @@ def handle_errors(method):
     return wrapper
 
 
-def new_server() -> grpc.aio.Server:
-    return grpc.aio.server(options=CHANNEL_OPTIONS)
+def new_server(token: str = "") -> grpc.aio.Server:
+    """A server that, given a token, refuses calls without it (see services/auth.py)."""
+    from services.auth import TokenInterceptor
+
+    interceptors = [TokenInterceptor(token)] if token else []
+    return grpc.aio.server(options=CHANNEL_OPTIONS, interceptors=interceptors)
 
 
-def bind(server: grpc.aio.Server, listen: str) -> int:
-    """Bind `host:port` (port 0 picks a free one) and return the port."""
-    port = server.add_insecure_port(listen)
+def bind(server: grpc.aio.Server, listen: str, tls: tuple[bytes, bytes] | None = None) -> int:
+    """Bind `host:port` (port 0 picks a free one) and return the port. `tls` is (key, cert) PEM."""
+    try:
+        if tls is None:
+            port = server.add_insecure_port(listen)
+        else:
+            port = server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
+    except RuntimeError as exc:
+        raise OSError(f"cannot listen on {listen}: {exc}") from None
     if port == 0:
-        raise OSError(f"cannot listen on {listen}")
+        raise OSError(f"cannot listen on {listen} (in use?)")
     return port
-
-
-def channel(address: str) -> grpc.aio.Channel:
-    return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
 
 
 def split_listen(listen: str) -> tuple[str, int]:

@@ -11,6 +11,8 @@ app.command()(running.run)
 app.command()(running.cancel)
 app.command()(results.runs)
 app.command()(results.show)
+app.command()(serving.serve)
+app.command()(serving.worker)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(serving.service)
 app.add_typer(harness.app, name="harness")
 

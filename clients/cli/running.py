@@ -36,22 +36,26 @@ def run(
     model: Annotated[Optional[str], typer.Option("--model", help="The model every harness must use.")] = None,
     timeout: Annotated[Optional[int], typer.Option("--timeout", help="Seconds per attempt (run file: timeout_secs).")] = None,
     max_infra_retries: Annotated[Optional[int], typer.Option("--max-infra-retries", help="Retries after infrastructure failures only.")] = None,
+    detach: Annotated[bool, typer.Option("--detach", help="Record and queue the run, print its ID and return; hemra serve or workers run it.")] = False,
 ) -> None:
     """Resolve, record and run harnesses x datasets x attempts, then print the report."""
     flags = Flags(harnesses=harness, datasets=dataset, attempts=attempts, tasks=tasks, exclude=exclude,
                   baseline=baseline, concurrency=concurrency, sandbox=sandbox, require=require,
                   verifier_env=verifier_env, judges=judge, label=label, model=model, timeout_secs=timeout,
                   max_infra_retries=max_infra_retries)
-    complete = _run(run_file, flags)
+    complete = _run(run_file, flags, detach)
     if not complete:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
 @command
-async def _run(run_file: Path | None, flags: Flags) -> bool:
+async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
     spec = merge(run_file, flags)
     async with embedded.services(home(), database_url()) as services:
         run = (await services.planner.PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        if detach:
+            print(run.id)
+            return True
         console.print(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}", highlight=False)
         worker = await services.start_executor(run.spec.concurrency, run_id=run.id)
         cancel = asyncio.Event()

@@ -1,10 +1,26 @@
-"""hemra service: run one service as its own process."""
+"""hemra serve, hemra worker and hemra service: the processes that work the queue."""
 
 import asyncio
+import importlib
+import ipaddress
+import signal
 from enum import Enum
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
+
+from clients import embedded
+from clients import rpc as clients
+from clients.cli.common import command, console, database_url, fail, home
+from hemra.v1 import store_service_pb2 as spb
+from services import auth
+from services.entry import configure_logging
+from services.executor.server import build_executor
+from services.rpc import split_listen
+from services.scorer.server import build_server as build_scorer
+
+DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
 
 
 class ServiceName(str, Enum):
@@ -17,10 +33,111 @@ class ServiceName(str, Enum):
 
 def service(
     name: Annotated[ServiceName, typer.Argument(help="Which service to run.")],
-    args: Annotated[list[str] | None, typer.Argument(help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT.")] = None,
+    args: Annotated[Optional[list[str]], typer.Argument(help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT.")] = None,
 ) -> None:
     """Run one service alone (the same as python -m services.<name>)."""
-    import importlib
-
     module = importlib.import_module(f"services.{name.value}.__main__")
     asyncio.run(module.main(args or []))
+
+
+def is_loopback(listen: str) -> bool:
+    host, _ = split_listen(listen)
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this process works at once.")] = 1,
+    store_listen: Annotated[str, typer.Option("--store-listen", help="Where remote workers reach the store (gRPC).")] = DEFAULT_STORE_LISTEN,
+    expose: Annotated[bool, typer.Option("--expose", help="Allow listening on a non-loopback address.")] = False,
+    tls_cert: Annotated[Optional[Path], typer.Option("--tls-cert", help="PEM certificate for the store port.")] = None,
+    tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="PEM private key for the store port.")] = None,
+    token_env: Annotated[str, typer.Option("--token-env", help="Variable holding the deployment token (else HEMRA_HOME/token is used, made once).")] = auth.DEFAULT_TOKEN_ENV,
+) -> None:
+    """Work the store's queue (runs recorded with --detach, retries, other processes' runs) until stopped.
+
+    SIGTERM or Ctrl-C hands running attempts back to the queue; nothing is lost.
+    """
+    if not is_loopback(store_listen) and not expose:
+        fail(f"--store-listen {store_listen} is not a loopback address; add --expose to allow it")
+    if (tls_cert is None) != (tls_key is None):
+        fail("--tls-cert and --tls-key go together")
+    tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert else None
+    _serve(concurrency, store_listen, tls, token_env)
+
+
+@command
+async def _serve(concurrency: int, store_listen: str, tls, token_env: str) -> None:
+    configure_logging()
+    token, source = auth.server_token(home(), token_env)
+    try:
+        context = embedded.services(home(), database_url(), token, store_listen, tls)
+        services = await context.__aenter__()
+    except OSError as exc:
+        fail(f"{exc} (is another hemra serve using it? pass --store-listen 127.0.0.1:0 for a second one)")
+    try:
+        worker = await services.start_executor(concurrency)
+        console.print(f"hemra serve: working the queue with concurrency {concurrency}; store for workers on "
+                      f"{services.addresses.get('store_public', services.addresses['store'])}"
+                      f"{' (TLS)' if tls else ''}, token from {source}", highlight=False)
+        await _until_signalled(worker)
+    finally:
+        await context.__aexit__(None, None, None)
+
+
+async def _until_signalled(worker) -> None:
+    loop = asyncio.get_running_loop()
+    work = asyncio.create_task(worker.run())
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    await asyncio.wait({work, asyncio.create_task(stopping.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    console.print("stopping: handing running attempts back to the queue", highlight=False)
+    await worker.stop(release=True)
+    await work
+
+
+def worker(
+    store: Annotated[str, typer.Option("--store", help="The store's HOST:PORT (hemra serve --store-listen).")],
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this worker works at once.")] = 1,
+    token_env: Annotated[str, typer.Option("--token-env", help="Variable holding the deployment token.")] = auth.DEFAULT_TOKEN_ENV,
+    tls_ca: Annotated[Optional[Path], typer.Option("--tls-ca", help="PEM CA certificate: connect with TLS.")] = None,
+) -> None:
+    """Work a shared store's queue from this machine (sandboxes and scoring run here)."""
+    try:
+        token = auth.token_from_env(token_env)
+    except auth.TokenError as exc:
+        fail(str(exc))
+    _worker(store, concurrency, token, token_env, tls_ca.read_bytes() if tls_ca else None)
+
+
+@command
+async def _worker(address: str, concurrency: int, token: str, token_env: str, ca: bytes | None) -> None:
+    configure_logging()
+    channel = clients.channel(address, ca)
+    store = clients.store(channel, token)
+    try:
+        await store.FindMissingBlobs(spb.FindMissingBlobsRequest())
+    except clients.Unauthenticated:
+        fail(f"the store at {address} refused the token in {token_env}")
+    except clients.Unavailable as exc:
+        fail(f"cannot reach the store at {address}: {exc}", 1)
+    scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", token)
+    await scorer_server.start()
+    scorer_channel = clients.channel(f"127.0.0.1:{scorer_port}")
+    server, _, worker_ = build_executor(store, clients.scorer(scorer_channel, token), home(), concurrency,
+                                        "127.0.0.1:0", token=token)
+    await server.start()
+    console.print(f"hemra worker: working {address} with concurrency {concurrency}", highlight=False)
+    try:
+        await _until_signalled(worker_)
+    finally:
+        await server.stop(grace=1)
+        await scorer_server.stop(grace=1)
+        await scorer_servicer.close()
+        await scorer_channel.close()
+        await channel.close()

@@ -1,11 +1,11 @@
-"""Run the executor service alone: python -m services.executor --store ... --scorer ..."""
+"""Run the executor service alone: python -m services.executor --store HOST:PORT --scorer HOST:PORT."""
 
 import argparse
 import asyncio
-import logging
 import signal
 
 from clients import rpc as clients
+from services.entry import add_auth_options, configure_logging, token_of
 from services.executor.server import build_executor
 from services.store.settings import hemra_home
 
@@ -16,11 +16,13 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--scorer", required=True)
     parser.add_argument("--concurrency", type=int, default=1)
+    add_auth_options(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    token = token_of(args)
+    configure_logging()
     store_channel, scorer_channel = clients.channel(args.store), clients.channel(args.scorer)
-    server, port, worker = build_executor(clients.store(store_channel), clients.scorer(scorer_channel),
-                                          hemra_home(), args.concurrency, args.listen)
+    server, port, worker = build_executor(clients.store(store_channel, token), clients.scorer(scorer_channel, token),
+                                          hemra_home(), args.concurrency, args.listen, token=token)
     await server.start()
     print(f"executor listening on {args.listen.rpartition(':')[0]}:{port}", flush=True)
     loop = asyncio.get_running_loop()

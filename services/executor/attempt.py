@@ -48,11 +48,24 @@ class Deps:
 
 
 class Stop(Exception):
-    """The attempt must stop: cancelled, or the lease was lost."""
+    """The attempt must stop: cancelled, released (the worker is shutting down), or the lease was lost."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+class Control:
+    """How others tell a running attempt to stop, and why."""
+
+    def __init__(self):
+        self.event = asyncio.Event()
+        self.reason = ""
+
+    def stop(self, reason: str) -> None:
+        if not self.event.is_set():
+            self.reason = reason
+            self.event.set()
 
 
 def attempt_timeout(job) -> float:
@@ -61,21 +74,20 @@ def attempt_timeout(job) -> float:
     return job.task.agent_timeout.ToNanoseconds() / 1e9 or DEFAULT_TIMEOUT_SECS
 
 
-async def work(job, deps: Deps) -> None:
-    """Work `job` to its completion (or until its lease is lost)."""
+async def work(job, deps: Deps, control: Control | None = None) -> None:
+    """Work `job` to its completion (or until it is released or its lease is lost)."""
     events = EventLog(deps.store, job.id, job.lease_token)
     started = time.time()
-    stop = asyncio.Event()
-    reason: list[str] = []
-    heartbeat = asyncio.create_task(_heartbeat(job, deps, stop, reason))
+    control = control or Control()
+    heartbeat = asyncio.create_task(_heartbeat(job, deps, control))
     sandbox: Sandbox | None = None
     try:
         task_dir = await deps.cache.folder(job.task)
         sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root)
         await sandbox.prepare()
         await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
-        result = await _until_stopped(_drive(job, deps, sandbox, task_dir, events), stop, reason, sandbox)
-        score = await _until_stopped(_score(job, deps, sandbox, events), stop, reason, sandbox)
+        result = await _until_stopped(_drive(job, deps, sandbox, task_dir, events), control, sandbox)
+        score = await _until_stopped(_score(job, deps, sandbox, events), control, sandbox)
         artifacts = await _collect(sandbox, deps.store)
         await events.flush()
         await _complete(deps, job, _OUTCOMES[result.outcome], result.exit_code, result.error, started,
@@ -84,6 +96,9 @@ async def work(job, deps: Deps) -> None:
         if stopped.reason == "cancelled":
             await _finish_quietly(events)
             await _complete(deps, job, pb.OUTCOME_CANCELLED, 0, "cancelled while running", started)
+        elif stopped.reason == "released":
+            await _finish_quietly(events, event("status", "released", message="the worker shut down"))
+            await _release(deps, job)
         else:
             logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
     except clients.LeaseLost:
@@ -135,10 +150,13 @@ async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Scor
     return score
 
 
-async def _until_stopped(work, stop: asyncio.Event, reason: list[str], sandbox: Sandbox):
-    """Await `work` unless the heartbeat says stop first; then kill the sandbox's processes."""
+async def _until_stopped(work, control: Control, sandbox: Sandbox):
+    """Await `work` unless told to stop first; then kill the sandbox's processes."""
+    if control.event.is_set():
+        work.close()
+        raise Stop(control.reason)
     task = asyncio.ensure_future(work)
-    stopper = asyncio.ensure_future(stop.wait())
+    stopper = asyncio.ensure_future(control.event.wait())
     done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
     if task in done:
         stopper.cancel()
@@ -146,10 +164,10 @@ async def _until_stopped(work, stop: asyncio.Event, reason: list[str], sandbox: 
     await sandbox.kill()
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    raise Stop(reason[0] if reason else "stopped")
+    raise Stop(control.reason)
 
 
-async def _heartbeat(job, deps: Deps, stop: asyncio.Event, reason: list[str]) -> None:
+async def _heartbeat(job, deps: Deps, control: Control) -> None:
     request = spb.HeartbeatJobRequest(job_id=job.id, lease_token=job.lease_token)
     request.lease.FromNanoseconds(int(deps.lease_secs * 1e9))
     while True:
@@ -157,15 +175,13 @@ async def _heartbeat(job, deps: Deps, stop: asyncio.Event, reason: list[str]) ->
         try:
             response = await deps.store.HeartbeatJob(request)
         except clients.LeaseLost:
-            reason.append("lease lost")
-            stop.set()
+            control.stop("lease lost")
             return
         except clients.RpcError as exc:
             logger.warning("heartbeat of %s failed: %s", job.id, exc)
             continue
         if response.cancel_requested:
-            reason.append("cancelled")
-            stop.set()
+            control.stop("cancelled")
             return
 
 
@@ -198,6 +214,14 @@ async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, s
         await deps.store.CompleteJob(request)
     except clients.LeaseLost:
         logger.warning("attempt %s: lease lost before completion; its result is dropped", job.attempt.id)
+
+
+async def _release(deps: Deps, job) -> None:
+    try:
+        await deps.store.ReleaseJob(spb.ReleaseJobRequest(job_id=job.id, lease_token=job.lease_token,
+                                                          reason="worker stopped"))
+    except clients.RpcError as exc:  # the lease will expire instead; nothing is lost
+        logger.warning("attempt %s: could not release its job: %s", job.attempt.id, exc)
 
 
 async def _finish_quietly(events: EventLog, *extra) -> None:

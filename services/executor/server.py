@@ -18,10 +18,14 @@ HEARTBEAT_SECS = 2.0
 
 
 def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "127.0.0.1:0",
-                   run_id: str = "", lease_secs: float = LEASE_SECS,
-                   heartbeat_secs: float = HEARTBEAT_SECS) -> tuple[grpc.aio.Server, int, Worker]:
-    """The server (not started), its port, and the worker that works the queue once run."""
-    server = rpc.new_server()
+                   run_id: str = "", lease_secs: float = LEASE_SECS, heartbeat_secs: float = HEARTBEAT_SECS,
+                   token: str = "") -> tuple[grpc.aio.Server, int, Worker]:
+    """The server (not started), its port, and the worker that works the queue once run.
+
+    The harness protocol on it is served to harnesses with per-attempt tokens;
+    ExecutorService needs the deployment token when one is given.
+    """
+    server = rpc.new_server(token)
     port = rpc.bind(server, listen)
     host, _ = rpc.split_listen(listen)
     grants = Grants()

@@ -25,6 +25,7 @@ class Worker:
         self.concurrency = max(concurrency, 1)
         self.run_id = run_id
         self.active: dict[str, asyncio.Task] = {}
+        self._controls: dict[str, attempt.Control] = {}
         self.completed = 0
         self._wake = asyncio.Event()
         self._stopping = False
@@ -57,12 +58,15 @@ class Worker:
         return response.job if response.HasField("job") else None
 
     def _start(self, job) -> None:
-        task = asyncio.create_task(attempt.work(job, self.deps))
+        control = attempt.Control()
+        task = asyncio.create_task(attempt.work(job, self.deps, control))
         self.active[job.attempt.id] = task
+        self._controls[job.attempt.id] = control
         task.add_done_callback(lambda _: self._done(job.attempt.id))
 
     def _done(self, attempt_id: str) -> None:
         self.active.pop(attempt_id, None)
+        self._controls.pop(attempt_id, None)
         self.completed += 1
         self._wake.set()
 
@@ -73,11 +77,12 @@ class Worker:
         except asyncio.TimeoutError:
             pass
 
-    async def stop(self, cancel_active: bool = True) -> None:
-        """Stop claiming; with `cancel_active`, abandon running attempts (their leases expire)."""
+    async def stop(self, release: bool = True) -> None:
+        """Stop claiming. With `release`, hand running attempts' jobs back to the queue
+        (each is retried as a new attempt at once); else wait for them to finish."""
         self._stopping = True
         self._wake.set()
-        if cancel_active:
-            for task in list(self.active.values()):
-                task.cancel()
+        if release:
+            for control in list(self._controls.values()):
+                control.stop("released")
         await asyncio.gather(*self.active.values(), return_exceptions=True)

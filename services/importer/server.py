@@ -7,7 +7,7 @@ from services import rpc
 from services.importer.servicer import ImporterServicer
 
 
-def build_server(listen: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
-    server = rpc.new_server()
+def build_server(listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
+    server = rpc.new_server(token)
     ipb_grpc.add_ImporterServiceServicer_to_server(ImporterServicer(), server)
     return server, rpc.bind(server, listen)

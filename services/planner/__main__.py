@@ -4,7 +4,7 @@ import argparse
 import asyncio
 
 from clients import rpc as clients
-from services.entry import serve_forever
+from services.entry import add_auth_options, serve_forever, token_of
 from services.planner.server import build_server
 from services.store.settings import hemra_home
 
@@ -13,9 +13,11 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.planner", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7802")
     parser.add_argument("--store", required=True, help="the store service's host:port")
+    add_auth_options(parser)
     args = parser.parse_args(argv)
+    token = token_of(args)
     channel = clients.channel(args.store)
-    server, port = build_server(clients.store(channel), hemra_home(), args.listen)
+    server, port = build_server(clients.store(channel, token), hemra_home(), args.listen, token)
     try:
         await serve_forever("planner", server, args.listen, port)
     finally:

@@ -9,8 +9,8 @@ from services import rpc
 from services.planner.servicer import PlannerServicer
 
 
-def build_server(store, home: Path, listen: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
+def build_server(store, home: Path, listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
     """`store` is a clients.rpc store client: the planner never opens the database."""
-    server = rpc.new_server()
+    server = rpc.new_server(token)
     ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home), server)
     return server, rpc.bind(server, listen)

@@ -4,7 +4,7 @@ import argparse
 import asyncio
 
 from clients import rpc as clients
-from services.entry import serve_forever
+from services.entry import add_auth_options, serve_forever, token_of
 from services.scorer.server import build_server
 
 
@@ -12,9 +12,11 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.scorer", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7804")
     parser.add_argument("--store", required=True, help="the store service's host:port")
+    add_auth_options(parser)
     args = parser.parse_args(argv)
+    token = token_of(args)
     channel = clients.channel(args.store)
-    server, port, servicer = build_server(clients.store(channel), args.listen)
+    server, port, servicer = build_server(clients.store(channel, token), args.listen, token)
     try:
         await serve_forever("scorer", server, args.listen, port)
     finally:

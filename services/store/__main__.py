@@ -3,7 +3,7 @@
 import argparse
 import asyncio
 
-from services.entry import serve_forever
+from services.entry import add_auth_options, serve_forever, token_of
 from services.store.server import build_server
 from services.store.service import Store
 from services.store.settings import StoreSettings
@@ -13,10 +13,12 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.store", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7801", help="host:port (port 0 picks one)")
     parser.add_argument("--database-url", default=None, help="default: HEMRA_DATABASE_URL, else HEMRA_HOME/hemra.db")
+    add_auth_options(parser)
     args = parser.parse_args(argv)
+    token = token_of(args)
     settings = StoreSettings.from_env(args.database_url)
     store = await Store.open(settings.database_url, settings.blob_dir)
-    server, port = build_server(store, args.listen)
+    server, port = build_server(store, args.listen, token)
     try:
         await serve_forever("store", server, args.listen, port)
     finally:

@@ -29,6 +29,15 @@ class Claimed:
     run: t.Run
 
 
+async def _has_capacity(session: AsyncSession, run_id: str, now: float) -> bool:
+    """Recount the run's live leases while holding its row: concurrent claimers of one
+    run wait here in turn, so a run's concurrency holds across every worker."""
+    run = (await session.execute(select(t.Run).where(t.Run.id == run_id).with_for_update())).scalar_one()
+    live = (await session.execute(select(func.count()).select_from(t.Job).where(
+        t.Job.run_id == run_id, t.Job.state == "leased", t.Job.lease_expire_time > now))).scalar_one()
+    return live < run.concurrency
+
+
 def _eligible(now: float):
     """Queued jobs of runs below their concurrency (counting live leases of every worker)."""
     busy = aliased(t.Job)
@@ -43,15 +52,19 @@ async def claim(session: AsyncSession, worker: str, lease_secs: float, now: floa
                 run_id: str = "") -> Claimed | None:
     """Lease the oldest eligible job; None when the queue has nothing for us."""
     await recover_expired(session, now)
-    pick = select(t.Job.id).where(_eligible(now)).order_by(t.Job.create_time, t.Job.id).limit(1)
+    pick = select(t.Job.id, t.Job.run_id).where(_eligible(now)).order_by(t.Job.create_time, t.Job.id).limit(1)
     if run_id:
         pick = pick.where(t.Job.run_id == run_id)
     # PostgreSQL: SKIP LOCKED lets racing claimers pass over each other's rows.
-    # SQLite ignores it; there the outer WHERE repeats the eligibility test so
-    # the UPDATE is a compare-and-set under BEGIN IMMEDIATE.
-    pick = pick.with_for_update(skip_locked=True).scalar_subquery()
+    # SQLite ignores it; there BEGIN IMMEDIATE serializes claimers and the
+    # UPDATE's WHERE repeats the state test, a compare-and-set.
+    row = (await session.execute(pick.with_for_update(skip_locked=True))).first()
+    if row is None:
+        return None
+    if session.bind.dialect.name == "postgresql" and not await _has_capacity(session, row.run_id, now):
+        return None
     result = await session.execute(
-        update(t.Job).where(t.Job.id == pick, t.Job.state == "queued")
+        update(t.Job).where(t.Job.id == row.id, t.Job.state == "queued")
         .values(state="leased", lease_owner=worker, lease_token=t.Job.lease_token + 1,
                 lease_expire_time=now + lease_secs, try_count=t.Job.try_count + 1)
         .returning(t.Job.id).execution_options(synchronize_session=False))
@@ -140,8 +153,13 @@ def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
 
 
 async def _maybe_retry(session: AsyncSession, attempt: t.Attempt, now: float) -> str:
+    """Queue the trial's next attempt while the run's infra retry budget allows
+    (released attempts do not count against it)."""
     run = await session.get(t.Run, attempt.run_id)
-    if run.cancel_requested or attempt.number > run.max_infra_retries:
+    used = (await session.execute(select(func.count()).select_from(t.Attempt).where(
+        t.Attempt.trial_id == attempt.trial_id, t.Attempt.outcome == records.INFRA_FAILED,
+        t.Attempt.released.is_(False)))).scalar_one()
+    if run.cancel_requested or used > run.max_infra_retries:
         return ""
     new_attempt, new_job = records.new_attempt_rows(run.id, attempt.trial_id, attempt.number + 1, now)
     await session.execute(t.Attempt.__table__.insert(), [new_attempt])
@@ -153,6 +171,17 @@ async def _retry_of(session: AsyncSession, attempt: t.Attempt) -> str:
     query = select(t.Attempt.id).where(t.Attempt.trial_id == attempt.trial_id,
                                        t.Attempt.number == attempt.number + 1)
     return (await session.execute(query)).scalar_one_or_none() or ""
+
+
+async def release(session: AsyncSession, job_id: str, token: int, reason: str, now: float) -> str:
+    """Hand a leased job back (its worker is shutting down): the attempt closes as an
+    infrastructure failure marked released and a fresh attempt is queued. Returns its ID."""
+    job = await check_lease(session, job_id, token, now)
+    job.state, job.last_error = "done", f"released: {reason}"
+    attempt = await session.get(t.Attempt, job.attempt_id)
+    attempt.released = True
+    _close_attempt(attempt, Completion(records.INFRA_FAILED, error=job.last_error), now)
+    return await _maybe_retry(session, attempt, now)
 
 
 async def recover_expired(session: AsyncSession, now: float, limit: int = 100) -> int:

@@ -8,8 +8,9 @@ from services.store.service import Store
 from services.store.servicer import StoreServicer
 
 
-def build_server(store: Store, listen: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
-    """The server, not yet started, and the port it bound."""
-    server = rpc.new_server()
+def build_server(store: Store, listen: str = "127.0.0.1:0", token: str = "",
+                 tls: tuple[bytes, bytes] | None = None) -> tuple[grpc.aio.Server, int]:
+    """The server, not yet started, and the port it bound. With a token, callers must present it."""
+    server = rpc.new_server(token)
     spb_grpc.add_StoreServiceServicer_to_server(StoreServicer(store), server)
-    return server, rpc.bind(server, listen)
+    return server, rpc.bind(server, listen, tls)

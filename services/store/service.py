@@ -94,6 +94,10 @@ class Store:
             trial = await session.get(t.Trial, attempt.trial_id)
             return attempt, trial, await session.get(t.Cell, trial.cell_id), retry
 
+    async def release_job(self, job_id: str, token: int, reason: str) -> str:
+        async with self.sessions.begin() as session:
+            return await queue.release(session, job_id, token, reason, self.clock())
+
     async def put_blobs(self, blobs: list[tuple[str, bytes]]) -> list[str]:
         digests = [self.blobs.put(data, expected) for expected, data in blobs]
         async with self.sessions.begin() as session:

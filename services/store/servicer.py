@@ -102,6 +102,11 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
                                        retry_attempt_id=retry)
 
     @handle_errors
+    async def ReleaseJob(self, request, context):
+        retry = await self.store.release_job(request.job_id, request.lease_token, request.reason or "worker stopped")
+        return spb.ReleaseJobResponse(retry_attempt_id=retry)
+
+    @handle_errors
     async def PutBlobs(self, request, context):
         digests = await self.store.put_blobs([(b.digest, b.data) for b in request.blobs])
         return spb.PutBlobsResponse(digests=digests)

@@ -1,7 +1,7 @@
 """SQLAlchemy tables of the store. Times are seconds since the epoch (UTC), as floats,
 so the queue's expiry tests are plain comparisons on SQLite and PostgreSQL alike."""
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -117,6 +117,9 @@ class Attempt(Base):
     #: passed, failed, errored or cancelled once finished (see records.verdict):
     #: kept on the row so progress is one aggregate query.
     verdict: Mapped[str | None] = mapped_column(String(16))
+    #: Closed because its worker shut down and handed the job back (not the
+    #: infrastructure's fault): its retry does not use up max_infra_retries.
+    released: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Job(Base):

@@ -24,6 +24,7 @@ def start(name: str, env: dict, *args: str) -> tuple[subprocess.Popen, str]:
 
 
 def test_services__as_separate_processes(hemra_env, tmp_path):
+    hemra_env = dict(hemra_env, HEMRA_TOKEN="process-test-token")
     store_env = dict(hemra_env, HEMRA_HOME=str(tmp_path / "store-home"))
     # The other services get a home without a database: they could not open one if they tried.
     other_env = dict(hemra_env, HEMRA_HOME=str(tmp_path / "worker-home"),
@@ -38,7 +39,7 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
         executor, _ = start("executor", other_env, "--store", store_addr, "--scorer", scorer_addr,
                             "--concurrency", "2")
         processes.append(executor)
-        report = asyncio.run(_plan_and_wait(planner_addr, store_addr))
+        report = asyncio.run(_plan_and_wait(planner_addr, store_addr, "process-test-token"))
     finally:
         for process in processes:
             process.terminate()
@@ -53,13 +54,15 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
     assert [p.returncode for p in processes] == [0] * len(processes)
 
 
-async def _plan_and_wait(planner_addr: str, store_addr: str):
+async def _plan_and_wait(planner_addr: str, store_addr: str, token: str):
     planner_channel, store_channel = clients.channel(planner_addr), clients.channel(store_addr)
     try:
         spec = pb.RunSpec(label="procs", harnesses=["oracle", "nop"], datasets=["hemra-offline"],
                                        tasks=["hemra/text-stats", "hemra/reverse-lines"], concurrency=2)
-        run = (await clients.planner(planner_channel).PlanRun(ppb.PlanRunRequest(spec=spec))).run
-        store = clients.store(store_channel)
+        run = (await clients.planner(planner_channel, token).PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        store = clients.store(store_channel, token)
+        with pytest.raises(clients.Unauthenticated):
+            await clients.store(store_channel, "wrong").GetRun(spb.GetRunRequest(run=run.id))
         for _ in range(300):
             progress = (await store.GetRun(spb.GetRunRequest(run=run.id))).run.progress
             if progress.done == progress.trials == 4:

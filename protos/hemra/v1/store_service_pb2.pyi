@@ -348,6 +348,22 @@ class CompleteJobResponse(_message.Message):
     retry_attempt_id: str
     def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., retry_attempt_id: _Optional[str] = ...) -> None: ...
 
+class ReleaseJobRequest(_message.Message):
+    __slots__ = ("job_id", "lease_token", "reason")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    lease_token: int
+    reason: str
+    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReleaseJobResponse(_message.Message):
+    __slots__ = ("retry_attempt_id",)
+    RETRY_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    retry_attempt_id: str
+    def __init__(self, retry_attempt_id: _Optional[str] = ...) -> None: ...
+
 class Blob(_message.Message):
     __slots__ = ("digest", "data")
     DIGEST_FIELD_NUMBER: _ClassVar[int]

@@ -95,6 +95,11 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.CompleteJobRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.CompleteJobResponse.FromString,
                 _registered_method=True)
+        self.ReleaseJob = channel.unary_unary(
+                '/hemra.v1.StoreService/ReleaseJob',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.FromString,
+                _registered_method=True)
         self.PutBlobs = channel.unary_unary(
                 '/hemra.v1.StoreService/PutBlobs',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.PutBlobsRequest.SerializeToString,
@@ -204,6 +209,15 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReleaseJob(self, request, context):
+        """Hands a leased job back because its worker is shutting down: the attempt
+        closes as a released infrastructure failure and a fresh attempt is queued
+        (a release does not use up max_infra_retries). ABORTED when the lease is lost.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def PutBlobs(self, request, context):
         """Content-addressed blobs (sha256). Storing a blob twice is a no-op.
         """
@@ -287,6 +301,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.CompleteJob,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.CompleteJobRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.CompleteJobResponse.SerializeToString,
+            ),
+            'ReleaseJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseJob,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.SerializeToString,
             ),
             'PutBlobs': grpc.unary_unary_rpc_method_handler(
                     servicer.PutBlobs,
@@ -629,6 +648,33 @@ class StoreService:
             '/hemra.v1.StoreService/CompleteJob',
             hemra_dot_v1_dot_store__service__pb2.CompleteJobRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.CompleteJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ReleaseJob',
+            hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.FromString,
             options,
             channel_credentials,
             insecure,
