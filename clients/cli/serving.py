@@ -51,7 +51,7 @@ def is_loopback(listen: str) -> bool:
 
 
 def serve(
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this process works at once.")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=0, help="Attempts this process works at once (0: serve only, workers do the work).")] = 1,
     store_listen: Annotated[str, typer.Option("--store-listen", help="Where remote workers reach the store (gRPC).")] = DEFAULT_STORE_LISTEN,
     expose: Annotated[bool, typer.Option("--expose", help="Allow listening on a non-loopback address.")] = False,
     tls_cert: Annotated[Optional[Path], typer.Option("--tls-cert", help="PEM certificate for the store port.")] = None,
@@ -80,21 +80,34 @@ async def _serve(concurrency: int, store_listen: str, tls, token_env: str) -> No
     except OSError as exc:
         fail(f"{exc} (is another hemra serve using it? pass --store-listen 127.0.0.1:0 for a second one)")
     try:
+        where = (f"store for workers on {services.addresses.get('store_public', services.addresses['store'])}"
+                 f"{' (TLS)' if tls else ''}, token from {source}")
+        if concurrency == 0:
+            console.print(f"hemra serve: serving only (concurrency 0); {where}", highlight=False)
+            await _until_stop_signal()
+            return
         worker = await services.start_executor(concurrency)
-        console.print(f"hemra serve: working the queue with concurrency {concurrency}; store for workers on "
-                      f"{services.addresses.get('store_public', services.addresses['store'])}"
-                      f"{' (TLS)' if tls else ''}, token from {source}", highlight=False)
+        console.print(f"hemra serve: working the queue with concurrency {concurrency}; {where}", highlight=False)
         await _until_signalled(worker)
     finally:
         await context.__aexit__(None, None, None)
 
 
-async def _until_signalled(worker) -> None:
-    loop = asyncio.get_running_loop()
-    work = asyncio.create_task(worker.run())
+def _stop_signal() -> asyncio.Event:
     stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    return stopping
+
+
+async def _until_stop_signal() -> None:
+    await _stop_signal().wait()
+
+
+async def _until_signalled(worker) -> None:
+    stopping = _stop_signal()
+    work = asyncio.create_task(worker.run())
     await asyncio.wait({work, asyncio.create_task(stopping.wait())}, return_when=asyncio.FIRST_COMPLETED)
     console.print("stopping: handing running attempts back to the queue", highlight=False)
     await worker.stop(release=True)

@@ -1,5 +1,6 @@
 """Build the executor: its gRPC server (ExecutorService and the harness protocol) and its worker."""
 
+import os
 from pathlib import Path
 
 import grpc
@@ -13,18 +14,28 @@ from services.executor.servicer import ExecutorServicer
 from services.executor.taskcache import TaskCache
 from services.executor.worker import Worker, worker_name
 
+#: A job's lease; a worker that stops heartbeating loses its jobs after this long.
 LEASE_SECS = 30.0
+#: Heartbeats carry cancellation, so they come often (at most a third of the lease).
 HEARTBEAT_SECS = 2.0
 
 
+def lease_settings() -> tuple[float, float]:
+    """(lease, heartbeat) seconds; HEMRA_LEASE_SECS shortens the lease (faster recovery, more writes)."""
+    lease = float(os.environ.get("HEMRA_LEASE_SECS") or LEASE_SECS)
+    return lease, min(HEARTBEAT_SECS, lease / 3)
+
+
 def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "127.0.0.1:0",
-                   run_id: str = "", lease_secs: float = LEASE_SECS, heartbeat_secs: float = HEARTBEAT_SECS,
+                   run_id: str = "", lease_secs: float | None = None, heartbeat_secs: float | None = None,
                    token: str = "") -> tuple[grpc.aio.Server, int, Worker]:
     """The server (not started), its port, and the worker that works the queue once run.
 
     The harness protocol on it is served to harnesses with per-attempt tokens;
     ExecutorService needs the deployment token when one is given.
     """
+    default_lease, default_heartbeat = lease_settings()
+    lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
     server = rpc.new_server(token)
     port = rpc.bind(server, listen)
     host, _ = rpc.split_listen(listen)
