@@ -16,17 +16,20 @@ def when(ts) -> str:
 
 
 def runs_table(runs) -> Table:
+    """One row per run, then one per cell (dataset/harness) with its own progress."""
     table = Table(title="runs, newest first", title_justify="left")
-    for column in ("id", "label", "created (UTC)", "harnesses", "datasets", *_COUNTS):
+    for column in ("run / cell", "label", "created (UTC)", *_COUNTS):
         table.add_column(column, justify="right" if column in _COUNTS else "left",
-                         no_wrap=column in ("id", "created (UTC)"))
+                         no_wrap=column in ("run / cell", "created (UTC)"))
     for run in runs:
-        p = run.progress
-        harnesses = ", ".join(dict.fromkeys(c.harness_name for c in run.cells))
-        datasets = ", ".join(dict.fromkeys(c.dataset_name for c in run.cells))
-        table.add_row(run.id, run.label, when(run.create_time), harnesses, datasets,
-                      *(str(getattr(p, name)) for name in _COUNTS))
+        table.add_row(run.id, run.label, when(run.create_time), *_counts(run.progress), style="bold")
+        for cell in run.cells:
+            table.add_row(f"  {cell.dataset_name}/{cell.harness_name}", "", "", *_counts(cell.progress))
     return table
+
+
+def _counts(progress) -> list[str]:
+    return [str(getattr(progress, name)) for name in _COUNTS]
 
 
 def print_report(console: Console, report) -> None:

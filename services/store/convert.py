@@ -33,18 +33,23 @@ def from_dict(data: dict, message):
     return json_format.ParseDict(data, message, ignore_unknown_fields=True)
 
 
-def run_to_proto(run: t.Run, cells: list[t.Cell], progress: dict | None = None) -> pb.Run:
+def run_to_proto(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | None = None) -> pb.Run:
+    total, per_cell = progress if progress is not None else (None, {})
     message = pb.Run(name=f"runs/{run.id}", id=run.id, label=run.label,
                      create_time=timestamp(run.create_time), spec=from_dict(run.spec, pb.RunSpec()),
-                     cells=[cell_to_proto(c) for c in cells], cancel_requested=run.cancel_requested)
-    if progress is not None:
-        message.progress.CopyFrom(pb.RunProgress(**progress))
+                     cells=[cell_to_proto(c, per_cell.get(c.id)) for c in cells],
+                     cancel_requested=run.cancel_requested)
+    if total is not None:
+        message.progress.CopyFrom(pb.RunProgress(**total))
     return message
 
 
-def cell_to_proto(cell: t.Cell) -> pb.Cell:
-    return pb.Cell(id=cell.id, dataset_name=cell.dataset_name, dataset_digest=cell.dataset_digest,
-                   harness_name=cell.harness_name, harness_digest=cell.harness_digest, model=cell.model)
+def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
+    message = pb.Cell(id=cell.id, dataset_name=cell.dataset_name, dataset_digest=cell.dataset_digest,
+                      harness_name=cell.harness_name, harness_digest=cell.harness_digest, model=cell.model)
+    if progress is not None:
+        message.progress.CopyFrom(pb.RunProgress(**progress))
+    return message
 
 
 def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:

@@ -120,21 +120,28 @@ async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:
     return list((await session.execute(query)).scalars())
 
 
-async def run_progress(session: AsyncSession, run_id: str) -> dict[str, int]:
-    """Counts over each trial's latest attempt, in one aggregate query."""
+def _empty_progress() -> dict[str, int]:
+    return dict(trials=0, queued=0, running=0, done=0, passed=0, failed=0, errored=0, cancelled=0)
+
+
+async def run_progress(session: AsyncSession, run_id: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Counts over each trial's latest attempt, for the run and per cell, in one aggregate query."""
     newer = aliased(t.Attempt)
     latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
-    query = (select(t.Attempt.state, t.Attempt.verdict, func.count())
-             .where(t.Attempt.run_id == run_id, latest).group_by(t.Attempt.state, t.Attempt.verdict))
-    counts = dict(trials=0, queued=0, running=0, done=0, passed=0, failed=0, errored=0, cancelled=0)
-    for state, verdict_, count in (await session.execute(query)).all():
-        counts["trials"] += count
-        if state == "finished":
-            counts["done"] += count
-            counts[verdict_ or "errored"] += count
-        else:
-            counts[state] += count
-    return counts
+    query = (select(t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict, func.count())
+             .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+             .where(t.Attempt.run_id == run_id, latest)
+             .group_by(t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict))
+    total, cells = _empty_progress(), {}
+    for cell_id, state, verdict_, count in (await session.execute(query)).all():
+        for counts in (total, cells.setdefault(cell_id, _empty_progress())):
+            counts["trials"] += count
+            if state == "finished":
+                counts["done"] += count
+                counts[verdict_ or "errored"] += count
+            else:
+                counts[state] += count
+    return total, cells
 
 
 def verdict(attempt: t.Attempt) -> str:

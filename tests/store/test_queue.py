@@ -116,8 +116,9 @@ async def test_cancel__closes_queued_and_signals_running(store):
     _, cancel = await store.heartbeat_job(running.job.id, running.job.lease_token, 30)
     assert cancel is True
     await store.complete_job(running.job.id, running.job.lease_token, queue.Completion(records.CANCELLED))
-    _, _, progress = await store.get_run(run.id)
+    _, cells, (progress, per_cell) = await store.get_run(run.id)
     assert progress["cancelled"] == 3 and progress["failed"] == 0
+    assert per_cell[cells[0].id]["cancelled"] == 3
 
 
 async def test_racing_claimers__never_claim_a_job_twice(store):

@@ -232,20 +232,22 @@ class Run(_message.Message):
     def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ...) -> None: ...
 
 class Cell(_message.Message):
-    __slots__ = ("id", "dataset_name", "dataset_digest", "harness_name", "harness_digest", "model")
+    __slots__ = ("id", "dataset_name", "dataset_digest", "harness_name", "harness_digest", "model", "progress")
     ID_FIELD_NUMBER: _ClassVar[int]
     DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
     DATASET_DIGEST_FIELD_NUMBER: _ClassVar[int]
     HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
     HARNESS_DIGEST_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
     id: str
     dataset_name: str
     dataset_digest: str
     harness_name: str
     harness_digest: str
     model: str
-    def __init__(self, id: _Optional[str] = ..., dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., harness_digest: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+    progress: RunProgress
+    def __init__(self, id: _Optional[str] = ..., dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., harness_digest: _Optional[str] = ..., model: _Optional[str] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ...) -> None: ...
 
 class RunProgress(_message.Message):
     __slots__ = ("trials", "queued", "running", "done", "passed", "failed", "errored", "cancelled")
