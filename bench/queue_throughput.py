@@ -129,8 +129,18 @@ async def drop_database(db: Database) -> None:
 
 def plan(jobs: int, label: str):
     """A run of `jobs` trials of one task and one harness (as tests/store/test_queue.py's plan())."""
+    import typing
+
     from services.store import records
 
+    # A planned trial is (cell index, task digest, task name, repetition[, more fields]): pad any
+    # later fields (such as an imported result) with None, as tests/store/test_queue.py does.
+    try:
+        hint = typing.get_type_hints(records.PlannedRun)["trials"]
+        width = len(typing.get_args(typing.get_args(hint)[0]))
+    except (KeyError, IndexError, TypeError, NameError):
+        width = 4
+    pad = (None,) * max(width - 4, 0)
     return records.PlannedRun(
         label=label, spec={"label": label, "concurrency": jobs}, concurrency=jobs, max_infra_retries=0,
         datasets=[dict(digest="sha256:d", dataset_name="ds", source="/x", task_digests=["sha256:t"],
@@ -138,7 +148,7 @@ def plan(jobs: int, label: str):
         tasks=[dict(digest="sha256:t", task_name="task", record={})],
         harnesses=[dict(digest="sha256:h", harness_name="h", record={})],
         cells=[("sha256:d", "ds", "sha256:h", "h", "")],
-        trials=[(0, "sha256:t", "task", k + 1) for k in range(jobs)])
+        trials=[(0, "sha256:t", "task", k + 1, *pad) for k in range(jobs)])
 
 
 async def record_run(db: Database, jobs: int, label: str) -> str:

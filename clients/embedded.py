@@ -32,6 +32,7 @@ class Embedded:
     store: clients.Client = None
     planner: clients.Client = None
     scorer: clients.Client = None
+    importer: clients.Client = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
 
@@ -78,10 +79,11 @@ async def services(home: Path, database_url: str | None = None, token: str | Non
             await embedded.start("store_public", server, port)
         embedded.store = clients.store(embedded.channel("store"), embedded.token)
         await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.token))
-        await embedded.start("importer", *build_importer(LOOPBACK, embedded.token))
+        embedded.planner = clients.planner(embedded.channel("planner"), embedded.token)
+        await embedded.start("importer", *build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.token))
+        embedded.importer = clients.importer(embedded.channel("importer"), embedded.token)
         server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.token)
         await embedded.start("scorer", server, port)
-        embedded.planner = clients.planner(embedded.channel("planner"), embedded.token)
         embedded.scorer = clients.scorer(embedded.channel("scorer"), embedded.token)
         yield embedded
     finally:

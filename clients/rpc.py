@@ -108,7 +108,8 @@ def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
 
 
 def importer(channel: grpc.aio.Channel, token: str = "") -> Client:
-    return Client(channel, importer_service_pb2_grpc.ImporterServiceStub(channel), metadata=auth.metadata(token))
+    return Client(channel, importer_service_pb2_grpc.ImporterServiceStub(channel), metadata=auth.metadata(token),
+                  timeout=3600)
 
 
 def harness(channel: grpc.aio.Channel, token: str) -> Client:

@@ -15,6 +15,9 @@ CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
 ]
+#: Servers never share a port: with SO_REUSEPORT a second server on a taken
+#: port would start quietly and split the clients between two stores.
+SERVER_OPTIONS = CHANNEL_OPTIONS + [("grpc.so_reuseport", 0)]
 
 
 class ServiceError(Exception):
@@ -75,7 +78,7 @@ def new_server(token: str = "") -> grpc.aio.Server:
     from services.auth import TokenInterceptor
 
     interceptors = [TokenInterceptor(token)] if token else []
-    return grpc.aio.server(options=CHANNEL_OPTIONS, interceptors=interceptors)
+    return grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
 
 
 def bind(server: grpc.aio.Server, listen: str, tls: tuple[bytes, bytes] | None = None) -> int:

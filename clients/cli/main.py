@@ -2,7 +2,7 @@
 
 import typer
 
-from clients.cli import harness, results, running, serving
+from clients.cli import comparing, harness, results, running, serving, transfer
 
 app = typer.Typer(name="hemra", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Run AI agent harnesses on pinned benchmark tasks, score each attempt with the "
@@ -11,6 +11,9 @@ app.command()(running.run)
 app.command()(running.cancel)
 app.command()(results.runs)
 app.command()(results.show)
+app.command()(comparing.compare)
+app.command("import")(transfer.import_)
+app.command()(transfer.export)
 app.command()(serving.serve)
 app.command()(serving.worker)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(serving.service)

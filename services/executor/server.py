@@ -12,6 +12,8 @@ from services.executor import attempt
 from services.executor.protocol import Grants, HarnessServicer
 from services.executor.servicer import ExecutorServicer
 from services.executor.taskcache import TaskCache
+from services.executor import workdirs
+from services.executor.workdirs import own_work_root
 from services.executor.worker import Worker, worker_name
 
 #: A job's lease; a worker that stops heartbeating loses its jobs after this long.
@@ -34,6 +36,7 @@ def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "1
     The harness protocol on it is served to harnesses with per-attempt tokens;
     ExecutorService needs the deployment token when one is given.
     """
+    workdirs.remove_orphans(home)
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
     server = rpc.new_server(token)
@@ -41,7 +44,7 @@ def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "1
     host, _ = rpc.split_listen(listen)
     grants = Grants()
     deps = attempt.Deps(store=store, scorer=scorer, cache=TaskCache(home / "cache" / "tasks", store),
-                        grants=grants, work_root=home / "work", harness_address=f"{host}:{port}",
+                        grants=grants, work_root=own_work_root(home), harness_address=f"{host}:{port}",
                         worker=worker_name(), lease_secs=lease_secs, heartbeat_secs=heartbeat_secs)
     worker = Worker(deps, concurrency, run_id)
     epb_grpc.add_ExecutorServiceServicer_to_server(ExecutorServicer(worker), server)

@@ -1,1 +1,1 @@
-"""The importer service: Harbor job directories and SWE-bench runs into the store (not yet implemented)."""
+"""The importer service: Harbor job directories, SWE-bench runs and HEMRA exports into the store, byte for byte."""

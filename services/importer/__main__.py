@@ -1,8 +1,9 @@
-"""Run the importer service alone: python -m services.importer --listen 127.0.0.1:7805."""
+"""Run the importer service alone: python -m services.importer --store HOST:PORT --planner HOST:PORT."""
 
 import argparse
 import asyncio
 
+from clients import rpc as clients
 from services.entry import add_auth_options, serve_forever, token_of
 from services.importer.server import build_server
 
@@ -10,10 +11,19 @@ from services.importer.server import build_server
 async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.importer", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7805")
+    parser.add_argument("--store", required=True, help="the store service's host:port")
+    parser.add_argument("--planner", required=True, help="the planner service's host:port (pins task folders)")
     add_auth_options(parser)
     args = parser.parse_args(argv)
-    server, port = build_server(args.listen, token_of(args))
-    await serve_forever("importer", server, args.listen, port)
+    token = token_of(args)
+    store_channel, planner_channel = clients.channel(args.store), clients.channel(args.planner)
+    server, port = build_server(clients.store(store_channel, token), clients.planner(planner_channel, token),
+                                args.listen, token)
+    try:
+        await serve_forever("importer", server, args.listen, port)
+    finally:
+        await store_channel.close()
+        await planner_channel.close()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ from services import rpc
 from services.importer.servicer import ImporterServicer
 
 
-def build_server(listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
+def build_server(store, planner, listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
+    """`store` and `planner` are clients.rpc clients: the importer never opens the database."""
     server = rpc.new_server(token)
-    ipb_grpc.add_ImporterServiceServicer_to_server(ImporterServicer(), server)
+    ipb_grpc.add_ImporterServiceServicer_to_server(ImporterServicer(store, planner), server)
     return server, rpc.bind(server, listen)

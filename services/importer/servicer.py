@@ -1,12 +1,48 @@
-"""ImporterService: answers UNIMPLEMENTED until imports land."""
+"""ImporterService: detect the format, read it, keep every file, record one import."""
+
+import asyncio
+from pathlib import Path
 
 import grpc
 
+from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
+from services.importer import exports, harbor, record, swebench
+from services.importer.errors import ImportProblem
+from services.importer.tree import read_tree
 from services.rpc import ServiceError, handle_errors
 
 
 class ImporterServicer(ipb_grpc.ImporterServiceServicer):
+    def __init__(self, store, planner):
+        self.store = store
+        self.planner = planner
+
     @handle_errors
     async def ImportResults(self, request, context):
-        raise ServiceError("imports are not implemented in this version", grpc.StatusCode.UNIMPLEMENTED)
+        root = Path(request.path).resolve()
+        try:
+            if not root.is_dir():
+                raise ImportProblem(f"{request.path}: no such folder")
+            if exports.looks_like(root):
+                return ipb.ImportResultsResponse(import_id=await exports.restore(self.store, root))
+            results = await asyncio.to_thread(_read, root, request.swebench_version)
+            entries = await asyncio.to_thread(read_tree, root)
+        except ImportProblem as exc:
+            raise ServiceError(str(exc), grpc.StatusCode.INVALID_ARGUMENT) from None
+        by_path = await record.upload(self.store, entries)
+        pinned = await record.pin_tasks(self.planner, results, root)
+        label = request.label or root.name
+        response = await self.store.RecordRun(record.build_request(results, root, label, entries, by_path, pinned))
+        return ipb.ImportResultsResponse(import_id=response.run.id)
+
+
+def _read(root: Path, swebench_version: str):
+    if swebench.looks_like(root):
+        return swebench.read_run(root, swebench_version)
+    if swebench_version:
+        raise ImportProblem(f"{root}: --swebench-version given but no SWE-bench run report is there")
+    if harbor.looks_like(root):
+        return harbor.read_job(root)
+    raise ImportProblem(f"{root}: neither a Harbor job directory (config.json, result.json, trial folders), "
+                        f"a SWE-bench run (a run report JSON and logs/run_evaluation/) nor a HEMRA export")

@@ -11,6 +11,7 @@ from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services.planner import convert, plan
 from services.planner.errors import NotFound, PlanError
+from services.planner.tasks import harbor_content_hash, load_task
 from services.rpc import ServiceError, handle_errors
 
 #: Upload task files in batches of about this many bytes.
@@ -64,8 +65,26 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         response = await self.store.CancelRun(spb.CancelRunRequest(run=request.run))
         return ppb.PlannerCancelRunResponse(run=response.run, cancelled_jobs=response.cancelled_jobs)
 
+    @handle_errors
+    async def PinTasks(self, request, context):
+        pinned, loaded = [], []
+        for path in request.paths:
+            try:
+                task = await asyncio.to_thread(load_task, Path(path))
+            except PlanError as exc:
+                pinned.append(ppb.PinnedTask(path=path, error=str(exc)))
+                continue
+            loaded.append(task)
+            pinned.append(ppb.PinnedTask(path=path, task=convert.task_to_proto(task),
+                                         harbor_digest=harbor_content_hash(task.files)))
+        await self._upload_files(loaded)
+        return ppb.PinTasksResponse(tasks=pinned)
+
     async def _upload_task_files(self, resolved: plan.Resolved) -> None:
-        files = {f.digest: f.data for _, tasks in resolved.datasets for t in tasks for f in t.files}
+        await self._upload_files([t for _, tasks in resolved.datasets for t in tasks])
+
+    async def _upload_files(self, tasks) -> None:
+        files = {f.digest: f.data for t in tasks for f in t.files}
         missing = (await self.store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=list(files)))).missing
         batch, size = [], 0
         for digest in missing:

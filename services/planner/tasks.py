@@ -1,11 +1,11 @@
 """Load a Harbor-format task folder and pin it by the digest of its files."""
 
-import hashlib
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services import digests
 from services.planner import dockerfile
 from services.planner.errors import PlanError
 
@@ -23,7 +23,7 @@ class TaskFile:
 
     @property
     def digest(self) -> str:
-        return "sha256:" + hashlib.sha256(self.data).hexdigest()
+        return digests.sha256(self.data)
 
 
 @dataclass
@@ -62,8 +62,20 @@ def read_files(folder: Path) -> list[TaskFile]:
 
 def task_digest(files: list[TaskFile]) -> str:
     """sha256 over every file's path, executable bit and content digest, in path order."""
-    lines = "".join(f"{f.path}\0{int(f.executable)}\0{f.digest}\n" for f in sorted(files, key=lambda f: f.path))
-    return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
+    return digests.task_digest((f.path, f.executable, f.digest) for f in files)
+
+
+#: Harbor's package content hash covers these (besides task.toml, instruction.md, README.md).
+_HARBOR_FOLDERS = ("environment/", "tests/", "solution/", "steps/")
+_HARBOR_IGNORED_SUFFIXES = (".pyc", ".swp", ".swo")
+
+
+def harbor_content_hash(files: list[TaskFile]) -> str:
+    """Harbor's package content hash (its lock.json `digest`), to check a folder is the one a job ran."""
+    chosen = [f for f in files if f.path in ("task.toml", "instruction.md", "README.md")
+              or (f.path.startswith(_HARBOR_FOLDERS) and not f.path.endswith(_HARBOR_IGNORED_SUFFIXES))]
+    lines = "".join(f"{f.path}\0{f.digest.removeprefix('sha256:')}\n" for f in sorted(chosen, key=lambda f: f.path))
+    return digests.sha256(lines.encode())
 
 
 def load_task(folder: Path) -> LoadedTask:

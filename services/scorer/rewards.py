@@ -1,8 +1,9 @@
 """Read a verifier's reward file: reward.json (named numbers; preferred) or reward.txt."""
 
-import hashlib
 import json
 import math
+
+from services import digests
 
 
 class RewardError(Exception):
@@ -48,12 +49,9 @@ def parse_reward_txt(data: bytes) -> dict[str, float]:
 
 def fingerprint(tests_digest: str, reward_names) -> str:
     """Identifies a scorer: the verifier's files and the reward names it gave."""
-    material = tests_digest + "\0" + "\0".join(sorted(reward_names))
-    return "sha256:" + hashlib.sha256(material.encode()).hexdigest()
+    return digests.scorer_fingerprint(tests_digest, reward_names)
 
 
 def tests_digest(files) -> str:
     """sha256 over tests/ files (path and content digest), as pinned in the task."""
-    lines = "".join(f"{f.path}\0{f.blob_digest}\n" for f in sorted(files, key=lambda f: f.path)
-                    if f.path.startswith("tests/"))
-    return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
+    return digests.tests_digest((f.path, f.blob_digest) for f in files)

@@ -38,7 +38,8 @@ def run_to_proto(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | 
     message = pb.Run(name=f"runs/{run.id}", id=run.id, label=run.label,
                      create_time=timestamp(run.create_time), spec=from_dict(run.spec, pb.RunSpec()),
                      cells=[cell_to_proto(c, per_cell.get(c.id)) for c in cells],
-                     cancel_requested=run.cancel_requested)
+                     cancel_requested=run.cancel_requested, kind=run.kind, import_format=run.import_format,
+                     source=run.source)
     if total is not None:
         message.progress.CopyFrom(pb.RunProgress(**total))
     return message

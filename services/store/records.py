@@ -37,8 +37,13 @@ class PlannedRun:
     harnesses: list[dict]
     #: (dataset_digest, dataset_name, harness_digest, harness_name, model)
     cells: list[tuple[str, str, str, str, str]]
-    #: (cell index, task digest, task name, repetition)
-    trials: list[tuple[int, str, str, int]] = field(default_factory=list)
+    #: (cell index, task digest, task name, repetition, imported result or None)
+    trials: list[tuple[int, str, str, int, dict | None]] = field(default_factory=list)
+    #: run, or import (results made elsewhere: attempts arrive finished, no jobs)
+    kind: str = "run"
+    import_format: str = ""
+    source: str = ""
+    tree: list | None = None
 
 
 async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.Run:
@@ -48,9 +53,10 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
     await insert_ignore(session, t.Task.__table__, plan.tasks)
     await insert_ignore(session, t.Dataset.__table__, plan.datasets)
     await insert_ignore(session, t.Harness.__table__, plan.harnesses)
-    run = t.Run(id=new_id("run", now), label=plan.label, create_time=now, spec=plan.spec,
-                concurrency=plan.concurrency, max_infra_retries=plan.max_infra_retries,
-                cancel_requested=False)
+    run = t.Run(id=new_id("import" if plan.kind == "import" else "run", now), label=plan.label,
+                create_time=now, spec=plan.spec, concurrency=plan.concurrency,
+                max_infra_retries=plan.max_infra_retries, cancel_requested=False, kind=plan.kind,
+                import_format=plan.import_format, source=plan.source, tree=plan.tree)
     session.add(run)
     await session.flush()  # the run row first: cells refer to it
     cell_ids = []
@@ -60,7 +66,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
                            dataset_name=ds_name, harness_digest=h_digest, harness_name=h_name, model=model))
     await session.flush()
     trials, attempts, jobs = [], [], []
-    for index, (cell_index, task_digest, task_name, repetition) in enumerate(plan.trials):
+    for index, (cell_index, task_digest, task_name, repetition, result) in enumerate(plan.trials):
         if not 0 <= cell_index < len(cell_ids):
             raise InvalidArgument(f"planned trial names cell {cell_index}, the run has {len(cell_ids)}")
         trial_id = new_id("trial", now)
@@ -68,8 +74,12 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
                            task_digest=task_digest, task_name=task_name, repetition=repetition))
         # Microsecond steps keep the queue first-in first-out in planning order.
         attempt, job = new_attempt_rows(run.id, trial_id, 1, now + index * 1e-6)
+        if result is None:
+            jobs.append(job)
+        else:
+            attempt.update(state="finished", **result)
+            attempt["verdict"] = verdict(_AttemptView(**attempt))
         attempts.append(attempt)
-        jobs.append(job)
     # Bulk inserts in dependency order: one statement per table keeps a
     # thousand-trial run to a few milliseconds.
     for table, rows in ((t.Trial, trials), (t.Attempt, attempts), (t.Job, jobs)):
@@ -89,17 +99,24 @@ def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tup
     return attempt, job
 
 
+class _AttemptView:
+    """Attribute access to an attempt row that is still a dict (for verdict())."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
 async def find_run(session: AsyncSession, ref: str) -> t.Run:
-    """A run by ID, else the newest run with that label."""
+    """A run or import by ID, else the newest one with that label."""
     ref = ref.removeprefix("runs/")
-    if kind_of(ref) == "run":
+    if kind_of(ref) in ("run", "import"):
         run = await session.get(t.Run, ref)
         if run is not None:
             return run
     run = (await session.execute(
         select(t.Run).where(t.Run.label == ref).order_by(t.Run.id.desc()).limit(1))).scalar_one_or_none()
     if run is None:
-        raise NotFound(f"no run with ID or label {ref!r}")
+        raise NotFound(f"no run or import with ID or label {ref!r}")
     return run
 
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.store import db, queue, records, report
+from services.store import compare, db, exporting, queue, records, report
+from services.store.errors import InvalidArgument
 from services.store import tables as t
 from services.store.blobs import BlobStore
 from services.store.queue import Clock
@@ -49,6 +50,12 @@ class Store:
     async def run_report(self, ref: str) -> dict:
         async with self.sessions() as session:
             return await report.build_report(session, await records.find_run(session, ref))
+
+    async def compare(self, a: str, b: str, judge: str = "") -> dict:
+        async with self.sessions() as session:
+            side_a = await compare.resolve_side(session, a)
+            side_b = await compare.resolve_side(session, b)
+        return compare.compare(side_a, side_b, judge)
 
     async def cancel_run(self, ref: str) -> tuple[t.Run, list[t.Cell], int]:
         async with self.sessions.begin() as session:
@@ -97,6 +104,19 @@ class Store:
     async def release_job(self, job_id: str, token: int, reason: str) -> str:
         async with self.sessions.begin() as session:
             return await queue.release(session, job_id, token, reason, self.clock())
+
+    async def export_run(self, ref: str) -> tuple[dict, set[str]]:
+        async with self.sessions() as session:
+            rows = await exporting.export_rows(session, await records.find_run(session, ref))
+        return rows, exporting.blob_digests(rows)
+
+    async def restore_run(self, rows: dict, events: dict[str, list[dict]]):
+        missing = self.missing_blobs(sorted(exporting.blob_digests(rows)))
+        if missing:
+            raise InvalidArgument(f"{len(missing)} blobs the export needs are not stored (first {missing[0]})")
+        async with self.sessions.begin() as session:
+            run = await exporting.restore_rows(session, rows, events)
+            return run, await records.cells_of(session, run.id)
 
     async def put_blobs(self, blobs: list[tuple[str, bytes]]) -> list[str]:
         digests = [self.blobs.put(data, expected) for expected, data in blobs]

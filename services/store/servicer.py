@@ -1,5 +1,7 @@
 """StoreService over gRPC: convert the request, call the Store, convert the result."""
 
+import json
+
 from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
@@ -38,6 +40,11 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def GetRunReport(self, request, context):
         report = await self.store.run_report(request.run)
         return spb.GetRunReportResponse(report=convert.report_to_proto(report))
+
+    @handle_errors
+    async def CompareSides(self, request, context):
+        comparison = await self.store.compare(request.a, request.b, request.judge)
+        return spb.CompareSidesResponse(comparison=convert.from_dict(comparison, spb.Comparison()))
 
     @handle_errors
     async def CancelRun(self, request, context):
@@ -117,6 +124,23 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.GetBlobsResponse(blobs=[spb.Blob(digest=d, data=b) for d, b in zip(request.digests, data)])
 
     @handle_errors
+    async def ExportRun(self, request, context):
+        rows, blobs = await self.store.export_run(request.run)
+        return spb.ExportRunResponse(manifest_json=json.dumps(rows), blob_digests=sorted(blobs))
+
+    @handle_errors
+    async def RestoreRun(self, request, context):
+        try:
+            rows = json.loads(request.manifest_json)
+        except ValueError:
+            raise InvalidArgument("the export manifest is not JSON") from None
+        now = self.store.clock()
+        events = {batch.attempt_id: [dict(seq=e.seq, **convert.event_row(e, now)) for e in batch.events]
+                  for batch in request.events}
+        run, cells = await self.store.restore_run(rows, events)
+        return spb.RestoreRunResponse(run=convert.run_to_proto(run, cells))
+
+    @handle_errors
     async def FindMissingBlobs(self, request, context):
         return spb.FindMissingBlobsResponse(missing=self.store.missing_blobs(list(request.digests)))
 
@@ -134,8 +158,14 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
     for trial in request.trials:
         if trial.task_digest not in tasks:
             raise InvalidArgument(f"a planned trial names unknown task {trial.task_digest}")
-        trials.append((trial.cell_index, trial.task_digest, tasks[trial.task_digest].task_name, trial.repetition))
+        result = imported_result(trial.result) if trial.HasField("result") else None
+        trials.append((trial.cell_index, trial.task_digest, tasks[trial.task_digest].task_name, trial.repetition,
+                       result))
+    if request.kind not in ("", "run", "import"):
+        raise InvalidArgument(f"unknown kind {request.kind!r}")
     return PlannedRun(
+        kind=request.kind or "run", import_format=request.import_format, source=request.source,
+        tree=[convert.to_dict(e) for e in request.tree] if request.kind == "import" else None,
         label=spec.label or "run", spec=convert.to_dict(spec), concurrency=max(spec.concurrency, 1),
         max_infra_retries=max(spec.max_infra_retries, 0),
         datasets=[dict(digest=d.digest, dataset_name=d.dataset_name, source=d.source,
@@ -145,6 +175,22 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
                    for h in request.harnesses],
         cells=[(c.dataset_digest, c.dataset_name, c.harness_digest, c.harness_name, c.model) for c in request.cells],
         trials=trials)
+
+
+def imported_result(result: spb.ImportedResult) -> dict:
+    """Attempt columns for a trial that finished elsewhere."""
+    if result.outcome == pb.OUTCOME_UNSPECIFIED:
+        raise InvalidArgument("an imported result needs an outcome")
+    score = convert.to_dict(result.score) if result.HasField("score") else None
+    if score is not None and result.rewards_json:
+        try:
+            score["rewards"] = json.loads(result.rewards_json)
+        except ValueError:
+            raise InvalidArgument("rewards_json is not JSON") from None
+    return dict(outcome=convert.outcome_name(result.outcome), error=result.error, score=score,
+                agent_version=result.agent_version, start_time=convert.seconds(result.start_time),
+                end_time=convert.seconds(result.end_time),
+                artifacts=[convert.to_dict(a) for a in result.artifacts])
 
 
 def _task_record(task: pb.Task) -> dict:

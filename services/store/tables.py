@@ -65,6 +65,12 @@ class Run(Base):
     concurrency: Mapped[int] = mapped_column(Integer)
     max_infra_retries: Mapped[int] = mapped_column(Integer)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: run (planned by HEMRA) or import (results made elsewhere).
+    kind: Mapped[str] = mapped_column(String(16), default="run", server_default="run")
+    import_format: Mapped[str] = mapped_column(String(40), default="", server_default="")
+    source: Mapped[str] = mapped_column(Text, default="", server_default="")
+    #: Imports: [TreeEntry as JSON], the source folder byte for byte.
+    tree: Mapped[list | None] = mapped_column(JSON)
 
 
 class Cell(Base):

@@ -34,7 +34,7 @@ def plan(trials: int = 3, concurrency: int = 10, retries: int = 0, label: str = 
         tasks=[dict(digest="sha256:t", task_name="task", record={})],
         harnesses=[dict(digest="sha256:h", harness_name="h", record={})],
         cells=[("sha256:d", "ds", "sha256:h", "h", "")],
-        trials=[(0, "sha256:t", "task", k + 1) for k in range(trials)])
+        trials=[(0, "sha256:t", "task", k + 1, None) for k in range(trials)])
 
 
 async def test_claim__oldest_first_then_empty(store):

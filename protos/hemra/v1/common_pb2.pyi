@@ -212,7 +212,7 @@ class RunSpec(_message.Message):
     def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress")
+    __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
@@ -221,6 +221,9 @@ class Run(_message.Message):
     CELLS_FIELD_NUMBER: _ClassVar[int]
     CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    IMPORT_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     label: str
@@ -229,7 +232,10 @@ class Run(_message.Message):
     cells: _containers.RepeatedCompositeFieldContainer[Cell]
     cancel_requested: bool
     progress: RunProgress
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ...) -> None: ...
+    kind: str
+    import_format: str
+    source: str
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
 class Cell(_message.Message):
     __slots__ = ("id", "dataset_name", "dataset_digest", "harness_name", "harness_digest", "model", "progress")
@@ -326,7 +332,7 @@ class Artifact(_message.Message):
     def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class Score(_message.Message):
-    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration")
+    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration", "judge_model")
     class RewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -341,6 +347,7 @@ class Score(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     STDOUT_BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
     DURATION_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
     state: ScoreState
     rewards: _containers.ScalarMap[str, float]
     scorer_fingerprint: str
@@ -348,7 +355,8 @@ class Score(_message.Message):
     error: str
     stdout_blob_digest: str
     duration: _duration_pb2.Duration
-    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    judge_model: str
+    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("seq", "time", "type", "name", "payload_json", "duration")

@@ -7,6 +7,30 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PinTasksRequest(_message.Message):
+    __slots__ = ("paths",)
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PinnedTask(_message.Message):
+    __slots__ = ("path", "task", "error", "harbor_digest")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    HARBOR_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    task: _common_pb2.Task
+    error: str
+    harbor_digest: str
+    def __init__(self, path: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., error: _Optional[str] = ..., harbor_digest: _Optional[str] = ...) -> None: ...
+
+class PinTasksResponse(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[PinnedTask]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[PinnedTask, _Mapping]]] = ...) -> None: ...
+
 class PlanRunRequest(_message.Message):
     __slots__ = ("spec",)
     SPEC_FIELD_NUMBER: _ClassVar[int]

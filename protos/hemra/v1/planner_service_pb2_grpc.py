@@ -49,6 +49,11 @@ class PlannerServiceStub:
                 request_serializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunResponse.FromString,
                 _registered_method=True)
+        self.PinTasks = channel.unary_unary(
+                '/hemra.v1.PlannerService/PinTasks',
+                request_serializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksResponse.FromString,
+                _registered_method=True)
 
 
 class PlannerServiceServicer:
@@ -78,6 +83,14 @@ class PlannerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PinTasks(self, request, context):
+        """Pins task folders (as a dataset would) and stores their files as blobs,
+        so results made elsewhere pair with HEMRA's own runs of the same tasks.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlannerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -95,6 +108,11 @@ def add_PlannerServiceServicer_to_server(servicer, server):
                     servicer.CancelRun,
                     request_deserializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunResponse.SerializeToString,
+            ),
+            'PinTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.PinTasks,
+                    request_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +196,33 @@ class PlannerService:
             '/hemra.v1.PlannerService/CancelRun',
             hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunRequest.SerializeToString,
             hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PinTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.PlannerService/PinTasks',
+            hemra_dot_v1_dot_planner__service__pb2.PinTasksRequest.SerializeToString,
+            hemra_dot_v1_dot_planner__service__pb2.PinTasksResponse.FromString,
             options,
             channel_credentials,
             insecure,

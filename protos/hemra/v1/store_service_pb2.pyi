@@ -11,29 +11,109 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ExportRunRequest(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    def __init__(self, run: _Optional[str] = ...) -> None: ...
+
+class ExportRunResponse(_message.Message):
+    __slots__ = ("manifest_json", "blob_digests")
+    MANIFEST_JSON_FIELD_NUMBER: _ClassVar[int]
+    BLOB_DIGESTS_FIELD_NUMBER: _ClassVar[int]
+    manifest_json: str
+    blob_digests: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, manifest_json: _Optional[str] = ..., blob_digests: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AttemptEvents(_message.Message):
+    __slots__ = ("attempt_id", "events")
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    attempt_id: str
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]
+    def __init__(self, attempt_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
+
+class RestoreRunRequest(_message.Message):
+    __slots__ = ("manifest_json", "events")
+    MANIFEST_JSON_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    manifest_json: str
+    events: _containers.RepeatedCompositeFieldContainer[AttemptEvents]
+    def __init__(self, manifest_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[AttemptEvents, _Mapping]]] = ...) -> None: ...
+
+class RestoreRunResponse(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ...) -> None: ...
+
 class PlannedTrial(_message.Message):
-    __slots__ = ("cell_index", "task_digest", "repetition")
+    __slots__ = ("cell_index", "task_digest", "repetition", "result")
     CELL_INDEX_FIELD_NUMBER: _ClassVar[int]
     TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
     REPETITION_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     cell_index: int
     task_digest: str
     repetition: int
-    def __init__(self, cell_index: _Optional[int] = ..., task_digest: _Optional[str] = ..., repetition: _Optional[int] = ...) -> None: ...
+    result: ImportedResult
+    def __init__(self, cell_index: _Optional[int] = ..., task_digest: _Optional[str] = ..., repetition: _Optional[int] = ..., result: _Optional[_Union[ImportedResult, _Mapping]] = ...) -> None: ...
+
+class ImportedResult(_message.Message):
+    __slots__ = ("outcome", "error", "score", "rewards_json", "agent_version", "start_time", "end_time", "artifacts")
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    REWARDS_JSON_FIELD_NUMBER: _ClassVar[int]
+    AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    outcome: _common_pb2.Outcome
+    error: str
+    score: _common_pb2.Score
+    rewards_json: str
+    agent_version: str
+    start_time: _timestamp_pb2.Timestamp
+    end_time: _timestamp_pb2.Timestamp
+    artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Artifact]
+    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., error: _Optional[str] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., rewards_json: _Optional[str] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ...) -> None: ...
+
+class TreeEntry(_message.Message):
+    __slots__ = ("path", "blob_digest", "is_dir", "executable", "size_bytes")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    IS_DIR_FIELD_NUMBER: _ClassVar[int]
+    EXECUTABLE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    blob_digest: str
+    is_dir: bool
+    executable: bool
+    size_bytes: int
+    def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., is_dir: _Optional[bool] = ..., executable: _Optional[bool] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class RecordRunRequest(_message.Message):
-    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials")
+    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials", "kind", "import_format", "source", "tree")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     DATASETS_FIELD_NUMBER: _ClassVar[int]
     HARNESSES_FIELD_NUMBER: _ClassVar[int]
     CELLS_FIELD_NUMBER: _ClassVar[int]
     TRIALS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    IMPORT_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    TREE_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.RunSpec
     datasets: _containers.RepeatedCompositeFieldContainer[_common_pb2.Dataset]
     harnesses: _containers.RepeatedCompositeFieldContainer[_common_pb2.Harness]
     cells: _containers.RepeatedCompositeFieldContainer[_common_pb2.Cell]
     trials: _containers.RepeatedCompositeFieldContainer[PlannedTrial]
-    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ...) -> None: ...
+    kind: str
+    import_format: str
+    source: str
+    tree: _containers.RepeatedCompositeFieldContainer[TreeEntry]
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., tree: _Optional[_Iterable[_Union[TreeEntry, _Mapping]]] = ...) -> None: ...
 
 class RecordRunResponse(_message.Message):
     __slots__ = ("run",)
@@ -185,6 +265,184 @@ class GetRunReportResponse(_message.Message):
     REPORT_FIELD_NUMBER: _ClassVar[int]
     report: Report
     def __init__(self, report: _Optional[_Union[Report, _Mapping]] = ...) -> None: ...
+
+class CompareSidesRequest(_message.Message):
+    __slots__ = ("a", "b", "judge")
+    A_FIELD_NUMBER: _ClassVar[int]
+    B_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    a: str
+    b: str
+    judge: str
+    def __init__(self, a: _Optional[str] = ..., b: _Optional[str] = ..., judge: _Optional[str] = ...) -> None: ...
+
+class SideSummary(_message.Message):
+    __slots__ = ("ref", "label", "run_id", "kind", "model", "trials", "graded", "infra_failed", "scorer_failed", "cancelled", "unfinished", "pass_at_k", "pass_hat_k")
+    class PassAtKEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: float
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[float] = ...) -> None: ...
+    class PassHatKEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: float
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[float] = ...) -> None: ...
+    REF_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    GRADED_FIELD_NUMBER: _ClassVar[int]
+    INFRA_FAILED_FIELD_NUMBER: _ClassVar[int]
+    SCORER_FAILED_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    UNFINISHED_FIELD_NUMBER: _ClassVar[int]
+    PASS_AT_K_FIELD_NUMBER: _ClassVar[int]
+    PASS_HAT_K_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    label: str
+    run_id: str
+    kind: str
+    model: str
+    trials: int
+    graded: int
+    infra_failed: int
+    scorer_failed: int
+    cancelled: int
+    unfinished: int
+    pass_at_k: _containers.ScalarMap[int, float]
+    pass_hat_k: _containers.ScalarMap[int, float]
+    def __init__(self, ref: _Optional[str] = ..., label: _Optional[str] = ..., run_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., pass_at_k: _Optional[_Mapping[int, float]] = ..., pass_hat_k: _Optional[_Mapping[int, float]] = ...) -> None: ...
+
+class Interval(_message.Message):
+    __slots__ = ("low", "high", "level", "resamples", "seed")
+    LOW_FIELD_NUMBER: _ClassVar[int]
+    HIGH_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    RESAMPLES_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    low: float
+    high: float
+    level: float
+    resamples: int
+    seed: int
+    def __init__(self, low: _Optional[float] = ..., high: _Optional[float] = ..., level: _Optional[float] = ..., resamples: _Optional[int] = ..., seed: _Optional[int] = ...) -> None: ...
+
+class McNemar(_message.Message):
+    __slots__ = ("a_fail_b_pass", "a_pass_b_fail", "p_value")
+    A_FAIL_B_PASS_FIELD_NUMBER: _ClassVar[int]
+    A_PASS_B_FAIL_FIELD_NUMBER: _ClassVar[int]
+    P_VALUE_FIELD_NUMBER: _ClassVar[int]
+    a_fail_b_pass: int
+    a_pass_b_fail: int
+    p_value: float
+    def __init__(self, a_fail_b_pass: _Optional[int] = ..., a_pass_b_fail: _Optional[int] = ..., p_value: _Optional[float] = ...) -> None: ...
+
+class PairedTask(_message.Message):
+    __slots__ = ("task_name", "task_digest", "binary", "a_trials", "b_trials", "a_pass_rate", "b_pass_rate", "a_means", "b_means")
+    class AMeansEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    class BMeansEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    BINARY_FIELD_NUMBER: _ClassVar[int]
+    A_TRIALS_FIELD_NUMBER: _ClassVar[int]
+    B_TRIALS_FIELD_NUMBER: _ClassVar[int]
+    A_PASS_RATE_FIELD_NUMBER: _ClassVar[int]
+    B_PASS_RATE_FIELD_NUMBER: _ClassVar[int]
+    A_MEANS_FIELD_NUMBER: _ClassVar[int]
+    B_MEANS_FIELD_NUMBER: _ClassVar[int]
+    task_name: str
+    task_digest: str
+    binary: bool
+    a_trials: int
+    b_trials: int
+    a_pass_rate: float
+    b_pass_rate: float
+    a_means: _containers.ScalarMap[str, float]
+    b_means: _containers.ScalarMap[str, float]
+    def __init__(self, task_name: _Optional[str] = ..., task_digest: _Optional[str] = ..., binary: _Optional[bool] = ..., a_trials: _Optional[int] = ..., b_trials: _Optional[int] = ..., a_pass_rate: _Optional[float] = ..., b_pass_rate: _Optional[float] = ..., a_means: _Optional[_Mapping[str, float]] = ..., b_means: _Optional[_Mapping[str, float]] = ...) -> None: ...
+
+class NotComparable(_message.Message):
+    __slots__ = ("task_name", "reason")
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    task_name: str
+    reason: str
+    def __init__(self, task_name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class RewardDelta(_message.Message):
+    __slots__ = ("name", "tasks", "a_mean", "b_mean", "delta", "interval")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    A_MEAN_FIELD_NUMBER: _ClassVar[int]
+    B_MEAN_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    tasks: int
+    a_mean: float
+    b_mean: float
+    delta: float
+    interval: Interval
+    def __init__(self, name: _Optional[str] = ..., tasks: _Optional[int] = ..., a_mean: _Optional[float] = ..., b_mean: _Optional[float] = ..., delta: _Optional[float] = ..., interval: _Optional[_Union[Interval, _Mapping]] = ...) -> None: ...
+
+class Comparison(_message.Message):
+    __slots__ = ("a", "b", "paired_tasks", "binary_tasks", "a_passed", "b_passed", "delta", "delta_interval", "mcnemar", "flipped_to_pass", "flipped_to_fail", "reward_deltas", "not_comparable", "tasks", "flags")
+    A_FIELD_NUMBER: _ClassVar[int]
+    B_FIELD_NUMBER: _ClassVar[int]
+    PAIRED_TASKS_FIELD_NUMBER: _ClassVar[int]
+    BINARY_TASKS_FIELD_NUMBER: _ClassVar[int]
+    A_PASSED_FIELD_NUMBER: _ClassVar[int]
+    B_PASSED_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    DELTA_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    MCNEMAR_FIELD_NUMBER: _ClassVar[int]
+    FLIPPED_TO_PASS_FIELD_NUMBER: _ClassVar[int]
+    FLIPPED_TO_FAIL_FIELD_NUMBER: _ClassVar[int]
+    REWARD_DELTAS_FIELD_NUMBER: _ClassVar[int]
+    NOT_COMPARABLE_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    FLAGS_FIELD_NUMBER: _ClassVar[int]
+    a: SideSummary
+    b: SideSummary
+    paired_tasks: int
+    binary_tasks: int
+    a_passed: float
+    b_passed: float
+    delta: float
+    delta_interval: Interval
+    mcnemar: McNemar
+    flipped_to_pass: _containers.RepeatedScalarFieldContainer[str]
+    flipped_to_fail: _containers.RepeatedScalarFieldContainer[str]
+    reward_deltas: _containers.RepeatedCompositeFieldContainer[RewardDelta]
+    not_comparable: _containers.RepeatedCompositeFieldContainer[NotComparable]
+    tasks: _containers.RepeatedCompositeFieldContainer[PairedTask]
+    flags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, a: _Optional[_Union[SideSummary, _Mapping]] = ..., b: _Optional[_Union[SideSummary, _Mapping]] = ..., paired_tasks: _Optional[int] = ..., binary_tasks: _Optional[int] = ..., a_passed: _Optional[float] = ..., b_passed: _Optional[float] = ..., delta: _Optional[float] = ..., delta_interval: _Optional[_Union[Interval, _Mapping]] = ..., mcnemar: _Optional[_Union[McNemar, _Mapping]] = ..., flipped_to_pass: _Optional[_Iterable[str]] = ..., flipped_to_fail: _Optional[_Iterable[str]] = ..., reward_deltas: _Optional[_Iterable[_Union[RewardDelta, _Mapping]]] = ..., not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[PairedTask, _Mapping]]] = ..., flags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CompareSidesResponse(_message.Message):
+    __slots__ = ("comparison",)
+    COMPARISON_FIELD_NUMBER: _ClassVar[int]
+    comparison: Comparison
+    def __init__(self, comparison: _Optional[_Union[Comparison, _Mapping]] = ...) -> None: ...
 
 class CancelRunRequest(_message.Message):
     __slots__ = ("run",)

@@ -55,6 +55,11 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.GetRunReportRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.GetRunReportResponse.FromString,
                 _registered_method=True)
+        self.CompareSides = channel.unary_unary(
+                '/hemra.v1.StoreService/CompareSides',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.CompareSidesRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.CompareSidesResponse.FromString,
+                _registered_method=True)
         self.CancelRun = channel.unary_unary(
                 '/hemra.v1.StoreService/CancelRun',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.CancelRunRequest.SerializeToString,
@@ -115,6 +120,16 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.FindMissingBlobsRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.FindMissingBlobsResponse.FromString,
                 _registered_method=True)
+        self.ExportRun = channel.unary_unary(
+                '/hemra.v1.StoreService/ExportRun',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ExportRunRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ExportRunResponse.FromString,
+                _registered_method=True)
+        self.RestoreRun = channel.unary_unary(
+                '/hemra.v1.StoreService/RestoreRun',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunResponse.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -145,6 +160,16 @@ class StoreServiceServicer:
 
     def GetRunReport(self, request, context):
         """The run's report: one table per dataset, harnesses against the baseline.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompareSides(self, request, context):
+        """Pairs two sides task by task and reports b - a. A side is an import (ID or
+        label) or a run cell: run, run/harness or run/dataset/harness. NOT_FOUND for
+        an unknown side; INVALID_ARGUMENT when a side is ambiguous or the sides
+        share no task.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -239,6 +264,21 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportRun(self, request, context):
+        """A run's (or import's) records as rows, for `hemra export`, with the blobs they need.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RestoreRun(self, request, context):
+        """Restores an export's rows and events in one transaction. FAILED_PRECONDITION
+        when the run is already in this store; its blobs must be stored first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -261,6 +301,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.GetRunReport,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.GetRunReportRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.GetRunReportResponse.SerializeToString,
+            ),
+            'CompareSides': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompareSides,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.CompareSidesRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.CompareSidesResponse.SerializeToString,
             ),
             'CancelRun': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelRun,
@@ -321,6 +366,16 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.FindMissingBlobs,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.FindMissingBlobsRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.FindMissingBlobsResponse.SerializeToString,
+            ),
+            'ExportRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportRun,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ExportRunRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ExportRunResponse.SerializeToString,
+            ),
+            'RestoreRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestoreRun,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -432,6 +487,33 @@ class StoreService:
             '/hemra.v1.StoreService/GetRunReport',
             hemra_dot_v1_dot_store__service__pb2.GetRunReportRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.GetRunReportResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompareSides(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/CompareSides',
+            hemra_dot_v1_dot_store__service__pb2.CompareSidesRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.CompareSidesResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -756,6 +838,60 @@ class StoreService:
             '/hemra.v1.StoreService/FindMissingBlobs',
             hemra_dot_v1_dot_store__service__pb2.FindMissingBlobsRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.FindMissingBlobsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ExportRun',
+            hemra_dot_v1_dot_store__service__pb2.ExportRunRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ExportRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestoreRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/RestoreRun',
+            hemra_dot_v1_dot_store__service__pb2.RestoreRunRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.RestoreRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -34,6 +34,7 @@ class ProgramDriver(HarnessDriver):
         try:
             process = await asyncio.create_subprocess_exec(
                 *trial.harness.command, cwd=folder, env=_environment(trial), start_new_session=True,
+                preexec_fn=_die_with_parent,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
             await trial.events.emit(event("error", "start", message=str(exc)))
@@ -128,6 +129,14 @@ def _as_event(line: bytes):
         return None
     type_, name = data.pop("type"), str(data.pop("name", ""))
     return event(type_, name, float(data.pop("duration", 0) or 0), **data)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it if the executor dies (even by kill -9)."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _kill(process) -> None:

@@ -1,0 +1,102 @@
+"""hemra compare: two sides task by task, or one run's report."""
+
+import json
+from typing import Annotated, Optional
+
+import typer
+from google.protobuf import json_format
+from rich.table import Table
+from rich.text import Text
+
+from clients import embedded
+from clients.cli import render
+from clients.cli.common import command, console, database_url, fail, home
+from hemra.v1 import store_service_pb2 as spb
+
+#: Lists longer than this are cut in text output (--json has everything).
+SHOWN = 20
+
+
+def compare(
+    a: Annotated[str, typer.Argument(help="Side a: an import (ID or label) or a run cell: run, run/harness, run/dataset/harness.")],
+    b: Annotated[Optional[str], typer.Argument(help="Side b (omit it to print run a's report).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The same content as JSON, for scripts.")] = False,
+    criteria: Annotated[bool, typer.Option("--criteria", help="List every rubric criterion both sides were judged on.")] = False,
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Compare by this HEMRA judge's scores instead of the task's own.")] = None,
+) -> None:
+    """Pair two sides task by task and report b - a."""
+    if b is None and (criteria or judge):
+        fail("--criteria and --judge compare two sides; give side b")
+    _compare(a, b, as_json, criteria, judge or "")
+
+
+@command
+async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: str) -> None:
+    async with embedded.services(home(), database_url()) as services:
+        if b is None:
+            report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=a))).report
+            if as_json:
+                print(json_format.MessageToJson(report, preserving_proto_field_name=True))
+            else:
+                render.print_report(console, report)
+            return
+        comparison = (await services.store.CompareSides(spb.CompareSidesRequest(a=a, b=b, judge=judge))).comparison
+    if as_json:
+        data = json_format.MessageToDict(comparison, preserving_proto_field_name=True,
+                                         always_print_fields_with_no_presence=True)
+        if criteria:
+            data["criteria"] = []
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    print_comparison(comparison)
+    if criteria:
+        console.print("criteria: no rubric criterion was judged on both sides (no judge records)")
+
+
+def print_comparison(c) -> None:
+    console.print(Text(f"compare b - a\n  a: {c.a.label}\n  b: {c.b.label}", style="bold"), highlight=False)
+    table = Table(title_justify="left")
+    for column in ("", "a", "b", "b - a"):
+        table.add_column(column)
+    if c.binary_tasks:
+        n = c.binary_tasks
+        interval = c.delta_interval
+        table.add_row("pass rate (0/1 tasks)", f"{c.a_passed:g}/{n} ({100 * c.a_passed / n:.1f}%)",
+                      f"{c.b_passed:g}/{n} ({100 * c.b_passed / n:.1f}%)",
+                      f"{100 * c.delta:+.1f} pts [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}] "
+                      f"{int(interval.level * 100)}% CI")
+    for delta in c.reward_deltas:
+        table.add_row(f"mean {delta.name} ({delta.tasks} tasks)", f"{delta.a_mean:.3f}", f"{delta.b_mean:.3f}",
+                      f"{delta.delta:+.3f} [{delta.interval.low:+.3f}, {delta.interval.high:+.3f}]")
+    for k in sorted(set(c.a.pass_at_k) | set(c.b.pass_at_k)):
+        table.add_row(f"pass@{k} / pass^{k}", _k(c.a, k), _k(c.b, k), "")
+    for label, name in (("graded trials", "graded"), ("infra failures", "infra_failed"),
+                        ("scorer failures", "scorer_failed"), ("cancelled", "cancelled"), ("unfinished", "unfinished")):
+        table.add_row(label, str(getattr(c.a, name)), str(getattr(c.b, name)), "")
+    console.print(table)
+    if c.binary_tasks:
+        m = c.mcnemar
+        console.print(f"McNemar exact test on paired 0/1 trials: {m.a_fail_b_pass} a fail/b pass, "
+                      f"{m.a_pass_b_fail} a pass/b fail, p = {m.p_value:.4g}", highlight=False)
+    _listing("flipped to pass (a 0 -> b 1)", c.flipped_to_pass)
+    _listing("flipped to fail (a 1 -> b 0)", c.flipped_to_fail)
+    _listing("not comparable", [f"{x.task_name}: {x.reason}" for x in c.not_comparable])
+    for flag in c.flags:
+        console.print(Text(f"! {flag}", style="yellow"))
+
+
+def _k(side, k: int) -> str:
+    if k not in side.pass_at_k:
+        return "-"
+    return f"{side.pass_at_k[k]:.3f} / {side.pass_hat_k[k]:.3f}"
+
+
+def _listing(title: str, items) -> None:
+    items = list(items)
+    if not items:
+        return
+    console.print(f"{title} ({len(items)}):", highlight=False)
+    for item in items[:SHOWN]:
+        console.print(f"  {item}", highlight=False)
+    if len(items) > SHOWN:
+        console.print(f"  ... and {len(items) - SHOWN} more (--json lists all)", highlight=False)

@@ -1,0 +1,103 @@
+"""hemra import and hemra export: results made elsewhere in, self-contained copies out."""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from google.protobuf import json_format
+
+from clients import embedded
+from clients.cli.common import command, console, database_url, fail, home
+from hemra.v1 import importer_service_pb2 as ipb
+from hemra.v1 import store_service_pb2 as spb
+from services.importer.exports import MANIFEST
+from services.importer.tree import write_tree
+
+BLOB_BATCH = 256
+EVENT_PAGE = 5000
+
+
+def import_(
+    path: Annotated[Path, typer.Argument(help="A Harbor job directory, a SWE-bench harness run, or a HEMRA export.")],
+    label: Annotated[Optional[str], typer.Option("--label", help="The import's label (default: the folder name).")] = None,
+    swebench_version: Annotated[Optional[str], typer.Option("--swebench-version", help="The SWE-bench harness version that wrote the run, e.g. 5.0.2.")] = None,
+) -> None:
+    """Import results produced elsewhere: files kept byte for byte, official rewards as they are."""
+    _import(path, label or "", swebench_version or "")
+
+
+@command
+async def _import(path: Path, label: str, swebench_version: str) -> None:
+    async with embedded.services(home(), database_url()) as services:
+        response = await services.importer.ImportResults(ipb.ImportResultsRequest(
+            path=str(path.resolve()), label=label, swebench_version=swebench_version))
+        run = (await services.store.GetRun(spb.GetRunRequest(run=response.import_id))).run
+        console.print(f"{run.kind} {run.id} ({run.label}): {run.progress.trials} trials"
+                      f"{', ' + run.import_format if run.import_format else ''}", highlight=False)
+
+
+def export(
+    run: Annotated[str, typer.Argument(help="A run's or import's ID or label.")],
+    out: Annotated[Path, typer.Option("--out", help="A folder to create (or an empty one).")],
+) -> None:
+    """Write a self-contained copy: manifests, events, blobs (and an import's files as they were)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        fail(f"{out}: exists and is not an empty folder")
+    _export(run, out)
+
+
+@command
+async def _export(ref: str, out: Path) -> None:
+    async with embedded.services(home(), database_url()) as services:
+        store = services.store
+        exported = await store.ExportRun(spb.ExportRunRequest(run=ref))
+        rows = json.loads(exported.manifest_json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}-"))
+        try:
+            blobs = await _write_blobs(store, list(exported.blob_digests), staging / "blobs")
+            await _write_events(store, [a["id"] for a in rows["attempts"]], staging / "events")
+            run = rows["runs"][0]
+            if run.get("tree"):
+                write_tree(run["tree"], blobs, staging / "source")
+            (staging / MANIFEST).write_text(json.dumps(rows, indent=1, sort_keys=True) + "\n")
+            if out.exists():
+                out.rmdir()
+            os.rename(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        console.print(f"exported {run['kind']} {run['id']} ({run['label']}) to {out}: {len(rows['attempts'])} "
+                      f"attempts, {len(blobs)} blobs", highlight=False)
+
+
+async def _write_blobs(store, digests: list[str], folder: Path) -> dict[str, bytes]:
+    found = {}
+    for start in range(0, len(digests), BLOB_BATCH):
+        response = await store.GetBlobs(spb.GetBlobsRequest(digests=digests[start:start + BLOB_BATCH]))
+        for blob in response.blobs:
+            hexdigest = blob.digest.removeprefix("sha256:")
+            target = folder / hexdigest[:2] / hexdigest[2:]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(blob.data)
+            found[blob.digest] = blob.data
+    return found
+
+
+async def _write_events(store, attempt_ids: list[str], folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for attempt_id in attempt_ids:
+        lines, token = [], ""
+        while True:
+            page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE,
+                                                                page_token=token))
+            lines += [json_format.MessageToJson(e, indent=None) for e in page.events]
+            token = page.next_page_token
+            if not token:
+                break
+        if lines:
+            (folder / f"{attempt_id}.jsonl").write_text("\n".join(lines) + "\n")

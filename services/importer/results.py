@@ -1,0 +1,40 @@
+"""What an importer reads out of a result set, before it is recorded: plain data."""
+
+from dataclasses import dataclass, field
+
+#: Outcomes, as the store names them.
+COMPLETED, HARNESS_FAILED, TIMED_OUT = "completed", "harness_failed", "timed_out"
+INFRA_FAILED, CANCELLED = "infra_failed", "cancelled"
+
+
+@dataclass
+class ImportedTrial:
+    dataset: str
+    agent: str
+    model: str
+    task_name: str
+    outcome: str
+    #: Official rewards exactly as recorded (ints stay ints); None when nothing graded.
+    rewards: dict | None
+    #: Why nothing graded (a scorer failure), when rewards is None.
+    score_error: str = ""
+    error: str = ""
+    agent_version: str = ""
+    #: A local task folder this trial ran, when known (pairs with HEMRA's own runs).
+    task_path: str = ""
+    #: The source's own pin of the task (Harbor lock digest or checksum, SWE-bench instance).
+    task_pin: str = ""
+    #: Identifies the verifier when the task folder is not known.
+    verifier_pin: str = ""
+    start_time: float | None = None
+    end_time: float | None = None
+    #: Files of this trial (paths relative to the import root).
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportedResults:
+    format: str
+    #: The tool's version as far as the files tell ("0.25", "0.13", "5.0.2", ...).
+    version: str
+    trials: list[ImportedTrial]

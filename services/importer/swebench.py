@@ -1,0 +1,128 @@
+"""Read a SWE-bench harness run: its final summary ("run report") and per-instance logs.
+
+Only instances in resolved_ids pass. Every other submitted instance fails,
+except those the harness itself attributes to the environment or could not
+grade (infra_failure_ids, error_ids): those are infrastructure failures.
+The summary is checked against the per-instance report.json files.
+"""
+
+import json
+import re
+from pathlib import Path
+
+from services.importer.errors import ImportProblem
+from services.importer.results import COMPLETED, INFRA_FAILED, ImportedResults, ImportedTrial
+
+#: Harness versions whose summary shapes we know (see docs/results-and-compare.md).
+KNOWN_VERSIONS = re.compile(r"^(2\.0\.\d+|2\.1\.\d+|3\.0\.[0-9]+|4\.0\.\d+|4\.1\.0|5\.0\.[0-2])$")
+_REQUIRED = ("submitted_ids", "resolved_ids", "unresolved_ids", "error_ids", "completed_ids")
+_INFRA_KEYS = ("infra_failure_ids", "ambiguous_failure_ids", "failure_reasons")
+
+
+def looks_like(root: Path) -> bool:
+    return find_summary(root) is not None
+
+
+def find_summary(root: Path) -> Path | None:
+    for path in sorted(root.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(data, dict) and all(key in data for key in _REQUIRED):
+            return path
+    return None
+
+
+def read_run(root: Path, version: str) -> ImportedResults:
+    summary_path = find_summary(root)
+    if summary_path is None:
+        raise ImportProblem(f"{root}: no SWE-bench run report (a JSON file with submitted_ids and resolved_ids)")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    version = version or ("5.0.2" if "infra_failure_ids" in summary else "4.1.0")
+    if not KNOWN_VERSIONS.match(version):
+        raise ImportProblem(f"--swebench-version {version}: unknown (known: 2.0.x-2.1.x, 3.0.x, 4.0.x, 4.1.0, 5.0.0-5.0.2)")
+    _check_shape(summary_path, summary, version)
+    model, run_id = _model_and_run(summary_path, root)
+    logs = root / "logs" / "run_evaluation" / run_id / model
+    if not logs.is_dir():
+        raise ImportProblem(f"{logs}: missing (the per-instance logs of run {run_id})")
+    dataset = _dataset(root / "logs" / "run_evaluation" / run_id / "run.json")
+    _check_against_logs(summary_path, summary, logs)
+    trials = [_trial(root, logs, summary, iid, dataset, model.replace("__", "/")) for iid in summary["submitted_ids"]]
+    return ImportedResults("swebench", version, trials)
+
+
+def _check_shape(path: Path, summary: dict, version: str) -> None:
+    has_infra = all(key in summary for key in _INFRA_KEYS)
+    if version.startswith("5.") and not has_infra:
+        raise ImportProblem(f"{path}: a {version} run report needs {', '.join(_INFRA_KEYS)}; "
+                            f"is this a 4.x run? pass its --swebench-version")
+    if not version.startswith("5.") and any(key in summary for key in _INFRA_KEYS):
+        raise ImportProblem(f"{path}: infra_failure_ids appear only in 5.x reports, not {version}")
+
+
+def _model_and_run(summary_path: Path, root: Path) -> tuple[str, str]:
+    """`<model with / as __>.<run_id>.json`; the logs folder settles where the split goes."""
+    stem = summary_path.name[: -len(".json")]
+    runs = root / "logs" / "run_evaluation"
+    for index in range(len(stem)):
+        if stem[index] == "." and (runs / stem[index + 1:] / stem[:index]).is_dir():
+            return stem[:index], stem[index + 1:]
+    raise ImportProblem(f"{summary_path}: no logs/run_evaluation/<run_id>/<model>/ folder matches its name")
+
+
+def _dataset(run_json: Path) -> str:
+    if not run_json.is_file():
+        return "swebench"
+    try:
+        return json.loads(run_json.read_text(encoding="utf-8")).get("dataset") or "swebench"
+    except ValueError:
+        raise ImportProblem(f"{run_json}: not JSON") from None
+
+
+def _report(logs: Path, iid: str) -> dict | None:
+    path = logs / iid / "report.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return None  # the harness counts an unreadable report as an error instance too
+    return data.get(iid) if isinstance(data, dict) else None
+
+
+def _check_against_logs(path: Path, summary: dict, logs: Path) -> None:
+    errors = set(summary["error_ids"])
+    for iid in summary["resolved_ids"]:
+        report = _report(logs, iid)
+        if report is None or report.get("resolved") is not True:
+            raise ImportProblem(f"{path}: resolved_ids lists {iid} but {logs / iid / 'report.json'} "
+                                f"does not say resolved")
+    for iid in summary["unresolved_ids"]:
+        report = _report(logs, iid)
+        if report is None or report.get("resolved") is not False:
+            raise ImportProblem(f"{path}: unresolved_ids lists {iid} but {logs / iid / 'report.json'} "
+                                f"does not say unresolved")
+    for iid in errors:
+        if _report(logs, iid) is not None and iid not in summary["completed_ids"]:
+            raise ImportProblem(f"{path}: error_ids lists {iid} but it has a readable report.json")
+    for iid in summary["submitted_ids"]:
+        if iid not in summary.get("empty_patch_ids", []) and not (logs / iid).is_dir():
+            raise ImportProblem(f"{path}: {iid} was submitted but {logs / iid} is missing")
+
+
+def _trial(root: Path, logs: Path, summary: dict, iid: str, dataset: str, model: str) -> ImportedTrial:
+    reasons = summary.get("failure_reasons", {})
+    environment = set(summary.get("infra_failure_ids", []))
+    folder = logs / iid
+    files = [p.relative_to(root).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()] \
+        if folder.is_dir() else []
+    pin = f"swebench:{dataset}:{iid}"
+    if iid in environment or iid in summary["error_ids"]:
+        why = reasons.get(iid) or ("the harness could not grade it" if iid in summary["error_ids"] else "environment")
+        return ImportedTrial(dataset, model, model, iid, INFRA_FAILED, None, error=f"swebench: {why}",
+                             task_pin=pin, verifier_pin=f"swebench:{dataset}", files=files)
+    resolved = 1 if iid in summary["resolved_ids"] else 0
+    return ImportedTrial(dataset, model, model, iid, COMPLETED, {"resolved": resolved}, task_pin=pin,
+                         verifier_pin=f"swebench:{dataset}", files=files)

@@ -1,0 +1,270 @@
+"""`hemra compare a b`: pair two sides task by task and report b - a.
+
+Tasks pair only when every trial on both sides was graded by one scorer
+fingerprint, with the same reward names and the same judge model; anything
+else is listed as not comparable, with the reason. Single 0/1 rewards pair on
+pass rates, other rewards on mean reward, summed apart. Infrastructure
+failures, scorer failures and cancelled trials are counted apart.
+"""
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from services.store import records
+from services.store import tables as t
+from services.store.errors import InvalidArgument, NotFound
+from services.store.report import TrialResult
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20261202
+LEVEL = 0.95
+
+
+@dataclass
+class Side:
+    ref: str
+    run: t.Run
+    cells: list[t.Cell]
+    #: task digest -> the latest attempt of each trial on this side
+    trials: dict[str, list[TrialResult]] = field(default_factory=lambda: defaultdict(list))
+
+    @property
+    def label(self) -> str:
+        names = ", ".join(f"{c.dataset_name}/{c.harness_name}" for c in self.cells)
+        return f"{self.run.label} ({self.run.id}): {names}"
+
+
+async def resolve_side(session: AsyncSession, ref: str) -> Side:
+    """An import (ID or label) or a run cell: run, run/harness or run/dataset/harness."""
+    run, rest = await _find_prefix(session, ref)
+    cells = await records.cells_of(session, run.id)
+    if rest:
+        chosen = [c for c in cells if rest in (c.harness_name, f"{c.dataset_name}/{c.harness_name}")]
+        if not chosen:
+            known = ", ".join(sorted({f"{c.dataset_name}/{c.harness_name}" for c in cells}))
+            raise NotFound(f"{ref}: {run.label} has no cell {rest!r} (cells: {known})")
+        cells = chosen
+    harnesses = sorted({c.harness_name for c in cells})
+    if len(harnesses) > 1:
+        raise InvalidArgument(f"{ref}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
+                              f"name one, e.g. {run.label}/{harnesses[0]}")
+    side = Side(ref, run, cells)
+    await _load_trials(session, side)
+    return side
+
+
+async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
+    """The longest leading part of `ref` that names a run or import, and the rest."""
+    parts = ref.split("/")
+    for cut in range(len(parts), 0, -1):
+        try:
+            return await records.find_run(session, "/".join(parts[:cut])), "/".join(parts[cut:])
+        except NotFound:
+            continue
+    raise NotFound(f"{ref}: no run or import by that ID or label")
+
+
+async def _load_trials(session: AsyncSession, side: Side) -> None:
+    query = (select(t.Trial.id, t.Trial.task_digest, t.Trial.task_name, t.Attempt.number, t.Attempt.state,
+                    t.Attempt.outcome, t.Attempt.score)
+             .join(t.Attempt, t.Attempt.trial_id == t.Trial.id)
+             .where(t.Trial.cell_id.in_([c.id for c in side.cells]))
+             .order_by(t.Trial.id, t.Attempt.number))
+    latest = {}
+    for trial_id, digest, name, _, state, outcome, score in (await session.execute(query)).all():
+        latest[trial_id] = TrialResult(digest, name, state, outcome, score)
+    for trial in latest.values():
+        side.trials[trial.task_digest].append(trial)
+
+
+def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:
+    """What must be equal for two graded trials to pair."""
+    score = trial.score or {}
+    return trial.fingerprint, tuple(sorted(trial.rewards)), score.get("judgeModel", "")
+
+
+def judge_view(side: Side, judge: str) -> None:
+    """Keep only scores from the HEMRA judge `judge` (scorer "judge:<name>")."""
+    for digest, trials in side.trials.items():
+        side.trials[digest] = [x for x in trials if (x.score or {}).get("scorer") == f"judge:{judge}"]
+
+
+def compare(a: Side, b: Side, judge: str = "") -> dict:
+    if judge:
+        judge_view(a, judge)
+        judge_view(b, judge)
+        if not any(x for ts in a.trials.values() for x in ts) and not any(x for ts in b.trials.values() for x in ts):
+            raise InvalidArgument(f"no trial on either side was scored by judge {judge!r}")
+    result = dict(a=side_summary(a), b=side_summary(b), notComparable=[], tasks=[], flippedToPass=[],
+                  flippedToFail=[], flags=flags_of(a, b))
+    binary, numeric = [], []
+    for digest in sorted(a.trials.keys() | b.trials.keys(), key=lambda d: _name(a, b, d)):
+        _pair_task(digest, a, b, result, binary, numeric)
+    if not result["tasks"] and not result["notComparable"]:
+        raise InvalidArgument(f"{a.ref} and {b.ref} have no task in common")
+    result.update(binary_summary(binary))
+    result["rewardDeltas"] = numeric_summary(numeric)
+    result["pairedTasks"] = len(result["tasks"])
+    return result
+
+
+def _name(a: Side, b: Side, digest: str) -> str:
+    trials = a.trials.get(digest) or b.trials.get(digest)
+    return trials[0].task_name
+
+
+def _pair_task(digest: str, a: Side, b: Side, result: dict, binary: list, numeric: list) -> None:
+    name = _name(a, b, digest)
+    graded_a = [x for x in a.trials.get(digest, []) if x.is_graded]
+    graded_b = [x for x in b.trials.get(digest, []) if x.is_graded]
+    if not graded_a or not graded_b:
+        side = "a" if not graded_a else "b"
+        why = "not run" if digest not in (a.trials if side == "a" else b.trials) else "nothing graded"
+        result["notComparable"].append(dict(taskName=name, reason=f"{why} on side {side}"))
+        return
+    keys = {scorer_key(x) for x in graded_a + graded_b}
+    if len(keys) > 1:
+        result["notComparable"].append(dict(taskName=name, reason=why_not(keys)))
+        return
+    task = dict(taskName=name, taskDigest=digest, aTrials=len(graded_a), bTrials=len(graded_b))
+    if all(x.is_binary for x in graded_a + graded_b):
+        pa, pb = _passes(graded_a), _passes(graded_b)
+        task.update(binary=True, aPassRate=sum(pa) / len(pa), bPassRate=sum(pb) / len(pb))
+        binary.append((name, pa, pb))
+        if task["aPassRate"] == 0 and task["bPassRate"] == 1:
+            result["flippedToPass"].append(name)
+        elif task["aPassRate"] == 1 and task["bPassRate"] == 0:
+            result["flippedToFail"].append(name)
+    else:
+        task.update(binary=False, aMeans=_means(graded_a), bMeans=_means(graded_b))
+        numeric.append(task)
+    result["tasks"].append(task)
+
+
+def why_not(keys: set) -> str:
+    judges = {k[2] for k in keys}
+    if len(judges) > 1:
+        return "judged by different judge models (" + " vs ".join(sorted(j or "none" for j in judges)) + ")"
+    names = {k[1] for k in keys}
+    if len(names) > 1:
+        return "reward names differ (" + " vs ".join(",".join(n) for n in sorted(names)) + ")"
+    return "scorer fingerprints differ (the verifier or the task's tests changed)"
+
+
+def _passes(trials: list[TrialResult]) -> list[int]:
+    return [int(next(iter(x.rewards.values())) == 1) for x in trials]
+
+
+def _means(trials: list[TrialResult]) -> dict[str, float]:
+    return {name: sum(x.rewards[name] for x in trials) / len(trials) for name in trials[0].rewards}
+
+
+def side_summary(side: Side) -> dict:
+    counts = dict(trials=0, graded=0, infraFailed=0, scorerFailed=0, cancelled=0, unfinished=0)
+    for trials in side.trials.values():
+        for trial in trials:
+            counts["trials"] += 1
+            if trial.state != "finished":
+                counts["unfinished"] += 1
+            elif trial.outcome == records.CANCELLED:
+                counts["cancelled"] += 1
+            elif trial.outcome == records.INFRA_FAILED:
+                counts["infraFailed"] += 1
+            elif trial.is_graded:
+                counts["graded"] += 1
+            else:
+                counts["scorerFailed"] += 1
+    models = sorted({c.model for c in side.cells})
+    return dict(ref=side.ref, label=side.label, runId=side.run.id, kind=side.run.kind, model=", ".join(models),
+                **counts, **pass_at_k(side))
+
+
+def pass_at_k(side: Side) -> dict:
+    """pass@k (some of k tries pass) and pass^k (all k pass), unbiased estimates averaged over
+    the side's binary tasks, for k from 1 to the fewest graded trials of a task."""
+    tasks = [(len(ts), sum(_passes(ts))) for ts in ([x for x in trials if x.is_graded] for trials in side.trials.values())
+             if ts and all(x.is_binary for x in ts)]
+    if not tasks:
+        return dict(passAtK={}, passHatK={})
+    top = min(n for n, _ in tasks)
+    at, hat = {}, {}
+    for k in range(1, top + 1):
+        at[str(k)] = sum(1 - math.comb(n - c, k) / math.comb(n, k) for n, c in tasks) / len(tasks)
+        hat[str(k)] = sum(math.comb(c, k) / math.comb(n, k) for n, c in tasks) / len(tasks)
+    return dict(passAtK=at, passHatK=hat)
+
+
+def binary_summary(binary: list[tuple[str, list[int], list[int]]]) -> dict:
+    if not binary:
+        return dict(binaryTasks=0)
+    rates_a = np.array([sum(pa) / len(pa) for _, pa, _ in binary])
+    rates_b = np.array([sum(pb) / len(pb) for _, _, pb in binary])
+    diffs = rates_b - rates_a
+    flips_up = sum(pb[k] == 1 and pa[k] == 0 for _, pa, pb in binary for k in range(min(len(pa), len(pb))))
+    flips_down = sum(pb[k] == 0 and pa[k] == 1 for _, pa, pb in binary for k in range(min(len(pa), len(pb))))
+    return dict(binaryTasks=len(binary), aPassed=float(rates_a.sum()), bPassed=float(rates_b.sum()),
+                delta=float(diffs.mean()), deltaInterval=bootstrap(diffs),
+                mcnemar=dict(aFailBPass=int(flips_up), aPassBFail=int(flips_down),
+                             pValue=mcnemar_exact(int(flips_up), int(flips_down))))
+
+
+def numeric_summary(numeric: list[dict]) -> list[dict]:
+    by_name: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for task in numeric:
+        for name, value in task["aMeans"].items():
+            if name in task["bMeans"]:
+                by_name[name].append((value, task["bMeans"][name]))
+    deltas = []
+    for name, pairs in sorted(by_name.items()):
+        a = np.array([p[0] for p in pairs])
+        b = np.array([p[1] for p in pairs])
+        deltas.append(dict(name=name, tasks=len(pairs), aMean=float(a.mean()), bMean=float(b.mean()),
+                           delta=float((b - a).mean()), interval=bootstrap(b - a)))
+    return deltas
+
+
+def bootstrap(diffs: np.ndarray) -> dict:
+    """A seeded percentile bootstrap of the mean paired difference, resampling tasks.
+
+    Resampling n tasks with replacement is a multinomial draw over the distinct
+    difference values, so the cost grows with the distinct values, not the tasks.
+    """
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    values, counts = np.unique(diffs, return_counts=True)
+    n = len(diffs)
+    draws = rng.multinomial(n, counts / n, size=BOOTSTRAP_RESAMPLES)
+    means = draws @ values / n
+    low, high = np.quantile(means, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
+    return dict(low=float(low), high=float(high), level=LEVEL, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar test: P(X <= min(b, c)) * 2 for X ~ Binomial(b + c, 1/2), capped at 1."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    m = min(b, c)
+    log_terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2)
+                 for i in range(m + 1)]
+    top = max(log_terms)
+    tail = math.exp(top) * sum(math.exp(x - top) for x in log_terms)
+    return min(1.0, 2 * tail)
+
+
+def flags_of(a: Side, b: Side) -> list[str]:
+    flags = []
+    models_a, models_b = {c.model for c in a.cells}, {c.model for c in b.cells}
+    if models_a != models_b:
+        flags.append(f"models differ: a uses {', '.join(sorted(m or '(none)' for m in models_a))}, "
+                     f"b uses {', '.join(sorted(m or '(none)' for m in models_b))}")
+    for name, side in (("a", a), ("b", b)):
+        unfinished = sum(1 for ts in side.trials.values() for x in ts
+                         if x.state != "finished" or x.outcome in (records.CANCELLED, records.INFRA_FAILED))
+        if unfinished:
+            flags.append(f"side {name} is incomplete: {unfinished} trials did not finish")
+    return flags
