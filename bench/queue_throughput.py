@@ -2,7 +2,7 @@
 against the same claim + complete in raw SQL.
 
     .venv/bin/python bench/queue_throughput.py [--jobs N] [--workers 1,4] [--databases sqlite,postgres]
-                                               [--timeout S] [--profile] [--keep]
+                                               [--timeout S] [--analyze] [--profile] [--keep]
 
 For each database (a SQLite file in a temp folder; a fresh PostgreSQL database, dropped afterwards):
 
@@ -151,15 +151,37 @@ def plan(jobs: int, label: str):
         trials=[(0, "sha256:t", "task", k + 1, *pad) for k in range(jobs)])
 
 
-async def record_run(db: Database, jobs: int, label: str) -> str:
+async def record_run(db: Database, jobs: int, label: str, analyze: bool = False) -> str:
     from services.store.service import Store
 
     store = await Store.open(db.url, db.blob_dir)
     try:
         run, _ = await store.record_run(plan(jobs, label))
-        return run.id
     finally:
         await store.close()
+    if analyze and db.kind == "postgres":
+        await db.fetch("ANALYZE")  # what autovacuum does by itself, some time after the bulk insert
+    return run.id
+
+
+async def planner_stats(db: Database) -> dict | None:
+    """PostgreSQL: whether the jobs table has planner statistics yet, and rows changed since."""
+    if db.kind != "postgres":
+        return None
+    (last_auto, last_manual, changed), = await db.fetch(
+        "SELECT last_autoanalyze, last_analyze, n_mod_since_analyze FROM pg_stat_user_tables "
+        "WHERE relname = 'jobs'")
+    last = max(filter(None, (last_auto, last_manual)), default=None)
+    return {"analyzed": last is not None, "last_analyze": last.isoformat() if last else None,
+            "rows_changed_since": changed}
+
+
+def describe_stats(stats: dict | None) -> str:
+    if stats is None:
+        return ""
+    if not stats["analyzed"]:
+        return "; jobs table never analyzed"
+    return f"; jobs table analyzed, {stats['rows_changed_since']} rows changed since"
 
 
 async def verify(db: Database, run_id: str, jobs: int, completed: list[str], owners: set[str], what: str) -> None:
@@ -270,14 +292,15 @@ def floor_sqlite(db: Database) -> tuple[float, list[str]]:
         conn.close()
 
 
-async def measure_floor(db: Database, jobs: int) -> dict:
-    run_id = await record_run(db, jobs, f"bench-floor-{db.kind}")
+async def measure_floor(db: Database, jobs: int, analyze: bool = False) -> dict:
+    run_id = await record_run(db, jobs, f"bench-floor-{db.kind}", analyze)
+    stats = await planner_stats(db)
     if db.kind == "postgres":
         seconds, completed = await floor_postgres(db)
     else:
         seconds, completed = floor_sqlite(db)
     await verify(db, run_id, jobs, completed, {"floor"}, f"{db.kind} floor")
-    return {"run_id": run_id, "seconds": seconds, "jobs_per_s": jobs / seconds}
+    return {"run_id": run_id, "seconds": seconds, "jobs_per_s": jobs / seconds, "planner_stats": stats}
 
 
 # --------------------------------------------------------------------------- HEMRA (gRPC store)
@@ -357,8 +380,9 @@ def run_workers(port: int, workers: int, folder: Path, token: str, timeout: floa
 
 
 async def measure_hemra(db: Database, jobs: int, workers: int, scratch: Path, timeout: float,
-                        profile: Path | None = None) -> dict:
-    run_id = await record_run(db, jobs, f"bench-{db.kind}-w{workers}")
+                        profile: Path | None = None, analyze: bool = False) -> dict:
+    run_id = await record_run(db, jobs, f"bench-{db.kind}-w{workers}", analyze)
+    stats = await planner_stats(db)
     folder = Path(tempfile.mkdtemp(prefix=f"{db.kind}-w{workers}-", dir=scratch))
     token = secrets.token_hex(16)
     server, port = start_server(db, folder, token, timeout + 120, profile)
@@ -375,7 +399,7 @@ async def measure_hemra(db: Database, jobs: int, workers: int, scratch: Path, ti
     return {"run_id": run_id, "workers": workers, "seconds": seconds, "jobs_per_s": jobs / seconds,
             "loop_seconds": loop_seconds, "loop_jobs_per_s": jobs / loop_seconds,
             "worker_startup_s": first_call - reports[0]["spawned"],
-            "jobs_per_worker": {r["name"]: len(r["completed"]) for r in reports},
+            "jobs_per_worker": {r["name"]: len(r["completed"]) for r in reports}, "planner_stats": stats,
             "work_dir": str(folder)}
 
 
@@ -516,6 +540,13 @@ def print_profile(path: Path, top: int = 25) -> list[str]:
     return lines
 
 
+def busy_note() -> tuple[float, str]:
+    """The 1-minute load average, and a warning when other work competes for the CPUs."""
+    load = os.getloadavg()[0]
+    return load, (f"; LOAD {load:.1f} on {os.cpu_count()} CPUs: other work competes" if load > (os.cpu_count() or 1)
+                  else "")
+
+
 async def bench(args, scratch: Path) -> dict:
     rows, floors, extra = [], {}, {}
     for kind in args.databases:
@@ -524,21 +555,27 @@ async def bench(args, scratch: Path) -> dict:
             if kind == "postgres":
                 extra["postgres"] = {k: (await admin(f"SHOW {k}"))[0][0]
                                      for k in ("server_version", "synchronous_commit", "fsync", "shared_buffers")}
-            floor = await measure_floor(db, args.jobs)
+            load, note = busy_note()
+            floor = await measure_floor(db, args.jobs, args.analyze)
+            floor["load_before"] = load
             floors[kind] = floor
-            print(f"{kind:<9} floor       {floor['seconds']:7.2f} s {floor['jobs_per_s']:8.1f} jobs/s", flush=True)
+            print(f"{kind:<9} floor       {floor['seconds']:7.2f} s {floor['jobs_per_s']:8.1f} jobs/s"
+                  f"{describe_stats(floor['planner_stats'])}{note}", flush=True)
             for workers in args.workers:
-                m = await measure_hemra(db, args.jobs, workers, scratch, args.timeout)
+                load, note = busy_note()
+                m = await measure_hemra(db, args.jobs, workers, scratch, args.timeout, analyze=args.analyze)
+                m["load_before"] = load
                 row = {"database": kind, "jobs": args.jobs, **m, "floor_jobs_per_s": floor["jobs_per_s"],
                        "ratio": floor["jobs_per_s"] / m["jobs_per_s"]}
                 rows.append(row)
                 print(f"{kind:<9} W={workers:<9} {m['seconds']:7.2f} s {m['jobs_per_s']:8.1f} jobs/s "
                       f"(workers' start-up {m['worker_startup_s']:.2f} s; jobs per worker "
-                      f"{list(m['jobs_per_worker'].values())})", flush=True)
+                      f"{list(m['jobs_per_worker'].values())}{describe_stats(m['planner_stats'])}){note}", flush=True)
             if args.profile and (kind == "postgres" or "postgres" not in args.databases):
                 workers = max(args.workers)
                 prof = scratch / f"store-{kind}-w{workers}.prof"
-                m = await measure_hemra(db, args.jobs, workers, scratch, args.timeout, profile=prof)
+                m = await measure_hemra(db, args.jobs, workers, scratch, args.timeout, profile=prof,
+                                        analyze=args.analyze)
                 print(f"\nprofiled {kind} W={workers} (cProfile slows the store; not in the table): "
                       f"{m['seconds']:.2f} s, {m['jobs_per_s']:.1f} jobs/s")
                 extra["profile"] = {"database": kind, "workers": workers, "jobs_per_s": m["jobs_per_s"],
@@ -558,6 +595,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300, help="seconds allowed per measurement (default 300)")
     parser.add_argument("--profile", action="store_true",
                         help="one extra measurement (PostgreSQL, most workers) with the store under cProfile")
+    parser.add_argument("--analyze", action="store_true",
+                        help="PostgreSQL: ANALYZE after recording each run (steady state; default: leave "
+                             "planner statistics to autovacuum, as HEMRA does)")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (SQLite files, process logs)")
     args = parser.parse_args()
     args.workers = [int(w) for w in args.workers.split(",") if w.strip()]
@@ -582,6 +622,7 @@ def main() -> int:
         "benchmark": "queue_throughput",
         "timestamp": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "jobs": args.jobs, "workers": args.workers, "databases": args.databases, "lease_secs": LEASE_SECS,
+        "analyze": args.analyze,
         "method": "HEMRA: W worker processes loop ClaimJob + CompleteJob over gRPC against the store server in "
                   "its own process; seconds from the workers' start to the last exit (includes their start-up). "
                   "loop_* counts from the first ClaimJob to the last exit. Floor: one process, raw SQL "

@@ -214,6 +214,8 @@ async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, s
         await deps.store.CompleteJob(request)
     except clients.LeaseLost:
         logger.warning("attempt %s: lease lost before completion; its result is dropped", job.attempt.id)
+    except clients.RpcError as exc:  # the store is away: the lease expires and the trial is retried
+        logger.warning("attempt %s: could not complete (%s); the store will reclaim it", job.attempt.id, exc)
 
 
 async def _release(deps: Deps, job) -> None:

@@ -52,8 +52,10 @@ class Worker:
         request.lease.FromNanoseconds(int(self.deps.lease_secs * 1e9))
         try:
             response = await self.deps.store.ClaimJob(request)
-        except clients.Unavailable as exc:
-            logger.warning("store unavailable, backing off: %s", exc)
+        except clients.Unauthenticated:
+            raise  # no point retrying a wrong token
+        except clients.RpcError as exc:  # the store is down or restarting: back off, keep going
+            logger.warning("store unavailable (%s), backing off: %s", exc.code.name, exc)
             return None
         return response.job if response.HasField("job") else None
 
