@@ -46,8 +46,13 @@ class Unauthenticated(RpcError):
     pass
 
 
+class FailedPrecondition(RpcError):
+    pass
+
+
 _ERRORS = {grpc.StatusCode.NOT_FOUND: NotFound, grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
-           grpc.StatusCode.ABORTED: LeaseLost, grpc.StatusCode.UNAVAILABLE: Unavailable, grpc.StatusCode.UNAUTHENTICATED: Unauthenticated}
+           grpc.StatusCode.ABORTED: LeaseLost, grpc.StatusCode.UNAVAILABLE: Unavailable, grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
+           grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition}
 
 
 def error_of(exc: grpc.aio.AioRpcError) -> RpcError:

@@ -18,7 +18,7 @@ err_console = Console(stderr=True)
 
 #: Exit statuses: 1 when a run did not finish or a service failed, 2 for bad input.
 EXIT_INCOMPLETE, EXIT_USAGE = 1, 2
-_BAD_INPUT = (clients.NotFound, clients.InvalidArgument, RunFileError)
+_BAD_INPUT = (clients.NotFound, clients.InvalidArgument, clients.FailedPrecondition, RunFileError)
 
 
 def home() -> Path:

@@ -46,7 +46,7 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
                                          always_print_fields_with_no_presence=True)
         if criteria:
             data["criteria"] = []
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
         return
     print_comparison(comparison)
     if criteria:

@@ -25,16 +25,18 @@ def import_(
     path: Annotated[Path, typer.Argument(help="A Harbor job directory, a SWE-bench harness run, or a HEMRA export.")],
     label: Annotated[Optional[str], typer.Option("--label", help="The import's label (default: the folder name).")] = None,
     swebench_version: Annotated[Optional[str], typer.Option("--swebench-version", help="The SWE-bench harness version that wrote the run, e.g. 5.0.2.")] = None,
+    tasks: Annotated[Optional[Path], typer.Option("--tasks", help="Where a Harbor job's task folders are now, if not at the recorded paths (matched by folder name, checked by digest).")] = None,
 ) -> None:
     """Import results produced elsewhere: files kept byte for byte, official rewards as they are."""
-    _import(path, label or "", swebench_version or "")
+    _import(path, label or "", swebench_version or "", tasks)
 
 
 @command
-async def _import(path: Path, label: str, swebench_version: str) -> None:
+async def _import(path: Path, label: str, swebench_version: str, tasks: Path | None) -> None:
     async with embedded.services(home(), database_url()) as services:
         response = await services.importer.ImportResults(ipb.ImportResultsRequest(
-            path=str(path.resolve()), label=label, swebench_version=swebench_version))
+            path=str(path.resolve()), label=label, swebench_version=swebench_version,
+            tasks_dir=str(tasks.resolve()) if tasks else ""))
         run = (await services.store.GetRun(spb.GetRunRequest(run=response.import_id))).run
         console.print(f"{run.kind} {run.id} ({run.label}): {run.progress.trials} trials"
                       f"{', ' + run.import_format if run.import_format else ''}", highlight=False)

@@ -38,14 +38,26 @@ async def upload(store, entries: list[Entry]) -> dict[str, str]:
     return by_path
 
 
-async def pin_tasks(planner, results: ImportedResults, root: Path) -> dict[str, ppb.PinnedTask]:
-    """Task folders the results name that exist here, pinned by the planner as HEMRA pins datasets."""
-    paths = sorted({_absolute(t.task_path, root) for t in results.trials if t.task_path})
-    paths = [p for p in paths if Path(p).is_dir()]
+async def pin_tasks(planner, results: ImportedResults, root: Path,
+                    tasks_dir: Path | None) -> dict[str, ppb.PinnedTask]:
+    """Pin the task folders the results name that exist here (at their recorded path, or by
+    folder name under `tasks_dir`), as HEMRA pins datasets; point each trial at its folder."""
+    for trial in results.trials:
+        if trial.task_path:
+            trial.task_path = _locate(trial.task_path, root, tasks_dir)
+    paths = sorted({t.task_path for t in results.trials if t.task_path and Path(t.task_path).is_dir()})
     if not paths:
         return {}
     response = await planner.PinTasks(ppb.PinTasksRequest(paths=paths))
     return {p.path: p for p in response.tasks if p.HasField("task")}
+
+
+def _locate(path: str, root: Path, tasks_dir: Path | None) -> str:
+    recorded = _absolute(path, root)
+    if Path(recorded).is_dir() or tasks_dir is None:
+        return recorded
+    moved = tasks_dir / Path(path).name
+    return str(moved.resolve()) if moved.is_dir() else recorded
 
 
 def _absolute(path: str, root: Path) -> str:
@@ -95,7 +107,7 @@ def build_request(results: ImportedResults, root: Path, label: str, entries: lis
 def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]) -> tuple[pb.Task, str]:
     """HEMRA's pinned task when the folder is here and is the one that ran; else a task named by
     the source's own pin. Returns the task and its verifier digest."""
-    found = pinned.get(_absolute(trial.task_path, root)) if trial.task_path else None
+    found = pinned.get(trial.task_path) if trial.task_path else None
     ran_this_folder = found is not None and (not trial.task_pin.startswith("sha256:")
                                              or trial.task_pin == found.harbor_digest)
     if ran_this_folder:

@@ -31,7 +31,8 @@ class ImporterServicer(ipb_grpc.ImporterServiceServicer):
         except ImportProblem as exc:
             raise ServiceError(str(exc), grpc.StatusCode.INVALID_ARGUMENT) from None
         by_path = await record.upload(self.store, entries)
-        pinned = await record.pin_tasks(self.planner, results, root)
+        tasks_dir = Path(request.tasks_dir).resolve() if request.tasks_dir else None
+        pinned = await record.pin_tasks(self.planner, results, root, tasks_dir)
         label = request.label or root.name
         response = await self.store.RecordRun(record.build_request(results, root, label, entries, by_path, pinned))
         return ipb.ImportResultsResponse(import_id=response.run.id)

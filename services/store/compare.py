@@ -100,13 +100,13 @@ def compare(a: Side, b: Side, judge: str = "") -> dict:
         judge_view(b, judge)
         if not any(x for ts in a.trials.values() for x in ts) and not any(x for ts in b.trials.values() for x in ts):
             raise InvalidArgument(f"no trial on either side was scored by judge {judge!r}")
+    if not a.trials.keys() & b.trials.keys():
+        raise InvalidArgument(f"{a.ref} and {b.ref} have no task in common")
     result = dict(a=side_summary(a), b=side_summary(b), notComparable=[], tasks=[], flippedToPass=[],
                   flippedToFail=[], flags=flags_of(a, b))
     binary, numeric = [], []
     for digest in sorted(a.trials.keys() | b.trials.keys(), key=lambda d: _name(a, b, d)):
         _pair_task(digest, a, b, result, binary, numeric)
-    if not result["tasks"] and not result["notComparable"]:
-        raise InvalidArgument(f"{a.ref} and {b.ref} have no task in common")
     result.update(binary_summary(binary))
     result["rewardDeltas"] = numeric_summary(numeric)
     result["pairedTasks"] = len(result["tasks"])
@@ -161,7 +161,7 @@ def _passes(trials: list[TrialResult]) -> list[int]:
 
 
 def _means(trials: list[TrialResult]) -> dict[str, float]:
-    return {name: sum(x.rewards[name] for x in trials) / len(trials) for name in trials[0].rewards}
+    return {name: sum(x.rewards[name] for x in trials) / len(trials) for name in sorted(trials[0].rewards)}
 
 
 def side_summary(side: Side) -> dict:

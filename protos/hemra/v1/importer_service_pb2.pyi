@@ -5,14 +5,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ImportResultsRequest(_message.Message):
-    __slots__ = ("path", "label", "swebench_version")
+    __slots__ = ("path", "label", "swebench_version", "tasks_dir")
     PATH_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     SWEBENCH_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TASKS_DIR_FIELD_NUMBER: _ClassVar[int]
     path: str
     label: str
     swebench_version: str
-    def __init__(self, path: _Optional[str] = ..., label: _Optional[str] = ..., swebench_version: _Optional[str] = ...) -> None: ...
+    tasks_dir: str
+    def __init__(self, path: _Optional[str] = ..., label: _Optional[str] = ..., swebench_version: _Optional[str] = ..., tasks_dir: _Optional[str] = ...) -> None: ...
 
 class ImportResultsResponse(_message.Message):
     __slots__ = ("import_id",)
