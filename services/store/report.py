@@ -23,6 +23,7 @@ class TrialResult:
     state: str
     outcome: str | None
     score: dict | None
+    agent_version: str = ""
 
     @property
     def is_graded(self) -> bool:
@@ -47,6 +48,8 @@ class TrialResult:
 class CellResults:
     cell: t.Cell
     trials: list[TrialResult] = field(default_factory=list)
+    #: The harness as pinned for the run (hemra.v1.Harness as JSON).
+    harness: dict = field(default_factory=dict)
 
     def graded_by_task(self) -> dict[str, list[TrialResult]]:
         by_task = defaultdict(list)
@@ -58,7 +61,9 @@ class CellResults:
 
 async def build_report(session: AsyncSession, run: t.Run) -> dict:
     cells = await records.cells_of(session, run.id)
-    results = {cell.id: CellResults(cell) for cell in cells}
+    harnesses = {h.digest: h.record for h in (await session.execute(
+        select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))).scalars()}
+    results = {cell.id: CellResults(cell, harness=harnesses.get(cell.harness_digest, {})) for cell in cells}
     query = (select(t.Attempt, t.Trial).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
              .where(t.Attempt.run_id == run.id).order_by(t.Attempt.trial_id, t.Attempt.number))
     latest: dict[str, tuple[t.Attempt, t.Trial]] = {}
@@ -66,7 +71,7 @@ async def build_report(session: AsyncSession, run: t.Run) -> dict:
         latest[trial.id] = (attempt, trial)
     for attempt, trial in latest.values():
         results[trial.cell_id].trials.append(TrialResult(
-            trial.task_digest, trial.task_name, attempt.state, attempt.outcome, attempt.score))
+            trial.task_digest, trial.task_name, attempt.state, attempt.outcome, attempt.score, attempt.agent_version))
     return report_of(run, results.values())
 
 
@@ -142,6 +147,7 @@ def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list
     ungraded = counts["scorerFailed"] + counts["infraFailed"]
     if ungraded:
         flags.append(f"{ungraded} trials nothing graded")
+    flags += version_flags(cells)
     drifting = [d for d, ts in cells.graded_by_task().items() if len({_scorer_key(x) for x in ts}) > 1]
     if drifting:
         flags.append(f"scorer changed between trials on {len(drifting)} tasks")
@@ -150,6 +156,19 @@ def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list
         if differing:
             flags.append(f"scorers differ from the baseline's on {differing} tasks")
     return flags
+
+
+def version_flags(cells: CellResults) -> list[str]:
+    """An unpinned agent version, or attempts that ran another version than the pinned one."""
+    kind = cells.harness.get("kind", "")
+    pinned = cells.harness.get("agentVersion", "")
+    observed = sorted({x.agent_version for x in cells.trials if x.agent_version})
+    if kind in ("builtin", "import"):
+        return []
+    if not pinned:
+        return [f"agent version not pinned{' (ran ' + ', '.join(observed) + ')' if observed else ''}"]
+    drifted = [v for v in observed if v != pinned]
+    return [f"agent version drifted: pinned {pinned}, ran {', '.join(drifted)}"] if drifted else []
 
 
 def _scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...]]:
