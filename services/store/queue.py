@@ -9,9 +9,8 @@ with LeaseLost. The store's clock alone decides expiry.
 from dataclasses import dataclass
 from typing import Callable
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from services.store import records
 from services.store import tables as t
@@ -27,56 +26,60 @@ class Claimed:
     trial: t.Trial
     cell: t.Cell
     run: t.Run
+    task: t.Task
+    harness: t.Harness
 
 
-async def _has_capacity(session: AsyncSession, run_id: str, now: float) -> bool:
-    """Recount the run's live leases while holding its row: concurrent claimers of one
-    run wait here in turn, so a run's concurrency holds across every worker."""
-    run = (await session.execute(select(t.Run).where(t.Run.id == run_id).with_for_update())).scalar_one()
-    live = (await session.execute(select(func.count()).select_from(t.Job).where(
-        t.Job.run_id == run_id, t.Job.state == "leased", t.Job.lease_expire_time > now))).scalar_one()
-    return live < run.concurrency
+async def claim(session: AsyncSession, worker: str, lease_secs: float, now: float, run_id: str = "",
+                recover: bool = True) -> Claimed | None:
+    """Lease the oldest eligible job; None when the queue has nothing for us.
 
-
-def _eligible(now: float):
-    """Queued jobs of runs below their concurrency (counting live leases of every worker)."""
-    busy = aliased(t.Job)
-    running = (select(func.count()).select_from(busy)
-               .where(busy.run_id == t.Job.run_id, busy.state == "leased",
-                      busy.lease_expire_time > now).scalar_subquery())
-    concurrency = select(t.Run.concurrency).where(t.Run.id == t.Job.run_id).scalar_subquery()
-    return and_(t.Job.state == "queued", running < concurrency)
-
-
-async def claim(session: AsyncSession, worker: str, lease_secs: float, now: float,
-                run_id: str = "") -> Claimed | None:
-    """Lease the oldest eligible job; None when the queue has nothing for us."""
-    await recover_expired(session, now)
-    pick = select(t.Job.id, t.Job.run_id).where(_eligible(now)).order_by(t.Job.create_time, t.Job.id).limit(1)
+    A job is eligible when queued and its run has a free slot (runs.leased below
+    its concurrency). The slot is taken by a guarded update of the run row, so a
+    run's concurrency holds across every worker. On PostgreSQL SKIP LOCKED lets
+    racing claimers pass over each other's job rows; on SQLite BEGIN IMMEDIATE
+    serializes them.
+    """
+    if recover:
+        await recover_expired(session, now)
+    pick = (select(t.Job.id, t.Job.run_id, t.Job.attempt_id, t.Run.limited).join(t.Run, t.Run.id == t.Job.run_id)
+            .where(t.Job.state == "queued", ~t.Run.limited | (t.Run.leased < t.Run.concurrency))
+            .order_by(t.Job.create_time, t.Job.id).limit(1).with_for_update(of=t.Job, skip_locked=True))
     if run_id:
         pick = pick.where(t.Job.run_id == run_id)
-    # PostgreSQL: SKIP LOCKED lets racing claimers pass over each other's rows.
-    # SQLite ignores it; there BEGIN IMMEDIATE serializes claimers and the
-    # UPDATE's WHERE repeats the state test, a compare-and-set.
-    row = (await session.execute(pick.with_for_update(skip_locked=True))).first()
+    row = (await session.execute(pick)).first()
     if row is None:
         return None
-    if session.bind.dialect.name == "postgresql" and not await _has_capacity(session, row.run_id, now):
-        return None
-    result = await session.execute(
+    await session.execute(
         update(t.Job).where(t.Job.id == row.id, t.Job.state == "queued")
         .values(state="leased", lease_owner=worker, lease_token=t.Job.lease_token + 1,
                 lease_expire_time=now + lease_secs, try_count=t.Job.try_count + 1)
-        .returning(t.Job.id).execution_options(synchronize_session=False))
-    job_id = result.scalar_one_or_none()
-    if job_id is None:
-        return None
-    job = await session.get(t.Job, job_id, populate_existing=True)
-    attempt = await session.get(t.Attempt, job.attempt_id)
-    attempt.state, attempt.start_time = "running", now
-    trial = await session.get(t.Trial, attempt.trial_id)
-    return Claimed(job, attempt, trial, await session.get(t.Cell, trial.cell_id),
-                   await session.get(t.Run, job.run_id))
+        .execution_options(synchronize_session=False))
+    await session.execute(update(t.Attempt).where(t.Attempt.id == row.attempt_id)
+                          .values(state="running", start_time=now).execution_options(synchronize_session=False))
+    if row.limited:
+        # Last, so the run row stays locked for one statement and the commit.
+        slot = await session.execute(update(t.Run).where(t.Run.id == row.run_id, t.Run.leased < t.Run.concurrency)
+                                     .values(leased=t.Run.leased + 1).returning(t.Run.id))
+        if slot.scalar_one_or_none() is None:
+            raise NoSlot(row.run_id)
+    found = (await session.execute(
+        select(t.Job, t.Attempt, t.Trial, t.Cell, t.Run, t.Task, t.Harness)
+        .join(t.Attempt, t.Attempt.id == t.Job.attempt_id).join(t.Trial, t.Trial.id == t.Attempt.trial_id)
+        .join(t.Cell, t.Cell.id == t.Trial.cell_id).join(t.Run, t.Run.id == t.Job.run_id)
+        .join(t.Task, t.Task.digest == t.Trial.task_digest).join(t.Harness, t.Harness.digest == t.Cell.harness_digest)
+        .where(t.Job.id == row.id).execution_options(populate_existing=True))).one()
+    return Claimed(*found)
+
+
+class NoSlot(Exception):
+    """Another worker took the run's last slot first: roll the claim back and ask again."""
+
+
+def _free_slot(run_id: str):
+    """The run's lease count, one down (every path that ends a lease runs it)."""
+    return (update(t.Run).where(t.Run.id == run_id, t.Run.limited, t.Run.leased > 0)
+            .values(leased=t.Run.leased - 1))
 
 
 async def heartbeat(session: AsyncSession, job_id: str, token: int, lease_secs: float,
@@ -116,27 +119,51 @@ class Completion:
 
 
 async def complete(session: AsyncSession, job_id: str, token: int, done: Completion,
-                   now: float) -> tuple[t.Attempt, str]:
+                   now: float) -> tuple[str, str]:
     """Close the job's attempt; queue a retry after an infrastructure failure.
 
-    Returns the attempt and the ID of the retry attempt ("" when none).
+    Returns the attempt's ID and the ID of the retry attempt ("" when none).
     Repeating a completion with the same token returns the first answer.
     """
+    # The hot path is three guarded updates; the lookups below run only when
+    # the guard did not match (a repeat, a stale token, an unknown job).
+    closed = (await session.execute(
+        update(t.Job).where(t.Job.id == job_id, t.Job.lease_token == token, t.Job.state == "leased",
+                            t.Job.lease_expire_time >= now)
+        .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else "")
+        .returning(t.Job.attempt_id, t.Job.run_id))).first()
+    if closed is None:
+        return await _repeated_completion(session, job_id, token, now)
+    result = await session.execute(
+        update(t.Attempt).where(t.Attempt.id == closed.attempt_id, t.Attempt.state != "finished")
+        .values(**_closing_values(done, now)).returning(t.Attempt.id))
+    if result.first() is None:
+        raise FailedPrecondition(f"attempt {closed.attempt_id} is already finished")
+    retry = ""
+    if done.outcome == records.INFRA_FAILED:
+        retry = await _maybe_retry(session, await session.get(t.Attempt, closed.attempt_id), now)
+    await session.execute(_free_slot(closed.run_id))  # last: the run row is locked until commit
+    return closed.attempt_id, retry
+
+
+async def _repeated_completion(session: AsyncSession, job_id: str, token: int, now: float) -> tuple[str, str]:
     job = await session.get(t.Job, job_id)
     if job is None:
         raise NotFound(f"no job {job_id!r}")
     if job.state == "done" and job.lease_token == token:
         attempt = await session.get(t.Attempt, job.attempt_id)
-        return attempt, await _retry_of(session, attempt)
-    await check_lease(session, job_id, token, now)
-    job.state = "done"
-    attempt = await session.get(t.Attempt, job.attempt_id)
-    _close_attempt(attempt, done, now)
-    retry = ""
-    if done.outcome == records.INFRA_FAILED:
-        job.last_error = done.error
-        retry = await _maybe_retry(session, attempt, now)
-    return attempt, retry
+        return attempt.id, await _retry_of(session, attempt)
+    raise LeaseLost(f"job {job_id}: lease lost")
+
+
+def _closing_values(done: Completion, now: float) -> dict:
+    values = dict(state="finished", outcome=done.outcome, exit_code=done.exit_code, error=done.error,
+                  artifacts=done.artifacts or [], score=done.score, agent_version=done.agent_version,
+                  end_time=done.end_time or now)
+    if done.start_time:
+        values["start_time"] = done.start_time
+    values["verdict"] = records.verdict(records.AttemptView(**values))
+    return values
 
 
 def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
@@ -178,6 +205,7 @@ async def release(session: AsyncSession, job_id: str, token: int, reason: str, n
     infrastructure failure marked released and a fresh attempt is queued. Returns its ID."""
     job = await check_lease(session, job_id, token, now)
     job.state, job.last_error = "done", f"released: {reason}"
+    await session.execute(_free_slot(job.run_id))
     attempt = await session.get(t.Attempt, job.attempt_id)
     attempt.released = True
     _close_attempt(attempt, Completion(records.INFRA_FAILED, error=job.last_error), now)
@@ -192,6 +220,7 @@ async def recover_expired(session: AsyncSession, now: float, limit: int = 100) -
     for job in jobs:
         job.state = "done"
         job.last_error = f"worker lost: {job.lease_owner} stopped heartbeating"
+        await session.execute(_free_slot(job.run_id))
         attempt = await session.get(t.Attempt, job.attempt_id)
         run = await session.get(t.Run, job.run_id)
         if run.cancel_requested:

@@ -56,6 +56,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
     run = t.Run(id=new_id("import" if plan.kind == "import" else "run", now), label=plan.label,
                 create_time=now, spec=plan.spec, concurrency=plan.concurrency,
                 max_infra_retries=plan.max_infra_retries, cancel_requested=False, kind=plan.kind,
+                limited=plan.concurrency < len(plan.trials),
                 import_format=plan.import_format, source=plan.source, tree=plan.tree)
     session.add(run)
     await session.flush()  # the run row first: cells refer to it
@@ -78,7 +79,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
             jobs.append(job)
         else:
             attempt.update(state="finished", **result)
-            attempt["verdict"] = verdict(_AttemptView(**attempt))
+            attempt["verdict"] = verdict(AttemptView(**attempt))
         attempts.append(attempt)
     # Bulk inserts in dependency order: one statement per table keeps a
     # thousand-trial run to a few milliseconds.
@@ -99,7 +100,7 @@ def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tup
     return attempt, job
 
 
-class _AttemptView:
+class AttemptView:
     """Attribute access to an attempt row that is still a dict (for verdict())."""
 
     def __init__(self, **fields):

@@ -12,6 +12,10 @@ from services.store.blobs import BlobStore
 from services.store.queue import Clock
 
 
+#: How often claims also look for expired leases (store clock seconds).
+RECOVERY_INTERVAL_SECS = 1.0
+
+
 class Store:
     """Everything the store service does, without gRPC."""
 
@@ -20,6 +24,7 @@ class Store:
         self.sessions = db.session_factory(engine)
         self.blobs = BlobStore(blob_dir)
         self.clock = clock
+        self._next_recovery = 0.0
 
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time) -> "Store":
@@ -78,13 +83,17 @@ class Store:
             return await records.list_events(session, attempt.id, page_size, page_token)
 
     async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
-        async with self.sessions.begin() as session:
-            claimed = await queue.claim(session, worker, lease_secs, self.clock(), run_id)
-            if claimed is None:
-                return None
-            task = await records.get_task(session, claimed.trial.task_digest)
-            harness = await session.get(t.Harness, claimed.cell.harness_digest)
-            return claimed, task, harness
+        now = self.clock()
+        # Looking for expired leases on every claim costs a query each; once a
+        # second is plenty when leases last tens of seconds.
+        recover = now >= self._next_recovery
+        if recover:
+            self._next_recovery = now + RECOVERY_INTERVAL_SECS
+        try:
+            async with self.sessions.begin() as session:
+                return await queue.claim(session, worker, lease_secs, now, run_id, recover)
+        except queue.NoSlot:
+            return None
 
     async def heartbeat_job(self, job_id: str, token: int, lease_secs: float) -> tuple[float, bool]:
         async with self.sessions.begin() as session:
@@ -97,9 +106,8 @@ class Store:
 
     async def complete_job(self, job_id: str, token: int, done: queue.Completion):
         async with self.sessions.begin() as session:
-            attempt, retry = await queue.complete(session, job_id, token, done, self.clock())
-            trial = await session.get(t.Trial, attempt.trial_id)
-            return attempt, trial, await session.get(t.Cell, trial.cell_id), retry
+            attempt_id, retry = await queue.complete(session, job_id, token, done, self.clock())
+            return (*await records.get_attempt(session, attempt_id), retry)
 
     async def release_job(self, job_id: str, token: int, reason: str) -> str:
         async with self.sessions.begin() as session:

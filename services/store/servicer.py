@@ -15,11 +15,14 @@ from services.store.records import PlannedRun
 from services.store.service import Store
 
 DEFAULT_LEASE_SECS = 60.0
+#: Parsed tasks, harnesses and run specs kept per store process.
+PARSED_CACHE_SIZE = 4096
 
 
 class StoreServicer(spb_grpc.StoreServiceServicer):
     def __init__(self, store: Store):
         self.store = store
+        self._messages: dict = {}
 
     @handle_errors
     async def RecordRun(self, request, context):
@@ -69,17 +72,24 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     @handle_errors
     async def ClaimJob(self, request, context):
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
-        claimed = await self.store.claim_job(request.worker, lease, request.run_id)
-        if claimed is None:
+        work = await self.store.claim_job(request.worker, lease, request.run_id)
+        if work is None:
             return spb.ClaimJobResponse()
-        work, task, harness = claimed
         job = spb.Job(id=work.job.id, lease_token=work.job.lease_token,
                       lease_expire_time=convert.timestamp(work.job.lease_expire_time),
                       attempt=convert.attempt_to_proto(work.attempt, work.trial, work.cell),
-                      task=convert.from_dict(task.record, pb.Task()),
-                      harness=convert.from_dict(harness.record, pb.Harness()),
-                      spec=convert.from_dict(work.run.spec, pb.RunSpec()))
+                      task=self._parsed(("task", work.task.digest), work.task.record, pb.Task),
+                      harness=self._parsed(("harness", work.harness.digest), work.harness.record, pb.Harness),
+                      spec=self._parsed(("run", work.run.id), work.run.spec, pb.RunSpec))
         return spb.ClaimJobResponse(job=job)
+
+    def _parsed(self, key, record: dict, message_type):
+        """Pinned records never change: parse each once (JSON to protobuf is slow in Python)."""
+        if key not in self._messages:
+            if len(self._messages) >= PARSED_CACHE_SIZE:
+                self._messages.pop(next(iter(self._messages)))
+            self._messages[key] = convert.from_dict(record, message_type())
+        return self._messages[key]
 
     @handle_errors
     async def HeartbeatJob(self, request, context):

@@ -1,7 +1,7 @@
 """SQLAlchemy tables of the store. Times are seconds since the epoch (UTC), as floats,
 so the queue's expiry tests are plain comparisons on SQLite and PostgreSQL alike."""
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, false
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, false, true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -65,6 +65,12 @@ class Run(Base):
     concurrency: Mapped[int] = mapped_column(Integer)
     max_infra_retries: Mapped[int] = mapped_column(Integer)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Jobs of this run leased now; kept with every lease change so a claim
+    #: checks the run's concurrency with one guarded update, across all workers.
+    leased: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: False when the run has no more trials than its concurrency, so the limit
+    #: can never bind and claims skip the count (and its lock) altogether.
+    limited: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     #: run (planned by HEMRA) or import (results made elsewhere).
     kind: Mapped[str] = mapped_column(String(16), default="run", server_default="run")
     import_format: Mapped[str] = mapped_column(String(40), default="", server_default="")

@@ -39,8 +39,8 @@ def plan(trials: int = 3, concurrency: int = 10, retries: int = 0, label: str = 
 
 async def test_claim__oldest_first_then_empty(store):
     run, _ = await store.record_run(plan(trials=2))
-    first, _, _ = await store.claim_job("w1", 30, run.id)
-    second, _, _ = await store.claim_job("w1", 30, run.id)
+    first = await store.claim_job("w1", 30, run.id)
+    second = await store.claim_job("w1", 30, run.id)
     assert (first.trial.repetition, second.trial.repetition) == (1, 2)
     assert first.attempt.state == "running"
     assert await store.claim_job("w1", 30, run.id) is None
@@ -54,7 +54,7 @@ async def test_claim__honours_run_concurrency_across_workers(store):
 
 async def test_heartbeat__stale_token_is_lease_lost(store):
     run, _ = await store.record_run(plan(trials=1))
-    claimed, _, _ = await store.claim_job("w1", 30)
+    claimed = await store.claim_job("w1", 30)
     expire, cancel = await store.heartbeat_job(claimed.job.id, claimed.job.lease_token, 30)
     assert expire == store.clock() + 30 and cancel is False
     with pytest.raises(LeaseLost):
@@ -63,7 +63,7 @@ async def test_heartbeat__stale_token_is_lease_lost(store):
 
 async def test_complete__is_idempotent_with_the_same_token(store):
     await store.record_run(plan(trials=1))
-    claimed, _, _ = await store.claim_job("w1", 30)
+    claimed = await store.claim_job("w1", 30)
     done = queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}})
     first = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     again = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
@@ -74,11 +74,11 @@ async def test_complete__is_idempotent_with_the_same_token(store):
 
 async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
     run, _ = await store.record_run(plan(trials=1, retries=1))
-    claimed, _, _ = await store.claim_job("w1", 30)
+    claimed = await store.claim_job("w1", 30)
     await store.append_events(claimed.job.id, claimed.job.lease_token,
                               [dict(time=1.0, type="status", name="x", payload="{}", duration=0.0)])
     store.clock.now += 31  # the worker died: no heartbeat
-    retry, _, _ = await store.claim_job("w2", 30)
+    retry = await store.claim_job("w2", 30)
     assert retry.attempt.number == 2 and retry.trial.id == claimed.trial.id
     lost, _, _ = await store.get_attempt(claimed.attempt.id)
     assert (lost.outcome, lost.state, lost.event_count) == ("infra_failed", "finished", 1)
@@ -94,7 +94,7 @@ async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
 
 async def test_infra_failure__retried_only_up_to_max(store):
     await store.record_run(plan(trials=1, retries=0))
-    claimed, _, _ = await store.claim_job("w1", 30)
+    claimed = await store.claim_job("w1", 30)
     _, _, _, retry = await store.complete_job(claimed.job.id, claimed.job.lease_token,
                                               queue.Completion(records.INFRA_FAILED, error="sandbox broke"))
     assert retry == ""
@@ -102,7 +102,7 @@ async def test_infra_failure__retried_only_up_to_max(store):
 
 async def test_harness_failure__is_a_result_never_retried(store):
     await store.record_run(plan(trials=1, retries=3))
-    claimed, _, _ = await store.claim_job("w1", 30)
+    claimed = await store.claim_job("w1", 30)
     _, _, _, retry = await store.complete_job(claimed.job.id, claimed.job.lease_token,
                                               queue.Completion(records.HARNESS_FAILED, exit_code=3))
     assert retry == "" and await store.claim_job("w1", 30) is None
@@ -110,7 +110,7 @@ async def test_harness_failure__is_a_result_never_retried(store):
 
 async def test_cancel__closes_queued_and_signals_running(store):
     run, _ = await store.record_run(plan(trials=3))
-    running, _, _ = await store.claim_job("w1", 30)
+    running = await store.claim_job("w1", 30)
     _, _, cancelled = await store.cancel_run(run.label)
     assert cancelled == 2
     _, cancel = await store.heartbeat_job(running.job.id, running.job.lease_token, 30)
@@ -127,7 +127,7 @@ async def test_racing_claimers__never_claim_a_job_twice(store):
     async def worker(name: str) -> list[str]:
         got = []
         while (claimed := await store.claim_job(name, 30)) is not None:
-            got.append(claimed[0].job.id)
+            got.append(claimed.job.id)
         return got
 
     results = await asyncio.gather(*(worker(f"w{i}") for i in range(6)))
@@ -146,7 +146,7 @@ async def test_record_run__label_finds_newest(store):
 
 async def test_events__paged_in_order(store):
     await store.record_run(plan(trials=1))
-    claimed, _, _ = await store.claim_job("w1", 30)
+    claimed = await store.claim_job("w1", 30)
     rows = [dict(time=float(i), type="output", name=str(i), payload="{}", duration=0.0) for i in range(25)]
     await store.append_events(claimed.job.id, claimed.job.lease_token, rows[:10])
     await store.append_events(claimed.job.id, claimed.job.lease_token, rows[10:])
@@ -173,7 +173,7 @@ async def test_report__counts_outcomes_apart(store):
                 queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORER_FAILED"}),
                 queue.Completion(records.INFRA_FAILED, error="x")]
     for done in outcomes:
-        claimed, _, _ = await store.claim_job("w", 30)
+        claimed = await store.claim_job("w", 30)
         await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     row = (await store.run_report(run.id))["datasets"][0]["rows"][0]
     assert (row["passed"], row["binaryGraded"], row["timedOut"]) == (1, 2, 1)

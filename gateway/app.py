@@ -1,0 +1,39 @@
+"""The gateway: a read-only HTTP API over the store, and the trace viewer at /."""
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
+
+from gateway import errors
+from gateway.routes import attempts, compare, health, runs
+from gateway.security import LOOPBACK_HOSTS, SecurityHeaders
+
+VIEWER = Path(__file__).parent / "viewer"
+TITLE = "HEMRA gateway"
+VERSION = "1"
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.name
+
+
+def create_app(store, *, ui_dir: Path | None = None,
+               allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS) -> FastAPI:
+    """The gateway over `store` (a clients.rpc store client); it never opens the database.
+
+    `ui_dir` is served at / instead of the trace viewer. `allowed_hosts` are the Host
+    names answered (loopback names by default; None answers any, for --expose).
+    """
+    app = FastAPI(title=TITLE, version=VERSION, docs_url=None, redoc_url=None, openapi_url="/api/openapi.json",
+                  generate_unique_id_function=_operation_id,
+                  description="Read-only API over HEMRA's store: runs, reports, attempts, events, "
+                              "artifacts and comparisons. No authentication: loopback only unless exposed.")
+    app.state.store = store
+    errors.install(app)
+    for module in (health, runs, attempts, compare):
+        app.include_router(module.router)
+    app.mount("/", StaticFiles(directory=ui_dir or VIEWER, html=True), name="ui")
+    app.add_middleware(SecurityHeaders, allowed_hosts=allowed_hosts)
+    return app

@@ -1,0 +1,41 @@
+"""Runs, their reports and their attempts."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from gateway.deps import PageToken, RunRef, StoreDep
+from gateway.schemas import AttemptsPage, Report, Run, RunsPage, to_json
+from hemra.v1 import store_service_pb2 as spb
+
+router = APIRouter(prefix="/api/runs", tags=["runs"])
+
+
+@router.get("", response_model=RunsPage)
+async def list_runs(store: StoreDep, page_size: Annotated[int, Query(ge=1, le=1000)] = 50,
+                    page_token: PageToken = ""):
+    """Runs and imports, newest first."""
+    page = await store.ListRuns(spb.ListRunsRequest(page_size=page_size, page_token=page_token))
+    return JSONResponse({"runs": [to_json(r) for r in page.runs], "next_page_token": page.next_page_token})
+
+
+@router.get("/{run}", response_model=Run)
+async def get_run(store: StoreDep, run: RunRef):
+    """A run by ID or label (the newest with that label), with its cells and progress."""
+    return JSONResponse(to_json((await store.GetRun(spb.GetRunRequest(run=run))).run))
+
+
+@router.get("/{run}/report", response_model=Report)
+async def get_run_report(store: StoreDep, run: RunRef):
+    """One table per dataset: harnesses against the baseline."""
+    return JSONResponse(to_json((await store.GetRunReport(spb.GetRunReportRequest(run=run))).report))
+
+
+@router.get("/{run}/attempts", response_model=AttemptsPage)
+async def list_run_attempts(store: StoreDep, run: RunRef, page_size: Annotated[int, Query(ge=1, le=1000)] = 200,
+                            page_token: PageToken = ""):
+    """The run's attempts, in ID order."""
+    page = await store.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run}", page_size=page_size,
+                                                            page_token=page_token))
+    return JSONResponse({"attempts": [to_json(a) for a in page.attempts], "next_page_token": page.next_page_token})

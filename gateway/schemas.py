@@ -1,0 +1,219 @@
+"""HTTP response models, converted from the store's protobuf messages in one place.
+
+Models are derived from the proto descriptors, so a field keeps its proto name
+over HTTP. Int64 stays a number, a Timestamp is RFC 3339 text, a Duration is
+seconds, and an enum is its lower-case short name (`OUTCOME_HARNESS_FAILED` ->
+`harness_failed`).
+"""
+
+import json
+from functools import cache
+from typing import Any, Optional
+
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from pydantic import BaseModel, Field, create_model
+
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import store_service_pb2 as spb
+
+#: Strings longer than this are shortened in event previews (by default).
+PREVIEW_CHARS = 300
+#: Lists longer than this keep their first items in previews.
+PREVIEW_ITEMS = 50
+#: Deeper values are cut in previews.
+PREVIEW_DEPTH = 12
+ELLIPSIS = "…"
+
+_SCALARS = {
+    FieldDescriptor.TYPE_DOUBLE: float, FieldDescriptor.TYPE_FLOAT: float,
+    FieldDescriptor.TYPE_INT64: int, FieldDescriptor.TYPE_UINT64: int, FieldDescriptor.TYPE_INT32: int,
+    FieldDescriptor.TYPE_UINT32: int, FieldDescriptor.TYPE_SINT32: int, FieldDescriptor.TYPE_SINT64: int,
+    FieldDescriptor.TYPE_FIXED32: int, FieldDescriptor.TYPE_FIXED64: int, FieldDescriptor.TYPE_BOOL: bool,
+    FieldDescriptor.TYPE_STRING: str,
+}
+_TIMESTAMP = "google.protobuf.Timestamp"
+_DURATION = "google.protobuf.Duration"
+
+
+def enum_name(enum: EnumDescriptor, number: int) -> str:
+    """`OUTCOME_HARNESS_FAILED` -> `harness_failed`; unspecified -> ``."""
+    value = enum.values_by_number.get(number)
+    if value is None or value.number == 0:
+        return ""
+    prefix = value.name.split("_")[0] + "_"
+    for candidate in (enum.values[0].name.rsplit("UNSPECIFIED", 1)[0], prefix):
+        if value.name.startswith(candidate):
+            return value.name[len(candidate):].lower()
+    return value.name.lower()
+
+
+def _is_map(field: FieldDescriptor) -> bool:
+    return field.message_type is not None and field.message_type.GetOptions().map_entry
+
+
+def _is_repeated(field: FieldDescriptor) -> bool:
+    if hasattr(field, "is_repeated"):
+        return field.is_repeated
+    return field.label == FieldDescriptor.LABEL_REPEATED
+
+
+def _field_type(field: FieldDescriptor, optional: bool = True):
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return str
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        name = field.message_type.full_name
+        if name == _TIMESTAMP:
+            return Optional[str]
+        if name == _DURATION:
+            return Optional[float]
+        model = model_of(field.message_type)
+        return Optional[model] if optional else model
+    return _SCALARS[field.type]
+
+
+@cache
+def model_of(descriptor: Descriptor, skip: tuple[str, ...] = ()) -> type[BaseModel]:
+    """A pydantic model with the message's fields (minus `skip`)."""
+    fields = {}
+    for field in descriptor.fields:
+        if field.name in skip or field.type == FieldDescriptor.TYPE_BYTES:
+            continue
+        if _is_map(field):
+            value = field.message_type.fields_by_name["value"]
+            key = _SCALARS[field.message_type.fields_by_name["key"].type]
+            fields[field.name] = (dict[key, _field_type(value)], Field(default_factory=dict))
+        elif _is_repeated(field):
+            fields[field.name] = (list[_field_type(field, optional=False)], Field(default_factory=list))
+        else:
+            fields[field.name] = (_field_type(field), None)
+    return create_model(descriptor.name, **fields)
+
+
+def _value(field: FieldDescriptor, value):
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        return enum_name(field.enum_type, value)
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        name = field.message_type.full_name
+        if name == _TIMESTAMP:
+            return value.ToJsonString()
+        if name == _DURATION:
+            return value.seconds + value.nanos / 1e9
+        return to_json(value)
+    return value
+
+
+def to_json(message, skip: tuple[str, ...] = ()) -> dict:
+    """Every field of `message` (defaults included), shaped as `model_of` describes."""
+    data = {}
+    for field in message.DESCRIPTOR.fields:
+        if field.name in skip or field.type == FieldDescriptor.TYPE_BYTES:
+            continue
+        value = getattr(message, field.name)
+        if _is_map(field):
+            value_field = field.message_type.fields_by_name["value"]
+            data[field.name] = {k: _value(value_field, v) for k, v in value.items()}
+        elif _is_repeated(field):
+            data[field.name] = [_value(field, v) for v in value]
+        elif field.type == FieldDescriptor.TYPE_MESSAGE and not message.HasField(field.name):
+            data[field.name] = None
+        else:
+            data[field.name] = _value(field, value)
+    return data
+
+
+Run = model_of(pb.Run.DESCRIPTOR)
+Attempt = model_of(pb.Attempt.DESCRIPTOR)
+Report = model_of(spb.Report.DESCRIPTOR)
+Comparison = model_of(spb.Comparison.DESCRIPTOR)
+
+
+class RunsPage(BaseModel):
+    runs: list[Run]
+    next_page_token: str
+
+
+class AttemptsPage(BaseModel):
+    attempts: list[Attempt]
+    next_page_token: str
+
+
+class Event(BaseModel):
+    seq: int
+    time: Optional[str] = None
+    #: Seconds since the attempt started (null when it has no start time).
+    offset: Optional[float] = None
+    duration: float
+    type: str
+    name: str
+    #: The payload, parsed; shortened when `truncated`.
+    payload: Any = None
+    #: True when strings, lists or nesting were cut for the preview.
+    truncated: bool
+    #: Size of the recorded payload JSON, in bytes.
+    payload_bytes: int
+
+
+class EventsPage(BaseModel):
+    events: list[Event]
+    next_page_token: str
+
+
+class Health(BaseModel):
+    status: str
+    store: str
+
+
+def seconds_of(timestamp) -> float | None:
+    if timestamp.seconds == 0 and timestamp.nanos == 0:
+        return None
+    return timestamp.seconds + timestamp.nanos / 1e9
+
+
+def preview(value, chars: int, items: int = PREVIEW_ITEMS, depth: int = PREVIEW_DEPTH) -> tuple[Any, bool]:
+    """`value` with long strings and lists shortened; True when anything was cut."""
+    cut = False
+
+    def walk(v, level: int):
+        nonlocal cut
+        if isinstance(v, str):
+            if len(v) > chars:
+                cut = True
+                return v[:chars] + ELLIPSIS
+            return v
+        if isinstance(v, (list, dict)) and level >= depth:
+            cut = True
+            return ELLIPSIS
+        if isinstance(v, list):
+            if len(v) > items:
+                cut = True
+                return [walk(x, level + 1) for x in v[:items]] + [f"{ELLIPSIS} {len(v) - items} more"]
+            return [walk(x, level + 1) for x in v]
+        if isinstance(v, dict):
+            shown = list(v.items())
+            if len(shown) > items:
+                cut = True
+                shown = shown[:items]
+            return {k[:max(chars, 1000)]: walk(x, level + 1) for k, x in shown}
+        return v
+
+    return walk(value, 0), cut
+
+
+def event_json(event, start: float | None, chars: int | None) -> dict:
+    """An event for HTTP; `chars` None keeps the payload whole."""
+    try:
+        payload = json.loads(event.payload_json) if event.payload_json else {}
+    except ValueError:
+        payload = event.payload_json  # not JSON after all: shown as recorded text
+    truncated = False
+    if chars is not None:
+        payload, truncated = preview(payload, chars)
+    time = seconds_of(event.time)
+    return {
+        "seq": event.seq,
+        "time": event.time.ToJsonString() if time is not None else None,
+        "offset": round(time - start, 6) if time is not None and start is not None else None,
+        "duration": event.duration.seconds + event.duration.nanos / 1e9,
+        "type": event.type, "name": event.name, "payload": payload, "truncated": truncated,
+        "payload_bytes": len(event.payload_json.encode()),
+    }

@@ -1,0 +1,102 @@
+// URL state and event filtering of the trace viewer (no DOM), unit-tested with node --test.
+// Every view, filter and selection lives in the location hash: #/path?query.
+
+export const EVENT_TYPES = ['message', 'tool_call', 'tool_result', 'command', 'output', 'usage', 'error', 'status'];
+
+// '#/attempts/a-1?type=command,error&q=foo&errors=1&event=3' -> a route object.
+export function parseHash(hash) {
+  const raw = (hash || '').replace(/^#/, '');
+  const [path, query = ''] = raw.split('?', 2);
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const params = new URLSearchParams(query);
+  const route = { view: 'runs', id: '', params: {} };
+  if (parts[0] === 'runs' && parts[1]) Object.assign(route, { view: 'run', id: parts[1] });
+  else if (parts[0] === 'attempts' && parts[1]) Object.assign(route, { view: 'attempt', id: parts[1] });
+  else if (parts[0] === 'compare') route.view = 'compare';
+  for (const [k, v] of params) route.params[k] = v;
+  return route;
+}
+
+export function buildHash(route) {
+  const path = { runs: '/runs', run: `/runs/${encodeURIComponent(route.id)}`,
+    attempt: `/attempts/${encodeURIComponent(route.id)}`, compare: '/compare' }[route.view] || '/runs';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(route.params || {}).sort(([a], [b]) => a.localeCompare(b))) {
+    if (v !== '' && v !== null && v !== undefined && v !== false) params.set(k, String(v));
+  }
+  const query = params.toString();
+  return `#${path}${query ? '?' + query : ''}`;
+}
+
+export function withParams(route, changes) {
+  return { ...route, params: { ...route.params, ...changes } };
+}
+
+// The event filter a route asks for.
+export function filterOf(params) {
+  return {
+    types: (params.type || '').split(',').filter(Boolean),
+    text: (params.q || '').toLowerCase(),
+    errorsOnly: params.errors === '1',
+  };
+}
+
+export function isFiltering(filter) {
+  return filter.types.length > 0 || filter.text !== '' || filter.errorsOnly;
+}
+
+export function toggleType(types, type) {
+  return types.includes(type) ? types.filter((t) => t !== type) : [...types, type];
+}
+
+// Whether an event passes the filter; `isError` decides what counts as failed.
+export function matchesFilter(event, filter, isError) {
+  if (filter.types.length && !filter.types.includes(event.type)) return false;
+  if (filter.errorsOnly && !isError(event)) return false;
+  if (filter.text) {
+    const hay = `${event.type} ${event.name} ${JSON.stringify(event.payload ?? '')}`.toLowerCase();
+    if (!hay.includes(filter.text)) return false;
+  }
+  return true;
+}
+
+// An event's span on the attempt's time axis (its time marks its end).
+export function spanOf(event) {
+  const end = event.offset ?? 0;
+  const start = Math.max(0, end - (event.duration || 0));
+  return [start, end];
+}
+
+// The time window the bars are drawn on: the whole attempt, or (when filtering) the matching events.
+export function timeWindow(events, wall, filtering) {
+  if (!filtering || !events.length) {
+    const last = events.reduce((m, e) => Math.max(m, spanOf(e)[1]), 0);
+    return [0, Math.max(wall || 0, last, 1e-6)];
+  }
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const e of events) {
+    const [s, t] = spanOf(e);
+    lo = Math.min(lo, s);
+    hi = Math.max(hi, t);
+  }
+  if (hi - lo < 1e-6) { hi = lo + 1e-3; }
+  return [lo, hi];
+}
+
+// Left and width of a bar, as fractions of the window (a minimum width keeps instants visible).
+export function barOf(event, window, minWidth = 0.002) {
+  const [lo, hi] = window;
+  const [s, t] = spanOf(event);
+  const span = hi - lo;
+  const left = Math.min(1, Math.max(0, (s - lo) / span));
+  const width = Math.max(minWidth, Math.min(1 - left, (t - s) / span));
+  return { left, width };
+}
+
+// The rows of a virtual list to render for a scroll position.
+export function visibleRange(scrollTop, viewportHeight, rowHeight, count, overscan = 10) {
+  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
+  const last = Math.min(count, Math.ceil((scrollTop + viewportHeight) / rowHeight) + overscan);
+  return [first, last];
+}

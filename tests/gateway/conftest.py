@@ -1,0 +1,89 @@
+"""Real data for gateway tests: `hemra run` into a private HEMRA_HOME, then the gateway over
+a real in-process store (clients.embedded.services)."""
+
+import os
+import socket
+import threading
+import time
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+import uvicorn
+
+from clients import embedded
+from gateway.app import create_app
+from tests.e2e.helpers import hemra
+
+LABEL = "gw"
+
+
+@pytest.fixture(scope="session")
+def gateway_home(tmp_path_factory):
+    """A HEMRA_HOME holding one finished run: oracle (passes) and nop (fails) on hemra-offline."""
+    home = tmp_path_factory.mktemp("gateway") / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env["HEMRA_HOME"] = str(home)
+    result = hemra(env, "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", "--label", LABEL)
+    assert result.returncode == 0, result.stderr
+    return home
+
+
+@asynccontextmanager
+async def gateway_client(home, **options):
+    async with embedded.services(home) as services:
+        app = create_app(services.store, **options)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            client.store = services.store
+            yield client
+
+
+@pytest.fixture
+async def client(gateway_home):
+    async with gateway_client(gateway_home) as client:
+        yield client
+
+
+@pytest.fixture
+async def attempts(client) -> list[dict]:
+    response = await client.get(f"/api/runs/{LABEL}/attempts")
+    assert response.status_code == 200
+    return response.json()["attempts"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def live_server(gateway_home):
+    """The gateway on a real uvicorn at 127.0.0.1, in a thread with its own event loop."""
+    import asyncio
+
+    port = free_port()
+    state = {}
+
+    async def serve():
+        async with embedded.services(gateway_home) as services:
+            server = uvicorn.Server(uvicorn.Config(create_app(services.store), host="127.0.0.1", port=port,
+                                                   log_level="warning"))
+            state["server"] = server
+            await server.serve()
+
+    thread = threading.Thread(target=lambda: asyncio.run(serve()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    else:
+        pytest.fail("gateway did not start")
+    yield f"http://127.0.0.1:{port}"
+    state["server"].should_exit = True
+    thread.join(timeout=15)
