@@ -15,8 +15,8 @@ StoreDep = Annotated[Client, Depends(get_store)]
 
 #: A run's ID or label.
 RunRef = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
-#: An attempt's ID ("a-" and 16 base32 characters).
-AttemptId = Annotated[str, Path(min_length=18, max_length=18, pattern=r"^a-[0-9a-z]{16}$")]
+#: An attempt's ID ("a-" and base32 characters).
+AttemptId = Annotated[str, Path(min_length=3, max_length=64, pattern=r"^a-[0-9a-z]{1,62}$")]
 PageToken = Annotated[str, Query(max_length=100, pattern=r"^[0-9A-Za-z_-]*$")]
 #: A side of a comparison: an import or a run cell (run, run/harness, run/dataset/harness).
 SideRef = Annotated[str, Query(min_length=1, max_length=400, pattern=r"^[^\x00-\x1f\x7f]+$")]

@@ -33,7 +33,8 @@ def _counts(progress) -> list[str]:
 
 
 def print_report(console: Console, report) -> None:
-    console.print(Text(f"run {report.run_id} ({report.label}), baseline {report.baseline}", style="bold"))
+    kind = "import" if report.run_id.startswith("i-") else "run"
+    console.print(Text(f"{kind} {report.run_id} ({report.label}), baseline {report.baseline}", style="bold"))
     for dataset in report.datasets:
         console.print(report_table(dataset, report.baseline))
         for row in dataset.rows:

@@ -218,7 +218,12 @@ async function runView(route) {
     list.set(rows);
     status.textContent = `${rows.length} of ${attempts.length}${done ? '' : '+'} attempts shown`;
   }
-  async function more() {
+  let loading = null;
+  function more() {
+    if (!loading) loading = load().finally(() => { loading = null; });
+    return loading;
+  }
+  async function load() {
     if (done) return;
     const page = await api(`/api/runs/${encodeURIComponent(run.id)}/attempts?${q({ page_size: ATTEMPT_PAGE, page_token: token })}`);
     attempts = attempts.concat(page.attempts);
@@ -284,7 +289,12 @@ async function attemptView(route) {
     onNeedMore: () => more(),
     onClick: (e) => navigate(withParams(route, { event: e.seq })),
   });
-  async function more(force = false) {
+  let loading = null;
+  function more(force = false) {
+    if (!loading) loading = load(force).finally(() => { loading = null; });
+    return loading;
+  }
+  async function load(force) {
     if (done) return;
     let pages = 0;
     do {
@@ -329,7 +339,7 @@ async function attemptView(route) {
       card('errors', `${s.errors}${partial}`, s.errors ? 'verdict-failed' : ''),
       card('tokens', s.hasUsage ? `${formatNumber(s.tokens)}${partial}` : '–'),
       card('cost', s.hasUsage ? formatCost(s.cost) : '–'),
-      tools ? card('tools', tools) : null);
+      ...(tools ? [card('tools', tools)] : []));
   }
   function renderChips() {
     const types = [...new Set([...EVENT_TYPES.filter((t) => events.some((e) => e.type === t) || filter.types.includes(t)),

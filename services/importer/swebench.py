@@ -49,7 +49,11 @@ def read_run(root: Path, version: str) -> ImportedResults:
         raise ImportProblem(f"{logs}: missing (the per-instance logs of run {run_id})")
     dataset = _dataset(root / "logs" / "run_evaluation" / run_id / "run.json")
     _check_against_logs(summary_path, summary, logs)
-    trials = [_trial(root, logs, summary, iid, dataset, model.replace("__", "/")) for iid in summary["submitted_ids"]]
+    # Grading rules changed between harness generations (e.g. SKIPPED in 5.x): runs pair
+    # only with runs graded by the same major version.
+    grader = f"swebench {version.split('.')[0]}.x:{dataset}"
+    trials = [_trial(root, logs, summary, iid, dataset, model.replace("__", "/"), grader)
+              for iid in summary["submitted_ids"]]
     return ImportedResults("swebench", version, trials)
 
 
@@ -112,7 +116,7 @@ def _check_against_logs(path: Path, summary: dict, logs: Path) -> None:
             raise ImportProblem(f"{path}: {iid} was submitted but {logs / iid} is missing")
 
 
-def _trial(root: Path, logs: Path, summary: dict, iid: str, dataset: str, model: str) -> ImportedTrial:
+def _trial(root: Path, logs: Path, summary: dict, iid: str, dataset: str, model: str, grader: str) -> ImportedTrial:
     reasons = summary.get("failure_reasons", {})
     environment = set(summary.get("infra_failure_ids", []))
     folder = logs / iid
@@ -122,7 +126,7 @@ def _trial(root: Path, logs: Path, summary: dict, iid: str, dataset: str, model:
     if iid in environment or iid in summary["error_ids"]:
         why = reasons.get(iid) or ("the harness could not grade it" if iid in summary["error_ids"] else "environment")
         return ImportedTrial(dataset, model, model, iid, INFRA_FAILED, None, error=f"swebench: {why}",
-                             task_pin=pin, verifier_pin=f"swebench:{dataset}", files=files)
+                             task_pin=pin, verifier_pin=grader, files=files)
     resolved = 1 if iid in summary["resolved_ids"] else 0
     return ImportedTrial(dataset, model, model, iid, COMPLETED, {"resolved": resolved}, task_pin=pin,
-                         verifier_pin=f"swebench:{dataset}", files=files)
+                         verifier_pin=grader, files=files)

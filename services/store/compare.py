@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from services.store import records
 from services.store import tables as t
 from services.store.errors import InvalidArgument, NotFound
-from services.store.report import TrialResult
+from services.store.report import TrialResult, scorer_key, why_not
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202
@@ -70,22 +70,16 @@ async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
 
 
 async def _load_trials(session: AsyncSession, side: Side) -> None:
-    query = (select(t.Trial.id, t.Trial.task_digest, t.Trial.task_name, t.Attempt.number, t.Attempt.state,
-                    t.Attempt.outcome, t.Attempt.score)
+    query = (select(t.Trial.id, t.Trial.task_digest, t.Trial.task_name, t.Trial.repetition, t.Attempt.number,
+                    t.Attempt.state, t.Attempt.outcome, t.Attempt.score)
              .join(t.Attempt, t.Attempt.trial_id == t.Trial.id)
              .where(t.Trial.cell_id.in_([c.id for c in side.cells]))
              .order_by(t.Trial.id, t.Attempt.number))
     latest = {}
-    for trial_id, digest, name, _, state, outcome, score in (await session.execute(query)).all():
-        latest[trial_id] = TrialResult(digest, name, state, outcome, score)
-    for trial in latest.values():
+    for trial_id, digest, name, repetition, _, state, outcome, score in (await session.execute(query)).all():
+        latest[trial_id] = TrialResult(digest, name, state, outcome, score, repetition=repetition)
+    for trial in sorted(latest.values(), key=lambda x: x.repetition):
         side.trials[trial.task_digest].append(trial)
-
-
-def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:
-    """What must be equal for two graded trials to pair."""
-    score = trial.score or {}
-    return trial.fingerprint, tuple(sorted(trial.rewards)), score.get("judgeModel", "")
 
 
 def judge_view(side: Side, judge: str) -> None:
@@ -135,7 +129,7 @@ def _pair_task(digest: str, a: Side, b: Side, result: dict, binary: list, numeri
     if all(x.is_binary for x in graded_a + graded_b):
         pa, pb = _passes(graded_a), _passes(graded_b)
         task.update(binary=True, aPassRate=sum(pa) / len(pa), bPassRate=sum(pb) / len(pb))
-        binary.append((name, pa, pb))
+        binary.append((name, pa, pb, _paired_repetitions(graded_a, graded_b)))
         if task["aPassRate"] == 0 and task["bPassRate"] == 1:
             result["flippedToPass"].append(name)
         elif task["aPassRate"] == 1 and task["bPassRate"] == 0:
@@ -146,14 +140,10 @@ def _pair_task(digest: str, a: Side, b: Side, result: dict, binary: list, numeri
     result["tasks"].append(task)
 
 
-def why_not(keys: set) -> str:
-    judges = {k[2] for k in keys}
-    if len(judges) > 1:
-        return "judged by different judge models (" + " vs ".join(sorted(j or "none" for j in judges)) + ")"
-    names = {k[1] for k in keys}
-    if len(names) > 1:
-        return "reward names differ (" + " vs ".join(",".join(n) for n in sorted(names)) + ")"
-    return "scorer fingerprints differ (the verifier or the task's tests changed)"
+def _paired_repetitions(a: list[TrialResult], b: list[TrialResult]) -> list[tuple[int, int]]:
+    """(a passed, b passed) for each repetition both sides graded."""
+    by_rep_b = {x.repetition: x for x in b}
+    return [(_passes([x])[0], _passes([by_rep_b[x.repetition]])[0]) for x in a if x.repetition in by_rep_b]
 
 
 def _passes(trials: list[TrialResult]) -> list[int]:
@@ -199,14 +189,15 @@ def pass_at_k(side: Side) -> dict:
     return dict(passAtK=at, passHatK=hat)
 
 
-def binary_summary(binary: list[tuple[str, list[int], list[int]]]) -> dict:
+def binary_summary(binary: list[tuple[str, list[int], list[int], list[tuple[int, int]]]]) -> dict:
     if not binary:
         return dict(binaryTasks=0)
-    rates_a = np.array([sum(pa) / len(pa) for _, pa, _ in binary])
-    rates_b = np.array([sum(pb) / len(pb) for _, _, pb in binary])
+    rates_a = np.array([sum(pa) / len(pa) for _, pa, _, _ in binary])
+    rates_b = np.array([sum(pb) / len(pb) for _, _, pb, _ in binary])
     diffs = rates_b - rates_a
-    flips_up = sum(pb[k] == 1 and pa[k] == 0 for _, pa, pb in binary for k in range(min(len(pa), len(pb))))
-    flips_down = sum(pb[k] == 0 and pa[k] == 1 for _, pa, pb in binary for k in range(min(len(pa), len(pb))))
+    pairs = [pair for *_, paired in binary for pair in paired]
+    flips_up = sum(1 for x, y in pairs if (x, y) == (0, 1))
+    flips_down = sum(1 for x, y in pairs if (x, y) == (1, 0))
     return dict(binaryTasks=len(binary), aPassed=float(rates_a.sum()), bPassed=float(rates_b.sum()),
                 delta=float(diffs.mean()), deltaInterval=bootstrap(diffs),
                 mcnemar=dict(aFailBPass=int(flips_up), aPassBFail=int(flips_down),

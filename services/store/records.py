@@ -114,23 +114,28 @@ async def find_run(session: AsyncSession, ref: str) -> t.Run:
         run = await session.get(t.Run, ref)
         if run is not None:
             return run
-    run = (await session.execute(
-        select(t.Run).where(t.Run.label == ref).order_by(t.Run.id.desc()).limit(1))).scalar_one_or_none()
+    run = (await session.execute(select(t.Run).where(t.Run.label == ref)
+                                 .order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(1))).scalar_one_or_none()
     if run is None:
         raise NotFound(f"no run or import with ID or label {ref!r}")
     return run
 
 
 async def list_runs(session: AsyncSession, page_size: int, page_token: str) -> tuple[list[t.Run], str]:
-    """Newest first; the page token is the last ID returned (keyset paging)."""
+    """Runs and imports, newest first; the page token is the last (time, ID) returned (keyset paging)."""
     page_size = page_size if 0 < page_size <= 1000 else 100
-    query = select(t.Run).order_by(t.Run.id.desc()).limit(page_size + 1)
+    query = select(t.Run).order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(page_size + 1)
     if page_token:
-        query = query.where(t.Run.id < page_token)
+        stamp, _, last_id = page_token.partition("/")
+        try:
+            after = float(stamp)
+        except ValueError:
+            raise InvalidArgument(f"malformed page token {page_token!r}") from None
+        query = query.where((t.Run.create_time < after) | ((t.Run.create_time == after) & (t.Run.id < last_id)))
     runs = list((await session.execute(query)).scalars())
     more = len(runs) > page_size
     runs = runs[:page_size]
-    return runs, (runs[-1].id if more else "")
+    return runs, (f"{runs[-1].create_time!r}/{runs[-1].id}" if more else "")
 
 
 async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:

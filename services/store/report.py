@@ -24,6 +24,8 @@ class TrialResult:
     outcome: str | None
     score: dict | None
     agent_version: str = ""
+    #: The trial's repetition (-k); paired 0/1 tests pair repetition k with repetition k.
+    repetition: int = 0
 
     @property
     def is_graded(self) -> bool:
@@ -148,7 +150,7 @@ def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list
     if ungraded:
         flags.append(f"{ungraded} trials nothing graded")
     flags += version_flags(cells)
-    drifting = [d for d, ts in cells.graded_by_task().items() if len({_scorer_key(x) for x in ts}) > 1]
+    drifting = [d for d, ts in cells.graded_by_task().items() if len({scorer_key(x) for x in ts}) > 1]
     if drifting:
         flags.append(f"scorer changed between trials on {len(drifting)} tasks")
     if base is not None and base is not cells:
@@ -171,8 +173,9 @@ def version_flags(cells: CellResults) -> list[str]:
     return [f"agent version drifted: pinned {pinned}, ran {', '.join(drifted)}"] if drifted else []
 
 
-def _scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...]]:
-    return trial.fingerprint, tuple(sorted(trial.rewards))
+def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:
+    """What must be equal for two graded trials to pair: scorer fingerprint, reward names, judge model."""
+    return trial.fingerprint, tuple(sorted(trial.rewards)), (trial.score or {}).get("judgeModel", "")
 
 
 def paired_summary(base: CellResults, other: CellResults) -> dict:
@@ -183,9 +186,9 @@ def paired_summary(base: CellResults, other: CellResults) -> dict:
     sums_a: dict[str, list[float]] = defaultdict(list)
     sums_b: dict[str, list[float]] = defaultdict(list)
     for digest in sorted(a.keys() & b.keys()):
-        keys = {_scorer_key(x) for x in a[digest] + b[digest]}
+        keys = {scorer_key(x) for x in a[digest] + b[digest]}
         if len(keys) > 1:
-            summary["notComparable"].append(f"{a[digest][0].task_name}: {_why_not(keys)}")
+            summary["notComparable"].append(f"{a[digest][0].task_name}: {why_not(keys)}")
             continue
         summary["pairedTasks"] += 1
         if all(x.is_binary for x in a[digest] + b[digest]):
@@ -201,10 +204,15 @@ def paired_summary(base: CellResults, other: CellResults) -> dict:
     return summary
 
 
-def _why_not(keys: set[tuple[str, tuple[str, ...]]]) -> str:
-    if len({names for _, names in keys}) > 1:
-        return "reward names differ (" + " vs ".join(",".join(n) for n in sorted({n for _, n in keys})) + ")"
-    return "scorer fingerprints differ"
+def why_not(keys: set) -> str:
+    """Why tasks graded under these scorer keys cannot pair, in the words the docs use."""
+    judges = {k[2] for k in keys}
+    if len(judges) > 1:
+        return "judged by different judge models (" + " vs ".join(sorted(j or "none" for j in judges)) + ")"
+    names = {k[1] for k in keys}
+    if len(names) > 1:
+        return "reward names differ (" + " vs ".join(",".join(n) for n in sorted(names)) + ")"
+    return "scorer fingerprints differ (the verifier or the task's tests changed)"
 
 
 def _pass_rate(trials: list[TrialResult]) -> float:

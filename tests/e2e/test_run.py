@@ -80,7 +80,7 @@ def test_run__run_file_with_local_harness_and_dataset(hemra_env, tmp_path):
     assert result.returncode == 0, result.stderr + result.stdout
     attempts = show(hemra_env, "filed")["attempts"]
     by_harness = {a["harness_name"]: a for a in attempts}
-    assert by_harness["shell"]["score"]["rewards"] == {"reward": 1.0}
+    assert by_harness["shell"]["score"]["rewards"] == {"reward": 1.0}, by_harness["shell"]
     assert by_harness["nop"]["score"]["rewards"] == {"reward": 0.0}
     events = show(hemra_env, by_harness["shell"]["id"], "--events")["events"]
     assert any(e["type"] == "message" and e["payload"] == {"text": "done"} for e in events)

@@ -7,7 +7,7 @@ import pytest
 from gateway.security import CONTENT_SECURITY_POLICY
 from tests.gateway.conftest import LABEL, gateway_client
 
-MISSING_ATTEMPT = "a-0000000000000000"
+MISSING_ATTEMPT = "a-00000000000000000000"
 
 
 def by(attempts, harness):
@@ -146,7 +146,7 @@ async def test_artifact_download_headers(client, attempts):
 
 @pytest.mark.parametrize("path", ["../../etc/passwd", "logs/../../etc/passwd", "%2e%2e/%2e%2e/etc/passwd",
                                   "logs/%2e%2e/verifier/reward.json", "logs//verifier/reward.json",
-                                  "logs/verifier/reward.json%00", "..%5c..%5cwindows", "logs/./verifier/reward.json"])
+                                  "logs/verifier/reward.json%00", "..%5c..%5cwindows", "logs/%2e/verifier/reward.json"])
 async def test_artifact_traversal_is_refused(client, attempts, path):
     oracle = by(attempts, "oracle")[0]["id"]
     response = await client.get(f"/api/attempts/{oracle}/artifacts/{path}")

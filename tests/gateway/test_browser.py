@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.gateway.conftest import LABEL
+
 BROWSER = Path(__file__).parent / "browser"
 CHROMIUM = "/usr/bin/chromium"
 
@@ -17,7 +19,7 @@ def test_viewer_in_chromium(live_server, tmp_path):
         pytest.skip("needs /usr/bin/chromium and node (apt-get install -y chromium)")
     if not (BROWSER / "node_modules" / "playwright-core").exists():
         pytest.skip("needs playwright-core: cd tests/gateway/browser && npm install")
-    env = {**os.environ, "GATEWAY_URL": live_server, "SCREENSHOT_DIR": str(tmp_path)}
+    env = {**os.environ, "GATEWAY_URL": live_server, "SCREENSHOT_DIR": str(tmp_path), "RUN_LABEL": LABEL}
     result = subprocess.run(["node", "--test", "viewer.test.mjs"], cwd=BROWSER, env=env, capture_output=True,
                             text=True, timeout=180)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

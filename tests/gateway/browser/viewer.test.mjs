@@ -29,7 +29,7 @@ test('runs -> report -> failing attempt -> event, filters in the URL, reload res
     assert.equal(response.status(), 200);
     assert.equal(response.headers()['content-security-policy'], CSP);
 
-    await page.locator('a.run-link').first().click();
+    await page.getByRole('link', { name: process.env.RUN_LABEL || 'gw', exact: true }).click();
     await page.waitForSelector('table.report');
     assert.match(page.url(), /#\/runs\/r-/);
     assert.ok(await page.locator('table.report tr.baseline').count() >= 1);

@@ -1,0 +1,132 @@
+"""Golden tests: the report and compare output (text and JSON) of a small crafted store that
+exercises every flag and every not-comparable reason. HEMRA_UPDATE_GOLDEN=1 rewrites them."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+from rich.console import Console
+
+from clients.cli import comparing, render
+from hemra.v1 import store_service_pb2 as spb
+from services.store import convert, records
+from services.store.service import Store
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+_ID = re.compile(r"\b[rctaji]-[0-9a-z]{16}(?:[0-9a-z]{2})?\b")
+SCORED, FAILED = "SCORE_STATE_SCORED", "SCORE_STATE_SCORER_FAILED"
+
+
+class Clock:
+    now = 1_800_000_000.0
+
+    def __call__(self):
+        return self.now
+
+
+def _result(outcome="completed", rewards=None, fingerprint="sha256:verifier", judge="", version="", state=SCORED):
+    score = None if outcome in ("infra_failed", "cancelled") else {
+        "state": state, "rewards": rewards or {}, "scorerFingerprint": fingerprint, "scorer": "verifier",
+        **({"judgeModel": judge} if judge else {})}
+    return dict(outcome=outcome, error="" if outcome == "completed" else f"{outcome} here", score=score,
+                agent_version=version, start_time=1_800_000_000.0, end_time=1_800_000_010.0, artifacts=[])
+
+
+def crafted_plan() -> records.PlannedRun:
+    tasks = {name: f"sha256:{name}" for name in ("alpha", "beta", "gamma", "delta", "eps", "zeta", "eta")}
+    harness = lambda name, kind, version, model: dict(  # noqa: E731
+        digest=f"sha256:h-{name}", harness_name=name,
+        record={"harnessName": name, "kind": kind, "agentVersion": version, "model": model})
+    base, other = 0, 1
+    trials = [
+        # alpha: binary, pairs; baseline passes, other fails (a flip)
+        (base, tasks["alpha"], "alpha", 1, _result(rewards={"reward": 1}, version="1.0")),
+        (other, tasks["alpha"], "alpha", 1, _result(rewards={"reward": 0}, version="2.1")),
+        # beta: binary, both pass; other ran twice (k=2)
+        (base, tasks["beta"], "beta", 1, _result(rewards={"reward": 1}, version="1.0")),
+        (other, tasks["beta"], "beta", 1, _result(rewards={"reward": 1}, version="2.0")),
+        (other, tasks["beta"], "beta", 2, _result("timed_out", rewards={"reward": 0}, version="2.0")),
+        # gamma: multi-key numeric, pairs on mean reward
+        (base, tasks["gamma"], "gamma", 1, _result(rewards={"reward": 0.5, "format_ok": 1.0}, version="1.0")),
+        (other, tasks["gamma"], "gamma", 1, _result(rewards={"reward": 0.75, "format_ok": 1.0}, version="2.0")),
+        # delta: scorer fingerprints differ
+        (base, tasks["delta"], "delta", 1, _result(rewards={"reward": 1}, version="1.0")),
+        (other, tasks["delta"], "delta", 1, _result(rewards={"reward": 1}, fingerprint="sha256:v2", version="2.0")),
+        # eps: reward names differ
+        (base, tasks["eps"], "eps", 1, _result(rewards={"reward": 1}, version="1.0")),
+        (other, tasks["eps"], "eps", 1, _result(rewards={"score": 1}, version="2.0")),
+        # zeta: judged by different judge models
+        (base, tasks["zeta"], "zeta", 1, _result(rewards={"reward": 1}, judge="judge-a", version="1.0")),
+        (other, tasks["zeta"], "zeta", 1, _result(rewards={"reward": 1}, judge="judge-b", version="2.0")),
+        # eta: nothing graded on the other side; infra, cancelled and unfinished trials counted apart
+        (base, tasks["eta"], "eta", 1, _result(rewards={"reward": 0}, version="1.0")),
+        (other, tasks["eta"], "eta", 1, _result(state=FAILED, version="2.0")),
+        (other, tasks["eta"], "eta", 2, _result("infra_failed")),
+        (other, tasks["eta"], "eta", 3, _result("cancelled")),
+        (other, tasks["eta"], "eta", 4, None),
+    ]
+    return records.PlannedRun(
+        label="crafted", spec={"label": "crafted", "baseline": "base"}, concurrency=1, max_infra_retries=0,
+        datasets=[dict(digest="sha256:ds", dataset_name="crafted-ds", source="/crafted", task_digests=list(tasks.values()),
+                       create_time=0.0)],
+        tasks=[dict(digest=d, task_name=n, record={"taskName": n}) for n, d in tasks.items()],
+        harnesses=[harness("base", "program", "1.0", "model-x"), harness("other", "program", "2.0", "model-y")],
+        cells=[("sha256:ds", "crafted-ds", "sha256:h-base", "base", "model-x"),
+               ("sha256:ds", "crafted-ds", "sha256:h-other", "other", "model-y")],
+        trials=trials)
+
+
+def masked(text: str) -> str:
+    return _ID.sub("<id>", text)
+
+
+def check(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("HEMRA_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert path.exists(), f"{path} missing: run with HEMRA_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), f"{name} differs from its golden (HEMRA_UPDATE_GOLDEN=1 rewrites it)"
+
+
+@pytest.fixture
+async def crafted(tmp_path):
+    store = await Store.open(f"sqlite:///{tmp_path / 'g.db'}", tmp_path / "blobs", Clock())
+    await store.record_run(crafted_plan())
+    yield store
+    await store.close()
+
+
+def recording_console() -> Console:
+    return Console(record=True, width=140, color_system=None, force_terminal=False)
+
+
+async def test_golden__report_text_and_json(crafted):
+    report = convert.report_to_proto(await crafted.run_report("crafted"))
+    console = recording_console()
+    render.print_report(console, report)
+    check("report.txt", masked(console.export_text()))
+    check("report.json", masked(json.dumps(json_format.MessageToDict(report, preserving_proto_field_name=True),
+                                           indent=2, sort_keys=True)) + "\n")
+    flags = " | ".join(f for d in report.datasets for r in d.rows for f in r.flags)
+    for expected in ("model model-y differs", "incomplete", "nothing graded", "scorers differ",
+                     "agent version drifted: pinned 2.0, ran 2.1"):
+        assert expected in flags
+
+
+async def test_golden__compare_text_and_json(crafted, monkeypatch):
+    comparison = convert.from_dict(await crafted.compare("crafted/base", "crafted/other"), spb.Comparison())
+    console = recording_console()
+    monkeypatch.setattr(comparing, "console", console)
+    comparing.print_comparison(comparison)
+    check("compare.txt", masked(console.export_text()))
+    data = json_format.MessageToDict(comparison, preserving_proto_field_name=True)
+    check("compare.json", masked(json.dumps(data, indent=2, sort_keys=True)) + "\n")
+    reasons = {item.task_name: item.reason for item in comparison.not_comparable}
+    assert reasons == {"delta": "scorer fingerprints differ (the verifier or the task's tests changed)",
+                       "eps": "reward names differ (reward vs score)",
+                       "zeta": "judged by different judge models (judge-a vs judge-b)",
+                       "eta": "nothing graded on side b"}
+    assert list(comparison.flipped_to_fail) == ["alpha"]
