@@ -14,6 +14,17 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# Browser tests of the trace viewer: Debian's chromium driven by playwright-core (npm).
+if [ "${HEMRA_SKIP_BROWSER_SETUP:-}" = "" ]; then
+  if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get install -y chromium >/dev/null 2>&1 || { $SUDO apt-get update >/dev/null && $SUDO apt-get install -y chromium >/dev/null; }
+  fi
+  if command -v npm >/dev/null 2>&1 && [ ! -d tests/gateway/browser/node_modules/playwright-core ]; then
+    (cd tests/gateway/browser && npm ci --silent --no-audit --no-fund)
+  fi
+fi
+
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip

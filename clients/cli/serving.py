@@ -21,6 +21,7 @@ from services.rpc import split_listen
 from services.scorer.server import build_server as build_scorer
 
 DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
+DEFAULT_LISTEN = "127.0.0.1:7878"
 
 
 class ServiceName(str, Enum):
@@ -52,26 +53,32 @@ def is_loopback(listen: str) -> bool:
 
 def serve(
     concurrency: Annotated[int, typer.Option("--concurrency", min=0, help="Attempts this process works at once (0: serve only, workers do the work).")] = 1,
+    listen: Annotated[str, typer.Option("--listen", help="Where the HTTP API and the viewer are served.")] = DEFAULT_LISTEN,
+    ui: Annotated[Optional[Path], typer.Option("--ui", help="Serve this folder at / instead of the trace viewer (e.g. clients/dashboard/dist).")] = None,
     store_listen: Annotated[str, typer.Option("--store-listen", help="Where remote workers reach the store (gRPC).")] = DEFAULT_STORE_LISTEN,
-    expose: Annotated[bool, typer.Option("--expose", help="Allow listening on a non-loopback address.")] = False,
+    expose: Annotated[bool, typer.Option("--expose", help="Allow listening on a non-loopback address (the HTTP API has no authentication).")] = False,
     tls_cert: Annotated[Optional[Path], typer.Option("--tls-cert", help="PEM certificate for the store port.")] = None,
     tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="PEM private key for the store port.")] = None,
     token_env: Annotated[str, typer.Option("--token-env", help="Variable holding the deployment token (else HEMRA_HOME/token is used, made once).")] = auth.DEFAULT_TOKEN_ENV,
 ) -> None:
-    """Work the store's queue (runs recorded with --detach, retries, other processes' runs) until stopped.
+    """Serve the read-only HTTP API and trace viewer, and work the store's queue until stopped.
 
     SIGTERM or Ctrl-C hands running attempts back to the queue; nothing is lost.
     """
-    if not is_loopback(store_listen) and not expose:
-        fail(f"--store-listen {store_listen} is not a loopback address; add --expose to allow it")
+    for option, address in (("--listen", listen), ("--store-listen", store_listen)):
+        if not is_loopback(address) and not expose:
+            fail(f"{option} {address} is not a loopback address; add --expose to allow it")
+    if ui is not None and not (ui / "index.html").is_file():
+        fail(f"--ui {ui}: no index.html there (build the dashboard first: npm run build)")
     if (tls_cert is None) != (tls_key is None):
         fail("--tls-cert and --tls-key go together")
     tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert else None
-    _serve(concurrency, store_listen, tls, token_env)
+    _serve(concurrency, store_listen, tls, token_env, listen, ui, expose)
 
 
 @command
-async def _serve(concurrency: int, store_listen: str, tls, token_env: str) -> None:
+async def _serve(concurrency: int, store_listen: str, tls, token_env: str, listen: str, ui: Path | None,
+                 expose: bool) -> None:
     configure_logging()
     token, source = auth.server_token(home(), token_env)
     try:
@@ -79,9 +86,14 @@ async def _serve(concurrency: int, store_listen: str, tls, token_env: str) -> No
         services = await context.__aenter__()
     except OSError as exc:
         fail(f"{exc} (is another hemra serve using it? pass --store-listen 127.0.0.1:0 for a second one)")
+    web = None
     try:
+        web = await _start_gateway(services, listen, ui, expose)
         where = (f"store for workers on {services.addresses.get('store_public', services.addresses['store'])}"
                  f"{' (TLS)' if tls else ''}, token from {source}")
+        console.print(f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {_url(web)}"
+                      f"{' (no authentication: anyone who can reach it can read the store)' if expose else ''}",
+                      highlight=False)
         if concurrency == 0:
             console.print(f"hemra serve: serving only (concurrency 0); {where}", highlight=False)
             await _until_stop_signal()
@@ -90,7 +102,41 @@ async def _serve(concurrency: int, store_listen: str, tls, token_env: str) -> No
         console.print(f"hemra serve: working the queue with concurrency {concurrency}; {where}", highlight=False)
         await _until_signalled(worker)
     finally:
+        if web is not None:
+            await _stop_gateway(web)
         await context.__aexit__(None, None, None)
+
+
+async def _start_gateway(services, listen: str, ui: Path | None, expose: bool):
+    """uvicorn on this event loop; the app reads through the store service only."""
+    import uvicorn
+
+    from gateway.app import create_app
+
+    host, port = split_listen(listen)
+    app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    server.install_signal_handlers = lambda: None  # ours stop the worker first
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+            fail(f"--listen {listen}: could not start the HTTP server (address in use?)")
+        await asyncio.sleep(0.02)
+    return server, task
+
+
+def _url(web) -> str:
+    server, _ = web
+    sock = server.servers[0].sockets[0].getsockname()
+    host = f"[{sock[0]}]" if ":" in sock[0] else sock[0]
+    return f"http://{host}:{sock[1]}/"
+
+
+async def _stop_gateway(web) -> None:
+    server, task = web
+    server.should_exit = True
+    await asyncio.gather(task, return_exceptions=True)
 
 
 def _stop_signal() -> asyncio.Event:

@@ -23,16 +23,16 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite+aiosqlite:///{path}"
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: str, foreign_keys: bool = True) -> AsyncEngine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
         engine = create_async_engine(url, connect_args={"timeout": 30})
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, foreign_keys)
         return engine
     return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
+def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool) -> None:
     # pysqlite's own transaction handling defers BEGIN and cannot do BEGIN
     # IMMEDIATE; take it over so every write transaction holds the write lock
     # from its first statement (no upgrade deadlocks between workers).
@@ -43,7 +43,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA busy_timeout=30000")
-        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
@@ -64,15 +64,28 @@ def _alembic_config(connection):
     return cfg
 
 
-async def migrate(engine: AsyncEngine) -> None:
-    """Bring the schema to the newest migration (a no-op when it is there)."""
+async def migrate(url: str) -> None:
+    """Bring the schema to the newest migration (a no-op when it is there).
+
+    On SQLite, Alembic's batch mode rebuilds a table to alter it (copy, drop,
+    rename), which foreign keys would refuse while other tables point at it: the
+    migration runs on its own connection with them off, and checks them after.
+    """
     from alembic import command
 
     def upgrade(connection):
         command.upgrade(_alembic_config(connection), "head")
+        if connection.dialect.name == "sqlite":
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise RuntimeError(f"migration left {len(broken)} rows with broken references: {broken[:3]}")
 
-    async with engine.begin() as conn:
-        await conn.run_sync(upgrade)
+    engine = create_engine(url, foreign_keys=False)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(upgrade)
+    finally:
+        await engine.dispose()
 
 
 def ensure_sqlite_parent(url: str) -> None:

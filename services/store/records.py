@@ -1,5 +1,6 @@
 """Reads and writes of runs, trials, attempts, events and blobs (no gRPC here)."""
 
+import base64
 from dataclasses import dataclass, field
 
 from sqlalchemy import exists, func, select, update
@@ -126,8 +127,8 @@ async def list_runs(session: AsyncSession, page_size: int, page_token: str) -> t
     page_size = page_size if 0 < page_size <= 1000 else 100
     query = select(t.Run).order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(page_size + 1)
     if page_token:
-        stamp, _, last_id = page_token.partition("/")
         try:
+            stamp, _, last_id = base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)).decode().partition("/")
             after = float(stamp)
         except ValueError:
             raise InvalidArgument(f"malformed page token {page_token!r}") from None
@@ -135,7 +136,8 @@ async def list_runs(session: AsyncSession, page_size: int, page_token: str) -> t
     runs = list((await session.execute(query)).scalars())
     more = len(runs) > page_size
     runs = runs[:page_size]
-    return runs, (f"{runs[-1].create_time!r}/{runs[-1].id}" if more else "")
+    token = f"{runs[-1].create_time!r}/{runs[-1].id}".encode()
+    return runs, (base64.urlsafe_b64encode(token).decode().rstrip("=") if more else "")
 
 
 async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:

@@ -29,8 +29,8 @@ class Store:
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time) -> "Store":
         db.ensure_sqlite_parent(database_url)
+        await db.migrate(database_url)
         engine = db.create_engine(database_url)
-        await db.migrate(engine)
         return cls(engine, blob_dir, clock)
 
     async def close(self) -> None:

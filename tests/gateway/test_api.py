@@ -239,3 +239,40 @@ async def test_stream_ends_for_finished_attempt(client, attempts):
     later = await client.get(f"/api/attempts/{oracle}/events/stream", headers={"Last-Event-ID": "3"})
     seqs = [json.loads(b.split("data: ", 1)[1])["seq"] for b in later.text.split("\n\n") if "event: event" in b]
     assert seqs == [e["seq"] for e in expected][3:]
+
+
+def test_serve__serves_the_api_and_refuses_non_loopback_without_expose(tmp_path):
+    """`hemra serve` wires the gateway: the viewer and API answer on its --listen address."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import time
+
+    import httpx
+
+    from tests.conftest import HEMRA
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env["HEMRA_HOME"] = str(tmp_path / "home")
+    refused = subprocess.run([HEMRA, "serve", "--listen", "0.0.0.0:0"], env=env, capture_output=True, text=True,
+                             timeout=60)
+    assert refused.returncode == 2 and "add --expose" in refused.stderr
+    log = tmp_path / "serve.log"
+    process = subprocess.Popen([HEMRA, "serve", "--listen", "127.0.0.1:0", "--store-listen", "127.0.0.1:0"],
+                               env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        url = None
+        for _ in range(200):
+            found = re.search(r"http://127\.0\.0\.1:\d+/", log.read_text())
+            if found:
+                url = found.group(0)
+                break
+            time.sleep(0.1)
+        assert url, log.read_text()
+        assert httpx.get(url + "api/health").status_code == 200
+        page = httpx.get(url)
+        assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+    finally:
+        os.kill(process.pid, signal.SIGTERM)
+        assert process.wait(timeout=30) == 0

@@ -2,7 +2,7 @@
 
 import pytest
 
-schemathesis = pytest.importorskip("schemathesis")
+import schemathesis  # noqa: E402  (a dev dependency: fuzzing is not optional)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 EXAMPLES = 30
