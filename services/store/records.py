@@ -136,8 +136,10 @@ async def list_runs(session: AsyncSession, page_size: int, page_token: str) -> t
     runs = list((await session.execute(query)).scalars())
     more = len(runs) > page_size
     runs = runs[:page_size]
+    if not more:
+        return runs, ""
     token = f"{runs[-1].create_time!r}/{runs[-1].id}".encode()
-    return runs, (base64.urlsafe_b64encode(token).decode().rstrip("=") if more else "")
+    return runs, base64.urlsafe_b64encode(token).decode().rstrip("=")
 
 
 async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:

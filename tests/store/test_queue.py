@@ -183,3 +183,14 @@ async def test_report__counts_outcomes_apart(store):
 
 def _score(value: float) -> dict:
     return {"state": "SCORE_STATE_SCORED", "rewards": {"reward": value}, "scorerFingerprint": "sha256:f"}
+
+
+async def test_list_runs__empty_store_then_pages_newest_first(store):
+    assert await store.list_runs(10, "") == ([], "")
+    for _ in range(3):
+        await store.record_run(plan(trials=1))
+        store.clock.now += 1
+    first, token = await store.list_runs(2, "")
+    rest, end = await store.list_runs(2, token)
+    assert [r[0].create_time for r in first + rest] == sorted((r[0].create_time for r in first + rest), reverse=True)
+    assert len(first) == 2 and len(rest) == 1 and end == ""
