@@ -32,7 +32,7 @@ async def _runs(limit: int, as_json: bool) -> None:
 
 
 def show(
-    ref: Annotated[str, typer.Argument(help="A run's ID or label, or an attempt ID.")],
+    ref: Annotated[str, typer.Argument(help="A run's or import's ID or label, an attempt ID or a job ID.")],
     report: Annotated[bool, typer.Option("--report", help="A run's report as text.")] = False,
     events: Annotated[bool, typer.Option("--events", help="An attempt with its event log.")] = False,
 ) -> None:
@@ -44,7 +44,7 @@ def show(
 async def _show(ref: str, report: bool, events: bool) -> None:
     async with embedded.services(home(), database_url()) as services:
         store = services.store
-        if kind_of(ref) == "attempt":
+        if kind_of(ref) in ("attempt", "job"):
             attempt = (await store.GetAttempt(spb.GetAttemptRequest(attempt=ref))).attempt
             data = {"attempt": _dict(attempt)}
             if events:

@@ -197,7 +197,13 @@ async def list_attempts(session: AsyncSession, run_id: str, page_size: int,
 
 
 async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt, t.Trial, t.Cell]:
+    """An attempt by its ID, or by the ID of the job that works it."""
     attempt_id = attempt_id.rpartition("/")[2]
+    if kind_of(attempt_id) == "job":
+        job = await session.get(t.Job, attempt_id)
+        if job is None:
+            raise NotFound(f"no job {attempt_id!r}")
+        attempt_id = job.attempt_id
     row = (await session.execute(
         select(t.Attempt, t.Trial, t.Cell).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
         .join(t.Cell, t.Trial.cell_id == t.Cell.id).where(t.Attempt.id == attempt_id))).first()

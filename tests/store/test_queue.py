@@ -194,3 +194,11 @@ async def test_list_runs__empty_store_then_pages_newest_first(store):
     rest, end = await store.list_runs(2, token)
     assert [r[0].create_time for r in first + rest] == sorted((r[0].create_time for r in first + rest), reverse=True)
     assert len(first) == 2 and len(rest) == 1 and end == ""
+
+
+async def test_get_attempt__by_attempt_or_job_id(store):
+    await store.record_run(plan(trials=1))
+    claimed = await store.claim_job("w1", 30)
+    by_job, _, _ = await store.get_attempt(claimed.job.id)
+    by_attempt, _, _ = await store.get_attempt(claimed.attempt.id)
+    assert by_job.id == by_attempt.id == claimed.attempt.id
