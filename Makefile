@@ -26,3 +26,5 @@ protos: setup
 
 bench: setup
 	$(PY) bench/orchestration.py
+	$(PY) bench/queue_throughput.py
+	$(PY) bench/imports_compare.py

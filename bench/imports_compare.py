@@ -435,9 +435,23 @@ def tree_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
+def pressure() -> dict:
+    """Load average and pressure stall (share of the last 10 s some task waited for CPU / I/O)."""
+    found = {"load_1m": round(os.getloadavg()[0], 2)}
+    for kind in ("cpu", "io"):
+        try:
+            line = Path(f"/proc/pressure/{kind}").read_text().splitlines()[0]
+            found[f"{kind}_some_avg10"] = float(line.split("avg10=")[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
 def load_note() -> str:
-    load = os.getloadavg()[0]
-    return f" (LOAD {load:.1f} on {os.cpu_count()} CPUs: other work competes)" if load > (os.cpu_count() or 1) else ""
+    p = pressure()
+    busy = p["load_1m"] > (os.cpu_count() or 1) or p.get("cpu_some_avg10", 0) > 20 or p.get("io_some_avg10", 0) > 20
+    return (f" (LOAD {p['load_1m']:.1f} on {os.cpu_count()} CPUs, CPU pressure {p.get('cpu_some_avg10', 0):.0f}%, "
+            f"I/O pressure {p.get('io_some_avg10', 0):.0f}%: other work competes)") if busy else ""
 
 
 # --- 1. import ---------------------------------------------------------------------------------
@@ -453,6 +467,7 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
 
     # Floor: cp -r, once, right after generating (the page cache holds the job; nothing is dropped).
     sync()
+    conditions = {"cp": pressure()}
     cp_s, _ = timed(["cp", "-r", job, scratch / "copy"])
     cp_sync_s = sync()
     print(f"cp -r: {cp_s:.2f} s (then sync {cp_sync_s:.2f} s){load_note()}", flush=True)
@@ -461,8 +476,14 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
 
     home = scratch / "home-import"
     env = hemra_env(home)
+    conditions["import"] = pressure()
     import_s, out = timed([HEMRA, "import", job, "--label", "big"], env)
     import_sync_s = sync()
+    # Information only: the same cp -r once more, to show how much the floor moves on this machine.
+    cp_again_s, _ = timed(["cp", "-r", job, scratch / "copy-again"])
+    sync()
+    shutil.rmtree(scratch / "copy-again")
+    print(f"info: cp -r again, after the import: {cp_again_s:.2f} s{load_note()}", flush=True)
     print(f"hemra import: {import_s:.2f} s (then sync {import_sync_s:.2f} s): {out.strip()}{load_note()}", flush=True)
     checks.append(check("import prints N trials", f": {trials} trials, harbor 0.25" in out, out.strip()))
 
@@ -515,7 +536,7 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
     return {"trials": trials, "generated": expected, "generate_s": generate_s, "cp_s": cp_s,
             "cp_sync_s": cp_sync_s, "import_s": import_s, "import_sync_s": import_sync_s,
             "ratio": import_s / cp_s, "ratio_with_sync": (import_s + import_sync_s) / (cp_s + cp_sync_s),
-            "export_s": export_s, "progress": progress, "store": store_bytes, "compare_info": info_compare,
+            "export_s": export_s, "cp_again_s": cp_again_s, "conditions": conditions, "progress": progress, "store": store_bytes, "compare_info": info_compare,
             "job_dir": str(job), "home": str(home)}
 
 
@@ -630,6 +651,7 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
     sync()
     env = hemra_env(home)
     samples, out = [], ""
+    conditions = pressure()
     for _ in range(COMPARE_SAMPLES):
         seconds, out = timed([HEMRA, "compare", "cmp-a", "cmp-b", "--json"], env)
         samples.append(seconds)
@@ -657,7 +679,8 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
     return {"size": size, "tasks": tasks, "repetitions": COMPARE_REPETITIONS, "record_s": record_s,
             "cli_s": cli_s, "cli_samples": samples, "in_process": inproc, "cli_overhead_s": cli_s - inproc["seconds"],
             "delta": data.get("delta"), "delta_interval": data.get("delta_interval"),
-            "db_bytes": sum(p.stat().st_size for p in home.glob("hemra.db*")), "home": str(home)}
+            "db_bytes": sum(p.stat().st_size for p in home.glob("hemra.db*")), "home": str(home),
+            "conditions": conditions}
 
 
 # --- profiling ---------------------------------------------------------------------------------
@@ -789,6 +812,7 @@ def print_table(imp: dict | None, compares: list[dict], targets: list[dict], sta
         row("hemra import <job> --label big (subprocess)", f"{imp['import_s']:.2f} s")
         key = targets[0]["what"]
         row("import / cp -r", f"{imp['ratio']:.2f}x", targets[0]["target"], key)
+        row("info: cp -r once more, after the import", f"{imp['cp_again_s']:.2f} s")
         row("info: sync after cp -r / after import", f"{imp['cp_sync_s']:.2f} / {imp['import_sync_s']:.2f} s")
         row("info: (import + sync) / (cp -r + sync)", f"{imp['ratio_with_sync']:.2f}x")
         row("info: import - CLI start-up (hemra --version)", f"{imp['import_s'] - startup_s:.2f} s")
@@ -909,7 +933,7 @@ def main() -> int:
         "import": imp, "compare": compares, "cli_startup_s": startup_s, "targets": targets, "checks": checks,
         "profiles": profiles, "elapsed_s": time.perf_counter() - started,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "sqlite": sqlite3.sqlite_version, "load_1m": os.getloadavg()[0]},
+                    "sqlite": sqlite3.sqlite_version, "end_conditions": pressure()},
         "hemra_commit": git_commit(), "hemra_dirty_files": git_dirty(),
         "temp_dir": str(scratch) if args.keep else None,
     }

@@ -29,7 +29,9 @@ def create_engine(url: str, foreign_keys: bool = True) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": 30})
         _configure_sqlite(engine, foreign_keys)
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    # No pre-ping: it costs a round trip on every checkout (every queue call);
+    # a connection that died is invalidated with the pool on its first error.
+    return create_async_engine(url, pool_size=10, max_overflow=20)
 
 
 def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool) -> None:

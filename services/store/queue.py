@@ -4,12 +4,19 @@ A job row carries a lease (owner, fencing token, expiry). Every call about a
 leased job names the token it was given; a stale token means another worker
 holds the job now (or the lease expired and was reclaimed), and the call fails
 with LeaseLost. The store's clock alone decides expiry.
+
+The hot paths (claim, heartbeat, append events, complete, release, recovery)
+are SQLAlchemy Core statements on the caller's connection, inside the one
+transaction the caller began: no ORM unit of work, and the guarded updates
+return what the response needs. Rows that never change once recorded (trials
+with their cells, a run's spec and limits, tasks, harnesses) come from
+`Pinned`, a per-store cache, so an operation reads each of them at most once.
 """
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.store import records
@@ -18,19 +25,139 @@ from services.store.errors import FailedPrecondition, LeaseLost, NotFound
 
 Clock = Callable[[], float]
 
+JOBS, ATTEMPTS, RUNS = t.Job.__table__, t.Attempt.__table__, t.Run.__table__
+TRIALS, CELLS, TASKS, HARNESSES = t.Trial.__table__, t.Cell.__table__, t.Task.__table__, t.Harness.__table__
+EVENTS = t.Event.__table__
+
+
+# --------------------------------------------------------------------------- pinned rows
+
+@dataclass(frozen=True)
+class TrialInfo:
+    id: str
+    run_id: str
+    cell_id: str
+    task_digest: str
+    task_name: str
+    repetition: int
+
+
+@dataclass(frozen=True)
+class CellInfo:
+    id: str
+    run_id: str
+    position: int
+    dataset_digest: str
+    dataset_name: str
+    harness_digest: str
+    harness_name: str
+    model: str
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run's columns that never change after record_run (so not cancel_requested or leased)."""
+
+    id: str
+    spec: dict
+    concurrency: int
+    max_infra_retries: int
+    limited: bool
+
+
+@dataclass(frozen=True)
+class Record:
+    """A pinned task or harness: its digest and its message as JSON."""
+
+    digest: str
+    record: dict
+
+
+_TRIAL_CELL = (select(TRIALS.c.id, TRIALS.c.run_id, TRIALS.c.cell_id, TRIALS.c.task_digest, TRIALS.c.task_name,
+                      TRIALS.c.repetition, CELLS.c.position, CELLS.c.dataset_digest, CELLS.c.dataset_name,
+                      CELLS.c.harness_digest, CELLS.c.harness_name, CELLS.c.model)
+               .join_from(TRIALS, CELLS, CELLS.c.id == TRIALS.c.cell_id)
+               .where(TRIALS.c.id == bindparam("trial_id")))
+_RUN_INFO = (select(RUNS.c.spec, RUNS.c.concurrency, RUNS.c.max_infra_retries, RUNS.c.limited)
+             .where(RUNS.c.id == bindparam("run_id")))
+
+
+class Pinned:
+    """Rows that never change once recorded, read at most once per store process.
+
+    Bounded: past `size` entries the oldest go first (and are read again when
+    needed). Nothing cached here is ever updated or deleted by the store.
+    """
+
+    def __init__(self, size: int = 16384):
+        self.size = size
+        self._rows: dict[tuple, Any] = {}
+
+    def _put(self, key: tuple, value):
+        if len(self._rows) >= self.size:
+            self._rows.pop(next(iter(self._rows)))
+        self._rows[key] = value
+        return value
+
+    async def trial(self, conn, trial_id: str) -> tuple[TrialInfo, CellInfo]:
+        found = self._rows.get(("trial", trial_id))
+        if found is not None:
+            return found
+        return self.put_trial((await conn.execute(_TRIAL_CELL, {"trial_id": trial_id})).one())
+
+    def put_trial(self, row) -> tuple[TrialInfo, CellInfo]:
+        """Keep a trial and its cell read elsewhere (a row with _TRIAL_CELL's columns)."""
+        return self._put(("trial", row.id), (
+            TrialInfo(row.id, row.run_id, row.cell_id, row.task_digest, row.task_name, row.repetition),
+            CellInfo(row.cell_id, row.run_id, row.position, row.dataset_digest, row.dataset_name,
+                     row.harness_digest, row.harness_name, row.model)))
+
+    async def run(self, conn, run_id: str) -> RunInfo:
+        found = self._rows.get(("run", run_id))
+        if found is not None:
+            return found
+        row = (await conn.execute(_RUN_INFO, {"run_id": run_id})).one()
+        return self._put(("run", run_id), RunInfo(run_id, row.spec, row.concurrency, row.max_infra_retries,
+                                                  bool(row.limited)))
+
+    async def record(self, conn, table, digest: str) -> Record:
+        found = self._rows.get((table.name, digest))
+        if found is not None:
+            return found
+        record = (await conn.execute(select(table.c.record).where(table.c.digest == digest))).scalar_one()
+        return self._put((table.name, digest), Record(digest, record))
+
+
+# --------------------------------------------------------------------------- claim
+
+class _Fields:
+    """Attribute access to columns picked out of a wider row (what a Row of one table gives)."""
+
+    def __init__(self, fields: dict):
+        self.__dict__.update(fields)
+
 
 @dataclass
 class Claimed:
-    job: t.Job
-    attempt: t.Attempt
-    trial: t.Trial
-    cell: t.Cell
-    run: t.Run
-    task: t.Task
-    harness: t.Harness
+    job: Any  # Row: id, run_id, attempt_id, lease_token, lease_expire_time
+    attempt: Any  # Row of every attempts column
+    trial: TrialInfo
+    cell: CellInfo
+    run: RunInfo
+    task: Record
+    harness: Record
 
 
-async def claim(session: AsyncSession, worker: str, lease_secs: float, now: float, run_id: str = "",
+_LEASED_JOB = (JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.lease_token, JOBS.c.lease_expire_time)
+
+
+def _live_lease(job_id: str, token: int, now: float):
+    """The token guard: the job is leased under this token and the lease has not expired."""
+    return (JOBS.c.id == job_id, JOBS.c.lease_token == token, JOBS.c.state == "leased",
+            JOBS.c.lease_expire_time >= now)
+
+
+async def claim(conn, pinned: Pinned, worker: str, lease_secs: float, now: float, run_id: str = "",
                 recover: bool = True) -> Claimed | None:
     """Lease the oldest eligible job; None when the queue has nothing for us.
 
@@ -38,73 +165,107 @@ async def claim(session: AsyncSession, worker: str, lease_secs: float, now: floa
     its concurrency). The slot is taken by a guarded update of the run row, so a
     run's concurrency holds across every worker. On PostgreSQL SKIP LOCKED lets
     racing claimers pass over each other's job rows; on SQLite BEGIN IMMEDIATE
-    serializes them.
+    serializes them. Either way the update repeats `state = 'queued'`, so it is
+    a compare-and-set.
     """
     if recover:
-        await recover_expired(session, now)
-    pick = (select(t.Job.id, t.Job.run_id, t.Job.attempt_id, t.Run.limited).join(t.Run, t.Run.id == t.Job.run_id)
-            .where(t.Job.state == "queued", ~t.Run.limited | (t.Run.leased < t.Run.concurrency))
-            .order_by(t.Job.create_time, t.Job.id).limit(1).with_for_update(of=t.Job, skip_locked=True))
+        await recover_expired(conn, pinned, now)
+    pick = (select(JOBS.c.id).join_from(JOBS, RUNS, RUNS.c.id == JOBS.c.run_id)
+            .where(JOBS.c.state == "queued", ~RUNS.c.limited | (RUNS.c.leased < RUNS.c.concurrency))
+            .order_by(JOBS.c.create_time, JOBS.c.id).limit(1).with_for_update(of=JOBS, skip_locked=True))
     if run_id:
-        pick = pick.where(t.Job.run_id == run_id)
-    row = (await session.execute(pick)).first()
-    if row is None:
-        return None
-    await session.execute(
-        update(t.Job).where(t.Job.id == row.id, t.Job.state == "queued")
-        .values(state="leased", lease_owner=worker, lease_token=t.Job.lease_token + 1,
-                lease_expire_time=now + lease_secs, try_count=t.Job.try_count + 1)
-        .execution_options(synchronize_session=False))
-    await session.execute(update(t.Attempt).where(t.Attempt.id == row.attempt_id)
-                          .values(state="running", start_time=now).execution_options(synchronize_session=False))
-    if row.limited:
+        pick = pick.where(JOBS.c.run_id == run_id)
+    lease = (update(JOBS).where(JOBS.c.id == pick.scalar_subquery(), JOBS.c.state == "queued")
+             .values(state="leased", lease_owner=worker, lease_token=JOBS.c.lease_token + 1,
+                     lease_expire_time=now + lease_secs, try_count=JOBS.c.try_count + 1))
+    start = update(ATTEMPTS).values(state="running", start_time=now)
+    if conn.dialect.name == "postgresql":
+        # One round trip: lease the job, start its attempt and read its trial
+        # and cell, as data-modifying CTEs of one statement.
+        j = lease.returning(*_LEASED_JOB).cte("j")
+        a = start.where(ATTEMPTS.c.id == j.c.attempt_id).returning(*ATTEMPTS.c).cte("a")
+        row = (await conn.execute(
+            select(*(c.label(f"j_{c.name}") for c in j.c), *a.c,
+                   *(c.label(f"t_{c.name}") for c in _TRIAL_CELL.selected_columns))
+            .select_from(j.join(a, a.c.id == j.c.attempt_id).join(TRIALS, TRIALS.c.id == a.c.trial_id)
+                         .join(CELLS, CELLS.c.id == TRIALS.c.cell_id)))).first()
+        if row is None:
+            return None
+        job = _Fields({c.name: row._mapping[f"j_{c.name}"] for c in j.c})
+        attempt = _Fields({c.name: row._mapping[c.name] for c in ATTEMPTS.c})
+        trial, cell = pinned.put_trial(_Fields({c.name: row._mapping[f"t_{c.name}"]
+                                                for c in _TRIAL_CELL.selected_columns}))
+    else:
+        job = (await conn.execute(lease.returning(*_LEASED_JOB))).first()
+        if job is None:
+            return None
+        attempt = (await conn.execute(start.where(ATTEMPTS.c.id == job.attempt_id)
+                                      .returning(*ATTEMPTS.c))).one()
+        trial, cell = await pinned.trial(conn, attempt.trial_id)
+    run = await pinned.run(conn, job.run_id)
+    task = await pinned.record(conn, TASKS, trial.task_digest)
+    harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
+    if run.limited:
         # Last, so the run row stays locked for one statement and the commit.
-        slot = await session.execute(update(t.Run).where(t.Run.id == row.run_id, t.Run.leased < t.Run.concurrency)
-                                     .values(leased=t.Run.leased + 1).returning(t.Run.id))
-        if slot.scalar_one_or_none() is None:
-            raise NoSlot(row.run_id)
-    found = (await session.execute(
-        select(t.Job, t.Attempt, t.Trial, t.Cell, t.Run, t.Task, t.Harness)
-        .join(t.Attempt, t.Attempt.id == t.Job.attempt_id).join(t.Trial, t.Trial.id == t.Attempt.trial_id)
-        .join(t.Cell, t.Cell.id == t.Trial.cell_id).join(t.Run, t.Run.id == t.Job.run_id)
-        .join(t.Task, t.Task.digest == t.Trial.task_digest).join(t.Harness, t.Harness.digest == t.Cell.harness_digest)
-        .where(t.Job.id == row.id).execution_options(populate_existing=True))).one()
-    return Claimed(*found)
+        slot = await conn.execute(update(RUNS).where(RUNS.c.id == job.run_id, RUNS.c.leased < RUNS.c.concurrency)
+                                  .values(leased=RUNS.c.leased + 1).returning(RUNS.c.id))
+        if slot.first() is None:
+            raise NoSlot(job.run_id)
+    return Claimed(job, attempt, trial, cell, run, task, harness)
 
 
 class NoSlot(Exception):
     """Another worker took the run's last slot first: roll the claim back and ask again."""
 
 
-def _free_slot(run_id: str):
-    """The run's lease count, one down (every path that ends a lease runs it)."""
-    return (update(t.Run).where(t.Run.id == run_id, t.Run.limited, t.Run.leased > 0)
-            .values(leased=t.Run.leased - 1))
+async def _free_slot(conn, pinned: Pinned, run_id: str) -> None:
+    """The run's lease count, one down (every path that ends a lease runs it).
+    Runs that are not limited keep no count (`limited` never changes)."""
+    if (await pinned.run(conn, run_id)).limited:
+        await conn.execute(update(RUNS).where(RUNS.c.id == run_id, RUNS.c.limited, RUNS.c.leased > 0)
+                           .values(leased=RUNS.c.leased - 1))
 
 
-async def heartbeat(session: AsyncSession, job_id: str, token: int, lease_secs: float,
-                    now: float) -> tuple[float, bool]:
+# --------------------------------------------------------------------------- heartbeat and events
+
+async def heartbeat(conn, job_id: str, token: int, lease_secs: float, now: float) -> tuple[float, bool]:
     """Extend the lease; returns (new expiry, cancel requested)."""
     expire = now + lease_secs
-    result = await session.execute(
-        update(t.Job).where(t.Job.id == job_id, t.Job.lease_token == token, t.Job.state == "leased",
-                            t.Job.lease_expire_time >= now)
-        .values(lease_expire_time=expire).returning(t.Job.run_id))
-    run_id = result.scalar_one_or_none()
-    if run_id is None:
+    cancel = select(RUNS.c.cancel_requested).where(RUNS.c.id == JOBS.c.run_id).scalar_subquery()
+    row = (await conn.execute(update(JOBS).where(*_live_lease(job_id, token, now))
+                              .values(lease_expire_time=expire).returning(cancel.label("cancel")))).first()
+    if row is None:
         raise LeaseLost(f"job {job_id}: lease lost")
-    run = await session.get(t.Run, run_id)
-    return expire, run.cancel_requested
+    return expire, bool(row.cancel)
 
 
-async def check_lease(session: AsyncSession, job_id: str, token: int, now: float) -> t.Job:
-    job = await session.get(t.Job, job_id)
-    if job is None:
-        raise NotFound(f"no job {job_id!r}")
-    if job.state != "leased" or job.lease_token != token or job.lease_expire_time < now:
-        raise LeaseLost(f"job {job_id}: lease lost")
-    return job
+async def _lease_failure(conn, job_id: str) -> Exception:
+    """Why a guarded statement matched nothing: no such job, or the lease is gone."""
+    found = (await conn.execute(select(JOBS.c.id).where(JOBS.c.id == job_id))).first()
+    return NotFound(f"no job {job_id!r}") if found is None else LeaseLost(f"job {job_id}: lease lost")
 
+
+async def append_events(conn, job_id: str, token: int, events: list[dict], now: float) -> int:
+    """Check the lease and give events the next sequence numbers of the job's attempt; returns the last."""
+    leased_attempt = select(JOBS.c.attempt_id).where(*_live_lease(job_id, token, now)).scalar_subquery()
+    if not events:
+        row = (await conn.execute(select(ATTEMPTS.c.event_count)
+                                  .where(ATTEMPTS.c.id == leased_attempt))).first()
+        if row is None:
+            raise await _lease_failure(conn, job_id)
+        return row.event_count
+    row = (await conn.execute(update(ATTEMPTS).where(ATTEMPTS.c.id == leased_attempt)
+                              .values(event_count=ATTEMPTS.c.event_count + len(events))
+                              .returning(ATTEMPTS.c.id, ATTEMPTS.c.event_count))).first()
+    if row is None:
+        raise await _lease_failure(conn, job_id)
+    first = row.event_count - len(events) + 1
+    await conn.execute(EVENTS.insert(), [dict(attempt_id=row.id, seq=first + i, **event)
+                                         for i, event in enumerate(events)])
+    return row.event_count
+
+
+# --------------------------------------------------------------------------- complete, release, recover
 
 @dataclass
 class Completion:
@@ -118,41 +279,56 @@ class Completion:
     end_time: float | None = None
 
 
-async def complete(session: AsyncSession, job_id: str, token: int, done: Completion,
-                   now: float) -> tuple[str, str]:
+async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completion, now: float):
     """Close the job's attempt; queue a retry after an infrastructure failure.
 
-    Returns the attempt's ID and the ID of the retry attempt ("" when none).
+    Returns (attempt row, trial, cell, ID of the retry attempt or "").
     Repeating a completion with the same token returns the first answer.
     """
-    # The hot path is three guarded updates; the lookups below run only when
-    # the guard did not match (a repeat, a stale token, an unknown job).
-    closed = (await session.execute(
-        update(t.Job).where(t.Job.id == job_id, t.Job.lease_token == token, t.Job.state == "leased",
-                            t.Job.lease_expire_time >= now)
-        .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else "")
-        .returning(t.Job.attempt_id, t.Job.run_id))).first()
+    # The hot path is two guarded updates (three for a limited run); the
+    # lookups in _repeated_completion run only when the guard did not match
+    # (a repeat, a stale token, an unknown job).
+    close_job = (update(JOBS).where(*_live_lease(job_id, token, now))
+                 .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else ""))
+    close_attempt = update(ATTEMPTS).where(ATTEMPTS.c.state != "finished").values(**_closing_values(done, now))
+    if conn.dialect.name == "postgresql":
+        # One round trip: both guarded updates as data-modifying CTEs; the
+        # outer join tells a lost lease (no row) from a finished attempt (no attempt).
+        j = close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id).cte("j")
+        a = close_attempt.where(ATTEMPTS.c.id == j.c.attempt_id).returning(*ATTEMPTS.c).cte("a")
+        row = (await conn.execute(
+            select(j.c.attempt_id.label("j_attempt_id"), j.c.run_id.label("j_run_id"), *a.c)
+            .select_from(j.outerjoin(a, a.c.id == j.c.attempt_id)))).first()
+        closed = None if row is None else _Fields({"attempt_id": row.j_attempt_id, "run_id": row.j_run_id})
+        attempt = None if row is None or row.id is None else _Fields({c.name: row._mapping[c.name]
+                                                                      for c in ATTEMPTS.c})
+    else:
+        closed = (await conn.execute(close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
+        attempt = None if closed is None else (await conn.execute(
+            close_attempt.where(ATTEMPTS.c.id == closed.attempt_id).returning(*ATTEMPTS.c))).first()
     if closed is None:
-        return await _repeated_completion(session, job_id, token, now)
-    result = await session.execute(
-        update(t.Attempt).where(t.Attempt.id == closed.attempt_id, t.Attempt.state != "finished")
-        .values(**_closing_values(done, now)).returning(t.Attempt.id))
-    if result.first() is None:
-        raise FailedPrecondition(f"attempt {closed.attempt_id} is already finished")
-    retry = ""
-    if done.outcome == records.INFRA_FAILED:
-        retry = await _maybe_retry(session, await session.get(t.Attempt, closed.attempt_id), now)
-    await session.execute(_free_slot(closed.run_id))  # last: the run row is locked until commit
-    return closed.attempt_id, retry
+        attempt, retry = await _repeated_completion(conn, job_id, token)
+    else:
+        if attempt is None:
+            raise FailedPrecondition(f"attempt {closed.attempt_id} is already finished")
+        retry = ""
+        if done.outcome == records.INFRA_FAILED:
+            retry = await _maybe_retry(conn, attempt.run_id, attempt.trial_id, attempt.number, now)
+        await _free_slot(conn, pinned, closed.run_id)  # last: the run row is locked until commit
+    trial, cell = await pinned.trial(conn, attempt.trial_id)
+    return attempt, trial, cell, retry
 
 
-async def _repeated_completion(session: AsyncSession, job_id: str, token: int, now: float) -> tuple[str, str]:
-    job = await session.get(t.Job, job_id)
+async def _repeated_completion(conn, job_id: str, token: int):
+    job = (await conn.execute(select(JOBS.c.state, JOBS.c.lease_token, JOBS.c.attempt_id)
+                              .where(JOBS.c.id == job_id))).first()
     if job is None:
         raise NotFound(f"no job {job_id!r}")
     if job.state == "done" and job.lease_token == token:
-        attempt = await session.get(t.Attempt, job.attempt_id)
-        return attempt.id, await _retry_of(session, attempt)
+        attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
+        retry = (await conn.execute(select(ATTEMPTS.c.id).where(
+            ATTEMPTS.c.trial_id == attempt.trial_id, ATTEMPTS.c.number == attempt.number + 1))).scalar()
+        return attempt, retry or ""
     raise LeaseLost(f"job {job_id}: lease lost")
 
 
@@ -166,7 +342,20 @@ def _closing_values(done: Completion, now: float) -> dict:
     return values
 
 
+async def _close_attempt_row(conn, attempt_id: str, done: Completion, now: float, **extra):
+    """Close an attempt its worker did not complete (Core); returns its trial_id and number."""
+    values = _closing_values(done, now)
+    values.setdefault("start_time", func.coalesce(ATTEMPTS.c.start_time, now))
+    row = (await conn.execute(
+        update(ATTEMPTS).where(ATTEMPTS.c.id == attempt_id, ATTEMPTS.c.state != "finished")
+        .values(**values, **extra).returning(ATTEMPTS.c.run_id, ATTEMPTS.c.trial_id, ATTEMPTS.c.number))).first()
+    if row is None:
+        raise FailedPrecondition(f"attempt {attempt_id} is already finished")
+    return row
+
+
 def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
+    """Close an attempt loaded through the ORM (cancel_run)."""
     if attempt.state == "finished":
         raise FailedPrecondition(f"attempt {attempt.id} is already finished")
     attempt.state, attempt.outcome = "finished", done.outcome
@@ -179,55 +368,54 @@ def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
     attempt.verdict = records.verdict(attempt)
 
 
-async def _maybe_retry(session: AsyncSession, attempt: t.Attempt, now: float) -> str:
+async def _maybe_retry(conn, run_id: str, trial_id: str, number: int, now: float) -> str:
     """Queue the trial's next attempt while the run's infra retry budget allows
     (released attempts do not count against it)."""
-    run = await session.get(t.Run, attempt.run_id)
-    used = (await session.execute(select(func.count()).select_from(t.Attempt).where(
-        t.Attempt.trial_id == attempt.trial_id, t.Attempt.outcome == records.INFRA_FAILED,
-        t.Attempt.released.is_(False)))).scalar_one()
-    if run.cancel_requested or used > run.max_infra_retries:
+    used = (select(func.count()).select_from(ATTEMPTS)
+            .where(ATTEMPTS.c.trial_id == trial_id, ATTEMPTS.c.outcome == records.INFRA_FAILED,
+                   ATTEMPTS.c.released.is_(False)).scalar_subquery())
+    run = (await conn.execute(select(RUNS.c.cancel_requested, RUNS.c.max_infra_retries, used.label("used"))
+                              .where(RUNS.c.id == run_id))).one()
+    if run.cancel_requested or run.used > run.max_infra_retries:
         return ""
-    new_attempt, new_job = records.new_attempt_rows(run.id, attempt.trial_id, attempt.number + 1, now)
-    await session.execute(t.Attempt.__table__.insert(), [new_attempt])
-    await session.execute(t.Job.__table__.insert(), [new_job])
+    new_attempt, new_job = records.new_attempt_rows(run_id, trial_id, number + 1, now)
+    await conn.execute(ATTEMPTS.insert(), [new_attempt])
+    await conn.execute(JOBS.insert(), [new_job])
     return new_attempt["id"]
 
 
-async def _retry_of(session: AsyncSession, attempt: t.Attempt) -> str:
-    query = select(t.Attempt.id).where(t.Attempt.trial_id == attempt.trial_id,
-                                       t.Attempt.number == attempt.number + 1)
-    return (await session.execute(query)).scalar_one_or_none() or ""
-
-
-async def release(session: AsyncSession, job_id: str, token: int, reason: str, now: float) -> str:
+async def release(conn, pinned: Pinned, job_id: str, token: int, reason: str, now: float) -> str:
     """Hand a leased job back (its worker is shutting down): the attempt closes as an
     infrastructure failure marked released and a fresh attempt is queued. Returns its ID."""
-    job = await check_lease(session, job_id, token, now)
-    job.state, job.last_error = "done", f"released: {reason}"
-    await session.execute(_free_slot(job.run_id))
-    attempt = await session.get(t.Attempt, job.attempt_id)
-    attempt.released = True
-    _close_attempt(attempt, Completion(records.INFRA_FAILED, error=job.last_error), now)
-    return await _maybe_retry(session, attempt, now)
+    error = f"released: {reason}"
+    job = (await conn.execute(update(JOBS).where(*_live_lease(job_id, token, now))
+                              .values(state="done", last_error=error)
+                              .returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
+    if job is None:
+        raise await _lease_failure(conn, job_id)
+    await _free_slot(conn, pinned, job.run_id)
+    attempt = await _close_attempt_row(conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now,
+                                       released=True)
+    return await _maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
 
 
-async def recover_expired(session: AsyncSession, now: float, limit: int = 100) -> int:
+async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) -> int:
     """Close attempts whose worker stopped heartbeating as infra failures (worker lost)."""
-    query = (select(t.Job).where(t.Job.state == "leased", t.Job.lease_expire_time < now)
-             .order_by(t.Job.lease_expire_time).limit(limit).with_for_update(skip_locked=True))
-    jobs = list((await session.execute(query)).scalars())
+    query = (select(JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.lease_owner)
+             .where(JOBS.c.state == "leased", JOBS.c.lease_expire_time < now)
+             .order_by(JOBS.c.lease_expire_time).limit(limit).with_for_update(skip_locked=True))
+    jobs = (await conn.execute(query)).all()
     for job in jobs:
-        job.state = "done"
-        job.last_error = f"worker lost: {job.lease_owner} stopped heartbeating"
-        await session.execute(_free_slot(job.run_id))
-        attempt = await session.get(t.Attempt, job.attempt_id)
-        run = await session.get(t.Run, job.run_id)
-        if run.cancel_requested:
-            _close_attempt(attempt, Completion(records.CANCELLED, error="cancelled"), now)
+        error = f"worker lost: {job.lease_owner} stopped heartbeating"
+        await conn.execute(update(JOBS).where(JOBS.c.id == job.id).values(state="done", last_error=error))
+        await _free_slot(conn, pinned, job.run_id)
+        cancelled = (await conn.execute(select(RUNS.c.cancel_requested)
+                                        .where(RUNS.c.id == job.run_id))).scalar_one()
+        if cancelled:
+            await _close_attempt_row(conn, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
             continue
-        _close_attempt(attempt, Completion(records.INFRA_FAILED, error=job.last_error), now)
-        await _maybe_retry(session, attempt, now)
+        attempt = await _close_attempt_row(conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now)
+        await _maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
     return len(jobs)
 
 

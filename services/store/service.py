@@ -22,6 +22,8 @@ class Store:
     def __init__(self, engine: AsyncEngine, blob_dir: Path, clock: Clock = time.time):
         self.engine = engine
         self.sessions = db.session_factory(engine)
+        #: Trials, cells, run specs, tasks and harnesses: immutable once recorded.
+        self.pinned = queue.Pinned()
         self.blobs = BlobStore(blob_dir)
         self.clock = clock
         self._next_recovery = 0.0
@@ -90,28 +92,27 @@ class Store:
         if recover:
             self._next_recovery = now + RECOVERY_INTERVAL_SECS
         try:
-            async with self.sessions.begin() as session:
-                return await queue.claim(session, worker, lease_secs, now, run_id, recover)
+            async with self.engine.begin() as conn:
+                return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover)
         except queue.NoSlot:
             return None
 
     async def heartbeat_job(self, job_id: str, token: int, lease_secs: float) -> tuple[float, bool]:
-        async with self.sessions.begin() as session:
-            return await queue.heartbeat(session, job_id, token, lease_secs, self.clock())
+        async with self.engine.begin() as conn:
+            return await queue.heartbeat(conn, job_id, token, lease_secs, self.clock())
 
     async def append_events(self, job_id: str, token: int, events: list[dict]) -> int:
-        async with self.sessions.begin() as session:
-            job = await queue.check_lease(session, job_id, token, self.clock())
-            return await records.append_events(session, job.attempt_id, events)
+        async with self.engine.begin() as conn:
+            return await queue.append_events(conn, job_id, token, events, self.clock())
 
     async def complete_job(self, job_id: str, token: int, done: queue.Completion):
-        async with self.sessions.begin() as session:
-            attempt_id, retry = await queue.complete(session, job_id, token, done, self.clock())
-            return (*await records.get_attempt(session, attempt_id), retry)
+        """(attempt row, trial, cell, retry attempt ID or "")."""
+        async with self.engine.begin() as conn:
+            return await queue.complete(conn, self.pinned, job_id, token, done, self.clock())
 
     async def release_job(self, job_id: str, token: int, reason: str) -> str:
-        async with self.sessions.begin() as session:
-            return await queue.release(session, job_id, token, reason, self.clock())
+        async with self.engine.begin() as conn:
+            return await queue.release(conn, self.pinned, job_id, token, reason, self.clock())
 
     async def export_run(self, ref: str) -> tuple[dict, set[str]]:
         async with self.sessions() as session:

@@ -32,7 +32,7 @@ def test_ctrl_c__cancels_running_and_queued_attempts(hemra_env, tmp_path):
     assert "cancelling" in err and "Traceback" not in err
     data = show(hemra_env, "interrupted")
     outcomes = {a["outcome"] for a in data["attempts"]}
-    assert outcomes == {"OUTCOME_CANCELLED"}
+    assert outcomes == {"OUTCOME_CANCELLED"}, [(a["outcome"], a.get("error")) for a in data["attempts"]]
     row = data["report"]["datasets"][0]["rows"][0]
     assert row["cancelled"] == len(data["attempts"]) and row.get("graded", 0) == 0
     assert data["report"].get("complete", False) is False

@@ -11,6 +11,7 @@ a "type" becomes an event; other output is kept as output events.
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -33,8 +34,8 @@ class ProgramDriver(HarnessDriver):
         started = time.monotonic()
         try:
             process = await asyncio.create_subprocess_exec(
-                *trial.harness.command, cwd=folder, env=_environment(trial), start_new_session=True,
-                preexec_fn=_die_with_parent,
+                *_with_parent_death(list(trial.harness.command)), cwd=folder, env=_environment(trial),
+                start_new_session=True,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
             await trial.events.emit(event("error", "start", message=str(exc)))
@@ -131,12 +132,12 @@ def _as_event(line: bytes):
     return event(type_, name, float(data.pop("duration", 0) or 0), **data)
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL it if the executor dies (even by kill -9)."""
-    import ctypes
-
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+def _with_parent_death(command: list[str]) -> list[str]:
+    """Have the harness SIGKILLed if the executor dies, even by kill -9, via util-linux's
+    setpriv. (A preexec_fn would do it in-process, but running Python between fork and
+    exec in a process with gRPC and database threads can crash the child.)"""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
 def _kill(process) -> None:
