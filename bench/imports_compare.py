@@ -479,12 +479,12 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
     conditions["import"] = pressure()
     import_s, out = timed([HEMRA, "import", job, "--label", "big"], env)
     import_sync_s = sync()
+    print(f"hemra import: {import_s:.2f} s (then sync {import_sync_s:.2f} s): {out.strip()}{load_note()}", flush=True)
     # Information only: the same cp -r once more, to show how much the floor moves on this machine.
     cp_again_s, _ = timed(["cp", "-r", job, scratch / "copy-again"])
     sync()
     shutil.rmtree(scratch / "copy-again")
     print(f"info: cp -r again, after the import: {cp_again_s:.2f} s{load_note()}", flush=True)
-    print(f"hemra import: {import_s:.2f} s (then sync {import_sync_s:.2f} s): {out.strip()}{load_note()}", flush=True)
     checks.append(check("import prints N trials", f": {trials} trials, harbor 0.25" in out, out.strip()))
 
     _, listing = timed([HEMRA, "runs", "--json"], env)
