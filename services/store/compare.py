@@ -76,9 +76,11 @@ async def _load_trials(session: AsyncSession, side: Side) -> None:
              .where(t.Trial.cell_id.in_([c.id for c in side.cells]))
              .order_by(t.Trial.id, t.Attempt.number))
     latest = {}
-    for trial_id, digest, name, repetition, _, state, outcome, score in (await session.execute(query)).all():
-        latest[trial_id] = TrialResult(digest, name, state, outcome, score, repetition=repetition)
-    for trial in sorted(latest.values(), key=lambda x: x.repetition):
+    for row in (await session.execute(query)).all():
+        latest[row[0]] = row  # rows come in attempt order: the last one per trial wins
+    trials = [TrialResult(digest, name, state, outcome, score, repetition=repetition)
+              for _, digest, name, repetition, _, state, outcome, score in latest.values()]
+    for trial in sorted(trials, key=lambda x: x.repetition):
         side.trials[trial.task_digest].append(trial)
 
 

@@ -130,12 +130,6 @@ class Pinned:
 
 # --------------------------------------------------------------------------- claim
 
-class _Fields:
-    """Attribute access to columns picked out of a wider row (what a Row of one table gives)."""
-
-    def __init__(self, fields: dict):
-        self.__dict__.update(fields)
-
 
 @dataclass
 class Claimed:
@@ -179,29 +173,11 @@ async def claim(conn, pinned: Pinned, worker: str, lease_secs: float, now: float
              .values(state="leased", lease_owner=worker, lease_token=JOBS.c.lease_token + 1,
                      lease_expire_time=now + lease_secs, try_count=JOBS.c.try_count + 1))
     start = update(ATTEMPTS).values(state="running", start_time=now)
-    if conn.dialect.name == "postgresql":
-        # One round trip: lease the job, start its attempt and read its trial
-        # and cell, as data-modifying CTEs of one statement.
-        j = lease.returning(*_LEASED_JOB).cte("j")
-        a = start.where(ATTEMPTS.c.id == j.c.attempt_id).returning(*ATTEMPTS.c).cte("a")
-        row = (await conn.execute(
-            select(*(c.label(f"j_{c.name}") for c in j.c), *a.c,
-                   *(c.label(f"t_{c.name}") for c in _TRIAL_CELL.selected_columns))
-            .select_from(j.join(a, a.c.id == j.c.attempt_id).join(TRIALS, TRIALS.c.id == a.c.trial_id)
-                         .join(CELLS, CELLS.c.id == TRIALS.c.cell_id)))).first()
-        if row is None:
-            return None
-        job = _Fields({c.name: row._mapping[f"j_{c.name}"] for c in j.c})
-        attempt = _Fields({c.name: row._mapping[c.name] for c in ATTEMPTS.c})
-        trial, cell = pinned.put_trial(_Fields({c.name: row._mapping[f"t_{c.name}"]
-                                                for c in _TRIAL_CELL.selected_columns}))
-    else:
-        job = (await conn.execute(lease.returning(*_LEASED_JOB))).first()
-        if job is None:
-            return None
-        attempt = (await conn.execute(start.where(ATTEMPTS.c.id == job.attempt_id)
-                                      .returning(*ATTEMPTS.c))).one()
-        trial, cell = await pinned.trial(conn, attempt.trial_id)
+    job = (await conn.execute(lease.returning(*_LEASED_JOB))).first()
+    if job is None:
+        return None
+    attempt = (await conn.execute(start.where(ATTEMPTS.c.id == job.attempt_id).returning(*ATTEMPTS.c))).one()
+    trial, cell = await pinned.trial(conn, attempt.trial_id)
     run = await pinned.run(conn, job.run_id)
     task = await pinned.record(conn, TASKS, trial.task_digest)
     harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
@@ -291,21 +267,9 @@ async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completi
     close_job = (update(JOBS).where(*_live_lease(job_id, token, now))
                  .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else ""))
     close_attempt = update(ATTEMPTS).where(ATTEMPTS.c.state != "finished").values(**_closing_values(done, now))
-    if conn.dialect.name == "postgresql":
-        # One round trip: both guarded updates as data-modifying CTEs; the
-        # outer join tells a lost lease (no row) from a finished attempt (no attempt).
-        j = close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id).cte("j")
-        a = close_attempt.where(ATTEMPTS.c.id == j.c.attempt_id).returning(*ATTEMPTS.c).cte("a")
-        row = (await conn.execute(
-            select(j.c.attempt_id.label("j_attempt_id"), j.c.run_id.label("j_run_id"), *a.c)
-            .select_from(j.outerjoin(a, a.c.id == j.c.attempt_id)))).first()
-        closed = None if row is None else _Fields({"attempt_id": row.j_attempt_id, "run_id": row.j_run_id})
-        attempt = None if row is None or row.id is None else _Fields({c.name: row._mapping[c.name]
-                                                                      for c in ATTEMPTS.c})
-    else:
-        closed = (await conn.execute(close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
-        attempt = None if closed is None else (await conn.execute(
-            close_attempt.where(ATTEMPTS.c.id == closed.attempt_id).returning(*ATTEMPTS.c))).first()
+    closed = (await conn.execute(close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
+    attempt = None if closed is None else (await conn.execute(
+        close_attempt.where(ATTEMPTS.c.id == closed.attempt_id).returning(*ATTEMPTS.c))).first()
     if closed is None:
         attempt, retry = await _repeated_completion(conn, job_id, token)
     else:

@@ -26,24 +26,20 @@ class TrialResult:
     agent_version: str = ""
     #: The trial's repetition (-k); paired 0/1 tests pair repetition k with repetition k.
     repetition: int = 0
+    # Derived once: reports and comparisons of many thousands of trials ask these
+    # questions of every trial several times.
+    is_graded: bool = field(init=False)
+    rewards: dict = field(init=False)
+    fingerprint: str = field(init=False)
+    is_binary: bool = field(init=False)
 
-    @property
-    def is_graded(self) -> bool:
-        return (self.state == "finished" and self.outcome not in (records.INFRA_FAILED, records.CANCELLED)
-                and (self.score or {}).get("state") == SCORED)
-
-    @property
-    def rewards(self) -> dict[str, float]:
-        return (self.score or {}).get("rewards", {})
-
-    @property
-    def fingerprint(self) -> str:
-        return (self.score or {}).get("scorerFingerprint", "")
-
-    @property
-    def is_binary(self) -> bool:
-        rewards = self.rewards
-        return len(rewards) == 1 and next(iter(rewards.values())) in (0, 1)
+    def __post_init__(self) -> None:
+        score = self.score or {}
+        self.rewards = score.get("rewards", {})
+        self.fingerprint = score.get("scorerFingerprint", "")
+        self.is_graded = (self.state == "finished" and self.outcome not in (records.INFRA_FAILED, records.CANCELLED)
+                          and score.get("state") == SCORED)
+        self.is_binary = len(self.rewards) == 1 and next(iter(self.rewards.values())) in (0, 1)
 
 
 @dataclass

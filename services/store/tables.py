@@ -99,7 +99,7 @@ class Trial(Base):
     __tablename__ = "trials"
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
-    cell_id: Mapped[str] = mapped_column(ForeignKey("cells.id"))
+    cell_id: Mapped[str] = mapped_column(ForeignKey("cells.id"), index=True)
     task_digest: Mapped[str] = mapped_column(ForeignKey("tasks.digest"))
     task_name: Mapped[str] = mapped_column(String(300))
     repetition: Mapped[int] = mapped_column(Integer)
