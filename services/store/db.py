@@ -31,7 +31,7 @@ def create_engine(url: str, foreign_keys: bool = True) -> AsyncEngine:
         return engine
     # No pre-ping: it costs a round trip on every checkout (every queue call);
     # a connection that died is invalidated with the pool on its first error.
-    return create_async_engine(url, pool_size=10, max_overflow=20)
+    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
 
 
 def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool) -> None:
