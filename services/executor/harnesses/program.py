@@ -12,13 +12,13 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
 
 from services import envtemplate
 from services.executor.events import event, text
+from services.executor.processes import feed_stdin, kill_group
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.sandboxes import SandboxError
@@ -47,13 +47,13 @@ class ProgramDriver(HarnessDriver):
             code = await process.wait()
             timed_out = False
         except asyncio.TimeoutError:
-            _kill(process)
+            kill_group(process)
             code, timed_out = await process.wait(), True
         except asyncio.CancelledError:
-            _kill(process)
+            kill_group(process)
             raise
         finally:
-            _kill(process)  # anything it left running in its group
+            kill_group(process)  # anything it left running in its group
         await trial.sandbox.write_files([("/logs/agent/harness-stdout.txt", bytes(stdout), False),
                                          ("/logs/agent/harness-stderr.txt", bytes(stderr), False)])
         await trial.events.emit(event("status", "exit", time.monotonic() - started, exit_code=code,
@@ -81,18 +81,8 @@ def _environment(trial: TrialContext) -> dict[str, str]:
 async def _pump(process, trial: TrialContext, stdout: bytearray, stderr: bytearray) -> None:
     # A coroutine around the gather, so that cancelling it also collects the
     # readers' cancellation instead of leaving it unretrieved.
-    await asyncio.gather(_feed(process, trial.task.instruction.encode()),
+    await asyncio.gather(feed_stdin(process, trial.task.instruction.encode()),
                          _read_events(process.stdout, stdout, trial), _read_output(process.stderr, stderr, trial))
-
-
-async def _feed(process, data: bytes) -> None:
-    try:
-        process.stdin.write(data)
-        await process.stdin.drain()
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-    finally:
-        process.stdin.close()
 
 
 async def _read_events(stream, keep: bytearray, trial: TrialContext) -> None:
@@ -140,11 +130,6 @@ def _with_parent_death(command: list[str]) -> list[str]:
     return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
-def _kill(process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _tail(data: bytearray, limit: int = 200) -> str:

@@ -10,10 +10,11 @@ not enforce network_block; choose a container sandbox for that.
 import asyncio
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
+from services.executor.processes import feed_stdin
+from services.executor.processes import kill_group
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 
 #: Folders every attempt gets, bound read-write from the attempt folder.
@@ -102,10 +103,10 @@ class HostSandbox(Sandbox):
             out, err = await asyncio.wait_for(_communicate(process, stdin), timeout)
         except asyncio.TimeoutError:
             timed_out = True
-            _kill_group(process)
+            kill_group(process)
             out, err = await _communicate(process, b"")
         except asyncio.CancelledError:
-            _kill_group(process)
+            kill_group(process)
             raise
         finally:
             self._processes.discard(process)
@@ -148,7 +149,7 @@ class HostSandbox(Sandbox):
 
     async def kill(self):
         for process in list(self._processes):
-            _kill_group(process)
+            kill_group(process)
 
     async def teardown(self):
         await self.kill()
@@ -175,24 +176,5 @@ async def _communicate(process: asyncio.subprocess.Process, stdin: bytes) -> tup
             size += len(chunk)
         return b"".join(chunks)
 
-    async def feed():
-        if process.stdin is None:
-            return
-        try:
-            if stdin:
-                process.stdin.write(stdin)
-                await process.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        finally:
-            process.stdin.close()
-
-    _, out, err = await asyncio.gather(feed(), read(process.stdout), read(process.stderr))
+    _, out, err = await asyncio.gather(feed_stdin(process, stdin), read(process.stdout), read(process.stderr))
     return out, err
-
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
