@@ -26,6 +26,16 @@ def show(env: dict, ref: str, *flags: str) -> dict:
     return json.loads(result.stdout)
 
 
+def peak_concurrency(spans_log: Path) -> int:
+    """The most attempts running at once, from 'start <time>' / 'end <time>' lines."""
+    marks = sorted((float(stamp), kind) for kind, stamp in (line.split() for line in spans_log.read_text().splitlines()))
+    live = peak = 0
+    for _, kind in marks:
+        live += 1 if kind == "start" else -1
+        peak = max(peak, live)
+    return peak
+
+
 def copy_task(name: str, into: Path, new_name: str | None = None) -> Path:
     target = into / (new_name or name)
     shutil.copytree(BUNDLED / name, target)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.e2e.helpers import copy_task, hemra, show
+from tests.e2e.helpers import copy_task, hemra, peak_concurrency, show
 from tests.e2e.queue_helpers import (assert_each_trial_once, finished, free_port, progress, start, stop,
                                      trials_of, wait_for)
 
@@ -231,8 +231,4 @@ def test_run_concurrency__holds_across_workers(queue_env, tmp_path):
         for worker in workers:
             stop(worker)
         stop(serve)
-    live, peak = 0, 0
-    for _, kind in sorted((float(t), k) for k, t in (line.split() for line in spans.read_text().splitlines())):
-        live += 1 if kind == "start" else -1
-        peak = max(peak, live)
-    assert peak == 2
+    assert peak_concurrency(spans) == 2

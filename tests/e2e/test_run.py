@@ -1,11 +1,10 @@
 """`hemra run` end to end: the real CLI, services on loopback gRPC, real files, real bash."""
 
-import json
 import re
 
 import pytest
 
-from tests.e2e.helpers import BUNDLED, copy_task, hemra, runs, show
+from tests.e2e.helpers import BUNDLED, copy_task, hemra, peak_concurrency, runs, show
 
 pytestmark = pytest.mark.slow
 TASKS = sorted(p.name for p in BUNDLED.iterdir() if (p / "task.toml").exists())
@@ -139,9 +138,4 @@ def test_run__concurrency_is_honoured(hemra_env, tmp_path):
     result = hemra(hemra_env, "run", "-H", "span", "-d", "hemra-offline", "--concurrency", "2",
                    "-t", "hemra/[a-j]*", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    events = sorted((float(t), kind) for kind, t in (line.split() for line in log.read_text().splitlines()))
-    live, peak = 0, 0
-    for _, kind in events:
-        live += 1 if kind == "start" else -1
-        peak = max(peak, live)
-    assert peak == 2
+    assert peak_concurrency(log) == 2

@@ -1,6 +1,5 @@
 """Fuzz the API from its OpenAPI document (schemathesis) against a real uvicorn: no 5xx."""
 
-import pytest
 
 import schemathesis  # noqa: E402  (a dev dependency: fuzzing is not optional)
 from hypothesis import HealthCheck, given, settings  # noqa: E402

@@ -5,7 +5,6 @@ import asyncio
 import pytest
 
 from services.store import queue, records
-from services.store import tables as t
 from services.store.errors import LeaseLost
 from services.store.service import Store
 
