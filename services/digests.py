@@ -6,15 +6,7 @@ must compute exactly the same values.
 """
 
 import hashlib
-from typing import Iterable, Protocol
-
-
-class PinnedFile(Protocol):
-    path: str
-    executable: bool
-
-    @property
-    def digest(self) -> str: ...
+from typing import Iterable
 
 
 def sha256(data: bytes) -> str:

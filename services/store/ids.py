@@ -1,6 +1,5 @@
 """Record IDs that sort by creation time, and content digests."""
 
-import hashlib
 import secrets
 import time
 
@@ -31,7 +30,3 @@ def kind_of(record_id: str) -> str | None:
         if record_id[0] == prefix and all(c in _ALPHABET for c in record_id[2:]):
             return kind
     return None
-
-
-def sha256_digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -242,10 +242,3 @@ async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
 async def record_blobs(session: AsyncSession, blobs: list[tuple[str, int]], now: float) -> None:
     rows = [dict(digest=d, size_bytes=s, create_time=now) for d, s in {d: s for d, s in blobs}.items()]
     await insert_ignore(session, t.Blob.__table__, rows)
-
-
-async def get_task(session: AsyncSession, digest: str) -> t.Task:
-    task = await session.get(t.Task, digest)
-    if task is None:
-        raise NotFound(f"no task {digest}")
-    return task
