@@ -100,3 +100,22 @@ async def test_files__write_read_list_remove(tmp_path):
     assert await sandbox.list_files("/logs/verifier") == []
     assert os.access(tmp_path / "work" / "a-1", os.F_OK)
     await sandbox.teardown()
+
+
+async def test_exec__streams_output_while_the_command_runs(tmp_path):
+    sandbox = await sandbox_for(tmp_path)
+    seen: list[tuple[str, bytes, bool]] = []
+    marker = sandbox.host_path("/tmp/go", for_write=True)
+
+    async def on_output(name: str, chunk: bytes) -> None:
+        seen.append((name, chunk, marker.exists()))
+        if name == "stdout":
+            marker.write_text("")  # the command waits for this, so it must still be running
+
+    result = await sandbox.exec("echo first; echo oops >&2; while [ ! -e /tmp/go ]; do sleep 0.01; done; echo second",
+                                timeout=10, on_output=on_output)
+    assert result.exit_code == 0 and not result.timed_out
+    assert b"".join(c for n, c, _ in seen if n == "stdout") == result.stdout == b"first\nsecond\n"
+    assert b"".join(c for n, c, _ in seen if n == "stderr") == b"oops\n"
+    assert ("stdout", b"first\n", False) in seen  # delivered before the command could finish
+    await sandbox.teardown()

@@ -1,6 +1,7 @@
 """The sandbox interface every kind implements."""
 
 import abc
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 
@@ -15,6 +16,10 @@ class ExecResult:
     stderr: bytes
     timed_out: bool
     duration: float
+
+
+#: async (stream name, chunk) -> None
+OutputSink = Callable[[str, bytes], Awaitable[None]]
 
 
 class Sandbox(abc.ABC):
@@ -33,8 +38,13 @@ class Sandbox(abc.ABC):
 
     @abc.abstractmethod
     async def exec(self, command: str, cwd: str = "", env: dict[str, str] | None = None,
-                   timeout: float | None = None, stdin: bytes = b"") -> ExecResult:
+                   timeout: float | None = None, stdin: bytes = b"",
+                   on_output: "OutputSink | None" = None) -> ExecResult:
         """Run `bash -c command` inside; the whole process tree dies at the timeout.
+
+        With `on_output`, each chunk of output is also handed over as it arrives
+        (`await on_output("stdout" | "stderr", chunk)`), for drivers that turn a
+        long-running agent's stream into events while it runs.
 
         Raises:
           SandboxError: when the command could not be started.

@@ -88,7 +88,7 @@ class HostSandbox(Sandbox):
             args += ["--setenv", key, value]
         return args
 
-    async def exec(self, command, cwd="", env=None, timeout=None, stdin=b""):
+    async def exec(self, command, cwd="", env=None, timeout=None, stdin=b"", on_output=None):
         args = self._bwrap_args(cwd, env or {}) + ["--", "bash", "-c", command]
         started = time.monotonic()
         try:
@@ -100,7 +100,7 @@ class HostSandbox(Sandbox):
         self._processes.add(process)
         timed_out = False
         try:
-            out, err = await asyncio.wait_for(_communicate(process, stdin), timeout)
+            out, err = await asyncio.wait_for(_communicate(process, stdin, on_output), timeout)
         except asyncio.TimeoutError:
             timed_out = True
             kill_group(process)
@@ -167,14 +167,18 @@ def _copy_into(source: Path, destination: Path, into_folder: bool) -> None:
         shutil.copy2(source, target)
 
 
-async def _communicate(process: asyncio.subprocess.Process, stdin: bytes) -> tuple[bytes, bytes]:
-    async def read(stream) -> bytes:
+async def _communicate(process: asyncio.subprocess.Process, stdin: bytes,
+                       on_output=None) -> tuple[bytes, bytes]:
+    async def read(stream, name: str) -> bytes:
         chunks, size = [], 0
         while chunk := await stream.read(65536):
+            if on_output is not None:
+                await on_output(name, chunk)
             if size < MAX_OUTPUT_BYTES:
                 chunks.append(chunk[: MAX_OUTPUT_BYTES - size])
             size += len(chunk)
         return b"".join(chunks)
 
-    _, out, err = await asyncio.gather(feed_stdin(process, stdin), read(process.stdout), read(process.stderr))
+    _, out, err = await asyncio.gather(feed_stdin(process, stdin), read(process.stdout, "stdout"),
+                                         read(process.stderr, "stderr"))
     return out, err
