@@ -119,3 +119,16 @@ async def test_exec__streams_output_while_the_command_runs(tmp_path):
     assert b"".join(c for n, c, _ in seen if n == "stderr") == b"oops\n"
     assert ("stdout", b"first\n", False) in seen  # delivered before the command could finish
     await sandbox.teardown()
+
+
+async def test_mounts__host_folders_shown_read_only(tmp_path):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "agent.sh").write_text("echo agent ran\n")
+    task, task_dir = make_task(tmp_path)
+    sandbox = HostSandbox("a-1", task, task_dir, tmp_path / "work", mounts={"/opt/hemra/tools": str(tools)})
+    await sandbox.prepare()
+    result = await sandbox.exec("bash /opt/hemra/tools/agent.sh; touch /opt/hemra/tools/x || echo refused")
+    assert result.stdout.decode().splitlines() == ["agent ran", "refused"]
+    assert sorted(p.name for p in tools.iterdir()) == ["agent.sh"]
+    await sandbox.teardown()

@@ -36,13 +36,15 @@ def bwrap_path() -> str:
 class HostSandbox(Sandbox):
     enforces = frozenset({"filesystem_isolation", "process_isolation"})
 
-    def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path):
+    def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
+                 mounts: dict[str, str] | None = None):
         self.task = task
         self.task_dir = task_dir
         self.folder = work_root / attempt_id
         self.root = self.folder / "root"
         self.workdir = task.environment.workdir or "/"
         self.env = dict(task.environment.env)
+        self.mounts = dict(mounts or {})
         self._processes: set[asyncio.subprocess.Process] = set()
 
     async def prepare(self) -> None:
@@ -83,6 +85,8 @@ class HostSandbox(Sandbox):
         args += ["--dev", "/dev", "--proc", "/proc"]
         for top in sorted(os.listdir(self.root)):
             args += ["--bind", str(self.root / top), f"/{top}"]
+        for inside, host in sorted(self.mounts.items()):
+            args += ["--ro-bind", host, inside]
         args += ["--chdir", cwd or self.workdir, "--clearenv"]
         for key, value in {"PATH": _PATH, "HOME": "/root", "LANG": "C.UTF-8", **self.env, **env}.items():
             args += ["--setenv", key, value]
