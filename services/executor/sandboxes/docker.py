@@ -47,7 +47,7 @@ LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID, LABEL_TASK = (
     "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid", "hemra.task")
 #: Stops, then kills, every process whose environment carries the marker, until none is left
 #: (stopping first so none can fork away between the scan and the kill).
-_KILL_MARKED = r"""m="$0"; for round in 1 2 3 4 5 6 7 8; do found=""
+KILL_MARKED = r"""m="$0"; for round in 1 2 3 4 5 6 7 8; do found=""
 for d in /proc/[0-9]*; do p="${d#/proc/}"; [ "$p" = "$$" ] && continue
 if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$m"; then kill -STOP "$p" 2>/dev/null; found="$found $p"; fi
 done; [ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; done"""
@@ -332,7 +332,7 @@ class DockerSandbox(Sandbox):
         def kill():
             api = client().api
             try:
-                exec_id = api.exec_create(self.container_id, ["sh", "-c", _KILL_MARKED, f"{MARKER_VAR}={marker}"],
+                exec_id = api.exec_create(self.container_id, ["sh", "-c", KILL_MARKED, f"{MARKER_VAR}={marker}"],
                                           user="0")["Id"]
                 api.exec_start(exec_id)
                 if api.exec_inspect(exec_id).get("ExitCode") == 0:
