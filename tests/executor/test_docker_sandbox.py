@@ -225,6 +225,7 @@ async def test_teardown__removes_container_and_folder_twice_safely(tmp_path, doc
     await box.exec("echo x > /logs/agent/x")
     await box.teardown()
     await box.teardown()
+    sandbox_module.wait_for_removals(30)
     assert docker_engine.api.containers(all=True, filters={"id": container_id}) == []
     assert not box.folder.exists()
 

@@ -216,6 +216,7 @@ class DockerSandbox(Sandbox):
         self.mounts = dict(mounts or {})
         self.container_id = ""
         self.started = 0.0
+        self._failed_commands = 0
 
     # --- life cycle -------------------------------------------------------
     async def prepare(self) -> None:
@@ -267,25 +268,26 @@ class DockerSandbox(Sandbox):
             pass
 
     async def teardown(self) -> None:
-        await asyncio.to_thread(self._teardown)
+        """Kill and remove the container and the attempt's folder in the background: the
+        attempt's result is already kept, and the next attempt need not wait. The thread is
+        not a daemon, so the process finishes the removal before it exits; after kill -9 the
+        next executor removes the orphan."""
+        container_id, self.container_id = self.container_id, ""
+        if container_id or self.folder.exists():
+            thread = threading.Thread(target=_remove, args=(container_id, self.folder), name="hemra-docker-rm")
+            _removals.add(thread)
+            thread.start()
 
-    def _teardown(self) -> None:
-        if self.container_id:
-            try:
-                client().api.remove_container(self.container_id, force=True, v=True)
-            except _errors().NotFound:
-                pass
-            except _errors().APIError as exc:
-                logger.warning("could not remove container %s: %s", self.container_id[:12], exc)
-        shutil.rmtree(self.folder, ignore_errors=True)
 
     async def oom_kills(self) -> int:
-        if not self.container_id:
+        # A process killed for memory makes some command fail; without one, nothing to look up.
+        if not self.container_id or not self._failed_commands:
             return 0
         return await asyncio.to_thread(self._count_oom)
 
     def _count_oom(self) -> int:
-        events = client().api.events(since=int(self.started) - 1, until=int(time.time()) + 1, decode=True,
+        # `until` in the past: the engine answers at once instead of waiting for new events.
+        events = client().api.events(since=self.started - 1, until=time.time(), decode=True,
                                      filters={"container": self.container_id, "event": "oom"})
         return sum(1 for _ in events)
 
@@ -318,6 +320,7 @@ class DockerSandbox(Sandbox):
         code = (await asyncio.to_thread(client().api.exec_inspect, exec_id)).get("ExitCode")
         if code is None:
             code = -1
+        self._failed_commands += code != 0
         return ExecResult(code, stream.data("stdout"), stream.data("stderr"), timed_out, time.monotonic() - started)
 
     def _exec_create(self, argv: list[str], cwd: str, env: dict[str, str]) -> str:
@@ -447,6 +450,29 @@ class DockerSandbox(Sandbox):
             names = [m.name for m in tar.getmembers() if m.isfile()]
         base = folder.rstrip("/")
         return sorted(base + "/" + name.split("/", 1)[1] for name in names if "/" in name)
+
+
+#: Removals still running (teardown does not wait for them).
+_removals: set[threading.Thread] = set()
+
+
+def _remove(container_id: str, folder: Path) -> None:
+    try:
+        if container_id:
+            client().api.remove_container(container_id, force=True, v=True)
+    except _errors().NotFound:
+        pass
+    except _errors().APIError as exc:
+        logger.warning("could not remove container %s: %s", container_id[:12], exc)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        _removals.discard(threading.current_thread())
+
+
+def wait_for_removals(timeout: float | None = None) -> None:
+    """Block until every background removal of this process has finished."""
+    for thread in list(_removals):
+        thread.join(timeout)
 
 
 class _Stream:
