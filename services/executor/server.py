@@ -1,6 +1,7 @@
 """Build the executor: its gRPC server (ExecutorService and the harness protocol) and its worker."""
 
 import os
+import threading
 from pathlib import Path
 
 import grpc
@@ -37,7 +38,8 @@ def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "1
     ExecutorService needs the deployment token when one is given.
     """
     workdirs.remove_orphans(home)
-    sandboxes.remove_orphans()
+    # The engine's SDK blocks; the executor need not wait for the sweep.
+    threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans").start()
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
     server = rpc.new_server(token)
