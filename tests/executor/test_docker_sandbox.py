@@ -150,6 +150,24 @@ async def test_files__bound_and_container_paths(tmp_path):
         await box.teardown()
 
 
+async def test_files__symlinks_in_bound_folders_resolve_in_the_container_never_on_the_host(tmp_path):
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("host-only canary\n")
+    box = await open_box(tmp_path)
+    try:
+        await box.exec(f"ln -s {secret} /logs/agent/leak; ln -s /app/data/input.txt /logs/agent/inside; "
+                       f"ln -s {tmp_path} /logs/artifacts/dir")
+        with pytest.raises(FileNotFoundError):
+            await box.read_file("/logs/agent/leak")
+        assert await box.read_file("/logs/agent/inside") == b"hello\n"
+        with pytest.raises(PermissionError):  # the link leads nowhere in the container
+            await box.write_files([("/logs/artifacts/dir/planted", b"x", False)])
+        assert not (tmp_path / "planted").exists()
+        assert await box.list_files("/logs/agent") == []
+    finally:
+        await box.teardown()
+
+
 async def test_mounts__read_only_host_folders(tmp_path):
     tools = tmp_path / "tools"
     tools.mkdir()

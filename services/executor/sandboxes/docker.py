@@ -19,6 +19,7 @@ import io
 import logging
 import os
 import posixpath
+import shlex
 import shutil
 import socket
 import stat
@@ -358,10 +359,12 @@ class DockerSandbox(Sandbox):
         return posixpath.normpath(path).replace("//", "/")
 
     def _host(self, path: str) -> Path | None:
-        """Where a bound path lives on the host; None for the container's own paths."""
+        """Where a bound path lives on the host; None for the container's own paths, and for
+        bound paths behind a symbolic link (resolved in the container, never on the host)."""
         for top in BOUND:
             if path == top or path.startswith(top + "/"):
-                return self.folder / path.lstrip("/")
+                host = self.folder / path.lstrip("/")
+                return host if host.resolve().is_relative_to(self.folder.resolve()) else None
         return None
 
     async def read_file(self, path):
@@ -429,7 +432,7 @@ class DockerSandbox(Sandbox):
             return
         if path == "/":
             raise PermissionError("/: cannot remove the container's root")
-        result = await self.exec(f"rm -rf -- '{path}'", cwd="/")
+        result = await self.exec(f"rm -rf -- {shlex.quote(path)}", cwd="/")
         if result.exit_code != 0:
             raise PermissionError(f"{path}: {result.stderr.decode(errors='replace').strip()}")
 

@@ -10,6 +10,7 @@ MODAL_TOKEN_ID and MODAL_TOKEN_SECRET are set. The SDK is imported on first use.
 import asyncio
 import math
 import os
+import shlex
 import socket
 import time
 import uuid
@@ -184,14 +185,15 @@ class ModalSandbox(Sandbox):
             except errors.SandboxFilesystemPermissionError:
                 raise PermissionError(path) from None
             if executable:
-                await self.exec(f"chmod 755 '{path}'", cwd="/")
+                await self.exec(f"chmod 755 {shlex.quote(path)}", cwd="/")
 
     async def remove_path(self, path):
-        await self.exec(f"rm -rf -- '{self._absolute(path)}'", cwd="/")
+        await self.exec(f"rm -rf -- {shlex.quote(self._absolute(path))}", cwd="/")
 
     async def list_files(self, folder):
         folder = self._absolute(folder)
-        result = await self.exec(f"[ -d '{folder}' ] && find '{folder}' -type f", cwd="/")
+        quoted = shlex.quote(folder)
+        result = await self.exec(f"[ -d {quoted} ] && find {quoted} -type f", cwd="/")
         return sorted(line for line in result.stdout.decode(errors="replace").splitlines() if line)
 
     async def kill(self) -> None:
