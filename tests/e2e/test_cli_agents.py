@@ -125,5 +125,65 @@ def test_cli_agent__model_api_error_is_a_harness_failure(agent, agent_clis, mode
     assert attempt["error"]
     assert attempt["score"]["rewards"] == {"reward": 0.0}
     assert _of(attempt, "error")
-    # Retries are capped at one: the first call and one retry.
-    assert len(model_server.model_requests()) == 2
+    # Retries are capped at one: the first call and one retry (codex also retries the stream once each).
+    assert len(model_server.model_requests()) == (4 if agent == "codex" else 2)
+
+
+# -- Faults: a CLI that crashes, hangs or prints malformed JSON -----------------------------------
+# A fake claude (a bash script) in a tool folder of its own, found where HEMRA caches the real ones.
+
+FAKES = {
+    "crash": 'echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.1-crash"}\'\n'
+             'echo "fatal: the agent crashed" >&2\nexit 139\n',
+    "hang": 'echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.1-hang"}\'\nexec sleep 600\n',
+    "garbage": 'echo \'{"type":"assistant","message":{"content":[{"type":"text","text":"partial\'\n'
+               'echo "not json at all"\necho \'["a", "list"]\'\n'
+               'echo \'{"type":"assistant","message":{"content":"not a list"}}\'\n'
+               'echo \'{"type":"result","subtype":"success","is_error":false,"usage":{"input_tokens":1,'
+               '"output_tokens":2},"total_cost_usd":0.5}\'\n',
+}
+
+
+def _fake_tools(tmp_path: Path, fault: str) -> tuple[Path, str]:
+    version = f"0.0.1-{fault}"
+    binary = tmp_path / "tools" / f"claude-code@{version}" / "node_modules" / ".bin" / "claude"
+    binary.parent.mkdir(parents=True)
+    binary.write_text(f'#!/bin/bash\nif [ "$1" = --version ]; then echo "{version} (Claude Code)"; exit 0; fi\n'
+                      + FAKES[fault])
+    binary.chmod(0o755)
+    return tmp_path / "tools", version
+
+
+def test_cli_fault__crash_is_a_harness_failure_with_its_output_kept(model_server, hemra_env, tmp_path):
+    tools, version = _fake_tools(tmp_path, "crash")
+    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code", "crash")
+    assert attempt["outcome"] == "OUTCOME_HARNESS_FAILED"
+    assert attempt["exit_code"] == 139 and "fatal: the agent crashed" in attempt["error"]
+    assert attempt["agent_version"] == version
+    assert attempt["score"]["rewards"] == {"reward": 0.0}
+    assert any("the agent crashed" in o["text"] for o in _of(attempt, "output", "stderr"))
+    assert {"/logs/agent/claude-code.jsonl", "/logs/agent/claude-code-stderr.txt"} <= {
+        a["path"] for a in attempt["artifacts"]}
+
+
+def test_cli_fault__hang_times_out_and_is_killed(model_server, hemra_env, tmp_path):
+    tools, version = _fake_tools(tmp_path, "hang")
+    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code", "hang",
+                   timeout=4)
+    assert attempt["outcome"] == "OUTCOME_TIMED_OUT"
+    assert "timed out" in attempt["error"]
+    # What it printed before it hung was streamed in and kept.
+    assert _of(attempt, "status", "init")[0]["version"] == version
+    assert attempt["score"]["rewards"] == {"reward": 0.0}
+
+
+def test_cli_fault__malformed_json_lines_are_kept_as_output(model_server, hemra_env, tmp_path):
+    tools, version = _fake_tools(tmp_path, "garbage")
+    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code",
+                   "garbage")
+    assert attempt["outcome"] == "OUTCOME_COMPLETED"
+    kept = "\n".join(o["text"] for o in _of(attempt, "output", "claude-code"))
+    assert '"text":"partial' in kept and "not json at all" in kept and '["a", "list"]' in kept
+    assert "not a list" in kept
+    [usage] = _of(attempt, "usage")
+    assert usage["output_tokens"] == 2 and usage["cost_usd"] == 0.5
