@@ -96,6 +96,10 @@ def test_cli_agent__solves_task_through_its_shell_tool(agent, agent_clis, model_
     if agent == "claude-code":
         assert usage[0]["cost_usd"] > 0
     assert f"/logs/agent/{agent}.jsonl" in {a["path"] for a in attempt["artifacts"]}
+    installed = json.loads((agent_clis / f"{agent}@{PINNED[agent]}" / "hemra-tool.json").read_text())
+    assert installed["version"] == PINNED[agent]
+    if agent == "pi":  # a JavaScript agent brings the host's node into the sandbox
+        assert (agent_clis / f"pi@{PINNED[agent]}" / "node" / "bin" / "node").is_file()
     # Two model calls: the shell call, then the final text after its result; with the pinned model and key.
     requests = model_server.model_requests()
     assert [r.path for r in requests] == [API_PATH[agent]] * 2

@@ -27,6 +27,7 @@ AGENT_TMP = "/tmp/hemra-agent/tmp"
 #: Retries of a failing model call: enough for a blip, few enough that a broken run ends soon.
 MAX_RETRIES = 1
 VERSION_TIMEOUT_SECS = 60.0
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
 _STDERR_CHUNK = 64 * 1024
 
@@ -80,6 +81,8 @@ class CliDriver(HarnessDriver):
     agent: str
     package: str
     binary: str
+    #: Agents written in JavaScript bring the host's node along (task images rarely have one).
+    needs_node = False
 
     @property
     def tool_root(self) -> str:
@@ -90,7 +93,7 @@ class CliDriver(HarnessDriver):
         return f"{self.tool_root}/node_modules/.bin/{self.binary}"
 
     async def mounts(self, harness) -> dict[str, str]:
-        folder = await install.ensure(self.agent, self.package, harness.agent_version)
+        folder = await install.ensure(self.agent, self.package, harness.agent_version, self.needs_node)
         return {self.tool_root: str(folder)}
 
     @abc.abstractmethod
@@ -113,6 +116,9 @@ class CliDriver(HarnessDriver):
         deadline = time.monotonic() + trial.timeout
         passed = envtemplate.pass_through(trial.harness.env)
         env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, **self.environment(trial, passed), **passed}
+        if self.needs_node:
+            path = dict(trial.task.environment.env).get("PATH", DEFAULT_PATH)
+            env["PATH"] = f"{self.tool_root}/node/bin:{path}"
         await trial.sandbox.write_files(self.files(trial, passed))
         probe = await trial.sandbox.exec(
             f"mkdir -p {AGENT_HOME} {AGENT_TMP} && {shlex.quote(self.executable)} --version </dev/null",
