@@ -86,6 +86,9 @@ def test_cli_agent__solves_task_through_its_shell_tool(agent, agent_clis, model_
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
     assert attempt["score"]["rewards"] == {"reward": 1.0}
     assert attempt["agent_version"] == PINNED[agent]
+    [started] = _of(attempt, "status", "agent")
+    assert started["version"] == PINNED[agent] and started["model"] == MODEL
+    assert started["env_names"] == sorted(ENV[agent])  # names only, never values
     [call] = _of(attempt, "tool_call", TOOL_CALL[agent])
     assert SOLVE in json.dumps(call["arguments"])
     [result] = _of(attempt, "tool_result", TOOL_CALL[agent])
@@ -191,3 +194,28 @@ def test_cli_fault__malformed_json_lines_are_kept_as_output(model_server, hemra_
     assert "not a list" in kept
     [usage] = _of(attempt, "usage")
     assert usage["output_tokens"] == 2 and usage["cost_usd"] == 0.5
+
+
+def test_cli_version_drift_is_recorded_and_flagged(model_server, hemra_env, tmp_path):
+    """The version that ran (here the stream's init event) is the attempt's; the report flags the drift."""
+    version = "0.0.1-drift"
+    binary = tmp_path / "tools" / f"claude-code@{version}" / "node_modules" / ".bin" / "claude"
+    binary.parent.mkdir(parents=True)
+    binary.write_text('#!/bin/bash\necho "0.0.1-drift (Claude Code)"\n'
+                      '[ "$1" = --version ] || echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.2"}\'\n')
+    binary.chmod(0o755)
+    attempt = _run(hemra_env, tmp_path / "tools", model_server, _workspace(tmp_path, "claude-code", version),
+                   "claude-code", "drift")
+    assert attempt["agent_version"] == "0.0.2"
+    report = hemra(dict(hemra_env), "show", "drift", "--report", cwd=tmp_path)
+    assert "agent version drifted: pinned 0.0.1-drift, ran 0.0.2" in report.stdout
+
+
+def test_cli_unknown_agent_is_refused_before_anything_is_recorded(hemra_env, tmp_path):
+    (tmp_path / "harnesses").mkdir()
+    path = tmp_path / "harnesses" / "gem.toml"
+    path.write_text('kind = "cli"\nagent = "gemini"\n')
+    result = hemra(hemra_env, "run", "-H", "gem", "-d", "hemra-offline", cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{path}: agent must be one of claude-code, codex, pi" in result.stderr
+    assert hemra(hemra_env, "runs", "--json").stdout.strip() == "[]"
