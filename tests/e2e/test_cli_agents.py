@@ -108,7 +108,7 @@ def test_cli_agent__solves_task_through_its_shell_tool(agent, agent_clis, model_
     assert [r.path for r in requests] == [API_PATH[agent]] * 2
     assert {r.body["model"] for r in requests} == {MODEL}
     assert any(KEY in value for value in requests[0].headers.values())
-    assert KEY not in json.dumps(attempt)
+    assert KEY not in json.dumps(attempt) and model_server.url not in json.dumps(attempt)
 
 
 @pytest.mark.parametrize("agent", sorted(PINNED))

@@ -148,7 +148,7 @@ class CliDriver(HarnessDriver):
                 await trial.events.emit(event("output", "stderr", text=text(chunk[:_STDERR_CHUNK])))
 
         argv = self.command(trial, passed)
-        await trial.events.emit(event("status", "start", command=argv[:-1] + ["<instruction>"]))
+        await trial.events.emit(event("status", "start", command=_named(argv[:-1], passed) + ["<instruction>"]))
         remaining = max(deadline - time.monotonic(), 1.0)
         result = await trial.sandbox.exec(shlex.join(argv) + " </dev/null", env=env, timeout=remaining,
                                           on_output=on_output)
@@ -167,6 +167,16 @@ class CliDriver(HarnessDriver):
         if stream.failure:
             return HarnessResult(HARNESS_FAILED, 0, stream.failure, version)
         return HarnessResult(COMPLETED, 0, "", version)
+
+
+def _named(argv: list[str], passed: dict[str, str]) -> list[str]:
+    """argv as recorded: the named variables' values (base URLs given as flags) shown by name."""
+    def hide(arg: str) -> str:
+        for name, value in passed.items():
+            if len(value) >= 4:
+                arg = arg.replace(value, "${" + name + "}")
+        return arg
+    return [hide(arg) for arg in argv]
 
 
 def _version(output: bytes) -> str:
