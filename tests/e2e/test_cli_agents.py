@@ -219,3 +219,15 @@ def test_cli_unknown_agent_is_refused_before_anything_is_recorded(hemra_env, tmp
     assert result.returncode == 2
     assert f"{path}: agent must be one of claude-code, codex, pi" in result.stderr
     assert hemra(hemra_env, "runs", "--json").stdout.strip() == "[]"
+
+
+def test_cli_agent__concurrent_attempts_share_the_tool_folder(agent_clis, model_server, hemra_env, tmp_path):
+    model_server.script = parse([{"shell": SOLVE}, {"text": "Done."}])
+    workspace = _workspace(tmp_path, "codex")
+    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(agent_clis), OPENAI_API_KEY=KEY, OPENAI_BASE_URL=model_server.url + "/v1")
+    result = hemra(env, "run", "-H", "codex", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "-k", "3",
+                   "--concurrency", "3", "--label", "together", cwd=workspace, timeout=900)
+    assert result.returncode == 0, result.stderr
+    attempts = show(env, "together")["attempts"]
+    assert [a["score"]["rewards"] for a in attempts] == [{"reward": 1.0}] * 3
+    assert len(model_server.model_requests()) == 6
