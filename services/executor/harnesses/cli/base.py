@@ -29,7 +29,8 @@ MAX_RETRIES = 1
 VERSION_TIMEOUT_SECS = 60.0
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
-_STDERR_CHUNK = 64 * 1024
+#: The most of each output stream kept whole (as an artifact); events still see all of it.
+KEEP_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -140,12 +141,12 @@ class CliDriver(HarnessDriver):
         stream, stdout, stderr = self.stream(), bytearray(), bytearray()
 
         async def on_output(name: str, chunk: bytes) -> None:
+            kept = stdout if name == "stdout" else stderr
+            kept.extend(chunk[:max(KEEP_BYTES - len(kept), 0)])
             if name == "stdout":
-                stdout.extend(chunk)
                 await trial.events.emit(*stream.feed(chunk))
             else:
-                stderr.extend(chunk)
-                await trial.events.emit(event("output", "stderr", text=text(chunk[:_STDERR_CHUNK])))
+                await trial.events.emit(event("output", "stderr", text=text(chunk)))
 
         argv = self.command(trial, passed)
         await trial.events.emit(event("status", "start", command=_named(argv[:-1], passed) + ["<instruction>"]))
