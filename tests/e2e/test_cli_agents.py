@@ -231,3 +231,20 @@ def test_cli_agent__concurrent_attempts_share_the_tool_folder(agent_clis, model_
     attempts = show(env, "together")["attempts"]
     assert [a["score"]["rewards"] for a in attempts] == [{"reward": 1.0}] * 3
     assert len(model_server.model_requests()) == 6
+
+
+def test_cli_pi__anthropic_messages_provider(agent_clis, model_server, hemra_env, tmp_path):
+    """pi given ANTHROPIC_BASE_URL speaks Anthropic Messages (its provider's base URL has no /v1)."""
+    model_server.script = parse([{"shell": SOLVE}, {"text": "Done."}])
+    (tmp_path / "harnesses").mkdir()
+    (tmp_path / "harnesses" / "pi.toml").write_text(
+        f'kind = "cli"\nagent = "pi"\nversion = "{PINNED["pi"]}"\nmodel = "{MODEL}"\n'
+        'env = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]\n')
+    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(agent_clis), ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_server.url)
+    result = hemra(env, "run", "-H", "pi", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", "pa",
+                   cwd=tmp_path, timeout=900)
+    assert result.returncode == 0, result.stderr
+    [attempt] = show(env, "pa")["attempts"]
+    assert attempt["score"]["rewards"] == {"reward": 1.0}
+    requests = model_server.model_requests()
+    assert [r.path for r in requests] == ["/v1/messages"] * 2 and requests[0].headers["x-api-key"] == KEY
