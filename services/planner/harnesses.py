@@ -7,16 +7,17 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.planner import acp_harness
 from services.planner.errors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")
 KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
 #: Kinds this version can drive; the others are refused at resolve, by name.
-SUPPORTED_KINDS = ("program", "cli")
+SUPPORTED_KINDS = ("program", "cli", "acp")
 #: kind = "cli": the agent CLIs the executor installs from npm and drives.
 CLI_AGENTS = ("claude-code", "codex", "pi")
-KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_servers"}
+KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_servers", "permission"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: An exact npm version (or "" for unpinned); no ranges or tags, so a pin means one build.
 _VERSION = re.compile(r"^(|\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?)$")
@@ -75,6 +76,8 @@ def load(path: Path) -> LoadedHarness:
         raise PlanError(f"{path}: harness kind {kind!r} is not supported by this version yet")
     if kind == "cli":
         _check_cli(data, path)
+    if kind == "acp":
+        acp_harness.check(data, path)
     harness = LoadedHarness(
         harness_name=str(data.get("name") or path.stem), kind=kind,
         digest="sha256:" + hashlib.sha256(raw).hexdigest(), source_text=text,

@@ -17,6 +17,10 @@ def driver_for(harness) -> HarnessDriver:
         from services.executor.harnesses import cli
 
         return cli.driver(harness.agent)
+    if harness.kind == "acp":
+        from services.executor.harnesses.acp import AcpDriver
+
+        return AcpDriver()
     raise LookupError(f"harness kind {harness.kind!r} has no driver in this executor")
 
 
