@@ -62,7 +62,7 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Att
         outcome=pb.Outcome.Value(f"OUTCOME_{attempt.outcome.upper()}") if attempt.outcome else 0,
         exit_code=attempt.exit_code, error=attempt.error, start_time=timestamp(attempt.start_time),
         end_time=timestamp(attempt.end_time), agent_version=attempt.agent_version, model=cell.model,
-        harness_name=cell.harness_name, dataset_name=cell.dataset_name,
+        harness_name=cell.harness_name, dataset_name=cell.dataset_name, event_count=attempt.event_count or 0,
         artifacts=[from_dict(a, pb.Artifact()) for a in attempt.artifacts])
     if attempt.score:
         message.score.CopyFrom(from_dict(attempt.score, pb.Score()))
@@ -73,9 +73,13 @@ def outcome_name(outcome: int) -> str:
     return pb.Outcome.Name(outcome).removeprefix("OUTCOME_").lower()
 
 
-def event_to_proto(event: t.Event) -> pb.Event:
+def event_to_proto(event) -> pb.Event:
+    """A t.Event row, or a records.EventPreview (payload maybe cut, size measured by the database)."""
+    size = getattr(event, "payload_bytes", None)
     message = pb.Event(seq=event.seq, time=timestamp(event.time), type=event.type, name=event.name,
-                       payload_json=event.payload)
+                       payload_json=event.payload,
+                       payload_bytes=size if size is not None else len(event.payload.encode()),
+                       payload_cut=getattr(event, "payload_cut", False))
     message.duration.FromNanoseconds(int(event.duration * 1e9))
     return message
 

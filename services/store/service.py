@@ -5,7 +5,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.store import compare, db, exporting, queue, records, report
+from services.store import catalog, compare, criteria, db, exporting, queue, records, report
 from services.store.errors import InvalidArgument
 from services.store import tables as t
 from services.store.blobs import BlobStore
@@ -48,9 +48,9 @@ class Store:
             run = await records.find_run(session, ref)
             return run, await records.cells_of(session, run.id), await records.run_progress(session, run.id)
 
-    async def list_runs(self, page_size: int, page_token: str):
+    async def list_runs(self, page_size: int, page_token: str, kind: str = ""):
         async with self.sessions() as session:
-            runs, token = await records.list_runs(session, page_size, page_token)
+            runs, token = await records.list_runs(session, page_size, page_token, kind)
             return [(run, await records.cells_of(session, run.id), await records.run_progress(session, run.id))
                     for run in runs], token
 
@@ -70,19 +70,43 @@ class Store:
             cancelled = await queue.cancel_run(session, run, self.clock())
             return run, await records.cells_of(session, run.id), cancelled
 
-    async def list_attempts(self, run_ref: str, page_size: int, page_token: str):
+    async def list_attempts(self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None):
         async with self.sessions() as session:
             run = await records.find_run(session, run_ref)
-            return await records.list_attempts(session, run.id, page_size, page_token)
+            return await records.list_attempts(session, run.id, page_size, page_token, filters)
 
     async def get_attempt(self, attempt_id: str):
         async with self.sessions() as session:
             return await records.get_attempt(session, attempt_id)
 
-    async def list_events(self, attempt_id: str, page_size: int, page_token: str):
+    async def list_events(self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0):
         async with self.sessions() as session:
             attempt, _, _ = await records.get_attempt(session, attempt_id)
-            return await records.list_events(session, attempt.id, page_size, page_token)
+            return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes)
+
+    async def list_datasets(self) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.list_datasets(session)
+
+    async def list_tasks(self, dataset: str, page_size: int, page_token: str) -> dict:
+        async with self.sessions() as session:
+            return await catalog.list_tasks(session, dataset, page_size, page_token)
+
+    async def list_harnesses(self) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.list_harnesses(session)
+
+    async def list_scorers(self) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.list_scorers(session)
+
+    async def list_judges(self) -> tuple[list[dict], str]:
+        async with self.sessions() as session:
+            return await catalog.list_judges(session)
+
+    async def criterion_table(self, dataset: str, source: str = "") -> dict:
+        async with self.sessions() as session:
+            return await criteria.criterion_table(session, dataset, source)
 
     async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
         now = self.clock()
