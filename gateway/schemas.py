@@ -131,6 +131,7 @@ HarnessesList = model_of(spb.ListHarnessesResponse.DESCRIPTOR)
 ScorersList = model_of(spb.ListScorersResponse.DESCRIPTOR)
 JudgesList = model_of(spb.ListJudgesResponse.DESCRIPTOR)
 CriterionTable = model_of(spb.CriterionTable.DESCRIPTOR)
+UsageList = model_of(spb.ListAttemptUsageResponse.DESCRIPTOR)
 
 
 class RunsPage(BaseModel):

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from gateway.deps import PageToken, RunRef, StoreDep
-from gateway.schemas import AttemptsPage, Report, Run, RunsPage, to_json
+from gateway.schemas import AttemptsPage, Report, Run, RunsPage, UsageList, to_json
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
@@ -44,3 +44,9 @@ async def list_run_attempts(store: StoreDep, run: RunRef, page_size: Annotated[i
                                                             page_token=page_token, cell_id=cell, task_digest=task,
                                                             harness_name=harness, verdict=verdict))
     return JSONResponse({"attempts": [to_json(a) for a in page.attempts], "next_page_token": page.next_page_token})
+
+
+@router.get("/{run}/usage", response_model=UsageList)
+async def list_run_usage(store: StoreDep, run: RunRef):
+    """Tokens and cost per attempt, summed over each attempt's `usage` events (attempts without any are left out)."""
+    return JSONResponse(to_json(await store.ListAttemptUsage(spb.ListAttemptUsageRequest(run=run))))

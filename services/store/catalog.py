@@ -7,9 +7,11 @@ they come back whole; tasks are paged by name."""
 import base64
 from collections import defaultdict
 
-from sqlalchemy import func, select
+from sqlalchemy import Float, cast, func, select
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from services.store import records
 from services.store import tables as t
 from services.store.errors import InvalidArgument, NotFound
 
@@ -204,3 +206,27 @@ async def list_judges(session: AsyncSession) -> tuple[list[dict], str]:
     result = [dict(judge=name, models=sorted(j["models"]), attempts=j["attempts"], run_ids=sorted(j["run_ids"]))
               for name, j in sorted(judges.items())]
     return result, ("" if result else JUDGES_NOTE)
+
+
+#: Usage event keys, by what they count (the first present wins).
+USAGE_KEYS = {"input_tokens": ("input_tokens", "prompt_tokens"), "output_tokens": ("output_tokens", "completion_tokens"),
+              "cost_usd": ("cost_usd", "cost", "total_cost")}
+
+
+def _payload_number(session: AsyncSession, key: str):
+    if session.bind.dialect.name == "postgresql":
+        return cast(cast(t.Event.payload, JSONB)[key].astext, Float)
+    return func.json_extract(t.Event.payload, f"$.{key}")
+
+
+async def attempt_usage(session: AsyncSession, run_ref: str) -> list[dict]:
+    """Per attempt of the run: tokens and cost summed over its `usage` events, in SQL."""
+    run = await records.find_run(session, run_ref)
+    sums = [func.sum(func.coalesce(*(_payload_number(session, k) for k in keys), 0)).label(name)
+            for name, keys in USAGE_KEYS.items()]
+    query = (select(t.Event.attempt_id, *sums, func.count())
+             .where(t.Event.attempt_id.in_(select(t.Attempt.id).where(t.Attempt.run_id == run.id)),
+                    t.Event.type == "usage")
+             .group_by(t.Event.attempt_id).order_by(t.Event.attempt_id))
+    return [dict(attempt_id=attempt_id, input_tokens=int(i or 0), output_tokens=int(o or 0), cost_usd=float(c or 0),
+                 usage_events=n) for attempt_id, i, o, c, n in (await session.execute(query)).all()]

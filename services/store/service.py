@@ -104,6 +104,10 @@ class Store:
         async with self.sessions() as session:
             return await catalog.list_judges(session)
 
+    async def attempt_usage(self, run: str) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.attempt_usage(session, run)
+
     async def criterion_table(self, dataset: str, source: str = "") -> dict:
         async with self.sessions() as session:
             return await criteria.criterion_table(session, dataset, source)

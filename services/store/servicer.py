@@ -103,6 +103,11 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.ListJudgesResponse(judges=[spb.JudgeSummary(**j) for j in judges], note=note)
 
     @handle_errors
+    async def ListAttemptUsage(self, request, context):
+        usage = await self.store.attempt_usage(request.run)
+        return spb.ListAttemptUsageResponse(attempts=[spb.AttemptUsage(**u) for u in usage])
+
+    @handle_errors
     async def GetCriterionTable(self, request, context):
         table = await self.store.criterion_table(request.dataset, request.source)
         sources = [_summary(s, spb.CriterionSource, "create_time") for s in table["sources"]]

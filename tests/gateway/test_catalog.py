@@ -128,7 +128,12 @@ async def test_huge_event_is_previewed_from_its_first_bytes(gateway_home, tmp_pa
         seq = db.execute("SELECT max(seq) FROM events WHERE attempt_id = ?", (attempt,)).fetchone()[0] + 1
         db.execute("INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
                    "VALUES (?, ?, 0, 'message', 'prompt', ?, 0)", (attempt, seq, huge))
-        db.execute("UPDATE attempts SET event_count = event_count + 1 WHERE id = ?", (attempt,))
+        usage = [{"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0125},
+                 {"prompt_tokens": 800, "completion_tokens": 100, "cost": 0.0075}]
+        for i, payload in enumerate(usage, start=1):
+            db.execute("INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
+                       "VALUES (?, ?, 0, 'usage', 'model', ?, 0)", (attempt, seq + i, json.dumps(payload)))
+        db.execute("UPDATE attempts SET event_count = event_count + 3 WHERE id = ?", (attempt,))
     async with gateway_client(home) as client:
         page = (await client.get(f"/api/attempts/{attempt}/events", params={"page_token": str(seq - 1)})).json()
         event = page["events"][0]
@@ -139,4 +144,8 @@ async def test_huge_event_is_previewed_from_its_first_bytes(gateway_home, tmp_pa
         assert whole.json()["payload"]["content"].endswith("END") and not whole.json()["payload_cut"]
         raw = await client.get(f"/api/attempts/{attempt}/events/{seq}/raw")
         assert raw.content == huge.encode()
-        assert (await client.get(f"/api/attempts/{attempt}")).json()["event_count"] == seq
+        assert (await client.get(f"/api/attempts/{attempt}")).json()["event_count"] == seq + 2
+        usage = (await client.get(f"/api/runs/{LABEL}/usage")).json()["attempts"]
+        assert usage == [{"attempt_id": attempt, "input_tokens": 2000, "output_tokens": 400,
+                          "cost_usd": 0.02, "usage_events": 2}]
+        assert (await client.get("/api/runs/no-such-run/usage")).status_code == 404

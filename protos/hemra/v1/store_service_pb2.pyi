@@ -933,3 +933,29 @@ class GetCriterionTableResponse(_message.Message):
     TABLE_FIELD_NUMBER: _ClassVar[int]
     table: CriterionTable
     def __init__(self, table: _Optional[_Union[CriterionTable, _Mapping]] = ...) -> None: ...
+
+class ListAttemptUsageRequest(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    def __init__(self, run: _Optional[str] = ...) -> None: ...
+
+class AttemptUsage(_message.Message):
+    __slots__ = ("attempt_id", "input_tokens", "output_tokens", "cost_usd", "usage_events")
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    USAGE_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    attempt_id: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    usage_events: int
+    def __init__(self, attempt_id: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., usage_events: _Optional[int] = ...) -> None: ...
+
+class ListAttemptUsageResponse(_message.Message):
+    __slots__ = ("attempts",)
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    attempts: _containers.RepeatedCompositeFieldContainer[AttemptUsage]
+    def __init__(self, attempts: _Optional[_Iterable[_Union[AttemptUsage, _Mapping]]] = ...) -> None: ...

@@ -110,6 +110,11 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableResponse.FromString,
                 _registered_method=True)
+        self.ListAttemptUsage = channel.unary_unary(
+                '/hemra.v1.StoreService/ListAttemptUsage',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.FromString,
+                _registered_method=True)
         self.ClaimJob = channel.unary_unary(
                 '/hemra.v1.StoreService/ClaimJob',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ClaimJobRequest.SerializeToString,
@@ -277,6 +282,14 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListAttemptUsage(self, request, context):
+        """Tokens and cost per attempt of a run, summed over its usage events
+        (attempts without usage events are left out). NOT_FOUND for an unknown run.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ClaimJob(self, request, context):
         """Leases the next eligible job, honouring each run's concurrency across all
         executors. An empty queue is an empty response.
@@ -430,6 +443,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.GetCriterionTable,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableResponse.SerializeToString,
+            ),
+            'ListAttemptUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAttemptUsage,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.SerializeToString,
             ),
             'ClaimJob': grpc.unary_unary_rpc_method_handler(
                     servicer.ClaimJob,
@@ -888,6 +906,33 @@ class StoreService:
             '/hemra.v1.StoreService/GetCriterionTable',
             hemra_dot_v1_dot_store__service__pb2.GetCriterionTableRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.GetCriterionTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAttemptUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListAttemptUsage',
+            hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.FromString,
             options,
             channel_credentials,
             insecure,
