@@ -26,7 +26,7 @@ export function intervalBars(items, title) {
     axis(items.length * ROW, 1, (t) => `${Math.round(t * 100)}%`),
     items.map((item, i) => s('g', { class: 'bar-row' },
       s('text', { x: LEFT - 6, y: i * ROW + 16, 'text-anchor': 'end' }, item.label),
-      s('rect', { x: LEFT, y: i * ROW + 5, width: Math.max(1, item.value * span), height: ROW - 10, class: `bar series-${i % 6}` },
+      s('rect', { x: LEFT, y: i * ROW + 5, width: Math.max(1, item.value * span), height: ROW - 10, class: `cbar series-${i % 6}` },
         s('title', {}, `${item.label}: ${(item.value * 100).toFixed(1)}% ${item.note || ''}`)),
       item.interval ? s('g', { class: 'interval' },
         s('line', { x1: x(item.interval[0]), x2: x(item.interval[1]), y1: i * ROW + 12, y2: i * ROW + 12 }),
@@ -64,12 +64,12 @@ export function histogramChart(series, title, format = (v) => v.toFixed(1)) {
       s('text', { x: LEFT - 6, y: plot - (t / max) * plot + 8, 'text-anchor': 'end' }, String(t)))),
     names.map((name, k) => series[name].map((b, i) => s('rect', {
       x: LEFT + i * slot + 2 + k * barW, y: plot - (b.count / max) * plot + 4, width: barW,
-      height: Math.max(0, (b.count / max) * plot), class: `bar series-${k % 6}` },
+      height: Math.max(0, (b.count / max) * plot), class: `cbar series-${k % 6}` },
     s('title', {}, `${name}: ${b.count} in [${format(b.lo)}, ${format(b.hi)})`)))),
     bins ? [0, bins].map((i) => s('text', { x: LEFT + i * slot, y: plot + 20, 'text-anchor': 'middle', class: 'axis' },
       format(i === 0 ? series[names[0]][0].lo : series[names[0]][bins - 1].hi))) : null,
     names.map((name, k) => s('g', { class: 'legend' },
-      s('rect', { x: LEFT, y: height + k * 14, width: 10, height: 10, class: `bar series-${k % 6}` }),
+      s('rect', { x: LEFT, y: height + k * 14, width: 10, height: 10, class: `cbar series-${k % 6}` }),
       s('text', { x: LEFT + 16, y: height + 9 + k * 14 }, name))));
 }
 

@@ -20,6 +20,12 @@ function fill(el, attrs, children) {
   return el;
 }
 
+// Replace an element's children, leaving out null, undefined and false (as h() does).
+export function put(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
 export function h(tag, attrs = {}, ...children) {
   return fill(document.createElement(tag), attrs, children);
 }

@@ -1,7 +1,7 @@
 // HEMRA dashboard: a router over the hash, one view on screen at a time. Every view,
 // filter and selection is in the URL, so reloading restores it and links can be shared.
 import './app.css';
-import { h } from './dom.js';
+import { h, put } from './dom.js';
 import { buildRoute, link, parseRoute, sameView } from './lib/route.js';
 import { attemptView } from './views/attempt.js';
 import { datasetView, datasetsView, harnessesView, judgesView, scorersView } from './views/catalog.js';
@@ -23,7 +23,7 @@ const navEl = document.getElementById('nav');
 let current = null; // { route, update(route) -> bool, close() } of the view on screen
 
 const ui = {
-  main: (...children) => mainEl.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)),
+  main: (...children) => put(mainEl, ...children),
   crumbs: (...items) => crumbsEl.replaceChildren(...items.flatMap((item, i) => [i ? h('span', { class: 'sep' }, '›') : null, item]).filter(Boolean)),
   // Go to a route; `replace` keeps the history short for filters typed or toggled.
   go(route, replace = false) {

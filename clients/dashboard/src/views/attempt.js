@@ -2,7 +2,7 @@
 import { formatCost, formatNumber, formatOffset, formatSeconds, isErrorEvent, prettyLines, previewText, shorten,
   summarize, wallTime } from '../../../../gateway/viewer/format.js';
 import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType } from '../../../../gateway/viewer/state.js';
-import { api, card, h, q, virtualList } from '../dom.js';
+import { api, card, h, put, q, virtualList } from '../dom.js';
 import { link, withParams } from '../lib/route.js';
 import { rewardsText, verdictTag } from './common.js';
 
@@ -89,7 +89,7 @@ export async function attemptView(route, ui) {
     const s = summarize(attempt, events);
     const partial = done ? '' : '+';
     const tools = Object.entries(s.tools).map(([n, c]) => `${n} ×${c}`).join(', ');
-    cards.replaceChildren(
+    put(cards, 
       card('outcome', h('span', { class: `verdict-${s.verdict}` }, `${s.outcome || '–'} · ${s.verdict}`)),
       card('score', rewardsText(s.rewards)), card('wall time', formatSeconds(s.wall)),
       card('events', formatNumber(attempt.event_count)), card('model calls', `${s.modelCalls}${partial}`),
@@ -102,7 +102,7 @@ export async function attemptView(route, ui) {
   function renderChips() {
     const types = [...new Set([...EVENT_TYPES.filter((t) => events.some((e) => e.type === t) || filter.types.includes(t)),
       ...events.map((e) => e.type)])];
-    chips.replaceChildren(...types.map((t) => h('button', {
+    put(chips, ...types.map((t) => h('button', {
       class: `chip type-${t} ${filter.types.includes(t) ? 'on' : ''}`, dataset: { type: t }, 'aria-pressed': String(filter.types.includes(t)),
       onclick: () => ui.go(withParams(route, { type: toggleType(filter.types, t).join(',') }), true),
     }, t)));
@@ -115,7 +115,7 @@ export async function attemptView(route, ui) {
     let event = events.find((e) => e.seq === seq);
     if (!event) {
       try { event = await api(`/api/attempts/${id}/events/${seq}?preview=2000`); } catch (err) {
-        detail.replaceChildren(h('p', { class: 'error-box' }, String(err.message))); return;
+        put(detail, h('p', { class: 'error-box' }, String(err.message))); return;
       }
     }
     const body = h('pre', { class: 'payload' }, prettyLines(event.payload));
@@ -128,7 +128,7 @@ export async function attemptView(route, ui) {
     } }, 'Load untruncated') : null;
     const note = h('p', { class: 'muted' }, event.truncated
       ? `Long values are shortened for display (${formatNumber(event.payload_bytes)} bytes recorded).` : '');
-    detail.replaceChildren(
+    put(detail, 
       h('div', { class: 'actions' }, h('strong', {}, `#${event.seq} ${event.type} · ${event.name}`),
         h('button', { onclick: () => ui.go(withParams(route, { event: '' })), 'aria-label': 'close' }, '×')),
       h('dl', {}, h('dt', {}, 'time'), h('dd', {}, event.time || '–'), h('dt', {}, 'offset'), h('dd', {}, formatOffset(event.offset)),
@@ -148,7 +148,7 @@ export async function attemptView(route, ui) {
   const scoreLine = score ? h('p', { class: 'muted' }, `Scored by ${score.scorer || '–'}${score.judge_model ? ` (judge model ${score.judge_model})` : ''} · `,
     h('a', { href: link('scorers', '', { fingerprint: score.scorer_fingerprint }) }, shorten(score.scorer_fingerprint || '', 23)),
     score.error ? h('span', { class: 'status-error' }, ` · ${shorten(score.error, 300)}`) : null) : null;
-  layout.replaceChildren(h('section', {}, h('div', { class: 'event-head' },
+  put(layout, h('section', {}, h('div', { class: 'event-head' },
     ...['Offset', 'Duration', 'Type', 'Name', 'Status', 'Timeline', 'Preview'].map((t) => h('span', {}, t))), list.el), detail);
   ui.main(
     h('h1', {}, `Attempt ${id} `, verdictTag(attempt)),

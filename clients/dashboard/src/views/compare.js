@@ -1,7 +1,7 @@
 // Compare two sides task by task: b − a, with the interval, McNemar, pass@k, flips and the paired table.
 import { formatNumber } from '../../../../gateway/viewer/format.js';
 import { deltaChart } from '../charts.js';
-import { api, h, q, table } from '../dom.js';
+import { api, h, put, q, table } from '../dom.js';
 import { link, sidesOf, withParams } from '../lib/route.js';
 import { heatClass } from '../lib/stats.js';
 import { empty, rewardsText } from './common.js';
@@ -32,7 +32,7 @@ export async function compareView(route, ui) {
   const out = h('section', { id: 'comparison' });
   ui.main(h('h1', {}, 'Compare b − a'), h('div', { class: 'toolbar compare-form' }, a.el, b.el, go), out);
   if (!route.params.a || !route.params.b) {
-    out.replaceChildren(empty('Pick two sides: a run cell (run, run/harness, run/dataset/harness) or an import.'));
+    put(out, empty('Pick two sides: a run cell (run, run/harness, run/dataset/harness) or an import.'));
     return null;
   }
   const judge = route.params.judge || '';
@@ -51,7 +51,7 @@ export async function compareView(route, ui) {
     if (c.binary_tasks) summary.push(['passed (0/1 tasks)', `${formatNumber(c.a_passed)}/${c.binary_tasks}`, `${formatNumber(c.b_passed)}/${c.binary_tasks}`]);
     for (const d of c.reward_deltas) summary.push([`mean ${d.name} (${d.tasks} tasks)`, formatNumber(d.a_mean), `${formatNumber(d.b_mean)} (Δ ${formatNumber(d.delta)}${d.interval ? ` [${formatNumber(d.interval.low)}, ${formatNumber(d.interval.high)}]` : ''})`]);
     const interval = c.delta_interval;
-    out.replaceChildren(
+    put(out, 
       table(['', 'a', 'b'].map((t) => h('th', {}, t)), summary.slice(1).map((r) => h('tr', {}, h('th', {}, r[0]), h('td', {}, r[1]), h('td', {}, r[2]))), { class: 'summary' }),
       c.binary_tasks ? h('div', { class: 'delta' },
         h('p', { id: 'delta-text' }, h('strong', {}, `b − a: ${(100 * c.delta).toFixed(1)} pts`),

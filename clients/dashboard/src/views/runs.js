@@ -1,7 +1,7 @@
 // Runs and imports, and one run: progress, its report, charts and its attempts.
 import { formatNumber, formatPercent, formatSeconds, verdictOf, wallTime } from '../../../../gateway/viewer/format.js';
 import { histogramChart, intervalBars, stripChart } from '../charts.js';
-import { api, card, h, q, table, virtualList } from '../dom.js';
+import { api, card, h, put, q, table, virtualList } from '../dom.js';
 import { link, sidesOf, withParams } from '../lib/route.js';
 import { histogram, rewardValues, wilson } from '../lib/stats.js';
 import { empty, rewardsText, verdictTag, when } from './common.js';
@@ -100,7 +100,7 @@ export async function runView(route, ui) {
     body);
   if (tab === 'attempts') return attemptsTab(route, ui, run, body);
   if (tab === 'charts') return chartsTab(run, report, body);
-  body.replaceChildren(...report.datasets.map((d) => h('section', { class: 'dataset' },
+  put(body, ...report.datasets.map((d) => h('section', { class: 'dataset' },
     h('h2', {}, h('a', { href: link('dataset', d.dataset_name) }, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(run, d))),
   h('p', {}, h('a', { class: 'button', href: link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')));
   return null;
@@ -122,7 +122,7 @@ async function chartsTab(run, report, body) {
     label: report.datasets.length > 1 ? `${r.harness_name} · ${d.dataset_name}` : r.harness_name,
     value: r.passed / r.binary_graded, interval: wilson(r.passed, r.binary_graded), note: `(${r.passed}/${r.binary_graded})`,
   })));
-  body.replaceChildren(h('p', { class: 'muted' }, 'Loading attempts…'));
+  put(body, h('p', { class: 'muted' }, 'Loading attempts…'));
   const { attempts, more } = await loadAttempts(run, CHART_ATTEMPTS);
   const rewards = rewardValues(attempts);
   const bins = Object.fromEntries(Object.entries(rewards).map(([k, v]) => [k, histogram(v, 10, 0, Math.max(1, ...v))]));
@@ -141,7 +141,7 @@ async function chartsTab(run, report, body) {
     if (a) (costs[a.harness_name] ||= []).push({ id: a.id, label: `${a.task_name} #${a.repetition}.${a.number}`, value: u.cost_usd });
   }
   const pick = (p) => { location.hash = link('attempt', p.id); };
-  body.replaceChildren(
+  put(body, 
     more ? h('p', { class: 'muted' }, `Charts below use the first ${formatNumber(attempts.length)} attempts.`) : null,
     h('h2', {}, 'Pass rate per harness (0/1 tasks, 95% Wilson interval)'),
     rates.length ? intervalBars(rates, 'pass rate per harness') : h('p', { class: 'muted' }, 'No 0/1 tasks graded.'),
@@ -206,7 +206,7 @@ function attemptsTab(route, ui, run, body) {
     harnessSelect.value = params.harness || '';
     verdictSelect.value = params.verdict || '';
     const cell = run.cells.find((c) => c.id === params.cell);
-    scope.replaceChildren(...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : '', params.task ? `task ${params.task.slice(7, 19)}` : '']
+    put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : '', params.task ? `task ${params.task.slice(7, 19)}` : '']
       .filter(Boolean).map((t) => h('span', { class: 'tag' }, t)),
     params.cell || params.task ? h('a', { href: link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
     list.set([]);
@@ -215,7 +215,7 @@ function attemptsTab(route, ui, run, body) {
   const change = () => ui.go(withParams(route, { harness: harnessSelect.value, verdict: verdictSelect.value }), true);
   harnessSelect.addEventListener('change', change);
   verdictSelect.addEventListener('change', change);
-  body.replaceChildren(h('div', { class: 'toolbar' }, harnessSelect, verdictSelect, scope, status),
+  put(body, h('div', { class: 'toolbar' }, harnessSelect, verdictSelect, scope, status),
     h('div', { class: 'attempt-head' }, ...['Attempt', 'Harness', 'Task', 'Try', 'Verdict', 'Wall', 'Rewards', 'Events', 'Outcome'].map((t) => h('span', {}, t))),
     list.el);
   return reset().then(() => ({
