@@ -25,6 +25,13 @@ def _score_field(name: str):
     return t.Attempt.score[name].as_string()
 
 
+def _grouped(rows, *aggregates, skip: tuple[str, ...] = ()):
+    """Group a subquery by its columns (but `skip`): PostgreSQL cannot group by a JSON
+    expression repeated with its own bound key, so the expressions are named first."""
+    keys = [c for c in rows.c if c.name not in skip]
+    return select(*keys, *aggregates).group_by(*keys)
+
+
 async def find_dataset(session: AsyncSession, ref: str) -> t.Dataset:
     """A dataset by digest, by name@digest-prefix, or by name (the one used last)."""
     ref = ref.removeprefix("datasets/")
@@ -108,13 +115,12 @@ async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, pa
     rows = rows[:page_size]
     tasks = {digest: dict(task_name=name, digest=digest, attempts=0, passed=0, failed=0, errored=0,
                           scorer_fingerprints=set(), harness_names=set()) for digest, name in rows}
-    stats = (select(t.Trial.task_digest, t.Cell.harness_name, t.Attempt.verdict, _score_field("scorerFingerprint"),
-                    func.count())
+    rows_ = (select(t.Trial.task_digest, t.Cell.harness_name, t.Attempt.verdict,
+                    _score_field("scorerFingerprint").label("fingerprint"))
              .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
              .where(t.Cell.dataset_digest == dataset.digest, t.Trial.task_digest.in_(list(tasks)),
-                    t.Attempt.state == "finished")
-             .group_by(t.Trial.task_digest, t.Cell.harness_name, t.Attempt.verdict,
-                       _score_field("scorerFingerprint")))
+                    t.Attempt.state == "finished")).subquery()
+    stats = _grouped(rows_, func.count())
     for digest, harness, verdict, fingerprint, count in (await session.execute(stats)).all():
         task = tasks[digest]
         task["attempts"] += count
@@ -154,13 +160,12 @@ async def list_harnesses(session: AsyncSession) -> list[dict]:
 
 async def list_scorers(session: AsyncSession) -> list[dict]:
     """Scorer fingerprints with the tasks they graded (one aggregate over scored attempts)."""
-    fingerprint, scorer, model = (_score_field("scorerFingerprint"), _score_field("scorer"),
-                                  _score_field("judgeModel"))
-    query = (select(fingerprint, scorer, model, t.Trial.task_digest, t.Trial.task_name, t.Cell.dataset_name,
-                    func.count(), func.min(t.Attempt.id))
-             .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
-             .where(t.Attempt.score.is_not(None), _score_field("state") == "SCORE_STATE_SCORED")
-             .group_by(fingerprint, scorer, model, t.Trial.task_digest, t.Trial.task_name, t.Cell.dataset_name))
+    rows = (select(_score_field("scorerFingerprint").label("fingerprint"), _score_field("scorer").label("scorer"),
+                   _score_field("judgeModel").label("judge_model"), t.Trial.task_digest, t.Trial.task_name,
+                   t.Cell.dataset_name, t.Attempt.id)
+            .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
+            .where(t.Attempt.score.is_not(None), _score_field("state") == "SCORE_STATE_SCORED")).subquery()
+    query = _grouped(rows, func.count(), func.min(rows.c.id), skip=("id",))
     scorers: dict[tuple, dict] = {}
     sample: dict[tuple, str] = {}
     for fp, name, judge_model, task_digest, task_name, dataset_name, count, attempt_id in (
@@ -191,9 +196,9 @@ async def list_scorers(session: AsyncSession) -> list[dict]:
 
 async def list_judges(session: AsyncSession) -> tuple[list[dict], str]:
     """HEMRA judges (scorer "judge:<name>") that scored attempts or that runs named."""
-    scorer, model = _score_field("scorer"), _score_field("judgeModel")
-    query = (select(scorer, model, func.count()).where(t.Attempt.score.is_not(None), scorer.like("judge:%"))
-             .group_by(scorer, model))
+    rows = (select(_score_field("scorer").label("scorer"), _score_field("judgeModel").label("judge_model"))
+            .where(t.Attempt.score.is_not(None), _score_field("scorer").like("judge:%"))).subquery()
+    query = _grouped(rows, func.count())
     judges: dict[str, dict] = {}
     for name, judge_model, count in (await session.execute(query)).all():
         judge = judges.setdefault(name.removeprefix("judge:"), dict(models=set(), attempts=0, run_ids=set()))

@@ -177,6 +177,36 @@ async def run_progress(session: AsyncSession, run_id: str) -> tuple[dict[str, in
     return total, cells
 
 
+async def cells_of_runs(session: AsyncSession, run_ids: list[str]) -> dict[str, list[t.Cell]]:
+    """cells_of for many runs in one query."""
+    cells: dict[str, list[t.Cell]] = {run_id: [] for run_id in run_ids}
+    query = select(t.Cell).where(t.Cell.run_id.in_(run_ids)).order_by(t.Cell.run_id, t.Cell.position)
+    for cell in (await session.execute(query)).scalars():
+        cells[cell.run_id].append(cell)
+    return cells
+
+
+async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, tuple[dict, dict]]:
+    """run_progress for many runs in one aggregate query."""
+    newer = aliased(t.Attempt)
+    latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
+    query = (select(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict, func.count())
+             .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+             .where(t.Attempt.run_id.in_(run_ids), latest)
+             .group_by(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict))
+    progress = {run_id: (_empty_progress(), {}) for run_id in run_ids}
+    for run_id, cell_id, state, verdict_, count in (await session.execute(query)).all():
+        total, cells = progress[run_id]
+        for counts in (total, cells.setdefault(cell_id, _empty_progress())):
+            counts["trials"] += count
+            if state == "finished":
+                counts["done"] += count
+                counts[verdict_ or "errored"] += count
+            else:
+                counts[state] += count
+    return progress
+
+
 def verdict(attempt: t.Attempt) -> str:
     """passed, failed, errored (infra or scorer failure) or cancelled, for a finished attempt."""
     if attempt.outcome == CANCELLED:
