@@ -28,3 +28,4 @@ bench: setup
 	$(PY) bench/orchestration.py
 	$(PY) bench/queue_throughput.py
 	$(PY) bench/imports_compare.py
+	$(PY) bench/gateway.py
