@@ -40,6 +40,11 @@ if command -v npm >/dev/null 2>&1; then
   done
 fi
 
+# The web dashboard (hemra serve --ui clients/dashboard/dist), built when dist/ is missing.
+if command -v npm >/dev/null 2>&1 && [ ! -f clients/dashboard/dist/index.html ]; then
+  (cd clients/dashboard && npm ci --silent --no-audit --no-fund && npm run build --silent >/dev/null)
+fi
+
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
