@@ -81,10 +81,19 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     data = read(run_file) if run_file else {}
     sandbox = data.get("sandbox", {})
     verifier = data.get("verifier", {})
+    harnesses = flags.harnesses or data.get("harnesses", [])
+    baseline = flags.baseline if flags.baseline is not None else data.get("baseline", "")
+    if flags.harnesses and flags.baseline is None and baseline not in harnesses:
+        baseline = ""  # -H replaced the file's harnesses: the first one given is the baseline
+    for key, flag in (("attempts", flags.attempts), ("concurrency", flags.concurrency)):
+        value = _pick(flag, data.get(key), 1)
+        if value < 1:
+            raise RunFileError(f"{'--' + key if flag is not None else f'{run_file}: {key}'} must be at least 1 "
+                               f"(got {value})")
     spec = pb.RunSpec(
         label=flags.label or data.get("name", "run"),
-        baseline=flags.baseline if flags.baseline is not None else data.get("baseline", ""),
-        harnesses=flags.harnesses or data.get("harnesses", []),
+        baseline=baseline,
+        harnesses=harnesses,
         datasets=flags.datasets or data.get("datasets", []),
         attempts=_pick(flags.attempts, data.get("attempts"), 1),
         concurrency=_pick(flags.concurrency, data.get("concurrency"), 1),

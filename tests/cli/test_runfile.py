@@ -222,3 +222,22 @@ def test_merge__defaults_with_minimal_run_file(tmp_path):
 def test_merge__bad_file_raises(tmp_path):
     with pytest.raises(RunFileError, match="unknown key 'oops'"):
         merge(write(tmp_path, "oops = 1\n"), Flags(harnesses=["oracle"]))
+
+
+def test_merge__harness_flags_drop_a_file_baseline_they_left_out(tmp_path):
+    spec = merge(write(tmp_path, FULL), Flags(harnesses=["oracle"]))
+    assert list(spec.harnesses) == ["oracle"] and spec.baseline == ""  # the planner takes the first
+    kept = merge(write(tmp_path, FULL), Flags(harnesses=["oracle", "nop"]))
+    assert kept.baseline == "nop"
+
+
+@pytest.mark.parametrize("text, flags, message", [
+    ("attempts = 0\n", Flags(), "hemra.toml: attempts must be at least 1 (got 0)"),
+    ("concurrency = 0\n", Flags(), "hemra.toml: concurrency must be at least 1 (got 0)"),
+    ("", Flags(attempts=0), "--attempts must be at least 1 (got 0)"),
+    ("", Flags(concurrency=-2), "--concurrency must be at least 1 (got -2)"),
+])
+def test_merge__zero_attempts_or_concurrency_refused(tmp_path, text, flags, message):
+    with pytest.raises(RunFileError, match="must be at least 1") as raised:
+        merge(write(tmp_path, text), flags)
+    assert str(raised.value).endswith(message)
