@@ -86,6 +86,9 @@ def test_cli_agent__solves_task_through_its_shell_tool(agent, agent_clis, model_
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
     assert attempt["score"]["rewards"] == {"reward": 1.0}
     assert attempt["agent_version"] == PINNED[agent]
+    [started] = _of(attempt, "status", "agent")
+    assert started["version"] == PINNED[agent] and started["model"] == MODEL
+    assert started["env_names"] == sorted(ENV[agent])  # names only, never values
     [call] = _of(attempt, "tool_call", TOOL_CALL[agent])
     assert SOLVE in json.dumps(call["arguments"])
     [result] = _of(attempt, "tool_result", TOOL_CALL[agent])
@@ -96,12 +99,16 @@ def test_cli_agent__solves_task_through_its_shell_tool(agent, agent_clis, model_
     if agent == "claude-code":
         assert usage[0]["cost_usd"] > 0
     assert f"/logs/agent/{agent}.jsonl" in {a["path"] for a in attempt["artifacts"]}
+    installed = json.loads((agent_clis / f"{agent}@{PINNED[agent]}" / "hemra-tool.json").read_text())
+    assert installed["version"] == PINNED[agent]
+    if agent == "pi":  # a JavaScript agent brings the host's node into the sandbox
+        assert (agent_clis / f"pi@{PINNED[agent]}" / "node" / "bin" / "node").is_file()
     # Two model calls: the shell call, then the final text after its result; with the pinned model and key.
     requests = model_server.model_requests()
     assert [r.path for r in requests] == [API_PATH[agent]] * 2
     assert {r.body["model"] for r in requests} == {MODEL}
     assert any(KEY in value for value in requests[0].headers.values())
-    assert KEY not in json.dumps(attempt)
+    assert KEY not in json.dumps(attempt) and model_server.url not in json.dumps(attempt)
 
 
 @pytest.mark.parametrize("agent", sorted(PINNED))
@@ -125,5 +132,119 @@ def test_cli_agent__model_api_error_is_a_harness_failure(agent, agent_clis, mode
     assert attempt["error"]
     assert attempt["score"]["rewards"] == {"reward": 0.0}
     assert _of(attempt, "error")
-    # Retries are capped at one: the first call and one retry.
-    assert len(model_server.model_requests()) == 2
+    # Retries are capped at one: the first call and one retry (codex also retries the stream once each).
+    assert len(model_server.model_requests()) == (4 if agent == "codex" else 2)
+
+
+# -- Faults: a CLI that crashes, hangs or prints malformed JSON -----------------------------------
+# A fake claude (a bash script) in a tool folder of its own, found where HEMRA caches the real ones.
+
+FAKES = {
+    "crash": 'echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.1-crash"}\'\n'
+             'echo "fatal: the agent crashed" >&2\nexit 139\n',
+    "hang": 'echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.1-hang"}\'\nexec sleep 600\n',
+    "garbage": 'echo \'{"type":"assistant","message":{"content":[{"type":"text","text":"partial\'\n'
+               'echo "not json at all"\necho \'["a", "list"]\'\n'
+               'echo \'{"type":"assistant","message":{"content":"not a list"}}\'\n'
+               'echo \'{"type":"result","subtype":"success","is_error":false,"usage":{"input_tokens":1,'
+               '"output_tokens":2},"total_cost_usd":0.5}\'\n',
+}
+
+
+def _fake_tools(tmp_path: Path, fault: str) -> tuple[Path, str]:
+    version = f"0.0.1-{fault}"
+    binary = tmp_path / "tools" / f"claude-code@{version}" / "node_modules" / ".bin" / "claude"
+    binary.parent.mkdir(parents=True)
+    binary.write_text(f'#!/bin/bash\nif [ "$1" = --version ]; then echo "{version} (Claude Code)"; exit 0; fi\n'
+                      + FAKES[fault])
+    binary.chmod(0o755)
+    return tmp_path / "tools", version
+
+
+def test_cli_fault__crash_is_a_harness_failure_with_its_output_kept(model_server, hemra_env, tmp_path):
+    tools, version = _fake_tools(tmp_path, "crash")
+    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code", "crash")
+    assert attempt["outcome"] == "OUTCOME_HARNESS_FAILED"
+    assert attempt["exit_code"] == 139 and "fatal: the agent crashed" in attempt["error"]
+    assert attempt["agent_version"] == version
+    assert attempt["score"]["rewards"] == {"reward": 0.0}
+    assert any("the agent crashed" in o["text"] for o in _of(attempt, "output", "stderr"))
+    assert {"/logs/agent/claude-code.jsonl", "/logs/agent/claude-code-stderr.txt"} <= {
+        a["path"] for a in attempt["artifacts"]}
+
+
+def test_cli_fault__hang_times_out_and_is_killed(model_server, hemra_env, tmp_path):
+    tools, version = _fake_tools(tmp_path, "hang")
+    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code", "hang",
+                   timeout=4)
+    assert attempt["outcome"] == "OUTCOME_TIMED_OUT"
+    assert "timed out" in attempt["error"]
+    # What it printed before it hung was streamed in and kept.
+    assert _of(attempt, "status", "init")[0]["version"] == version
+    assert attempt["score"]["rewards"] == {"reward": 0.0}
+
+
+def test_cli_fault__malformed_json_lines_are_kept_as_output(model_server, hemra_env, tmp_path):
+    tools, version = _fake_tools(tmp_path, "garbage")
+    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code",
+                   "garbage")
+    assert attempt["outcome"] == "OUTCOME_COMPLETED"
+    kept = "\n".join(o["text"] for o in _of(attempt, "output", "claude-code"))
+    assert '"text":"partial' in kept and "not json at all" in kept and '["a", "list"]' in kept
+    assert "not a list" in kept
+    [usage] = _of(attempt, "usage")
+    assert usage["output_tokens"] == 2 and usage["cost_usd"] == 0.5
+
+
+def test_cli_version_drift_is_recorded_and_flagged(model_server, hemra_env, tmp_path):
+    """The version that ran (here the stream's init event) is the attempt's; the report flags the drift."""
+    version = "0.0.1-drift"
+    binary = tmp_path / "tools" / f"claude-code@{version}" / "node_modules" / ".bin" / "claude"
+    binary.parent.mkdir(parents=True)
+    binary.write_text('#!/bin/bash\necho "0.0.1-drift (Claude Code)"\n'
+                      '[ "$1" = --version ] || echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.2"}\'\n')
+    binary.chmod(0o755)
+    attempt = _run(hemra_env, tmp_path / "tools", model_server, _workspace(tmp_path, "claude-code", version),
+                   "claude-code", "drift")
+    assert attempt["agent_version"] == "0.0.2"
+    report = hemra(dict(hemra_env), "show", "drift", "--report", cwd=tmp_path)
+    assert "agent version drifted: pinned 0.0.1-drift, ran 0.0.2" in report.stdout
+
+
+def test_cli_unknown_agent_is_refused_before_anything_is_recorded(hemra_env, tmp_path):
+    (tmp_path / "harnesses").mkdir()
+    path = tmp_path / "harnesses" / "gem.toml"
+    path.write_text('kind = "cli"\nagent = "gemini"\n')
+    result = hemra(hemra_env, "run", "-H", "gem", "-d", "hemra-offline", cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{path}: agent must be one of claude-code, codex, pi" in result.stderr
+    assert hemra(hemra_env, "runs", "--json").stdout.strip() == "[]"
+
+
+def test_cli_agent__concurrent_attempts_share_the_tool_folder(agent_clis, model_server, hemra_env, tmp_path):
+    model_server.script = parse([{"shell": SOLVE}, {"text": "Done."}])
+    workspace = _workspace(tmp_path, "codex")
+    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(agent_clis), OPENAI_API_KEY=KEY, OPENAI_BASE_URL=model_server.url + "/v1")
+    result = hemra(env, "run", "-H", "codex", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "-k", "3",
+                   "--concurrency", "3", "--label", "together", cwd=workspace, timeout=900)
+    assert result.returncode == 0, result.stderr
+    attempts = show(env, "together")["attempts"]
+    assert [a["score"]["rewards"] for a in attempts] == [{"reward": 1.0}] * 3
+    assert len(model_server.model_requests()) == 6
+
+
+def test_cli_pi__anthropic_messages_provider(agent_clis, model_server, hemra_env, tmp_path):
+    """pi given ANTHROPIC_BASE_URL speaks Anthropic Messages (its provider's base URL has no /v1)."""
+    model_server.script = parse([{"shell": SOLVE}, {"text": "Done."}])
+    (tmp_path / "harnesses").mkdir()
+    (tmp_path / "harnesses" / "pi.toml").write_text(
+        f'kind = "cli"\nagent = "pi"\nversion = "{PINNED["pi"]}"\nmodel = "{MODEL}"\n'
+        'env = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]\n')
+    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(agent_clis), ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_server.url)
+    result = hemra(env, "run", "-H", "pi", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", "pa",
+                   cwd=tmp_path, timeout=900)
+    assert result.returncode == 0, result.stderr
+    [attempt] = show(env, "pa")["attempts"]
+    assert attempt["score"]["rewards"] == {"reward": 1.0}
+    requests = model_server.model_requests()
+    assert [r.path for r in requests] == ["/v1/messages"] * 2 and requests[0].headers["x-api-key"] == KEY

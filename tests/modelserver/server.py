@@ -25,7 +25,7 @@ ROUTES = {"/v1/messages": apis.answer_anthropic, "/v1/responses": apis.answer_re
 class Request:
     method: str
     path: str
-    headers: dict
+    headers: dict  # names lower-cased
     body: object
 
 
@@ -49,7 +49,9 @@ class ModelServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "ModelServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="modelserver", daemon=True)
+        # A short poll so that stop() returns at once.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="modelserver", daemon=True)
         self._thread.start()
         return self
 
@@ -88,7 +90,7 @@ def _handler(server: ModelServer):
                 body = json.loads(raw or b"{}")
             except ValueError:
                 body = raw.decode(errors="replace")
-            server.record(Request("POST", path, dict(self.headers.items()), body))
+            server.record(Request("POST", path, _headers(self), body))
             answer = ROUTES.get(path)
             if answer is None or not isinstance(body, dict):
                 return self._json(404 if answer is None else 400, {"error": {"message": f"no route {path}"}})
@@ -98,7 +100,7 @@ def _handler(server: ModelServer):
             self._sse(reply.frames)
 
         def do_GET(self):
-            server.record(Request(self.command, urlsplit(self.path).path, dict(self.headers.items()), None))
+            server.record(Request(self.command, urlsplit(self.path).path, _headers(self), None))
             self._json(404, {"error": {"message": "not found"}})
 
         do_HEAD = do_GET
@@ -131,3 +133,8 @@ def _handler(server: ModelServer):
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
     return Handler
+
+
+def _headers(handler: BaseHTTPRequestHandler) -> dict[str, str]:
+    """Header names lower-cased, as HTTP treats them."""
+    return {name.lower(): value for name, value in handler.headers.items()}

@@ -27,8 +27,10 @@ AGENT_TMP = "/tmp/hemra-agent/tmp"
 #: Retries of a failing model call: enough for a blip, few enough that a broken run ends soon.
 MAX_RETRIES = 1
 VERSION_TIMEOUT_SECS = 60.0
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
-_STDERR_CHUNK = 64 * 1024
+#: The most of each output stream kept whole (as an artifact); events still see all of it.
+KEEP_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -80,6 +82,8 @@ class CliDriver(HarnessDriver):
     agent: str
     package: str
     binary: str
+    #: Agents written in JavaScript bring the host's node along (task images rarely have one).
+    needs_node = False
 
     @property
     def tool_root(self) -> str:
@@ -90,7 +94,7 @@ class CliDriver(HarnessDriver):
         return f"{self.tool_root}/node_modules/.bin/{self.binary}"
 
     async def mounts(self, harness) -> dict[str, str]:
-        folder = await install.ensure(self.agent, self.package, harness.agent_version)
+        folder = await install.ensure(self.agent, self.package, harness.agent_version, self.needs_node)
         return {self.tool_root: str(folder)}
 
     @abc.abstractmethod
@@ -113,6 +117,9 @@ class CliDriver(HarnessDriver):
         deadline = time.monotonic() + trial.timeout
         passed = envtemplate.pass_through(trial.harness.env)
         env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, **self.environment(trial, passed), **passed}
+        if self.needs_node:
+            path = dict(trial.task.environment.env).get("PATH", DEFAULT_PATH)
+            env["PATH"] = f"{self.tool_root}/node/bin:{path}"
         await trial.sandbox.write_files(self.files(trial, passed))
         probe = await trial.sandbox.exec(
             f"mkdir -p {AGENT_HOME} {AGENT_TMP} && {shlex.quote(self.executable)} --version </dev/null",
@@ -134,15 +141,15 @@ class CliDriver(HarnessDriver):
         stream, stdout, stderr = self.stream(), bytearray(), bytearray()
 
         async def on_output(name: str, chunk: bytes) -> None:
+            kept = stdout if name == "stdout" else stderr
+            kept.extend(chunk[:max(KEEP_BYTES - len(kept), 0)])
             if name == "stdout":
-                stdout.extend(chunk)
                 await trial.events.emit(*stream.feed(chunk))
             else:
-                stderr.extend(chunk)
-                await trial.events.emit(event("output", "stderr", text=text(chunk[:_STDERR_CHUNK])))
+                await trial.events.emit(event("output", "stderr", text=text(chunk)))
 
         argv = self.command(trial, passed)
-        await trial.events.emit(event("status", "start", command=argv[:-1] + ["<instruction>"]))
+        await trial.events.emit(event("status", "start", command=_named(argv[:-1], passed) + ["<instruction>"]))
         remaining = max(deadline - time.monotonic(), 1.0)
         result = await trial.sandbox.exec(shlex.join(argv) + " </dev/null", env=env, timeout=remaining,
                                           on_output=on_output)
@@ -161,6 +168,16 @@ class CliDriver(HarnessDriver):
         if stream.failure:
             return HarnessResult(HARNESS_FAILED, 0, stream.failure, version)
         return HarnessResult(COMPLETED, 0, "", version)
+
+
+def _named(argv: list[str], passed: dict[str, str]) -> list[str]:
+    """argv as recorded: the named variables' values (base URLs given as flags) shown by name."""
+    def hide(arg: str) -> str:
+        for name, value in passed.items():
+            if len(value) >= 4:
+                arg = arg.replace(value, "${" + name + "}")
+        return arg
+    return [hide(arg) for arg in argv]
 
 
 def _version(output: bytes) -> str:

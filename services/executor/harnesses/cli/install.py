@@ -36,15 +36,17 @@ def tools_dir() -> Path:
     return Path(configured).expanduser() if configured else platformdirs.user_cache_path("hemra") / "tools"
 
 
-async def ensure(agent: str, package: str, version: str) -> Path:
+async def ensure(agent: str, package: str, version: str, with_node: bool = False) -> Path:
     """The host folder holding `package` at `version` (installing it if needed).
 
     An empty `version` installs the newest release npm picks for this Node once
-    per process, kept under the version it turned out to be."""
-    return await asyncio.to_thread(_ensure, agent, package, version)
+    per process, kept under the version it turned out to be. `with_node` also
+    copies the host's node into <folder>/node/bin, for agents written in
+    JavaScript that must run in sandboxes without a Node.js of their own."""
+    return await asyncio.to_thread(_ensure, agent, package, version, with_node)
 
 
-def _ensure(agent: str, package: str, version: str) -> Path:
+def _ensure(agent: str, package: str, version: str, with_node: bool = False) -> Path:
     if not version and agent in _unpinned:
         return _unpinned[agent]
     root = tools_dir()
@@ -58,6 +60,8 @@ def _ensure(agent: str, package: str, version: str) -> Path:
         staging = Path(tempfile.mkdtemp(prefix=f".{agent}@{version or 'latest'}.", dir=root))
         try:
             installed = _npm_install(staging, package, version)
+            if with_node:
+                _copy_node(staging / "node" / "bin")
             final = root / f"{agent}@{installed}"
             (staging / "hemra-tool.json").write_text(json.dumps({"agent": agent, "package": package,
                                                                  "version": installed}) + "\n")
@@ -68,6 +72,14 @@ def _ensure(agent: str, package: str, version: str) -> Path:
     if not version:
         _unpinned[agent] = final
     return final
+
+
+def _copy_node(into: Path) -> None:
+    node = shutil.which("node")
+    if node is None:
+        raise InstallError("the executor's host has no node to run the agent with")
+    into.mkdir(parents=True)
+    shutil.copy2(os.path.realpath(node), into / "node")
 
 
 def _npm_install(prefix: Path, package: str, version: str) -> str:

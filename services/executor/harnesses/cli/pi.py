@@ -78,6 +78,7 @@ def _texts(content) -> str:
 
 class PiDriver(CliDriver):
     agent, package, binary = "pi", "@mariozechner/pi-coding-agent", "pi"
+    needs_node = True
 
     def _provider(self, passed) -> dict | None:
         if "OPENAI_BASE_URL" in passed:
