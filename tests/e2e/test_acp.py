@@ -66,7 +66,7 @@ def adapter_tools():
     previous = os.environ.get("HEMRA_TOOLS_DIR")
     os.environ["HEMRA_TOOLS_DIR"] = str(TOOLS)
     try:
-        asyncio.run(install.ensure(_tool_name(ADAPTER), ADAPTER, ADAPTER_VERSION))
+        asyncio.run(install.ensure(_tool_name(ADAPTER), ADAPTER, ADAPTER_VERSION, True))
     finally:
         if previous is None:
             os.environ.pop("HEMRA_TOOLS_DIR")

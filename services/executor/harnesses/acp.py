@@ -34,7 +34,7 @@ from services.executor.events import event, text
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.harnesses.cli import install
-from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, TOOLS_MOUNT
+from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, DEFAULT_PATH, TOOLS_MOUNT
 from services.executor.sandboxes import SandboxError
 
 PROTOCOL_VERSION = 1
@@ -82,20 +82,22 @@ class AcpDriver(HarnessDriver):
             if not folder.is_dir():
                 raise SandboxError(f"harness {harness.harness_name}: its folder {folder} is gone")
             return {HARNESS_MOUNT: str(folder)}
-        folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version)
+        # JavaScript agents bring the host's node along: task images rarely have one.
+        folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version, True)
         return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder)}
 
     async def run(self, trial: TrialContext) -> HarnessResult:
         config = settings(trial.harness)
+        path = dict(trial.task.environment.env).get("PATH", DEFAULT_PATH)
         if config.command:
             argv, cwd, version = config.command, HARNESS_MOUNT, ""
         else:
-            name = _tool_name(config.package)
-            folder = Path((await self.mounts(trial.harness))[f"{TOOLS_MOUNT}/{name}"])
-            argv = [f"{TOOLS_MOUNT}/{name}/node_modules/.bin/{_bin_name(folder, config.package)}"]
-            cwd, version = "", _installed_version(folder, config.package)
+            root = f"{TOOLS_MOUNT}/{_tool_name(config.package)}"
+            folder = Path((await self.mounts(trial.harness))[root])
+            argv = [f"{root}/node_modules/.bin/{_bin_name(folder, config.package)}"]
+            cwd, version, path = "", _installed_version(folder, config.package), f"{root}/node/bin:{path}"
         session = Session(trial, config)
-        return await session.run(argv, cwd, version)
+        return await session.run(argv, cwd, version, path)
 
 
 class Session:
@@ -122,10 +124,10 @@ class Session:
 
     # -- the process ------------------------------------------------------------------------------
 
-    async def run(self, argv: list[str], cwd: str, version: str) -> HarnessResult:
+    async def run(self, argv: list[str], cwd: str, version: str, path: str) -> HarnessResult:
         trial = self.trial
         passed = envtemplate.pass_through(trial.harness.env)
-        env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, **passed}
+        env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, "PATH": path, "HEMRA_MODEL": trial.model, **passed}
         await trial.events.emit(event("status", "start", command=argv, env_names=sorted(passed),
                                       permission=self.config.permission))
         budget = trial.timeout + CANCEL_GRACE_SECS + EXIT_GRACE_SECS
@@ -157,8 +159,13 @@ class Session:
             created = await self.request("session/new", {"cwd": trial.task.environment.workdir or "/",
                                                          "mcpServers": []})
             session_id = created["sessionId"]
+            offered = [m.get("modelId") for m in (created.get("models") or {}).get("availableModels") or []]
+            if trial.model and trial.model in offered:  # unstable in ACP v1: only when the agent lists it
+                await self.request("session/set_model", {"sessionId": session_id, "modelId": trial.model})
             await trial.events.emit(event("status", "session", session_id=session_id,
-                                          modes=(created.get("modes") or {}).get("availableModes") or []))
+                                          modes=[m.get("id") for m in (created.get("modes") or {}).get(
+                                              "availableModes") or []],
+                                          models=offered, model_set=bool(trial.model and trial.model in offered)))
             prompt = [{"type": "text", "text": trial.task.instruction}]
             answered = await self.start_request("session/prompt", {"sessionId": session_id, "prompt": prompt})
             try:
