@@ -169,7 +169,9 @@ def test_own_acp_agent__solves_every_bundled_task_through_fs_and_terminal(hemra_
     fix = next(a for a in attempts if a["task_name"] == "hemra/fix-inventory")
     events = show(hemra_env, fix["id"], "--events")["events"]
     served = [(e["name"], e["payload"]) for e in events
-              if e["type"] == "tool_call" and e["name"] in ("fs/write_text_file", "terminal")]
+              if e["type"] == "tool_call" and e["name"] in ("fs/read_text_file", "fs/write_text_file", "terminal")]
+    broken = (REPO / "examples" / "hemra-offline" / "fix-inventory" / "environment" / "src" / "inventory.py").read_text()
+    assert served[0] == ("fs/read_text_file", {"path": "/app/inventory.py", "chars": len(broken)})
     assert ("fs/write_text_file", {"path": "/app/inventory.py", "chars": 789}) in served
     assert any(name == "terminal" and p["command"] == "bash -c 'python3 /tmp/smoke.py'"
                and p["exit_status"] == {"exitCode": 0, "signal": None} and p["output"] == "inventory ok\n"
@@ -218,3 +220,42 @@ def test_bad_acp_harness_file_is_refused_before_recording(hemra_env, tmp_path, b
     assert result.returncode == 2
     assert problem in result.stderr and "bad.toml" in result.stderr
     assert hemra(hemra_env, "runs", "--json").stdout.strip() in ("", "[]")
+
+
+async def test_relay_feeds_whole_messages_in_order(tmp_path):
+    """The stdin half of the pipe: numbered files, each passed on once whole, in order, until close."""
+    from hemra.v1 import common_pb2 as pb
+    from services.executor.harnesses.acp import CHANNEL, _relay_script
+    from services.executor.sandboxes.host import HostSandbox
+
+    (tmp_path / "task" / "environment").mkdir(parents=True)
+    sandbox = HostSandbox("relay", pb.Task(environment=pb.Environment(workdir="/app")), tmp_path / "task",
+                          tmp_path / "work")
+    await sandbox.prepare()
+    received = bytearray()
+
+    async def collect(stream, chunk):
+        if stream == "stdout":
+            received.extend(chunk)
+
+    async def settle(expected: bytes) -> None:
+        for _ in range(100):
+            if bytes(received) == expected:
+                return
+            await asyncio.sleep(0.05)
+        assert bytes(received) == expected
+
+    try:
+        agent = asyncio.create_task(sandbox.exec(_relay_script(["cat"]), timeout=30, on_output=collect))
+        await sandbox.write_files([(f"{CHANNEL}/in/00000002", b'{"second":2}\n', False),
+                                   (f"{CHANNEL}/in/00000001", b'{"first":', False)])  # caught half-written
+        await asyncio.sleep(0.3)
+        assert received == b""
+        await sandbox.write_files([(f"{CHANNEL}/in/00000001", b'{"first":1}\n', False)])
+        await settle(b'{"first":1}\n{"second":2}\n')
+        await sandbox.write_files([(f"{CHANNEL}/in/close", b"", False)])
+        result = await asyncio.wait_for(agent, 10)
+        assert result.exit_code == 0
+        assert await sandbox.list_files(f"{CHANNEL}/in") == [f"{CHANNEL}/in/close"]
+    finally:
+        await sandbox.teardown()
