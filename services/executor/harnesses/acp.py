@@ -119,6 +119,7 @@ class Session:
         self._tools: dict[str, dict] = {}
         self._handlers: set[asyncio.Task] = set()
         self.terminals: dict[str, Terminal] = {}
+        self.terminal_ids = itertools.count(1)
         self.process: asyncio.Task | None = None
         self.agent_version = ""
 
@@ -227,6 +228,9 @@ class Session:
         done, _ = await asyncio.wait({self.process}, timeout=EXIT_GRACE_SECS)
         if not done:
             self.process.cancel()
+        if self._partial:  # a last line without its newline
+            line, self._partial = self._partial, b""
+            await self._receive(line)
         try:
             result = await self.process
             await self.trial.events.emit(event("status", "exit", result.duration, exit_code=result.exit_code,
@@ -329,6 +333,9 @@ class Session:
         except (KeyError, TypeError, ValueError) as exc:
             reply = {"jsonrpc": "2.0", "id": message["id"],
                      "error": {"code": _INVALID_PARAMS, "message": f"invalid params for {method}: {exc!r}"}}
+        except Exception as exc:  # whatever broke, the agent must not wait for an answer forever
+            reply = {"jsonrpc": "2.0", "id": message["id"],
+                     "error": {"code": _INTERNAL, "message": f"{method} failed: {exc}"}}
         await self._send(reply)
 
     def _log(self, direction: str, message: dict) -> None:
@@ -485,7 +492,7 @@ async def _terminal_create(session: Session, params: dict) -> dict:
     env = {e["name"]: e["value"] for e in params.get("env") or []}
     terminal = Terminal(session, command, params.get("cwd") or "", env,
                         int(params.get("outputByteLimit") or TERMINAL_OUTPUT_BYTES))
-    terminal_id = f"term-{len(session.terminals) + 1}"
+    terminal_id = f"term-{next(session.terminal_ids)}"
     session.terminals[terminal_id] = terminal
     return {"terminalId": terminal_id}
 
