@@ -259,3 +259,25 @@ async def test_relay_feeds_whole_messages_in_order(tmp_path):
         assert await sandbox.list_files(f"{CHANNEL}/in") == [f"{CHANNEL}/in/close"]
     finally:
         await sandbox.teardown()
+
+
+def test_own_acp_agent__timeout_cancels_its_terminal(hemra_env, tmp_path):
+    """At the timeout, session/cancel: our agent kills its running terminal and ends the turn cancelled."""
+    harnesses = tmp_path / "harnesses"
+    (harnesses / "scripts" / "slow").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "harnesses" / "scripted_acp_agent.py", harnesses)
+    (harnesses / "scripts" / "slow" / "steps.json").write_text(json.dumps(
+        {"recognise": "/app/answer.txt", "steps": [{"say": "Waiting.", "run": "sleep 300"}]}))
+    (harnesses / "slow-acp.toml").write_text('kind = "acp"\ncommand = ["python3", "scripted_acp_agent.py"]\n')
+    started = time.monotonic()
+    result = hemra(hemra_env, "run", "-H", "slow-acp", "-d", "hemra-offline", "-t", "hemra/text-stats",
+                   "--label", "slow-own", "--timeout", "4", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
+    attempt = _attempt(hemra_env, "slow-own")
+    assert attempt["outcome"] == "OUTCOME_TIMED_OUT"
+    assert _of(attempt, "status", "cancel") == [{"reason": "timeout", "stop_reason": "cancelled", "ended": True}]
+    [terminal] = _of(attempt, "tool_call", "terminal")
+    assert terminal["command"] == "bash -c 'sleep 300'"
+    assert terminal["exit_status"] == {"exitCode": None, "signal": "SIGKILL"}
+    assert _of(attempt, "status", "exit")[0]["killed"] is False  # it exits when its stdin closes
+    assert time.monotonic() - started < 60
