@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what HEMRA needs on a fresh machine: bubblewrap for the host sandbox
-# (Debian package) and a virtual environment with HEMRA and its test tools.
+# (Debian package), a Docker engine with local base images (scripts/setup-docker.sh)
+# and a virtual environment with HEMRA and its test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,11 @@ if ! command -v bwrap >/dev/null 2>&1; then
     echo "HEMRA's host sandbox needs bubblewrap (bwrap); install it with your package manager" >&2
     exit 1
   fi
+fi
+
+# The Docker sandbox: an engine, the offline base image and the bundled tasks' FROM.
+if [ "${HEMRA_SKIP_DOCKER_SETUP:-}" = "" ]; then
+  bash scripts/setup-docker.sh
 fi
 
 # Browser tests of the trace viewer: Debian's chromium driven by playwright-core (npm).
@@ -32,6 +38,11 @@ if command -v npm >/dev/null 2>&1; then
       (cd "$pkg" && npm ci --silent --no-audit --no-fund && npm run --silent build)
     fi
   done
+fi
+
+# The web dashboard (hemra serve --ui clients/dashboard/dist), built when dist/ is missing.
+if command -v npm >/dev/null 2>&1 && [ ! -f clients/dashboard/dist/index.html ]; then
+  (cd clients/dashboard && npm ci --silent --no-audit --no-fund && npm run build --silent >/dev/null)
 fi
 
 PYTHON="${PYTHON:-python3}"
