@@ -111,3 +111,27 @@ def test_kill_9__the_next_executor_removes_the_orphaned_container(hemra_env, tmp
                   "--sandbox", "docker", "--label", "next")
     assert after.returncode == 0, after.stderr
     assert docker_engine.api.containers(all=True, filters={"id": orphan["Id"]}) == []
+
+
+def test_timeout__the_harness_is_killed_and_the_attempt_still_scored(hemra_env, tmp_path, docker_engine):
+    task = copy_task("reverse-lines", tmp_path / "slow", "sleepy")
+    solve = task / "solution" / "solve.sh"
+    solve.write_text(solve.read_text() + "setsid sleep 300 &\nsleep 300\n")
+    result = hemra(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "slow"), "--sandbox", "docker",
+                   "--timeout", "3", "--label", "sleepy")
+    assert result.returncode == 0, result.stderr
+    [attempt] = show(hemra_env, "sleepy")["attempts"]
+    assert attempt["outcome"] == "OUTCOME_TIMED_OUT", attempt
+    assert attempt["score"]["rewards"] == {"reward": 1.0}  # tac ran before the sleep; the verifier still ran
+    assert ours(docker_engine, [attempt["id"]]) == []
+
+
+def test_tests__absent_while_the_harness_runs(hemra_env, tmp_path):
+    task = copy_task("reverse-lines", tmp_path / "peek", "peek")
+    solve = task / "solution" / "solve.sh"
+    solve.write_text(solve.read_text() + 'if [ -n "$(ls -A /tests)" ]; then echo saw-tests; exit 9; fi\n')
+    result = hemra(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "peek"), "--sandbox", "docker",
+                   "--label", "peek")
+    assert result.returncode == 0, result.stderr
+    [attempt] = show(hemra_env, "peek")["attempts"]
+    assert attempt["outcome"] == "OUTCOME_COMPLETED" and attempt["score"]["rewards"] == {"reward": 1.0}, attempt
