@@ -3,6 +3,7 @@ one container per attempt with its limits and no network, files, timeouts, OOM, 
 
 import asyncio
 import hashlib
+import os
 import socket
 import subprocess
 import sys
@@ -83,7 +84,7 @@ async def test_container__limits_labels_and_no_network(tmp_path, docker_engine):
         assert info["HostConfig"]["NetworkMode"] == "none"
         labels = info["Config"]["Labels"]
         assert labels["hemra.attempt"] == box.attempt_id
-        assert labels["hemra.executor"] == f"{socket.gethostname()}:{__import__('os').getpid()}"
+        assert labels["hemra.executor"] == f"{socket.gethostname()}:{os.getpid()}"
         with socket.socket() as listener:  # a service on the host's loopback stays unreachable
             listener.bind(("127.0.0.1", 0))
             listener.listen()
@@ -253,7 +254,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     dead.wait()
     host = socket.gethostname()
     made = {}
-    for who, pid in (("dead", dead.pid), ("alive", __import__("os").getppid())):
+    for who, pid in (("dead", dead.pid), ("alive", os.getppid())):
         created = docker_engine.api.create_container(
             "debian:bookworm-slim", entrypoint=["sleep", "infinity"],
             labels={"hemra.attempt": f"orphan-{who}", "hemra.host": host, "hemra.pid": str(pid),
