@@ -490,15 +490,21 @@ class _Stream:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
 
+        def post(item) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is closed: nobody waits for this command any more
+                pass
+
         def pump():
             try:
                 for out, err in open_stream():
                     for name, chunk in (("stdout", out), ("stderr", err)):
                         if chunk:
-                            loop.call_soon_threadsafe(queue.put_nowait, (name, chunk))
-                loop.call_soon_threadsafe(queue.put_nowait, None)
+                            post((name, chunk))
+                post(None)
             except Exception as exc:  # the engine went away mid-command
-                loop.call_soon_threadsafe(queue.put_nowait, exc)
+                post(exc)
 
         threading.Thread(target=pump, daemon=True, name="hemra-docker-exec").start()
         return asyncio.ensure_future(self._drain(queue))
