@@ -135,3 +135,21 @@ def test_tests__absent_while_the_harness_runs(hemra_env, tmp_path):
     assert result.returncode == 0, result.stderr
     [attempt] = show(hemra_env, "peek")["attempts"]
     assert attempt["outcome"] == "OUTCOME_COMPLETED" and attempt["score"]["rewards"] == {"reward": 1.0}, attempt
+
+
+def test_ctrl_c__cancels_the_attempt_and_removes_its_container(hemra_env, tmp_path, docker_engine):
+    task = copy_task("reverse-lines", tmp_path / "slow", "stuck")
+    solve = task / "solution" / "solve.sh"
+    solve.write_text(solve.read_text().replace("set -euo pipefail\n", "set -euo pipefail\nsleep 300\n"))
+    running = start(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "slow"), "--sandbox", "docker",
+                    "--label", "stuck", log=tmp_path / "run.log")
+    labelled = {"label": [f"hemra.pid={running.pid}", f"hemra.host={socket.gethostname()}"]}
+    try:
+        [container] = wait_for(lambda: docker_engine.api.containers(filters=labelled), 120)
+        wait_for(lambda: b"sleep 300" in json.dumps(docker_engine.api.top(container["Id"])).encode(), 60)
+    finally:
+        code = stop(running, signal.SIGINT)
+    assert code == 1
+    [attempt] = show(hemra_env, "stuck")["attempts"]
+    assert attempt["outcome"] == "OUTCOME_CANCELLED"
+    assert docker_engine.api.containers(all=True, filters={"id": container["Id"]}) == []
