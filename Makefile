@@ -29,3 +29,4 @@ bench: setup
 	$(PY) bench/queue_throughput.py
 	$(PY) bench/imports_compare.py
 	$(PY) bench/docker_overhead.py
+	$(PY) bench/gateway.py

@@ -17,7 +17,7 @@ from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
 from services.executor.events import EventLog, event, text
-from services.executor.harnesses import HarnessResult, TrialContext, driver_for
+from services.executor.harnesses import HarnessDriver, HarnessResult, TrialContext, driver_for
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
 from services.executor.taskcache import TaskCache
@@ -85,10 +85,12 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
     sandbox: Sandbox | None = None
     try:
         task_dir = await deps.cache.folder(job.task)
-        sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root)
+        driver = driver_for(job.harness)
+        sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root,
+                               mounts=await driver.mounts(job.harness))
         await sandbox.prepare()
         await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
-        result = await _until_stopped(_drive(job, deps, sandbox, task_dir, events), control, sandbox)
+        result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
         await _note_oom(job, sandbox, events)
         score = await _until_stopped(_score(job, deps, sandbox, events), control, sandbox)
         artifacts = await _collect(sandbox, deps.store)
@@ -120,7 +122,8 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
             await sandbox.teardown()
 
 
-async def _drive(job, deps: Deps, sandbox: Sandbox, task_dir: Path, events: EventLog) -> HarnessResult:
+async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_dir: Path,
+                 events: EventLog) -> HarnessResult:
     timeout = attempt_timeout(job)
     grant = Grant(job.attempt.id, "harness", sandbox, job.task, job.harness.model,
                   time.monotonic() + timeout, events)
@@ -130,7 +133,7 @@ async def _drive(job, deps: Deps, sandbox: Sandbox, task_dir: Path, events: Even
                                sandbox, events, deps.harness_address, token)
         await events.emit(event("status", "harness_start", harness=job.harness.harness_name,
                                 kind=job.harness.kind, timeout_secs=timeout))
-        result = await driver_for(job.harness).run(context)
+        result = await driver.run(context)
     finally:
         deps.grants.revoke(token)
     if grant.finish is not None:
