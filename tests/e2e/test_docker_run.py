@@ -50,6 +50,11 @@ def test_require__refused_before_anything_is_recorded_where_the_sandbox_cannot_e
                                        '[sandbox]\nkind = "docker"\n')
     refused = hemra(hemra_env, "run", str(tmp_path / "run.toml"))
     assert refused.returncode == 2 and "sandbox docker cannot enforce gpu" in refused.stderr
+    (tmp_path / "run.toml").write_text('datasets = ["hemra-offline"]\nharnesses = ["nop"]\n'
+                                       'require = ["network_block"]\n[sandbox]\nkind = "docker"\nnetwork = "host"\n')
+    refused = hemra(hemra_env, "run", str(tmp_path / "run.toml"))
+    assert refused.returncode == 2
+    assert "sandbox.network = 'host' opens the network, but the run requires network_block" in refused.stderr
     assert runs(hemra_env) == []
     (tmp_path / "run.toml").write_text('datasets = ["hemra-offline"]\nharnesses = ["oracle"]\nname = "filed"\n'
                                        'tasks = ["hemra/reverse-lines"]\nrequire = ["network_block"]\n'

@@ -95,6 +95,23 @@ async def test_container__limits_labels_and_no_network(tmp_path, docker_engine):
         await box.teardown()
 
 
+async def test_network__opened_by_the_run_reaches_the_hosts_loopback(tmp_path, docker_engine):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        task, task_dir = make_task(tmp_path)
+        box = DockerSandbox(f"net-{uuid.uuid4().hex[:8]}", task, task_dir, tmp_path / "work", network="host")
+        await box.prepare()
+        try:
+            assert container(docker_engine, box)["HostConfig"]["NetworkMode"] == "host"
+            assert "network_block" not in box.enforces and "network_block" in DockerSandbox.enforces
+            probe = await box.exec(f"(echo > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached")
+            assert probe.stdout == b"reached\n"
+        finally:
+            await box.teardown()
+
+
 async def test_image__cached_by_digest_and_one_build_for_concurrent_attempts(tmp_path, monkeypatch, fresh_images):
     task, task_dir = make_task(tmp_path, fresh=True)
     fresh_images.append(sandbox_module.image_tag(task))
