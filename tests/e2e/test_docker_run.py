@@ -7,8 +7,11 @@ import socket
 
 import pytest
 
+from tests.e2e import test_cli_agents as cli
 from tests.e2e.helpers import BUNDLED, copy_task, hemra, runs, show
 from tests.e2e.queue_helpers import start, stop, wait_for
+from tests.e2e.test_cli_agents import agent_clis  # noqa: F401  (a fixture)
+from tests.modelserver import ModelServer, parse
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("docker_engine")]
 TASKS = sorted(p.name for p in BUNDLED.iterdir() if (p / "task.toml").exists())
@@ -158,3 +161,25 @@ def test_ctrl_c__cancels_the_attempt_and_removes_its_container(hemra_env, tmp_pa
     [attempt] = show(hemra_env, "stuck")["attempts"]
     assert attempt["outcome"] == "OUTCOME_CANCELLED"
     assert docker_engine.api.containers(all=True, filters={"id": container["Id"]}) == []
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("network,solved", [("host", True), ("none", False)])
+def test_network__a_real_agent_cli_reaches_its_model_only_when_the_run_opens_the_network(
+        network, solved, agent_clis, hemra_env, tmp_path):
+    agent = "pi"  # brings its own node into the container; the image has none
+    workspace = cli._workspace(tmp_path, agent)
+    (workspace / "run.toml").write_text(f'harnesses = ["{agent}"]\ndatasets = ["hemra-offline"]\nname = "net"\n'
+                                        f'tasks = ["hemra/reverse-lines"]\n[sandbox]\nkind = "docker"\n'
+                                        f'network = "{network}"\n')
+    with ModelServer() as server:  # on this machine's loopback
+        server.script = parse([{"shell": cli.SOLVE}, {"text": "Reversed."}])
+        key, url = cli.ENV[agent]
+        env = dict(hemra_env, HEMRA_TOOLS_DIR=str(agent_clis), **{key: cli.KEY, url: server.url + "/v1"})
+        result = hemra(env, "run", str(workspace / "run.toml"), cwd=workspace, timeout=900)
+        assert result.returncode == 0, result.stderr
+        reached = bool(server.model_requests())
+    [attempt] = show(env, "net")["attempts"]
+    assert reached is solved
+    assert attempt["score"]["rewards"] == {"reward": 1.0 if solved else 0.0}, attempt
+    assert (attempt["outcome"] == "OUTCOME_COMPLETED") is solved
