@@ -283,7 +283,6 @@ class DockerSandbox(Sandbox):
             _removals.add(thread)
             thread.start()
 
-
     async def oom_kills(self) -> int:
         # A process killed for memory makes some command fail; without one, nothing to look up.
         if not self.container_id or not self._failed_commands:
