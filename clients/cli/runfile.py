@@ -10,7 +10,7 @@ from hemra.v1 import common_pb2 as pb
 KEYS = {"name": str, "baseline": str, "harnesses": list, "datasets": list, "attempts": int,
         "concurrency": int, "model": str, "timeout_secs": int, "max_infra_retries": int, "tasks": list,
         "exclude": list, "require": list, "sandbox": dict, "verifier": dict, "judge": list}
-SANDBOX_KEYS = {"kind": str, "image": str}
+SANDBOX_KEYS = {"kind": str, "image": str, "network": str}
 VERIFIER_KEYS = {"network": str, "env": list}
 
 
@@ -102,7 +102,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         max_infra_retries=_pick(flags.max_infra_retries, data.get("max_infra_retries"), 0),
         tasks=flags.tasks or data.get("tasks", []), exclude=flags.exclude or data.get("exclude", []),
         require=list(dict.fromkeys(data.get("require", []) + flags.require)),
-        sandbox=flags.sandbox or sandbox.get("kind", "host"),
+        sandbox=flags.sandbox or sandbox.get("kind", "host"), sandbox_network=sandbox.get("network", ""),
         verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),
         verifier_network=verifier.get("network", ""),
         judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),

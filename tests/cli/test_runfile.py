@@ -21,8 +21,9 @@ exclude = ["*slow*"]
 require = ["filesystem_isolation"]
 
 [sandbox]
-kind = "host"
+kind = "docker"
 image = "ubuntu:24.04"
+network = "host"
 
 [verifier]
 network = "none"
@@ -49,7 +50,7 @@ def test_read__every_documented_key(tmp_path):
     assert set(data) == {"name", "baseline", "harnesses", "datasets", "attempts", "concurrency", "model",
                          "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox",
                          "verifier", "judge"}
-    assert data["sandbox"] == {"kind": "host", "image": "ubuntu:24.04"}
+    assert data["sandbox"] == {"kind": "docker", "image": "ubuntu:24.04", "network": "host"}
     assert data["judge"] == [{"name": "style"}, {"name": "safety"}]
 
 
@@ -68,7 +69,7 @@ def test_merge__every_documented_key_reaches_spec(tmp_path):
     assert list(spec.tasks) == ["fix-*"]
     assert list(spec.exclude) == ["*slow*"]
     assert list(spec.require) == ["filesystem_isolation"]
-    assert spec.sandbox == "host"
+    assert spec.sandbox == "docker" and spec.sandbox_network == "host"
     assert spec.verifier_network == "none"
     assert list(spec.verifier_env) == ["API_URL", "TOKEN"]
     assert list(spec.judges) == ["style", "safety"]

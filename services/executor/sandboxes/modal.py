@@ -71,13 +71,14 @@ def image_spec(task, task_dir: Path, mounts: dict[str, str] | None = None) -> Im
     raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
 
 
-def sandbox_spec(task, attempt_id: str, lifetime_secs: float | None = None) -> SandboxSpec:
+def sandbox_spec(task, attempt_id: str, lifetime_secs: float | None = None, network: str = "") -> SandboxSpec:
+    """`network` is the run's [sandbox] network: "" and "none" block it, anything else opens it."""
     env = task.environment
     if lifetime_secs is None:
         agent = task.agent_timeout.ToNanoseconds() / 1e9 or DEFAULT_AGENT_SECS
         lifetime_secs = agent + task.verifier_timeout.ToNanoseconds() / 1e9
     return SandboxSpec(
-        cpu=env.cpus or None, memory=env.memory_mb or None,
+        cpu=env.cpus or None, memory=env.memory_mb or None, block_network=network in ("", "none"),
         timeout=min(MAX_LIFETIME_SECS, math.ceil(lifetime_secs) + LIFETIME_MARGIN_SECS),
         workdir=env.workdir or "/", env=dict(env.env),
         tags={"hemra.attempt": attempt_id, "hemra.task": task.digest,
@@ -110,11 +111,11 @@ class ModalSandbox(Sandbox):
     enforces = ENFORCES["modal"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, lifetime_secs: float | None = None):
+                 mounts: dict[str, str] | None = None, network: str = "", lifetime_secs: float | None = None):
         self.attempt_id = attempt_id
         self.task = task
         self.image = image_spec(task, task_dir, mounts)
-        self.spec = sandbox_spec(task, attempt_id, lifetime_secs)
+        self.spec = sandbox_spec(task, attempt_id, lifetime_secs, network)
         self.box = None
         self._modal = None
 
