@@ -35,19 +35,7 @@ if [ "${HEMRA_SKIP_BROWSER_SETUP:-}" = "" ]; then
   fi
 fi
 
-# The TypeScript harness client (clients/harness-ts) and its example harness, built with tsc.
-if command -v npm >/dev/null 2>&1; then
-  for pkg in clients/harness-ts examples/harnesses/harnesses/scripted-ts; do
-    if [ ! -d "$pkg/node_modules" ] || [ ! -d "$pkg/dist" ]; then
-      (cd "$pkg" && npm ci --silent --no-audit --no-fund && npm run --silent build)
-    fi
-  done
-fi
-
-# The web dashboard (hemra serve --ui clients/dashboard/dist), built when dist/ is missing.
-if command -v npm >/dev/null 2>&1 && [ ! -f clients/dashboard/dist/index.html ]; then
-  (cd clients/dashboard && npm ci --silent --no-audit --no-fund && npm run build --silent >/dev/null)
-fi
+bash scripts/build-npm.sh
 
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
