@@ -139,9 +139,9 @@ async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, pa
 
 async def list_harnesses(session: AsyncSession) -> list[dict]:
     uses = await _uses(session, t.Cell.harness_digest)
+    # Trials, not attempts: the trials table is narrow, so counting it stays cheap on big stores.
     counts = dict((await session.execute(
-        select(t.Cell.harness_digest, func.count()).select_from(t.Attempt)
-        .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
+        select(t.Cell.harness_digest, func.count()).select_from(t.Trial).join(t.Cell, t.Trial.cell_id == t.Cell.id)
         .group_by(t.Cell.harness_digest))).all())
     harnesses = []
     for digest, name, record in (await session.execute(select(t.Harness.digest, t.Harness.harness_name,
@@ -152,7 +152,7 @@ async def list_harnesses(session: AsyncSession) -> list[dict]:
             name=f"harnesses/{digest}", digest=digest, harness_name=name, kind=record.get("kind", ""),
             agent=record.get("agent", ""), agent_version=record.get("agentVersion", ""),
             model=record.get("model", ""), env=list(record.get("env", [])), runs=len(use["runs"]),
-            imports=len(use["imports"]), attempts=counts.get(digest, 0), dataset_names=sorted(use["datasets"]),
+            imports=len(use["imports"]), trials=counts.get(digest, 0), dataset_names=sorted(use["datasets"]),
             last_used_time=use["last"] or None))
     harnesses.sort(key=lambda h: (-(h["last_used_time"] or 0.0), h["harness_name"], h["digest"]))
     return harnesses

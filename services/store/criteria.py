@@ -25,7 +25,8 @@ SCORED = "SCORE_STATE_SCORED"
 async def _candidates(session: AsyncSession, digest: str) -> list[dict]:
     """Every run or import cell on the dataset, with its trial count and whether it is complete."""
     cells = (await session.execute(
-        select(t.Cell.id, t.Cell.harness_name, t.Cell.model, t.Run.id, t.Run.label, t.Run.kind, t.Run.create_time)
+        select(t.Cell.id, t.Cell.harness_name, t.Cell.model, t.Run.id, t.Run.label, t.Run.kind, t.Run.create_time,
+               t.Cell.position)
         .join(t.Run, t.Cell.run_id == t.Run.id).where(t.Cell.dataset_digest == digest))).all()
     ids = [c[0] for c in cells]
     trials = dict((await session.execute(select(t.Trial.cell_id, func.count()).where(t.Trial.cell_id.in_(ids))
@@ -34,14 +35,15 @@ async def _candidates(session: AsyncSession, digest: str) -> list[dict]:
         select(t.Trial.cell_id, func.count()).select_from(t.Attempt).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
         .where(t.Trial.cell_id.in_(ids), t.Attempt.state != "finished").group_by(t.Trial.cell_id))).all())
     return [dict(cell_id=cell_id, harness_name=harness, model=model, run_id=run_id, run_label=label, kind=kind,
-                 create_time=created, trials=trials.get(cell_id, 0), complete=not open_.get(cell_id))
-            for cell_id, harness, model, run_id, label, kind, created in cells]
+                 create_time=created, trials=trials.get(cell_id, 0), complete=not open_.get(cell_id),
+                 position=position)
+            for cell_id, harness, model, run_id, label, kind, created, position in cells]
 
 
 def choose(candidates: list[dict], source: str) -> list[dict]:
-    """One source per harness, harnesses in order of first use."""
+    """One source per harness, harnesses in order of first use (and within a run, as listed)."""
     by_harness: dict[str, list[dict]] = defaultdict(list)
-    for cell in sorted(candidates, key=lambda c: (c["create_time"], c["run_id"], c["cell_id"])):
+    for cell in sorted(candidates, key=lambda c: (c["create_time"], c["run_id"], c["position"])):
         by_harness[cell["harness_name"]].append(cell)
     chosen = []
     for cells in by_harness.values():

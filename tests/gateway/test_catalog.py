@@ -47,7 +47,7 @@ async def test_harnesses(client):
     harnesses = {h["harness_name"]: h for h in (await client.get("/api/harnesses")).json()["harnesses"]}
     assert {"oracle", "nop"} <= set(harnesses)
     oracle = harnesses["oracle"]
-    assert oracle["kind"] == "builtin" and oracle["runs"] >= 1 and oracle["attempts"] > 2
+    assert oracle["kind"] == "builtin" and oracle["runs"] >= 1 and oracle["trials"] > 2
     assert DATASET in oracle["dataset_names"]
 
 

@@ -53,7 +53,7 @@ async def test_store_reads(database_url, tmp_path):
         assert [t["task_name"] for t in rest["tasks"]] == ["demo/task-3"] and rest["next_page_token"] == ""
         assert page["tasks"][0]["attempts"] == 4 and page["tasks"][0]["passed"] == 3
         harnesses = {h["harness_name"]: h for h in await store.list_harnesses()}
-        assert harnesses["alpha"]["runs"] == 2 and harnesses["alpha"]["attempts"] == 6
+        assert harnesses["alpha"]["runs"] == 2 and harnesses["alpha"]["trials"] == 6
         assert harnesses["alpha"]["env"] == ["API_KEY"] and harnesses["alpha"]["agent_version"] == "1.0"
         [scorer] = await store.list_scorers()
         assert scorer["fingerprint"] == FINGERPRINT and scorer["attempts"] == 12 and scorer["task_count"] == 3
