@@ -91,7 +91,8 @@ def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool
     cells = [dict(samples=len(v), value=(sum(v) / len(v) if v else 0.0), excluded=x, best=False)
              for v, x in zip(values, excluded)]
     shown = [c["value"] for c in cells if c["samples"]]
-    if shown:
+    # A best needs something to beat: a row of equal values (or of one) marks none.
+    if len(shown) > 1 and max(shown) - min(shown) > 1e-12:
         best = min(shown) if lower_is_better else max(shown)
         for cell in cells:
             cell["best"] = bool(cell["samples"]) and abs(cell["value"] - best) < 1e-12
