@@ -113,7 +113,9 @@ export async function attemptView(route, ui) {
     detail.hidden = !seq;
     if (!seq) return;
     let event = events.find((e) => e.seq === seq);
-    if (!event) {
+    // A list event whose payload the store cut holds only its first bytes as text: ask for
+    // the event itself, previewed (long strings shortened), so its fields can be laid out.
+    if (!event || event.payload_cut) {
       try { event = await api(`/api/attempts/${id}/events/${seq}?preview=2000`); } catch (err) {
         put(detail, h('p', { class: 'error-box' }, String(err.message))); return;
       }
