@@ -28,4 +28,5 @@ bench: setup
 	$(PY) bench/orchestration.py
 	$(PY) bench/queue_throughput.py
 	$(PY) bench/imports_compare.py
+	$(PY) bench/docker_overhead.py
 	$(PY) bench/gateway.py

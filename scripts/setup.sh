@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what HEMRA needs on a fresh machine: bubblewrap for the host sandbox
-# (Debian package) and a virtual environment with HEMRA and its test tools.
+# (Debian package), a Docker engine with local base images (scripts/setup-docker.sh)
+# and a virtual environment with HEMRA and its test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,11 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# The Docker sandbox: an engine, the offline base image and the bundled tasks' FROM.
+if [ "${HEMRA_SKIP_DOCKER_SETUP:-}" = "" ]; then
+  bash scripts/setup-docker.sh
+fi
+
 # Browser tests of the trace viewer: Debian's chromium driven by playwright-core (npm).
 if [ "${HEMRA_SKIP_BROWSER_SETUP:-}" = "" ]; then
   if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
@@ -23,6 +29,15 @@ if [ "${HEMRA_SKIP_BROWSER_SETUP:-}" = "" ]; then
   if command -v npm >/dev/null 2>&1 && [ ! -d tests/gateway/browser/node_modules/playwright-core ]; then
     (cd tests/gateway/browser && npm ci --silent --no-audit --no-fund)
   fi
+fi
+
+# The TypeScript harness client (clients/harness-ts) and its example harness, built with tsc.
+if command -v npm >/dev/null 2>&1; then
+  for pkg in clients/harness-ts examples/harnesses/harnesses/scripted-ts; do
+    if [ ! -d "$pkg/node_modules" ] || [ ! -d "$pkg/dist" ]; then
+      (cd "$pkg" && npm ci --silent --no-audit --no-fund && npm run --silent build)
+    fi
+  done
 fi
 
 # The web dashboard (hemra serve --ui clients/dashboard/dist), built when dist/ is missing.

@@ -4,13 +4,14 @@ the sandbox against `require` and every task. Pure functions over the file syste
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.executor.sandboxes.base import ENFORCES
 from services.planner import datasets as ds
 from services.planner import harnesses as hs
 from services.planner.errors import PlanError
 from services.planner.tasks import LoadedTask
 
-#: What each sandbox enforces, checked against a run's `require`.
-SANDBOXES: dict[str, set[str]] = {"host": {"filesystem_isolation", "process_isolation"}}
+#: What each sandbox enforces, checked against a run's `require` (the executor's own table).
+SANDBOXES = ENFORCES
 KNOWN_REQUIREMENTS = {"network_block", "filesystem_isolation", "process_isolation", "gpu"}
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.store import catalog, compare, criteria, db, exporting, queue, records, report
-from services.store.errors import InvalidArgument
+from services.store.errors import InvalidArgument, LeaseLost
 from services.store import tables as t
 from services.store.blobs import BlobStore
 from services.store.queue import Clock
@@ -29,6 +29,12 @@ class Store:
         self.blobs = BlobStore(blob_dir)
         self.clock = clock
         self._next_recovery = 0.0
+        #: PostgreSQL's one-statement hot path (pgqueue.py); None on SQLite.
+        self.fast = None
+        if engine.dialect.name == "postgresql":
+            from services.store.pgqueue import FastQueue
+
+            self.fast = FastQueue(db.asyncpg_dsn(engine.url))
         #: run ID -> (progress, per-cell progress) and run ID -> report, of settled runs only.
         self._settled: dict[str, tuple[dict, dict]] = {}
         self._reports: dict[str, dict] = {}
@@ -41,6 +47,8 @@ class Store:
         return cls(engine, blob_dir, clock)
 
     async def close(self) -> None:
+        if self.fast is not None:
+            await self.fast.close()
         await self.engine.dispose()
 
     async def record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
@@ -154,13 +162,38 @@ class Store:
         recover = now >= self._next_recovery
         if recover:
             self._next_recovery = now + RECOVERY_INTERVAL_SECS
+        if self.fast is not None:
+            return await self._claim_fast(worker, lease_secs, now, run_id, recover)
         try:
             async with self.engine.begin() as conn:
                 return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover)
         except queue.NoSlot:
             return None
 
+    async def _claim_fast(self, worker: str, lease_secs: float, now: float, run_id: str, recover: bool):
+        if recover:
+            async with self.engine.begin() as conn:
+                await queue.recover_expired(conn, self.pinned, now)
+        found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id)
+        if found is None:
+            return None
+        job, attempt, trial, cell = found
+        run = self.pinned.cached("run", job.run_id)
+        task = self.pinned.cached(queue.TASKS.name, trial.task_digest)
+        harness = self.pinned.cached(queue.HARNESSES.name, cell.harness_digest)
+        if run is None or task is None or harness is None:  # a run's first claim in this process
+            async with self.engine.connect() as conn:
+                run = await self.pinned.run(conn, job.run_id)
+                task = await self.pinned.record(conn, queue.TASKS, trial.task_digest)
+                harness = await self.pinned.record(conn, queue.HARNESSES, cell.harness_digest)
+        return queue.Claimed(job, attempt, trial, cell, run, task, harness)
+
     async def heartbeat_job(self, job_id: str, token: int, lease_secs: float) -> tuple[float, bool]:
+        if self.fast is not None:
+            beat = await self.fast.heartbeat(job_id, token, lease_secs, self.clock())
+            if beat is None:
+                raise LeaseLost(f"job {job_id}: lease lost")
+            return beat
         async with self.engine.begin() as conn:
             return await queue.heartbeat(conn, job_id, token, lease_secs, self.clock())
 
@@ -170,6 +203,15 @@ class Store:
 
     async def complete_job(self, job_id: str, token: int, done: queue.Completion):
         """(attempt row, trial, cell, retry attempt ID or "")."""
+        if self.fast is not None and done.outcome != records.INFRA_FAILED:
+            attempt = await self.fast.complete(job_id, token, done, self.clock())
+            trial = attempt and self.pinned.cached("trial", attempt.trial_id)
+            if trial is not None:
+                return attempt, *trial, ""
+            # Not matched (a repeat, a stale token) or not cached: queue.py says which and why.
+            if attempt is not None:
+                async with self.engine.connect() as conn:
+                    return attempt, *await self.pinned.trial(conn, attempt.trial_id), ""
         async with self.engine.begin() as conn:
             return await queue.complete(conn, self.pinned, job_id, token, done, self.clock())
 
