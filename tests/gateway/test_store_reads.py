@@ -6,7 +6,7 @@ import json
 from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
-from services.store import convert, records
+from services.store import catalog, convert, records
 from services.store.records import PlannedRun
 from services.store.service import Store
 
@@ -58,8 +58,7 @@ async def test_store_reads(database_url, tmp_path):
         [scorer] = await store.list_scorers()
         assert scorer["fingerprint"] == FINGERPRINT and scorer["attempts"] == 12 and scorer["task_count"] == 3
         assert scorer["reward_names"] == ["reward"]
-        assert await store.list_judges() == ([], records and __import__("services.store.catalog",
-                                                                         fromlist=["x"]).JUDGES_NOTE)
+        assert await store.list_judges() == ([], catalog.JUDGES_NOTE)
 
         newest = await store.criterion_table("demo")
         assert [s["run_id"] for s in newest["sources"]] == [new.id, new.id]
