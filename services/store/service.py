@@ -153,7 +153,8 @@ class Store:
 
     async def criterion_table(self, dataset: str, source: str = "") -> dict:
         async with self.sessions() as session:
-            return await criteria.criterion_table(session, dataset, source)
+            return await criteria.criterion_table(session, dataset, source,
+                                                  progress=lambda run_ids: self._progress(session, run_ids))
 
     async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
         now = self.clock()

@@ -6,7 +6,7 @@ import json
 from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
-from services.store import catalog, convert, records
+from services.store import catalog, convert, criteria, records
 from services.store.records import PlannedRun
 from services.store.service import Store
 
@@ -69,6 +69,10 @@ async def test_store_reads(database_url, tmp_path):
         assert [c["best"] for c in overall["cells"]] == [False, False]  # equal values: nothing to beat
         task2 = next(r for r in newest["rows"] if r["criterion"] == "demo/task-2")
         assert [(c["value"], c["best"], c["samples"]) for c in task2["cells"]] == [(0.0, False, 1), (1.0, True, 1)]
+        async with store.sessions() as session:  # the domain code alone counts the same
+            assert await criteria.criterion_table(session, "demo") == newest
+        largest = await store.criterion_table("demo", "largest")
+        assert [s["trials"] for s in largest["sources"]] == [3, 3]
         wall = newest["rows"][-1]
         assert wall["lower_is_better"] and [c["best"] for c in wall["cells"]] == [True, False]
 
