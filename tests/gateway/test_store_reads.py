@@ -59,6 +59,10 @@ async def test_store_reads(database_url, tmp_path):
         assert scorer["fingerprint"] == FINGERPRINT and scorer["attempts"] == 12 and scorer["task_count"] == 3
         assert scorer["reward_names"] == ["reward"]
         assert await store.list_judges() == ([], catalog.JUDGES_NOTE)
+        assert {new.id, old.id} <= set(store._facts)  # settled: kept
+        async with store.sessions() as session:  # the kept facts sum to what the domain code counts afresh
+            assert await catalog.list_scorers(session) == await store.list_scorers()
+            assert await catalog.list_tasks(session, "demo", 10, "") == await store.list_tasks("demo", 10, "")
 
         newest = await store.criterion_table("demo")
         assert [s["run_id"] for s in newest["sources"]] == [new.id, new.id]
