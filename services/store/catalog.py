@@ -74,6 +74,37 @@ async def _uses(session: AsyncSession, column) -> dict[str, dict]:
     return uses
 
 
+#: Columns of an attempt fact: attempts of one run grouped by what the catalog reports.
+FACT = ("run_id", "task_digest", "task_name", "dataset_digest", "dataset_name", "harness_name", "state", "verdict",
+        "fingerprint", "scorer", "judge_model", "score_state", "count", "first_attempt")
+
+
+async def attempt_facts(session: AsyncSession, run_ids: list[str]) -> dict[str, list[tuple]]:
+    """Per run, its attempts counted by task, dataset, harness, state, verdict and scorer (FACT
+    tuples), in one aggregate. What tasks, scorers and judges report is summed from these, so a
+    store can keep the facts of settled runs and count only the runs still going."""
+    facts: dict[str, list[tuple]] = {run_id: [] for run_id in run_ids}
+    if not run_ids:
+        return facts
+    rows = (select(t.Attempt.run_id, t.Trial.task_digest, t.Trial.task_name, t.Cell.dataset_digest,
+                   t.Cell.dataset_name, t.Cell.harness_name, t.Attempt.state, t.Attempt.verdict,
+                   _score_field("scorerFingerprint").label("fingerprint"), _score_field("scorer").label("scorer"),
+                   _score_field("judgeModel").label("judge_model"), _score_field("state").label("score_state"),
+                   t.Attempt.id)
+            .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
+            .where(t.Attempt.run_id.in_(run_ids))).subquery()
+    for row in (await session.execute(_grouped(rows, func.count(), func.min(rows.c.id), skip=("id",)))).all():
+        facts[row[0]].append(tuple(row))
+    return facts
+
+
+async def all_facts(session: AsyncSession, facts_of=None) -> list[tuple]:
+    """Facts of every run; `facts_of(run_ids)` may answer from a cache (default: attempt_facts)."""
+    run_ids = list((await session.execute(select(t.Run.id))).scalars())
+    by_run = await (facts_of or (lambda ids: attempt_facts(session, ids)))(run_ids)
+    return [fact for run_id in run_ids for fact in by_run[run_id]]
+
+
 async def list_datasets(session: AsyncSession) -> list[dict]:
     uses = await _uses(session, t.Cell.dataset_digest)
     query = select(t.Dataset.digest, t.Dataset.dataset_name, t.Dataset.source, t.Dataset.task_digests)
@@ -101,7 +132,8 @@ def _untoken(token: str, parts: int) -> tuple[str, ...]:
     return values
 
 
-async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, page_token: str) -> dict:
+async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, page_token: str,
+                     facts_of=None) -> dict:
     """A dataset's tasks by (name, digest), keyset-paged, with attempt verdict counts."""
     page_size = page_size if 0 < page_size <= 1000 else 200
     dataset = await find_dataset(session, dataset_ref)
@@ -115,13 +147,10 @@ async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, pa
     rows = rows[:page_size]
     tasks = {digest: dict(task_name=name, digest=digest, attempts=0, passed=0, failed=0, errored=0,
                           scorer_fingerprints=set(), harness_names=set()) for digest, name in rows}
-    rows_ = (select(t.Trial.task_digest, t.Cell.harness_name, t.Attempt.verdict,
-                    _score_field("scorerFingerprint").label("fingerprint"))
-             .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
-             .where(t.Cell.dataset_digest == dataset.digest, t.Trial.task_digest.in_(list(tasks)),
-                    t.Attempt.state == "finished")).subquery()
-    stats = _grouped(rows_, func.count())
-    for digest, harness, verdict, fingerprint, count in (await session.execute(stats)).all():
+    for fact in await all_facts(session, facts_of):
+        (_, digest, _, dataset_digest, _, harness, state, verdict, fingerprint, *_, count, _) = fact
+        if dataset_digest != dataset.digest or digest not in tasks or state != "finished":
+            continue
         task = tasks[digest]
         task["attempts"] += count
         if verdict in ("passed", "failed", "errored"):
@@ -139,9 +168,9 @@ async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, pa
 
 async def list_harnesses(session: AsyncSession) -> list[dict]:
     uses = await _uses(session, t.Cell.harness_digest)
+    # Trials, not attempts: the trials table is narrow, so counting it stays cheap on big stores.
     counts = dict((await session.execute(
-        select(t.Cell.harness_digest, func.count()).select_from(t.Attempt)
-        .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
+        select(t.Cell.harness_digest, func.count()).select_from(t.Trial).join(t.Cell, t.Trial.cell_id == t.Cell.id)
         .group_by(t.Cell.harness_digest))).all())
     harnesses = []
     for digest, name, record in (await session.execute(select(t.Harness.digest, t.Harness.harness_name,
@@ -152,24 +181,21 @@ async def list_harnesses(session: AsyncSession) -> list[dict]:
             name=f"harnesses/{digest}", digest=digest, harness_name=name, kind=record.get("kind", ""),
             agent=record.get("agent", ""), agent_version=record.get("agentVersion", ""),
             model=record.get("model", ""), env=list(record.get("env", [])), runs=len(use["runs"]),
-            imports=len(use["imports"]), attempts=counts.get(digest, 0), dataset_names=sorted(use["datasets"]),
+            imports=len(use["imports"]), trials=counts.get(digest, 0), dataset_names=sorted(use["datasets"]),
             last_used_time=use["last"] or None))
     harnesses.sort(key=lambda h: (-(h["last_used_time"] or 0.0), h["harness_name"], h["digest"]))
     return harnesses
 
 
-async def list_scorers(session: AsyncSession) -> list[dict]:
-    """Scorer fingerprints with the tasks they graded (one aggregate over scored attempts)."""
-    rows = (select(_score_field("scorerFingerprint").label("fingerprint"), _score_field("scorer").label("scorer"),
-                   _score_field("judgeModel").label("judge_model"), t.Trial.task_digest, t.Trial.task_name,
-                   t.Cell.dataset_name, t.Attempt.id)
-            .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
-            .where(t.Attempt.score.is_not(None), _score_field("state") == "SCORE_STATE_SCORED")).subquery()
-    query = _grouped(rows, func.count(), func.min(rows.c.id), skip=("id",))
+async def list_scorers(session: AsyncSession, facts_of=None) -> list[dict]:
+    """Scorer fingerprints with the tasks they graded (summed from attempt facts)."""
     scorers: dict[tuple, dict] = {}
     sample: dict[tuple, str] = {}
-    for fp, name, judge_model, task_digest, task_name, dataset_name, count, attempt_id in (
-            await session.execute(query)).all():
+    for fact in await all_facts(session, facts_of):
+        (_, task_digest, task_name, _, dataset_name, _, _, _, fp, name, judge_model, score_state, count,
+         attempt_id) = fact
+        if score_state != "SCORE_STATE_SCORED":
+            continue
         key = (fp or "", name or "", judge_model or "")
         scorer_ = scorers.setdefault(key, dict(fingerprint=key[0], scorer=key[1], judge_model=key[2],
                                                reward_names=[], attempts=0, tasks={}, dataset_names=set()))
@@ -194,13 +220,13 @@ async def list_scorers(session: AsyncSession) -> list[dict]:
     return result
 
 
-async def list_judges(session: AsyncSession) -> tuple[list[dict], str]:
+async def list_judges(session: AsyncSession, facts_of=None) -> tuple[list[dict], str]:
     """HEMRA judges (scorer "judge:<name>") that scored attempts or that runs named."""
-    rows = (select(_score_field("scorer").label("scorer"), _score_field("judgeModel").label("judge_model"))
-            .where(t.Attempt.score.is_not(None), _score_field("scorer").like("judge:%"))).subquery()
-    query = _grouped(rows, func.count())
     judges: dict[str, dict] = {}
-    for name, judge_model, count in (await session.execute(query)).all():
+    for fact in await all_facts(session, facts_of):
+        name, judge_model, count = fact[9] or "", fact[10] or "", fact[12]
+        if not name.startswith("judge:"):
+            continue
         judge = judges.setdefault(name.removeprefix("judge:"), dict(models=set(), attempts=0, run_ids=set()))
         judge["attempts"] += count
         if judge_model:

@@ -10,7 +10,7 @@ how many were left out (nothing graded them); they are never counted as failed."
 
 from collections import defaultdict
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.store import records
@@ -22,26 +22,27 @@ SOURCES = ("newest", "largest")
 SCORED = "SCORE_STATE_SCORED"
 
 
-async def _candidates(session: AsyncSession, digest: str) -> list[dict]:
-    """Every run or import cell on the dataset, with its trial count and whether it is complete."""
+async def _candidates(session: AsyncSession, digest: str, progress) -> list[dict]:
+    """Every run or import cell on the dataset, with its trial count and whether it is complete.
+    `progress(run_ids)` counts runs as records.runs_progress does (the store keeps settled ones)."""
     cells = (await session.execute(
-        select(t.Cell.id, t.Cell.harness_name, t.Cell.model, t.Run.id, t.Run.label, t.Run.kind, t.Run.create_time)
+        select(t.Cell.id, t.Cell.harness_name, t.Cell.model, t.Run.id, t.Run.label, t.Run.kind, t.Run.create_time,
+               t.Cell.position)
         .join(t.Run, t.Cell.run_id == t.Run.id).where(t.Cell.dataset_digest == digest))).all()
-    ids = [c[0] for c in cells]
-    trials = dict((await session.execute(select(t.Trial.cell_id, func.count()).where(t.Trial.cell_id.in_(ids))
-                                         .group_by(t.Trial.cell_id))).all())
-    open_ = dict((await session.execute(
-        select(t.Trial.cell_id, func.count()).select_from(t.Attempt).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
-        .where(t.Trial.cell_id.in_(ids), t.Attempt.state != "finished").group_by(t.Trial.cell_id))).all())
-    return [dict(cell_id=cell_id, harness_name=harness, model=model, run_id=run_id, run_label=label, kind=kind,
-                 create_time=created, trials=trials.get(cell_id, 0), complete=not open_.get(cell_id))
-            for cell_id, harness, model, run_id, label, kind, created in cells]
+    counts = await progress(sorted({c[3] for c in cells}))
+    candidates = []
+    for cell_id, harness, model, run_id, label, kind, created, position in cells:
+        cell = counts[run_id][1].get(cell_id) or {"trials": 0, "queued": 0, "running": 0}
+        candidates.append(dict(cell_id=cell_id, harness_name=harness, model=model, run_id=run_id, run_label=label,
+                               kind=kind, create_time=created, trials=cell["trials"],
+                               complete=not (cell["queued"] or cell["running"]), position=position))
+    return candidates
 
 
 def choose(candidates: list[dict], source: str) -> list[dict]:
-    """One source per harness, harnesses in order of first use."""
+    """One source per harness, harnesses in order of first use (and within a run, as listed)."""
     by_harness: dict[str, list[dict]] = defaultdict(list)
-    for cell in sorted(candidates, key=lambda c: (c["create_time"], c["run_id"], c["cell_id"])):
+    for cell in sorted(candidates, key=lambda c: (c["create_time"], c["run_id"], c["position"])):
         by_harness[cell["harness_name"]].append(cell)
     chosen = []
     for cells in by_harness.values():
@@ -89,7 +90,8 @@ def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool
     cells = [dict(samples=len(v), value=(sum(v) / len(v) if v else 0.0), excluded=x, best=False)
              for v, x in zip(values, excluded)]
     shown = [c["value"] for c in cells if c["samples"]]
-    if shown:
+    # A best needs something to beat: a row of equal values (or of one) marks none.
+    if len(shown) > 1 and max(shown) - min(shown) > 1e-12:
         best = min(shown) if lower_is_better else max(shown)
         for cell in cells:
             cell["best"] = bool(cell["samples"]) and abs(cell["value"] - best) < 1e-12
@@ -131,12 +133,15 @@ def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
     return rows
 
 
-async def criterion_table(session: AsyncSession, dataset_ref: str, source: str = "") -> dict:
+async def criterion_table(session: AsyncSession, dataset_ref: str, source: str = "", progress=None) -> dict:
     source = source or "newest"
     if source not in SOURCES:
         raise InvalidArgument(f"source {source!r}: expected one of {', '.join(SOURCES)}")
     dataset = await find_dataset(session, dataset_ref)
-    sources = choose(await _candidates(session, dataset.digest), source)
+    if progress is None:
+        async def progress(run_ids):
+            return await records.runs_progress(session, run_ids)
+    sources = choose(await _candidates(session, dataset.digest, progress), source)
     attempts = await _latest_attempts(session, [s["cell_id"] for s in sources])
     return dict(dataset_name=dataset.dataset_name, dataset_digest=dataset.digest, source=source,
                 sources=sources, rows=build_rows(sources, attempts) if sources else [])

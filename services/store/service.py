@@ -35,9 +35,10 @@ class Store:
             from services.store.pgqueue import FastQueue
 
             self.fast = FastQueue(db.asyncpg_dsn(engine.url))
-        #: run ID -> (progress, per-cell progress) and run ID -> report, of settled runs only.
+        #: run ID -> (progress, per-cell progress), report and catalog facts, of settled runs only.
         self._settled: dict[str, tuple[dict, dict]] = {}
         self._reports: dict[str, dict] = {}
+        self._facts: dict[str, list[tuple]] = {}
 
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time) -> "Store":
@@ -95,9 +96,11 @@ class Store:
             run = await records.find_run(session, ref)
             if run.id in self._reports:
                 return self._reports[run.id]
+            # Settledness first: a report built after the run was seen settled is final.
+            await self._progress(session, [run.id])
+            settled = run.id in self._settled
             built = await report.build_report(session, run)
-            await self._progress(session, [run.id])  # settles the run when it is
-            if run.id in self._settled:
+            if settled:
                 self._remember(self._reports, run.id, built)
             return built
 
@@ -133,7 +136,7 @@ class Store:
 
     async def list_tasks(self, dataset: str, page_size: int, page_token: str) -> dict:
         async with self.sessions() as session:
-            return await catalog.list_tasks(session, dataset, page_size, page_token)
+            return await catalog.list_tasks(session, dataset, page_size, page_token, self._facts_of(session))
 
     async def list_harnesses(self) -> list[dict]:
         async with self.sessions() as session:
@@ -141,11 +144,28 @@ class Store:
 
     async def list_scorers(self) -> list[dict]:
         async with self.sessions() as session:
-            return await catalog.list_scorers(session)
+            return await catalog.list_scorers(session, self._facts_of(session))
 
     async def list_judges(self) -> tuple[list[dict], str]:
         async with self.sessions() as session:
-            return await catalog.list_judges(session)
+            return await catalog.list_judges(session, self._facts_of(session))
+
+    def _facts_of(self, session):
+        """catalog.attempt_facts, kept for settled runs (their attempts cannot change)."""
+        async def facts_of(run_ids: list[str]) -> dict[str, list[tuple]]:
+            facts = {run_id: self._facts[run_id] for run_id in run_ids if run_id in self._facts}
+            missing = [run_id for run_id in run_ids if run_id not in facts]
+            if missing:
+                # Settledness first: facts read after a run was seen settled are final.
+                await self._progress(session, missing)
+                settled = {run_id for run_id in missing if run_id in self._settled}
+                fresh = await catalog.attempt_facts(session, missing)
+                for run_id, rows in fresh.items():
+                    facts[run_id] = rows
+                    if run_id in settled:
+                        self._remember(self._facts, run_id, rows)
+            return facts
+        return facts_of
 
     async def attempt_usage(self, run: str) -> list[dict]:
         async with self.sessions() as session:
@@ -153,7 +173,8 @@ class Store:
 
     async def criterion_table(self, dataset: str, source: str = "") -> dict:
         async with self.sessions() as session:
-            return await criteria.criterion_table(session, dataset, source)
+            return await criteria.criterion_table(session, dataset, source,
+                                                  progress=lambda run_ids: self._progress(session, run_ids))
 
     async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
         now = self.clock()

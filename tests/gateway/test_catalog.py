@@ -47,7 +47,7 @@ async def test_harnesses(client):
     harnesses = {h["harness_name"]: h for h in (await client.get("/api/harnesses")).json()["harnesses"]}
     assert {"oracle", "nop"} <= set(harnesses)
     oracle = harnesses["oracle"]
-    assert oracle["kind"] == "builtin" and oracle["runs"] >= 1 and oracle["attempts"] > 2
+    assert oracle["kind"] == "builtin" and oracle["runs"] >= 1 and oracle["trials"] > 2
     assert DATASET in oracle["dataset_names"]
 
 
@@ -140,6 +140,9 @@ async def test_huge_event_is_previewed_from_its_first_bytes(gateway_home, tmp_pa
         assert event["seq"] == seq and event["payload_cut"] and event["truncated"]
         assert event["payload_bytes"] == len(huge.encode())
         assert len(event["payload"]) < 1000 and event["payload"].startswith('{"role": "user"')
+        previewed = (await client.get(f"/api/attempts/{attempt}/events/{seq}", params={"preview": 2000})).json()
+        assert previewed["payload"]["role"] == "user" and len(previewed["payload"]["content"]) == 2001
+        assert previewed["truncated"] and not previewed["payload_cut"]
         whole = await client.get(f"/api/attempts/{attempt}/events/{seq}")
         assert whole.json()["payload"]["content"].endswith("END") and not whole.json()["payload_cut"]
         raw = await client.get(f"/api/attempts/{attempt}/events/{seq}/raw")

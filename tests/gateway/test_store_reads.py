@@ -6,7 +6,7 @@ import json
 from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
-from services.store import convert, records
+from services.store import catalog, convert, criteria, records
 from services.store.records import PlannedRun
 from services.store.service import Store
 
@@ -53,13 +53,16 @@ async def test_store_reads(database_url, tmp_path):
         assert [t["task_name"] for t in rest["tasks"]] == ["demo/task-3"] and rest["next_page_token"] == ""
         assert page["tasks"][0]["attempts"] == 4 and page["tasks"][0]["passed"] == 3
         harnesses = {h["harness_name"]: h for h in await store.list_harnesses()}
-        assert harnesses["alpha"]["runs"] == 2 and harnesses["alpha"]["attempts"] == 6
+        assert harnesses["alpha"]["runs"] == 2 and harnesses["alpha"]["trials"] == 6
         assert harnesses["alpha"]["env"] == ["API_KEY"] and harnesses["alpha"]["agent_version"] == "1.0"
         [scorer] = await store.list_scorers()
         assert scorer["fingerprint"] == FINGERPRINT and scorer["attempts"] == 12 and scorer["task_count"] == 3
         assert scorer["reward_names"] == ["reward"]
-        assert await store.list_judges() == ([], records and __import__("services.store.catalog",
-                                                                         fromlist=["x"]).JUDGES_NOTE)
+        assert await store.list_judges() == ([], catalog.JUDGES_NOTE)
+        assert {new.id, old.id} <= set(store._facts)  # settled: kept
+        async with store.sessions() as session:  # the kept facts sum to what the domain code counts afresh
+            fresh = await catalog.list_scorers(session), await catalog.list_tasks(session, "demo", 10, "")
+        assert fresh == (await store.list_scorers(), await store.list_tasks("demo", 10, ""))
 
         newest = await store.criterion_table("demo")
         assert [s["run_id"] for s in newest["sources"]] == [new.id, new.id]
@@ -67,9 +70,14 @@ async def test_store_reads(database_url, tmp_path):
         overall = newest["rows"][0]
         assert overall["criterion"] == "Overall pass rate"
         assert [round(c["value"], 4) for c in overall["cells"]] == [0.6667, 0.6667]
-        assert [c["best"] for c in overall["cells"]] == [True, True]
+        assert [c["best"] for c in overall["cells"]] == [False, False]  # equal values: nothing to beat
         task2 = next(r for r in newest["rows"] if r["criterion"] == "demo/task-2")
         assert [(c["value"], c["best"], c["samples"]) for c in task2["cells"]] == [(0.0, False, 1), (1.0, True, 1)]
+        async with store.sessions() as session:  # the domain code alone counts the same
+            alone = await criteria.criterion_table(session, "demo")
+        assert alone == newest
+        largest = await store.criterion_table("demo", "largest")
+        assert [s["trials"] for s in largest["sources"]] == [3, 3]
         wall = newest["rows"][-1]
         assert wall["lower_is_better"] and [c["best"] for c in wall["cells"]] == [True, False]
 

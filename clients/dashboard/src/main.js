@@ -25,6 +25,12 @@ let current = null; // { route, update(route) -> bool, close() } of the view on 
 const ui = {
   main: (...children) => put(mainEl, ...children),
   crumbs: (...items) => crumbsEl.replaceChildren(...items.flatMap((item, i) => [i ? h('span', { class: 'sep' }, '›') : null, item]).filter(Boolean)),
+  // Draw the view on screen again from fresh data (a run still going refreshes itself).
+  refresh() {
+    if (current && current.close) current.close();
+    current = null;
+    show(parseRoute(location.hash));
+  },
   // Go to a route; `replace` keeps the history short for filters typed or toggled.
   go(route, replace = false) {
     const hash = buildRoute(route);

@@ -757,7 +757,7 @@ class ListHarnessesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class HarnessSummary(_message.Message):
-    __slots__ = ("name", "digest", "harness_name", "kind", "agent", "agent_version", "model", "env", "runs", "imports", "attempts", "dataset_names", "last_used_time")
+    __slots__ = ("name", "digest", "harness_name", "kind", "agent", "agent_version", "model", "env", "runs", "imports", "trials", "dataset_names", "last_used_time")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -768,7 +768,7 @@ class HarnessSummary(_message.Message):
     ENV_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     IMPORTS_FIELD_NUMBER: _ClassVar[int]
-    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
     DATASET_NAMES_FIELD_NUMBER: _ClassVar[int]
     LAST_USED_TIME_FIELD_NUMBER: _ClassVar[int]
     name: str
@@ -781,10 +781,10 @@ class HarnessSummary(_message.Message):
     env: _containers.RepeatedScalarFieldContainer[str]
     runs: int
     imports: int
-    attempts: int
+    trials: int
     dataset_names: _containers.RepeatedScalarFieldContainer[str]
     last_used_time: _timestamp_pb2.Timestamp
-    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., runs: _Optional[int] = ..., imports: _Optional[int] = ..., attempts: _Optional[int] = ..., dataset_names: _Optional[_Iterable[str]] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., runs: _Optional[int] = ..., imports: _Optional[int] = ..., trials: _Optional[int] = ..., dataset_names: _Optional[_Iterable[str]] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListHarnessesResponse(_message.Message):
     __slots__ = ("harnesses",)

@@ -8,6 +8,7 @@ import { rewardsText, verdictTag } from './common.js';
 
 const EVENT_PAGE = 1000;
 const MAX_AUTO_PAGES = 50;
+const MAX_UNTRUNCATED = 64 * 1024 * 1024;
 
 export async function attemptView(route, ui) {
   const id = route.id;
@@ -113,21 +114,26 @@ export async function attemptView(route, ui) {
     detail.hidden = !seq;
     if (!seq) return;
     let event = events.find((e) => e.seq === seq);
-    if (!event) {
+    // A list event whose payload the store cut holds only its first bytes as text: ask for
+    // the event itself, previewed (long strings shortened), so its fields can be laid out.
+    if (!event || event.payload_cut) {
       try { event = await api(`/api/attempts/${id}/events/${seq}?preview=2000`); } catch (err) {
         put(detail, h('p', { class: 'error-box' }, String(err.message))); return;
       }
     }
     const body = h('pre', { class: 'payload' }, prettyLines(event.payload));
-    const loadFull = event.truncated ? h('button', { id: 'load-untruncated', onclick: async () => {
+    // Past this size the page would hold the whole value; such events are shown shortened only.
+    const whole = event.payload_bytes <= MAX_UNTRUNCATED;
+    const loadFull = event.truncated && whole ? h('button', { id: 'load-untruncated', onclick: async () => {
       loadFull.disabled = true;
       const full = await api(`/api/attempts/${id}/events/${seq}`);
       body.textContent = prettyLines(full.payload);
       loadFull.remove();
       note.remove();
     } }, 'Load untruncated') : null;
-    const note = h('p', { class: 'muted' }, event.truncated
-      ? `Long values are shortened for display (${formatNumber(event.payload_bytes)} bytes recorded).` : '');
+    const note = h('p', { class: 'muted', id: 'shortened-note' }, !event.truncated ? ''
+      : whole ? `Long values are shortened for display (${formatNumber(event.payload_bytes)} bytes recorded).`
+        : `This event holds ${formatNumber(event.payload_bytes)} bytes: it is shown shortened only; download it raw to see everything.`);
     put(detail, 
       h('div', { class: 'actions' }, h('strong', {}, `#${event.seq} ${event.type} · ${event.name}`),
         h('button', { onclick: () => ui.go(withParams(route, { event: '' })), 'aria-label': 'close' }, '×')),

@@ -75,10 +75,10 @@ export async function harnessesView(route, ui) {
   const name = route.params.name || '';
   const shown = harnesses.filter((x) => !name || x.harness_name === name);
   ui.main(h('h1', {}, 'Harnesses'), name ? h('p', {}, `Only ${name} · `, h('a', { href: link('harnesses') }, 'all harnesses')) : null,
-    shown.length ? table(['Harness', 'Kind', 'Agent', 'Version', 'Model', 'Env names', 'Runs', 'Imports', 'Attempts', 'Datasets', 'Last used', 'Digest'],
+    shown.length ? table(['Harness', 'Kind', 'Agent', 'Version', 'Model', 'Env names', 'Runs', 'Imports', 'Trials', 'Datasets', 'Last used', 'Digest'],
       shown.map((x) => h('tr', {}, h('td', {}, h('a', { href: link('harnesses', '', { name: x.harness_name }) }, x.harness_name)), h('td', {}, x.kind),
         h('td', {}, x.agent || '–'), h('td', {}, x.agent_version || '–'), h('td', {}, x.model || '–'), h('td', { class: 'mono' }, x.env.join(' ') || '–'),
-        h('td', { class: 'num' }, x.runs), h('td', { class: 'num' }, x.imports), h('td', { class: 'num' }, formatNumber(x.attempts)),
+        h('td', { class: 'num' }, x.runs), h('td', { class: 'num' }, x.imports), h('td', { class: 'num' }, formatNumber(x.trials)),
         h('td', {}, x.dataset_names.map((d, i) => [i ? ', ' : '', h('a', { href: link('dataset', d) }, d)])), h('td', {}, when(x.last_used_time)),
         h('td', { class: 'mono' }, shortDigest(x.digest))))) : empty('No harnesses yet: a run or an import records them.'));
 }

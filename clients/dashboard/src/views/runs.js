@@ -7,6 +7,7 @@ import { histogram, rewardValues, wilson } from '../lib/stats.js';
 import { empty, rewardsText, verdictTag, when } from './common.js';
 
 const ATTEMPT_PAGE = 500;
+const REFRESH_MS = 5000;
 //: Charts read at most this many attempts (the first by ID), and say so.
 const CHART_ATTEMPTS = 5000;
 
@@ -100,10 +101,14 @@ export async function runView(route, ui) {
     body);
   if (tab === 'attempts') return attemptsTab(route, ui, run, body);
   if (tab === 'charts') return chartsTab(run, report, body);
+  // While attempts are queued or running, the report and progress refresh themselves.
+  const going = (p.queued || 0) + (p.running || 0) > 0;
+  const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
   put(body, ...report.datasets.map((d) => h('section', { class: 'dataset' },
     h('h2', {}, h('a', { href: link('dataset', d.dataset_name) }, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(run, d))),
-  h('p', {}, h('a', { class: 'button', href: link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')));
-  return null;
+  h('p', {}, h('a', { class: 'button', href: link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')),
+  going ? h('p', { class: 'muted', id: 'live-note' }, `Attempts are still going: this page refreshes every ${REFRESH_MS / 1000} s.`) : null);
+  return { close() { if (timer) clearTimeout(timer); } };
 }
 
 async function loadAttempts(run, limit) {
