@@ -36,7 +36,7 @@ def test_cli_docker__agent_reaches_only_its_model_and_solves_the_task(agent, age
     with socket.socket() as other:  # a service on the host's loopback that no harness names
         other.bind(("127.0.0.1", 0))
         other.listen()
-        probe = f"(echo > /dev/tcp/127.0.0.1/{other.getsockname()[1]}) 2>/dev/null && echo reached-$((40 + 2))"
+        probe = f"(echo > /dev/tcp/127.0.0.1/{other.getsockname()[1]}) 2>/dev/null && echo reached-$((40 + 2)) || echo blocked-$((1 + 1))"
         model_server.script = parse([{"shell": f"{probe}; {SOLVE}"}, {"text": "Reversed the steps."}])
         attempt = _run_docker(hemra_env, agent_clis, model_server, _workspace(tmp_path, agent), agent,
                               f"docker-{agent}")
@@ -48,7 +48,8 @@ def test_cli_docker__agent_reaches_only_its_model_and_solves_the_task(agent, age
     [call] = _of(attempt, "tool_call", TOOL_CALL[agent])
     assert SOLVE in json.dumps(call["arguments"])
     [result] = _of(attempt, "tool_result", TOOL_CALL[agent])
-    assert result["is_error"] is False and "reached-42" not in json.dumps(result)
+    assert result["is_error"] is False
+    assert "blocked-2" in json.dumps(result) and "reached-42" not in json.dumps(result)
     # Both model calls went through the relay, with the pinned model and the key.
     requests = model_server.model_requests()
     assert [r.path for r in requests] == [API_PATH[agent]] * 2

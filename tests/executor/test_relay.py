@@ -96,6 +96,7 @@ def tcp_line(host: str, port: int, line: str) -> str:
 async def test_relay__declared_endpoint_reached_other_host_ports_not(tmp_path, docker_engine, echo_server,
                                                                    other_port):
     box = await open_relayed(tmp_path, [("127.0.0.1", echo_server)])
+    sockets = box.relay.folder
     try:
         info = docker_engine.api.inspect_container(box.container_id)
         assert info["HostConfig"]["NetworkMode"] == "none"
@@ -111,7 +112,7 @@ async def test_relay__declared_endpoint_reached_other_host_ports_not(tmp_path, d
         assert replaced.exit_code != 0 and b"Read-only file system" in replaced.stderr
     finally:
         await box.teardown()
-    assert box.relay.folder is None
+    assert box.relay.folder is None and not sockets.exists()
 
 
 async def test_relay__host_name_keeps_its_url_and_big_streams_half_close(tmp_path, echo_server):
