@@ -8,6 +8,8 @@ import uuid
 
 import pytest
 
+from hemra.v1 import common_pb2 as pb
+from services.executor.harnesses import driver_for
 from services.executor.sandboxes import SandboxError
 from services.executor.sandboxes.docker import DockerSandbox
 from services.executor.sandboxes.relay import RELAY_INSIDE, endpoint_of, plan
@@ -46,6 +48,40 @@ def test_plan__addresses_the_container_cannot_route_to_are_refused():
         plan([("10.1.2.3", 443)])
     with pytest.raises(SandboxError, match="port is out of range"):
         plan([("localhost", 70000)])
+
+
+# -- What each agent CLI declares -----------------------------------------------------------------
+
+@pytest.mark.parametrize("agent, env, model, expected", [
+    ("claude-code", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123"}, "", [("127.0.0.1", 8123)]),
+    ("claude-code", {}, "", [("api.anthropic.com", 443)]),
+    ("codex", {"OPENAI_BASE_URL": "http://localhost:9000/v1"}, "", [("localhost", 9000)]),
+    ("codex", {}, "", [("api.openai.com", 443)]),
+    ("pi", {"OPENAI_BASE_URL": "https://models.internal:8443/v1"}, "m", [("models.internal", 8443)]),
+    ("pi", {"ANTHROPIC_BASE_URL": "http://[::1]:7000"}, "m", [("::1", 7000)]),
+    ("pi", {}, "anthropic/claude-sonnet-4-5", [("api.anthropic.com", 443)]),
+    ("pi", {}, "mistral/large", []),
+])
+def test_cli_driver__declares_the_endpoints_of_the_urls_it_passes(agent, env, model, expected, monkeypatch):
+    for name in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    harness = pb.Harness(kind="cli", agent=agent, model=model, env=[*env, "ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
+    assert driver_for(harness).endpoints(harness) == expected
+
+
+def test_cli_driver__a_base_url_without_a_host_is_named_in_the_error(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "localhost-without-scheme")
+    harness = pb.Harness(kind="cli", agent="claude-code", env=["ANTHROPIC_BASE_URL"])
+    with pytest.raises(SandboxError, match="ANTHROPIC_BASE_URL: the agent's model URL 'localhost-without-scheme' "
+                                           "names no host"):
+        driver_for(harness).endpoints(harness)
+
+
+def test_other_drivers__declare_no_endpoints():
+    harness = pb.Harness(kind="builtin", harness_name="oracle")
+    assert driver_for(harness).endpoints(harness) == []
 
 
 # -- Through the real engine ----------------------------------------------------------------------
