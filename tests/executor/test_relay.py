@@ -3,14 +3,19 @@
 
 import asyncio
 import hashlib
+import os
 import socket
+import subprocess
+import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 
 from hemra.v1 import common_pb2 as pb
 from services.executor.harnesses import driver_for
 from services.executor.sandboxes import SandboxError
+from services.executor.sandboxes import relay
 from services.executor.sandboxes.docker import DockerSandbox
 from services.executor.sandboxes.relay import RELAY_INSIDE, endpoint_of, plan
 from tests.executor.test_docker_sandbox import make_task
@@ -206,3 +211,17 @@ async def test_relay__no_endpoints_no_relay(tmp_path, docker_engine):
         assert absent.exit_code != 0 and b"No such file or directory" in absent.stderr
     finally:
         await box.teardown()
+
+
+def test_remove_orphans__only_folders_of_executors_that_no_longer_run():
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    dead = Path(tempfile.mkdtemp(prefix=f"{relay.FOLDER_PREFIX}{ended.pid}-"))
+    (dead / "0.sock").write_text("")
+    mine = Path(tempfile.mkdtemp(prefix=f"{relay.FOLDER_PREFIX}{os.getpid()}-"))
+    try:
+        removed = relay.remove_orphans()
+        assert dead in removed and not dead.exists()
+        assert mine not in removed and mine.exists()
+    finally:
+        mine.rmdir()

@@ -28,9 +28,11 @@ def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
 
 
 def remove_orphans() -> list[str]:
-    """Remove what killed executors of this host left in sandbox engines (their containers)."""
-    from services.executor.sandboxes import docker
+    """Remove what killed executors of this host left in sandbox engines (their containers)
+    and on the host (their model relays' sockets folders)."""
+    from services.executor.sandboxes import docker, relay
 
+    relay.remove_orphans()
     return docker.remove_orphans()
 
 

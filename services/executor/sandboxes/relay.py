@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 SOCKETS_INSIDE = "/run/hemra-relay"
 RELAY_INSIDE = "/opt/hemra/relay"
 SCRIPT = Path(__file__).with_name("relay.js")
+#: The host's sockets folders: <temp>/hemra-relay-<executor pid>-<random>.
+FOLDER_PREFIX = "hemra-relay-"
 #: Host names get loopback addresses of their own (127.77.0.1, ...), so two endpoints on one port never collide.
 NAMED_NETWORK = ipaddress.ip_network("127.77.0.0/24")
 CONNECT_TIMEOUT_SECS = 30.0
@@ -141,7 +143,7 @@ class Relay:
                                "(install Node.js)")
         self.node = os.path.realpath(node)
         # Short: a Unix socket's path is limited to 107 bytes.
-        self.folder = Path(tempfile.mkdtemp(prefix="hemra-relay-"))
+        self.folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
         self.folder.chmod(0o755)
         for listener in self.listeners:
             path = self.folder / listener.socket
@@ -222,6 +224,28 @@ class Relay:
                     end.close()
                     with contextlib.suppress(Exception):
                         await end.wait_closed()
+
+
+def remove_orphans() -> list[Path]:
+    """Remove the sockets folders of this host's executors that no longer run (killed ones
+    could not close their relays). Returns the removed folders."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        pid = folder.name.removeprefix(FOLDER_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
