@@ -8,11 +8,12 @@ HEMRA := $(VENV)/bin/hemra
 
 .PHONY: setup demo test protos check-protos bench
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml scripts/setup.sh scripts/setup-docker.sh
 	bash scripts/setup.sh
 	touch $@
 
 setup: $(VENV)/.installed
+	@bash scripts/build-npm.sh
 
 demo: setup
 	$(HEMRA) run -H oracle -H nop -d hemra-offline

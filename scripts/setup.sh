@@ -17,7 +17,11 @@ fi
 
 # The Docker sandbox: an engine, the offline base image and the bundled tasks' FROM.
 if [ "${HEMRA_SKIP_DOCKER_SETUP:-}" = "" ]; then
-  bash scripts/setup-docker.sh
+  if command -v apt-get >/dev/null 2>&1 || docker info >/dev/null 2>&1; then
+    bash scripts/setup-docker.sh
+  else
+    echo "note: no apt-get and no Docker engine here; the docker sandbox needs one (see docs/sandboxes.md)" >&2
+  fi
 fi
 
 # Browser tests of the trace viewer: Debian's chromium driven by playwright-core (npm).
@@ -31,19 +35,7 @@ if [ "${HEMRA_SKIP_BROWSER_SETUP:-}" = "" ]; then
   fi
 fi
 
-# The TypeScript harness client (clients/harness-ts) and its example harness, built with tsc.
-if command -v npm >/dev/null 2>&1; then
-  for pkg in clients/harness-ts examples/harnesses/harnesses/scripted-ts; do
-    if [ ! -d "$pkg/node_modules" ] || [ ! -d "$pkg/dist" ]; then
-      (cd "$pkg" && npm ci --silent --no-audit --no-fund && npm run --silent build)
-    fi
-  done
-fi
-
-# The web dashboard (hemra serve --ui clients/dashboard/dist), built when dist/ is missing.
-if command -v npm >/dev/null 2>&1 && [ ! -f clients/dashboard/dist/index.html ]; then
-  (cd clients/dashboard && npm ci --silent --no-audit --no-fund && npm run build --silent >/dev/null)
-fi
+bash scripts/build-npm.sh
 
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv

@@ -38,8 +38,8 @@ def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "1
     ExecutorService needs the deployment token when one is given.
     """
     workdirs.remove_orphans(home)
-    # The engine's SDK blocks; the executor need not wait for the sweep.
-    threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans").start()
+    # The engine's SDK blocks; nothing waits for the sweep (the next start sweeps again).
+    threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans", daemon=True).start()
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
     server = rpc.new_server(token)

@@ -3,6 +3,7 @@ one container per attempt with its limits and no network, files, timeouts, OOM, 
 
 import asyncio
 import hashlib
+import os
 import socket
 import subprocess
 import sys
@@ -83,7 +84,7 @@ async def test_container__limits_labels_and_no_network(tmp_path, docker_engine):
         assert info["HostConfig"]["NetworkMode"] == "none"
         labels = info["Config"]["Labels"]
         assert labels["hemra.attempt"] == box.attempt_id
-        assert labels["hemra.executor"] == f"{socket.gethostname()}:{__import__('os').getpid()}"
+        assert labels["hemra.executor"] == f"{socket.gethostname()}:{os.getpid()}"
         with socket.socket() as listener:  # a service on the host's loopback stays unreachable
             listener.bind(("127.0.0.1", 0))
             listener.listen()
@@ -92,6 +93,23 @@ async def test_container__limits_labels_and_no_network(tmp_path, docker_engine):
         assert probe.stdout.decode().split() == ["lo"]
     finally:
         await box.teardown()
+
+
+async def test_network__opened_by_the_run_reaches_the_hosts_loopback(tmp_path, docker_engine):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        task, task_dir = make_task(tmp_path)
+        box = DockerSandbox(f"net-{uuid.uuid4().hex[:8]}", task, task_dir, tmp_path / "work", network="host")
+        await box.prepare()
+        try:
+            assert container(docker_engine, box)["HostConfig"]["NetworkMode"] == "host"
+            assert "network_block" not in box.enforces and "network_block" in DockerSandbox.enforces
+            probe = await box.exec(f"(echo > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached")
+            assert probe.stdout == b"reached\n"
+        finally:
+            await box.teardown()
 
 
 async def test_image__cached_by_digest_and_one_build_for_concurrent_attempts(tmp_path, monkeypatch, fresh_images):
@@ -253,7 +271,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     dead.wait()
     host = socket.gethostname()
     made = {}
-    for who, pid in (("dead", dead.pid), ("alive", __import__("os").getppid())):
+    for who, pid in (("dead", dead.pid), ("alive", os.getppid())):
         created = docker_engine.api.create_container(
             "debian:bookworm-slim", entrypoint=["sleep", "infinity"],
             labels={"hemra.attempt": f"orphan-{who}", "hemra.host": host, "hemra.pid": str(pid),

@@ -34,6 +34,8 @@ def test_specs__built_from_the_task(tmp_path):
     assert spec.timeout == 120 + 60 + modal_sandbox.LIFETIME_MARGIN_SECS
     assert spec.tags["hemra.attempt"] == "a-1" and spec.tags["hemra.task"] == task.digest
     assert modal_sandbox.sandbox_spec(task, "a-1", lifetime_secs=10 ** 6).timeout == modal_sandbox.MAX_LIFETIME_SECS
+    assert modal_sandbox.sandbox_spec(task, "a-1", network="none").block_network is True
+    assert modal_sandbox.sandbox_spec(task, "a-1", network="open").block_network is False
 
 
 def test_specs__prebuilt_image_and_unlimited_task(tmp_path):

@@ -139,6 +139,15 @@ def test_resolve__container_sandbox_takes_run_steps_and_network_block(project):
         _resolve(project, sandbox="docker", require=["gpu"])
 
 
+def test_resolve__sandbox_network_checked_against_the_sandbox_and_require(project):
+    assert _resolve(project, sandbox="docker", sandbox_network="host").trials
+    assert _resolve(project, sandbox="docker", sandbox_network="none", require=["network_block"]).trials
+    with pytest.raises(PlanError, match="sandbox.network = 'host' opens the network, but the run requires network_block"):
+        _resolve(project, sandbox="docker", sandbox_network="host", require=["network_block"])
+    with pytest.raises(PlanError, match="sandbox.network = 'none': the host sandbox always shares"):
+        _resolve(project, sandbox="host", sandbox_network="none")
+
+
 def test_resolve__run_in_dockerfile_needs_container(project):
     make_task(project / "ds" / "c", dockerfile="FROM ubuntu\nWORKDIR /app\n\nRUN apt-get install -y gcc\n")
     with pytest.raises(PlanError) as info:

@@ -2,8 +2,8 @@
 
 It has no model. On session/prompt it picks the script of scripts/ whose
 "recognise" phrase appears in the prompt, and plays its steps through the
-client's own methods: "say" as agent_message_chunk updates, "write" with
-fs/write_text_file, "run" with terminal/create and terminal/wait_for_exit,
+client's own methods: "say" as agent_message_chunk updates, "read" with
+fs/read_text_file, "write" with fs/write_text_file, "run" with terminal/create and terminal/wait_for_exit,
 each command announced as a tool_call and first put to the client with
 session/request_permission. A refused command is skipped; a failed one ends
 the turn. session/cancel kills the running command and ends the turn with
@@ -78,6 +78,13 @@ def play(conn: Connection, session_id: str, prompt: str, scripts: Path) -> str:
             return "cancelled"
         if "say" in step:
             say(step["say"])
+        if "read" in step:
+            call = f"read-{number}"
+            conn.update(session_id, {"sessionUpdate": "tool_call", "toolCallId": call, "title": f"Read {step['read']}",
+                                     "kind": "read", "status": "in_progress", "rawInput": {"path": step["read"]}})
+            content = conn.request("fs/read_text_file", {"sessionId": session_id, "path": step["read"]})["content"]
+            conn.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed",
+                                     "content": [{"type": "content", "content": {"type": "text", "text": content}}]})
         if "write" in step:
             call = f"write-{number}"
             content = (script["folder"] / step["from"]).read_text(encoding="utf-8")

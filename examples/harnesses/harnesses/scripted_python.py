@@ -2,8 +2,9 @@
 
 It has no model: for each task it carries a script, scripts/<task>/steps.json,
 a list of steps it replays through the harness protocol. A step may say
-something (a message event), run a command in the sandbox (RunCommand), or
-write a file of the script's folder into the sandbox (WriteFiles). A task
+something (a message event), read a sandbox file (ReadFile), run a command in
+the sandbox (RunCommand), or write a file of the script's folder into the
+sandbox (WriteFiles). A task
 without a script, or a step that fails, ends the attempt as failed, with why.
 """
 
@@ -30,6 +31,9 @@ async def run_step(session: HarnessSession, folder: Path, number: int, step: dic
     """Play one step; the reason it failed, or None."""
     if "say" in step:
         await session.emit("message", "assistant", role="assistant", text=step["say"])
+    if "read" in step:
+        content = await session.read_file(step["read"])
+        await session.emit("tool_call", "read_file", path=step["read"], bytes=len(content))
     if "write" in step:
         content = (folder / step["from"]).read_bytes()
         await session.write_file(step["write"], content, executable=bool(step.get("executable")))

@@ -34,7 +34,7 @@ from services.executor.events import event, text
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.harnesses.cli import install
-from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, TOOLS_MOUNT
+from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, DEFAULT_PATH, TOOLS_MOUNT
 from services.executor.sandboxes import SandboxError
 
 PROTOCOL_VERSION = 1
@@ -82,20 +82,22 @@ class AcpDriver(HarnessDriver):
             if not folder.is_dir():
                 raise SandboxError(f"harness {harness.harness_name}: its folder {folder} is gone")
             return {HARNESS_MOUNT: str(folder)}
-        folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version)
+        # JavaScript agents bring the host's node along: task images rarely have one.
+        folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version, True)
         return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder)}
 
     async def run(self, trial: TrialContext) -> HarnessResult:
         config = settings(trial.harness)
+        path = dict(trial.task.environment.env).get("PATH", DEFAULT_PATH)
         if config.command:
             argv, cwd, version = config.command, HARNESS_MOUNT, ""
         else:
-            name = _tool_name(config.package)
-            folder = Path((await self.mounts(trial.harness))[f"{TOOLS_MOUNT}/{name}"])
-            argv = [f"{TOOLS_MOUNT}/{name}/node_modules/.bin/{_bin_name(folder, config.package)}"]
-            cwd, version = "", _installed_version(folder, config.package)
+            root = f"{TOOLS_MOUNT}/{_tool_name(config.package)}"
+            folder = Path((await self.mounts(trial.harness))[root])
+            argv = [f"{root}/node_modules/.bin/{_bin_name(folder, config.package)}"]
+            cwd, version, path = "", _installed_version(folder, config.package), f"{root}/node/bin:{path}"
         session = Session(trial, config)
-        return await session.run(argv, cwd, version)
+        return await session.run(argv, cwd, version, path)
 
 
 class Session:
@@ -117,15 +119,16 @@ class Session:
         self._tools: dict[str, dict] = {}
         self._handlers: set[asyncio.Task] = set()
         self.terminals: dict[str, Terminal] = {}
+        self.terminal_ids = itertools.count(1)
         self.process: asyncio.Task | None = None
         self.agent_version = ""
 
     # -- the process ------------------------------------------------------------------------------
 
-    async def run(self, argv: list[str], cwd: str, version: str) -> HarnessResult:
+    async def run(self, argv: list[str], cwd: str, version: str, path: str) -> HarnessResult:
         trial = self.trial
         passed = envtemplate.pass_through(trial.harness.env)
-        env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, **passed}
+        env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, "PATH": path, "HEMRA_MODEL": trial.model, **passed}
         await trial.events.emit(event("status", "start", command=argv, env_names=sorted(passed),
                                       permission=self.config.permission))
         budget = trial.timeout + CANCEL_GRACE_SECS + EXIT_GRACE_SECS
@@ -157,8 +160,13 @@ class Session:
             created = await self.request("session/new", {"cwd": trial.task.environment.workdir or "/",
                                                          "mcpServers": []})
             session_id = created["sessionId"]
+            offered = [m.get("modelId") for m in (created.get("models") or {}).get("availableModels") or []]
+            if trial.model and trial.model in offered:  # unstable in ACP v1: only when the agent lists it
+                await self.request("session/set_model", {"sessionId": session_id, "modelId": trial.model})
             await trial.events.emit(event("status", "session", session_id=session_id,
-                                          modes=(created.get("modes") or {}).get("availableModes") or []))
+                                          modes=[m.get("id") for m in (created.get("modes") or {}).get(
+                                              "availableModes") or []],
+                                          models=offered, model_set=bool(trial.model and trial.model in offered)))
             prompt = [{"type": "text", "text": trial.task.instruction}]
             answered = await self.start_request("session/prompt", {"sessionId": session_id, "prompt": prompt})
             try:
@@ -220,6 +228,9 @@ class Session:
         done, _ = await asyncio.wait({self.process}, timeout=EXIT_GRACE_SECS)
         if not done:
             self.process.cancel()
+        if self._partial:  # a last line without its newline
+            line, self._partial = self._partial, b""
+            await self._receive(line)
         try:
             result = await self.process
             await self.trial.events.emit(event("status", "exit", result.duration, exit_code=result.exit_code,
@@ -322,6 +333,9 @@ class Session:
         except (KeyError, TypeError, ValueError) as exc:
             reply = {"jsonrpc": "2.0", "id": message["id"],
                      "error": {"code": _INVALID_PARAMS, "message": f"invalid params for {method}: {exc!r}"}}
+        except Exception as exc:  # whatever broke, the agent must not wait for an answer forever
+            reply = {"jsonrpc": "2.0", "id": message["id"],
+                     "error": {"code": _INTERNAL, "message": f"{method} failed: {exc}"}}
         await self._send(reply)
 
     def _log(self, direction: str, message: dict) -> None:
@@ -478,7 +492,7 @@ async def _terminal_create(session: Session, params: dict) -> dict:
     env = {e["name"]: e["value"] for e in params.get("env") or []}
     terminal = Terminal(session, command, params.get("cwd") or "", env,
                         int(params.get("outputByteLimit") or TERMINAL_OUTPUT_BYTES))
-    terminal_id = f"term-{len(session.terminals) + 1}"
+    terminal_id = f"term-{next(session.terminal_ids)}"
     session.terminals[terminal_id] = terminal
     return {"terminalId": terminal_id}
 
@@ -521,20 +535,23 @@ def _relay_script(argv: list[str]) -> str:
     """Bash that feeds /tmp/hemra-acp/in/<n> to the agent's stdin, in order, until in/close appears.
 
     A message file counts once it is whole: not empty and ending in a newline
-    (each message is one line), so a file caught half-written waits a poll."""
+    (each message is one line), so a file caught half-written waits a poll.
+    It polls every 20 ms, and every 100 ms after a second without messages."""
     return f"""set -u
 CH={CHANNEL}
 mkdir -p "$CH/in" {AGENT_HOME} {AGENT_TMP} && mkfifo "$CH/stdin" || exit 125
 relay() {{
-  local n=1 f
+  local n=1 idle=0 f
   while :; do
     printf -v f '%s/in/%08d' "$CH" "$n"
     if [ -s "$f" ] && [ -z "$(tail -c 1 "$f")" ]; then
-      cat "$f" && rm -f "$f" && n=$((n + 1)) || return
+      cat "$f" && rm -f "$f" && n=$((n + 1)) && idle=0 || return
     elif [ -e "$CH/in/close" ]; then
       return
+    elif [ "$idle" -lt 50 ]; then
+      sleep 0.02; idle=$((idle + 1))
     else
-      sleep 0.02
+      sleep 0.1
     fi
   done
 }}

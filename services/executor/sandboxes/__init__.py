@@ -4,14 +4,16 @@ from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, Sand
 
 
 def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
-                 mounts: dict[str, str] | None = None,
+                 mounts: dict[str, str] | None = None, network: str = "",
                  endpoints: list[tuple[str, int]] | None = None) -> Sandbox:
     """A sandbox of `kind` for one attempt (not yet prepared). Vendor SDKs load lazily.
 
     `mounts` maps sandbox paths to host folders shown read-only inside (e.g. an
-    agent CLI installed once in a cached tool folder). `endpoints` are the (host,
+    agent CLI installed once in a cached tool folder). `network` is the run's
+    `[sandbox] network` ("" and "none": no network), for container sandboxes;
+    the planner has checked it against `require`. `endpoints` are the (host,
     port) pairs the harness's agent must reach from inside (its model APIs): a
-    sandbox without a network relays exactly those (see relay.py)."""
+    container without the host's network relays exactly those (see relay.py)."""
     if kind == "host":
         from services.executor.sandboxes.host import HostSandbox
 
@@ -19,11 +21,11 @@ def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
     if kind == "docker":
         from services.executor.sandboxes.docker import DockerSandbox
 
-        return DockerSandbox(attempt_id, task, task_dir, work_root, mounts, endpoints)
+        return DockerSandbox(attempt_id, task, task_dir, work_root, mounts, network, endpoints)
     if kind == "modal":
         from services.executor.sandboxes.modal import ModalSandbox
 
-        return ModalSandbox(attempt_id, task, task_dir, work_root, mounts, endpoints=endpoints)
+        return ModalSandbox(attempt_id, task, task_dir, work_root, mounts, network, endpoints=endpoints)
     raise SandboxError(f"sandbox {kind!r} is not available on this executor")
 
 

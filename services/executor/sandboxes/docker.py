@@ -209,18 +209,25 @@ class DockerSandbox(Sandbox):
     enforces = ENFORCES["docker"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, endpoints=None):
+                 mounts: dict[str, str] | None = None, network: str = "", endpoints=None):
         self.attempt_id = attempt_id
         self.task = task
         self.task_dir = task_dir
         self.folder = work_root / attempt_id
         self.workdir = task.environment.workdir or "/"
         self.mounts = dict(mounts or {})
+        #: "none" unless the run opened it ([sandbox] network): then it enforces no network_block.
+        self.network = network or "none"
+        if self.network != "none":
+            self.enforces = ENFORCES["docker"] - {"network_block"}
         self.container_id = ""
         self.started = 0.0
         self._failed_commands = 0
-        #: The only way out of the container: to the harness's model endpoints (relay.py).
-        self.relay = Relay(endpoints)
+        #: The only way out of a closed container: to the harness's model endpoints (relay.py).
+        #: A container on the host's network reaches them itself (and the relay could not
+        #: listen on their ports there).
+        self.relay = Relay(endpoints if self.network != "host" and not self.network.startswith("container:")
+                           else ())
 
     # --- life cycle -------------------------------------------------------
     async def prepare(self) -> None:
@@ -247,7 +254,7 @@ class DockerSandbox(Sandbox):
         binds.update({host: {"bind": inside, "mode": "ro"} for inside, host in self.mounts.items()})
         binds.update(self.relay.binds())
         host_config = api.create_host_config(
-            binds=binds, network_mode="none", init=True, pids_limit=4096,
+            binds=binds, network_mode=self.network, init=True, pids_limit=4096,
             extra_hosts=self.relay.extra_hosts() or None,
             nano_cpus=int(env.cpus * 1e9) if env.cpus > 0 else None,
             mem_limit=f"{env.memory_mb}m" if env.memory_mb > 0 else None,
@@ -293,7 +300,6 @@ class DockerSandbox(Sandbox):
             thread = threading.Thread(target=_remove, args=(container_id, self.folder), name="hemra-docker-rm")
             _removals.add(thread)
             thread.start()
-
 
     async def oom_kills(self) -> int:
         # A process killed for memory makes some command fail; without one, nothing to look up.
@@ -506,15 +512,21 @@ class _Stream:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
 
+        def post(item) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is closed: nobody waits for this command any more
+                pass
+
         def pump():
             try:
                 for out, err in open_stream():
                     for name, chunk in (("stdout", out), ("stderr", err)):
                         if chunk:
-                            loop.call_soon_threadsafe(queue.put_nowait, (name, chunk))
-                loop.call_soon_threadsafe(queue.put_nowait, None)
+                            post((name, chunk))
+                post(None)
             except Exception as exc:  # the engine went away mid-command
-                loop.call_soon_threadsafe(queue.put_nowait, exc)
+                post(exc)
 
         threading.Thread(target=pump, daemon=True, name="hemra-docker-exec").start()
         return asyncio.ensure_future(self._drain(queue))

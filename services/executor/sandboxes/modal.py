@@ -74,13 +74,14 @@ def image_spec(task, task_dir: Path, mounts: dict[str, str] | None = None) -> Im
     raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
 
 
-def sandbox_spec(task, attempt_id: str, lifetime_secs: float | None = None) -> SandboxSpec:
+def sandbox_spec(task, attempt_id: str, lifetime_secs: float | None = None, network: str = "") -> SandboxSpec:
+    """`network` is the run's [sandbox] network: "" and "none" block it, anything else opens it."""
     env = task.environment
     if lifetime_secs is None:
         agent = task.agent_timeout.ToNanoseconds() / 1e9 or DEFAULT_AGENT_SECS
         lifetime_secs = agent + task.verifier_timeout.ToNanoseconds() / 1e9
     return SandboxSpec(
-        cpu=env.cpus or None, memory=env.memory_mb or None,
+        cpu=env.cpus or None, memory=env.memory_mb or None, block_network=network in ("", "none"),
         timeout=min(MAX_LIFETIME_SECS, math.ceil(lifetime_secs) + LIFETIME_MARGIN_SECS),
         workdir=env.workdir or "/", env=dict(env.env),
         tags={"hemra.attempt": attempt_id, "hemra.task": task.digest,
@@ -113,19 +114,20 @@ class ModalSandbox(Sandbox):
     enforces = ENFORCES["modal"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, lifetime_secs: float | None = None, endpoints=None):
+                 mounts: dict[str, str] | None = None, network: str = "", lifetime_secs: float | None = None,
+                 endpoints=None):
         self.attempt_id = attempt_id
-        # Not relayed yet: the sandbox blocks all network, so an agent inside cannot reach
+        # Not relayed yet: a sandbox that blocks the network leaves an agent inside without
         # its model. (Modal can allow egress to chosen CIDRs, `cidr_allowlist`; not used yet.)
         self.endpoints = list(endpoints or ())
         self.task = task
         self.image = image_spec(task, task_dir, mounts)
-        self.spec = sandbox_spec(task, attempt_id, lifetime_secs)
+        self.spec = sandbox_spec(task, attempt_id, lifetime_secs, network)
         self.box = None
         self._modal = None
 
     async def prepare(self) -> None:
-        if self.endpoints:
+        if self.endpoints and self.spec.block_network:
             logger.warning("the modal sandbox does not relay model endpoints yet; the agent cannot reach %s",
                            ", ".join(f"{host}:{port}" for host, port in self.endpoints))
         modal = self._modal = _load_modal()

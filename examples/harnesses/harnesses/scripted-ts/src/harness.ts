@@ -3,8 +3,9 @@
  *
  * It has no model: for each task it carries a script, ../scripts/<task>/steps.json,
  * a list of steps it replays through the harness protocol. A step may say
- * something (a message event), run a command in the sandbox (runCommand), or
- * write a file of the script's folder into the sandbox (writeFiles). A task
+ * something (a message event), read a sandbox file (readFile), run a command in
+ * the sandbox (runCommand), or write a file of the script's folder into the
+ * sandbox (writeFiles). A task
  * without a script, or a step that fails, ends the attempt as failed, with why.
  */
 
@@ -18,6 +19,7 @@ const SCRIPTS = fileURLToPath(new URL("../../scripts", import.meta.url));
 
 interface Step {
   say?: string;
+  read?: string;
   run?: string;
   write?: string;
   from?: string;
@@ -43,6 +45,10 @@ function known(): string[] {
 async function runStep(client: HarnessClient, folder: string, number: number, step: Step): Promise<string | null> {
   if (step.say !== undefined) {
     await client.emitEvents([{ type: "message", name: "assistant", payload: { role: "assistant", text: step.say } }]);
+  }
+  if (step.read !== undefined) {
+    const content = await client.readFile(step.read);
+    await client.emitEvents([{ type: "tool_call", name: "read_file", payload: { path: step.read, bytes: content.length } }]);
   }
   if (step.write !== undefined && step.from !== undefined) {
     const content = readFileSync(join(folder, step.from));
