@@ -202,6 +202,15 @@ async def test_relay__endpoint_down_closes_the_agents_connection(tmp_path, other
         await box.teardown()
 
 
+def test_relay__not_started_on_the_hosts_network(tmp_path):
+    """There the agent reaches its endpoints itself (and their ports are taken on loopback)."""
+    task, task_dir = make_task(tmp_path)
+    endpoints = [("127.0.0.1", 8123)]
+    on_host = DockerSandbox("h-1", task, task_dir, tmp_path / "work", network="host", endpoints=endpoints)
+    closed = DockerSandbox("h-2", task, task_dir, tmp_path / "work", endpoints=endpoints)
+    assert on_host.relay.endpoints == [] and closed.relay.endpoints == endpoints
+
+
 async def test_relay__no_endpoints_no_relay(tmp_path, docker_engine):
     box = await open_relayed(tmp_path, [])
     try:
