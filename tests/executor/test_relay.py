@@ -190,6 +190,28 @@ async def test_relay__concurrent_connections_and_restart(tmp_path, echo_server):
         await box.teardown()
 
 
+async def test_relay__ipv6_loopback_endpoint(tmp_path):
+    """The engine gives containers no IPv6; the relay turns it on for their loopback only."""
+    async def serve(reader, writer):
+        writer.write(b"v6:" + await reader.readline())
+        await writer.drain()
+        writer.close()
+
+    try:
+        server = await asyncio.start_server(serve, "::1", 0)
+    except OSError as exc:
+        pytest.skip(f"this host has no IPv6 loopback to serve on: {exc}")
+    port = server.sockets[0].getsockname()[1]
+    box = await open_relayed(tmp_path, [("::1", port)])
+    try:
+        reached = await box.exec(tcp_line("::1", port, "ping"), timeout=30)
+        assert reached.stdout.decode() == "v6:ping\n", reached.stderr
+        assert (await box.exec("ls /sys/class/net", timeout=30)).stdout.decode().split() == ["lo"]
+    finally:
+        await box.teardown()
+        server.close()
+
+
 async def test_relay__endpoint_down_closes_the_agents_connection(tmp_path, other_port):
     with socket.socket() as gone:  # a port nothing listens on
         gone.bind(("127.0.0.1", 0))

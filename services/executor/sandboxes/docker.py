@@ -255,7 +255,7 @@ class DockerSandbox(Sandbox):
         binds.update(self.relay.binds())
         host_config = api.create_host_config(
             binds=binds, network_mode=self.network, init=True, pids_limit=4096,
-            extra_hosts=self.relay.extra_hosts() or None,
+            extra_hosts=self.relay.extra_hosts() or None, sysctls=self.relay.sysctls() or None,
             nano_cpus=int(env.cpus * 1e9) if env.cpus > 0 else None,
             mem_limit=f"{env.memory_mb}m" if env.memory_mb > 0 else None,
             # No swap: a task over its memory limit is OOM-killed, not slowed down.

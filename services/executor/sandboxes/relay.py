@@ -164,6 +164,13 @@ class Relay:
         """Host names the container resolves to their relay's loopback address."""
         return {item.host: item.addresses[0] for item in self.listeners if item.named}
 
+    def sysctls(self) -> dict[str, str]:
+        """Kernel settings of the container's network namespace: IPv6 on its loopback (off by
+        default where the engine has no IPv6) when an endpoint is served at ::1."""
+        if any("::1" in item.addresses for item in self.listeners):
+            return {"net.ipv6.conf.lo.disable_ipv6": "0"}
+        return {}
+
     def launch(self, api, container_id: str) -> None:
         """Start the relay in the running container and wait until it listens (blocking).
 
