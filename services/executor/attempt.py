@@ -87,7 +87,8 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         task_dir = await deps.cache.folder(job.task)
         driver = driver_for(job.harness)
         sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root,
-                               mounts=await driver.mounts(job.harness), network=job.spec.sandbox_network)
+                               mounts=await driver.mounts(job.harness), network=job.spec.sandbox_network,
+                               endpoints=driver.endpoints(job.harness))
         await sandbox.prepare()
         await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
         result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)

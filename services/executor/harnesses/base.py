@@ -41,6 +41,13 @@ class HarnessDriver(abc.ABC):
         SandboxError when that fails (an infrastructure failure)."""
         return {}
 
+    def endpoints(self, harness) -> list[tuple[str, int]]:
+        """The (host, port) pairs the harness must reach from inside the sandbox (its model APIs).
+
+        A sandbox without a network relays exactly these (services/executor/sandboxes/relay.py);
+        the default is none: harnesses that run on the host call their models from there."""
+        return []
+
     @abc.abstractmethod
     async def run(self, trial: TrialContext) -> HarnessResult:
         """Work the trial until the harness ends or `trial.timeout` passes.

@@ -31,6 +31,7 @@ import uuid
 from pathlib import Path
 
 from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
+from services.executor.sandboxes.relay import Relay
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +209,7 @@ class DockerSandbox(Sandbox):
     enforces = ENFORCES["docker"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, network: str = ""):
+                 mounts: dict[str, str] | None = None, network: str = "", endpoints=None):
         self.attempt_id = attempt_id
         self.task = task
         self.task_dir = task_dir
@@ -222,12 +223,19 @@ class DockerSandbox(Sandbox):
         self.container_id = ""
         self.started = 0.0
         self._failed_commands = 0
+        #: The only way out of a closed container: to the harness's model endpoints (relay.py).
+        #: A container on the host's network reaches them itself (and the relay could not
+        #: listen on their ports there).
+        self.relay = Relay(endpoints if self.network != "host" and not self.network.startswith("container:")
+                           else ())
 
     # --- life cycle -------------------------------------------------------
     async def prepare(self) -> None:
         await asyncio.to_thread(self._prepare_folder)
         image = await asyncio.to_thread(ensure_image, self.task, self.task_dir)
+        await self.relay.open()
         await asyncio.to_thread(self._start, image)
+        await asyncio.to_thread(self._launch_relay)
 
     def _prepare_folder(self) -> None:
         if self.folder.exists():
@@ -244,8 +252,10 @@ class DockerSandbox(Sandbox):
         env = self.task.environment
         binds = {str(self.folder / top.lstrip("/")): {"bind": top, "mode": "rw"} for top in BOUND}
         binds.update({host: {"bind": inside, "mode": "ro"} for inside, host in self.mounts.items()})
+        binds.update(self.relay.binds())
         host_config = api.create_host_config(
             binds=binds, network_mode=self.network, init=True, pids_limit=4096,
+            extra_hosts=self.relay.extra_hosts() or None, sysctls=self.relay.sysctls() or None,
             nano_cpus=int(env.cpus * 1e9) if env.cpus > 0 else None,
             mem_limit=f"{env.memory_mb}m" if env.memory_mb > 0 else None,
             # No swap: a task over its memory limit is OOM-killed, not slowed down.
@@ -262,6 +272,13 @@ class DockerSandbox(Sandbox):
         except _errors().APIError as exc:
             raise SandboxError(f"cannot start a container of {image}: {exc.explanation or exc}") from None
 
+    def _launch_relay(self) -> None:
+        try:
+            self.relay.launch(client().api, self.container_id)
+        except _errors().APIError as exc:
+            raise SandboxError(f"cannot start the model relay in container {self.container_id[:12]}: "
+                               f"{exc.explanation or exc}") from None
+
     async def kill(self) -> None:
         if self.container_id:
             await asyncio.to_thread(self._kill_container)
@@ -277,6 +294,7 @@ class DockerSandbox(Sandbox):
         attempt's result is already kept, and the next attempt need not wait. The thread is
         not a daemon, so the process finishes the removal before it exits; after kill -9 the
         next executor removes the orphan."""
+        await self.relay.close()
         container_id, self.container_id = self.container_id, ""
         if container_id or self.folder.exists():
             thread = threading.Thread(target=_remove, args=(container_id, self.folder), name="hemra-docker-rm")
@@ -352,7 +370,8 @@ class DockerSandbox(Sandbox):
     def _restart(self) -> None:
         try:
             client().api.restart(self.container_id, timeout=0)
-        except _errors().APIError as exc:
+            self._launch_relay()  # the restart ended it
+        except (_errors().APIError, SandboxError) as exc:
             logger.warning("could not restart container %s: %s", self.container_id[:12], exc)
 
     # --- files ------------------------------------------------------------

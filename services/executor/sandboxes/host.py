@@ -37,7 +37,8 @@ class HostSandbox(Sandbox):
     enforces = ENFORCES["host"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None):
+                 mounts: dict[str, str] | None = None, endpoints=None):
+        # `endpoints` need no relay here: the sandbox shares the host's network.
         self.task = task
         self.task_dir = task_dir
         self.folder = work_root / attempt_id

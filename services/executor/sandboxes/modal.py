@@ -8,6 +8,7 @@ MODAL_TOKEN_ID and MODAL_TOKEN_SECRET are set. The SDK is imported on first use.
 """
 
 import asyncio
+import logging
 import math
 import os
 import shlex
@@ -19,6 +20,8 @@ from pathlib import Path
 
 from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.docker import KILL_MARKED, MARKER_VAR
+
+logger = logging.getLogger(__name__)
 
 APP_NAME = "hemra"
 CREDENTIALS = ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")
@@ -111,8 +114,12 @@ class ModalSandbox(Sandbox):
     enforces = ENFORCES["modal"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, network: str = "", lifetime_secs: float | None = None):
+                 mounts: dict[str, str] | None = None, network: str = "", lifetime_secs: float | None = None,
+                 endpoints=None):
         self.attempt_id = attempt_id
+        # Not relayed yet: a sandbox that blocks the network leaves an agent inside without
+        # its model. (Modal can allow egress to chosen CIDRs, `cidr_allowlist`; not used yet.)
+        self.endpoints = list(endpoints or ())
         self.task = task
         self.image = image_spec(task, task_dir, mounts)
         self.spec = sandbox_spec(task, attempt_id, lifetime_secs, network)
@@ -120,6 +127,9 @@ class ModalSandbox(Sandbox):
         self._modal = None
 
     async def prepare(self) -> None:
+        if self.endpoints and self.spec.block_network:
+            logger.warning("the modal sandbox does not relay model endpoints yet; the agent cannot reach %s",
+                           ", ".join(f"{host}:{port}" for host, port in self.endpoints))
         modal = self._modal = _load_modal()
         try:
             app = await modal.App.lookup.aio(APP_NAME, create_if_missing=True)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from services.executor.events import event
 from services.executor.harnesses.cli.base import MAX_RETRIES, CliDriver, Stream
 
+ANTHROPIC_URL = "https://api.anthropic.com"
+
 
 @dataclass
 class ClaudeStream(Stream):
@@ -88,6 +90,11 @@ class ClaudeStream(Stream):
 
 class ClaudeCodeDriver(CliDriver):
     agent, package, binary = "claude-code", "@anthropic-ai/claude-code", "claude"
+
+    def base_urls(self, passed, model):
+        if "ANTHROPIC_BASE_URL" in passed:
+            return {"ANTHROPIC_BASE_URL": passed["ANTHROPIC_BASE_URL"]}
+        return {"Anthropic's API": ANTHROPIC_URL}
 
     def command(self, trial, passed):
         model = ["--model", trial.model] if trial.model else []

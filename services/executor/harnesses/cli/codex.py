@@ -77,6 +77,11 @@ def _arguments(item: dict) -> dict:
 class CodexDriver(CliDriver):
     agent, package, binary = "codex", "@openai/codex", "codex"
 
+    def base_urls(self, passed, model):
+        if passed.get("OPENAI_BASE_URL"):
+            return {"OPENAI_BASE_URL": passed["OPENAI_BASE_URL"]}
+        return {"OpenAI's API": OPENAI_URL}
+
     def command(self, trial, passed):
         key = next((name for name in ("OPENAI_API_KEY", "CODEX_API_KEY") if name in trial.harness.env),
                    "OPENAI_API_KEY")

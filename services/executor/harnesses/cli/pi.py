@@ -15,6 +15,8 @@ from services.executor.events import event
 from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
 
 PROVIDER = "hemra"
+#: Where pi's built-in providers send a "provider/model" (those relayed from network-less sandboxes).
+BUILTIN_URLS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 
 
 @dataclass
@@ -87,6 +89,14 @@ class PiDriver(CliDriver):
             return {"baseUrl": passed["ANTHROPIC_BASE_URL"], "api": "anthropic-messages",
                     "apiKey": "ANTHROPIC_API_KEY"}
         return None
+
+    def base_urls(self, passed, model):
+        provider = self._provider(passed)
+        if provider:
+            name = "OPENAI_BASE_URL" if provider["api"] == "openai-completions" else "ANTHROPIC_BASE_URL"
+            return {name: provider["baseUrl"]}
+        builtin = model.split("/", 1)[0] if "/" in model else ""
+        return {f"pi's {builtin} provider": BUILTIN_URLS[builtin]} if builtin in BUILTIN_URLS else {}
 
     def command(self, trial, passed):
         if self._provider(passed):
