@@ -1,4 +1,4 @@
-"""Agent CLIs in the Docker sandbox: the real Claude Code (and pi) run inside a container
+"""Agent CLIs in the Docker sandbox: the real Claude Code, Codex and pi run inside a container
 with no network, reach the scripted model server on the host's loopback through HEMRA's
 model relay, and solve a bundled task; nothing else is reachable from inside."""
 
@@ -30,7 +30,7 @@ def _run_docker(hemra_env, tools, server, workspace, agent: str, label: str) -> 
     return attempt
 
 
-@pytest.mark.parametrize("agent", ["claude-code", "pi"])
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
 def test_cli_docker__agent_reaches_only_its_model_and_solves_the_task(agent, agent_clis, model_server, hemra_env,
                                                                      tmp_path):
     with socket.socket() as other:  # a service on the host's loopback that no harness names

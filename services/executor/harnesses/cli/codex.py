@@ -9,12 +9,17 @@ agent's own sandbox is bypassed because it already runs inside HEMRA's.
 """
 
 import json
+import platform
 from dataclasses import dataclass, field
 
 from services.executor.events import event
 from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
 
 OPENAI_URL = "https://api.openai.com/v1"
+#: The npm package's launcher is a node script that execs a static (musl) binary
+#: from a per-platform package; running that binary directly needs no node in the image.
+_NATIVE = {"x86_64": ("codex-linux-x64", "x86_64-unknown-linux-musl"),
+           "aarch64": ("codex-linux-arm64", "aarch64-unknown-linux-musl")}
 #: Item types that are the agent acting (tool calls), as opposed to talking.
 _TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call")
 
@@ -77,6 +82,11 @@ def _arguments(item: dict) -> dict:
 class CodexDriver(CliDriver):
     agent, package, binary = "codex", "@openai/codex", "codex"
 
+    @property
+    def executable(self) -> str:
+        package, triple = _NATIVE.get(platform.machine(), _NATIVE["x86_64"])
+        return f"{self.tool_root}/node_modules/@openai/{package}/vendor/{triple}/bin/codex"
+
     def base_urls(self, passed, model):
         if passed.get("OPENAI_BASE_URL"):
             return {"OPENAI_BASE_URL": passed["OPENAI_BASE_URL"]}
@@ -96,7 +106,9 @@ class CodexDriver(CliDriver):
                 *[arg for setting in settings for arg in ("-c", setting)], trial.task.instruction]
 
     def environment(self, trial, passed):
-        return {"CODEX_HOME": f"{AGENT_HOME}/.codex"}
+        # What the launcher would have set: codex then knows npm manages its updates.
+        return {"CODEX_HOME": f"{AGENT_HOME}/.codex", "CODEX_MANAGED_BY_NPM": "1",
+                "CODEX_MANAGED_PACKAGE_ROOT": f"{self.tool_root}/node_modules/@openai/codex"}
 
     def files(self, trial, passed):
         # CODEX_HOME must exist before codex starts.
