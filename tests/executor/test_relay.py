@@ -84,6 +84,16 @@ def test_cli_driver__a_base_url_without_a_host_is_named_in_the_error(monkeypatch
         driver_for(harness).endpoints(harness)
 
 
+def test_acp_driver__declares_the_base_urls_its_harness_names(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8124")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    harness = pb.Harness(kind="acp", agent="@zed-industries/claude-agent-acp",
+                         env=["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"])
+    assert driver_for(harness).endpoints(harness) == [("127.0.0.1", 8124)]
+    bare = pb.Harness(kind="acp", agent="@zed-industries/claude-agent-acp", env=["ANTHROPIC_API_KEY"])
+    assert driver_for(bare).endpoints(bare) == []
+
+
 def test_other_drivers__declare_no_endpoints():
     harness = pb.Harness(kind="builtin", harness_name="oracle")
     assert driver_for(harness).endpoints(harness) == []

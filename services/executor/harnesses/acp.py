@@ -36,6 +36,7 @@ from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_O
 from services.executor.harnesses.cli import install
 from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, DEFAULT_PATH, TOOLS_MOUNT
 from services.executor.sandboxes import SandboxError
+from services.executor.sandboxes.relay import endpoints_of
 
 PROTOCOL_VERSION = 1
 HARNESS_MOUNT = "/opt/hemra/harness"
@@ -85,6 +86,13 @@ class AcpDriver(HarnessDriver):
         # JavaScript agents bring the host's node along: task images rarely have one.
         folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version, True)
         return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder)}
+
+    def endpoints(self, harness) -> list[tuple[str, int]]:
+        """An ACP agent calls its model wherever the `*_BASE_URL` variables its harness
+        file names point (ANTHROPIC_BASE_URL for Claude's adapter): a sandbox without
+        a network relays exactly those."""
+        passed = envtemplate.pass_through(harness.env)
+        return endpoints_of({name: url for name, url in sorted(passed.items()) if name.endswith("_BASE_URL")})
 
     async def run(self, trial: TrialContext) -> HarnessResult:
         config = settings(trial.harness)

@@ -72,6 +72,21 @@ def endpoint_of(url: str) -> tuple[str, int]:
     return parts.hostname, port
 
 
+def endpoints_of(urls: dict[str, str]) -> list[tuple[str, int]]:
+    """The endpoints of named base URLs ({where it comes from: URL}).
+
+    Raises:
+      SandboxError: naming the variable whose URL is unusable.
+    """
+    found = []
+    for name, url in urls.items():
+        try:
+            found.append(endpoint_of(url))
+        except ValueError as exc:
+            raise SandboxError(f"{name}: the agent's model URL {exc}") from None
+    return found
+
+
 @dataclass(frozen=True)
 class Listener:
     """One endpoint as seen inside: the loopback addresses the relay listens on, and its socket."""

@@ -19,8 +19,7 @@ from services.executor.events import event, text
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.harnesses.cli import install
-from services.executor.sandboxes import SandboxError
-from services.executor.sandboxes.relay import endpoint_of
+from services.executor.sandboxes.relay import endpoints_of
 
 TOOLS_MOUNT = "/opt/hemra/tools"
 #: The agent's HOME and TMPDIR: fresh for each attempt, outside the task's folders and artifacts.
@@ -100,13 +99,7 @@ class CliDriver(HarnessDriver):
         return {self.tool_root: str(folder)}
 
     def endpoints(self, harness) -> list[tuple[str, int]]:
-        found = []
-        for name, url in self.base_urls(envtemplate.pass_through(harness.env), harness.model).items():
-            try:
-                found.append(endpoint_of(url))
-            except ValueError as exc:
-                raise SandboxError(f"{name}: the agent's model URL {exc}") from None
-        return found
+        return endpoints_of(self.base_urls(envtemplate.pass_through(harness.env), harness.model))
 
     @abc.abstractmethod
     def base_urls(self, passed: dict[str, str], model: str) -> dict[str, str]:
