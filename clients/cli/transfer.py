@@ -43,7 +43,7 @@ async def _import(path: Path, label: str, swebench_version: str, tasks: Path | N
 
 
 def export(
-    run: Annotated[str, typer.Argument(help="A run's or import's ID or label.")],
+    run: Annotated[str, typer.Argument(help="A run's or import's ID or label, or an attempt or job ID (that trial only).")],
     out: Annotated[Path, typer.Option("--out", help="A folder to create (or an empty one).")],
 ) -> None:
     """Write a self-contained copy: manifests, events, blobs (and an import's files as they were)."""

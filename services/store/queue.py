@@ -393,3 +393,24 @@ async def cancel_run(session: AsyncSession, run: t.Run, now: float) -> int:
         attempt = await session.get(t.Attempt, job.attempt_id)
         _close_attempt(attempt, Completion(records.CANCELLED, error="cancelled before it started"), now)
     return len(queued)
+
+
+async def cancel_trial(session: AsyncSession, pinned: Pinned, trial_id: str, now: float) -> str:
+    """Cancel one trial's unfinished attempt, leaving the rest of its run alone.
+
+    A queued job ends at once. A leased one ends too: its job is closed, so the
+    worker's next heartbeat finds the lease lost and stops the attempt (nothing
+    it sends later changes the record). Returns the cancelled attempt's ID, or
+    "" when the trial has no unfinished attempt.
+    """
+    job = (await session.execute(
+        select(JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.state)
+        .join_from(JOBS, ATTEMPTS, ATTEMPTS.c.id == JOBS.c.attempt_id)
+        .where(ATTEMPTS.c.trial_id == trial_id, JOBS.c.state != "done"))).first()
+    if job is None:
+        return ""
+    await session.execute(update(JOBS).where(JOBS.c.id == job.id).values(state="done", last_error="cancelled"))
+    await _close_attempt_row(session, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
+    if job.state == "leased":
+        await _free_slot(session, pinned, job.run_id)
+    return job.attempt_id

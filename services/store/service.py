@@ -6,9 +6,10 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.store import compare, db, exporting, queue, records, report
-from services.store.errors import InvalidArgument
+from services.store.errors import FailedPrecondition, InvalidArgument
 from services.store import tables as t
 from services.store.blobs import BlobStore
+from services.store.ids import kind_of
 from services.store.queue import Clock
 
 
@@ -64,9 +65,22 @@ class Store:
             side_b = await compare.resolve_side(session, b)
         return compare.compare(side_a, side_b, judge)
 
+    async def cancel(self, ref: str) -> tuple[t.Run, list[t.Cell], int, str]:
+        """Cancel a run (ID or label), or only the trial of an attempt or job ID.
+        Returns the run, its cells, the jobs cancelled and the attempt cancelled (by attempt or job)."""
+        if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
+            return *await self.cancel_run(ref), ""
+        async with self.sessions.begin() as session:
+            attempt, trial, _ = await records.get_attempt(session, ref)
+            run = await session.get(t.Run, attempt.run_id)
+            _refuse_import(run)
+            cancelled = await queue.cancel_trial(session, self.pinned, trial.id, self.clock())
+            return run, await records.cells_of(session, run.id), int(bool(cancelled)), cancelled
+
     async def cancel_run(self, ref: str) -> tuple[t.Run, list[t.Cell], int]:
         async with self.sessions.begin() as session:
             run = await records.find_run(session, ref)
+            _refuse_import(run)
             cancelled = await queue.cancel_run(session, run, self.clock())
             return run, await records.cells_of(session, run.id), cancelled
 
@@ -115,8 +129,13 @@ class Store:
             return await queue.release(conn, self.pinned, job_id, token, reason, self.clock())
 
     async def export_run(self, ref: str) -> tuple[dict, set[str]]:
+        """A run's or import's rows (ID or label), or one trial's (an attempt or job ID)."""
         async with self.sessions() as session:
-            rows = await exporting.export_rows(session, await records.find_run(session, ref))
+            if kind_of(ref.rpartition("/")[2]) in ("attempt", "job"):
+                attempt, trial, _ = await records.get_attempt(session, ref)
+                rows = await exporting.export_rows(session, await session.get(t.Run, attempt.run_id), trial.id)
+            else:
+                rows = await exporting.export_rows(session, await records.find_run(session, ref))
         return rows, exporting.blob_digests(rows)
 
     async def restore_run(self, rows: dict, events: dict[str, list[dict]]):
@@ -138,3 +157,9 @@ class Store:
 
     def missing_blobs(self, digests: list[str]) -> list[str]:
         return [d for d in digests if not self.blobs.has(d)]
+
+
+def _refuse_import(run: t.Run) -> None:
+    if run.kind == "import":
+        raise FailedPrecondition(f"{run.label} ({run.id}) is an import: imports cannot be cancelled "
+                                 f"(their results were made elsewhere)")

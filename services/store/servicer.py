@@ -51,8 +51,9 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     @handle_errors
     async def CancelRun(self, request, context):
-        run, cells, cancelled = await self.store.cancel_run(request.run)
-        return spb.CancelRunResponse(run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled)
+        run, cells, cancelled, attempt_id = await self.store.cancel(request.run)
+        return spb.CancelRunResponse(run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled,
+                                     attempt_id=attempt_id)
 
     @handle_errors
     async def ListAttempts(self, request, context):

@@ -451,12 +451,14 @@ class CancelRunRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class CancelRunResponse(_message.Message):
-    __slots__ = ("run", "cancelled_jobs")
+    __slots__ = ("run", "cancelled_jobs", "attempt_id")
     RUN_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_JOBS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     run: _common_pb2.Run
     cancelled_jobs: int
-    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ...) -> None: ...
+    attempt_id: str
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ..., attempt_id: _Optional[str] = ...) -> None: ...
 
 class ListAttemptsRequest(_message.Message):
     __slots__ = ("parent", "page_size", "page_token")
