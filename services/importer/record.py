@@ -133,6 +133,7 @@ def _dataset(name: str, task_digests: list[str], tasks: dict[str, pb.Task], resu
 
 def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb.ImportedResult:
     result = spb.ImportedResult(outcome=_OUTCOMES[trial.outcome], error=trial.error, agent_version=trial.agent_version,
+                                agent_name=trial.agent,
                                 artifacts=[pb.Artifact(path=p, blob_digest=by_path[p]) for p in trial.files
                                            if p in by_path])
     if trial.start_time:

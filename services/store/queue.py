@@ -252,6 +252,7 @@ class Completion:
     score: dict | None = None
     agent_version: str = ""
     start_time: float | None = None
+    agent_name: str = ""
     end_time: float | None = None
 
 
@@ -299,7 +300,7 @@ async def _repeated_completion(conn, job_id: str, token: int):
 def _closing_values(done: Completion, now: float) -> dict:
     values = dict(state="finished", outcome=done.outcome, exit_code=done.exit_code, error=done.error,
                   artifacts=done.artifacts or [], score=done.score, agent_version=done.agent_version,
-                  end_time=done.end_time or now)
+                  agent_name=done.agent_name, end_time=done.end_time or now)
     if done.start_time:
         values["start_time"] = done.start_time
     values["verdict"] = records.verdict(records.AttemptView(**values))

@@ -114,7 +114,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
             artifacts=[convert.to_dict(a) for a in request.artifacts],
             score=convert.to_dict(request.score) if request.HasField("score") else None,
             agent_version=request.agent_version, start_time=convert.seconds(request.start_time),
-            end_time=convert.seconds(request.end_time))
+            end_time=convert.seconds(request.end_time), agent_name=request.agent_name)
         attempt, trial, cell, retry = await self.store.complete_job(request.job_id, request.lease_token, done)
         return spb.CompleteJobResponse(attempt=convert.attempt_to_proto(attempt, trial, cell),
                                        retry_attempt_id=retry)
@@ -199,7 +199,8 @@ def imported_result(result: spb.ImportedResult) -> dict:
         except ValueError:
             raise InvalidArgument("rewards_json is not JSON") from None
     return dict(outcome=convert.outcome_name(result.outcome), error=result.error, score=score,
-                agent_version=result.agent_version, start_time=convert.seconds(result.start_time),
+                agent_version=result.agent_version, agent_name=result.agent_name,
+                start_time=convert.seconds(result.start_time),
                 end_time=convert.seconds(result.end_time),
                 artifacts=[convert.to_dict(a) for a in result.artifacts])
 
