@@ -85,5 +85,21 @@ def event_row(event: pb.Event, now: float) -> dict:
                 payload=event.payload_json or "{}", duration=duration_secs(event.duration))
 
 
+def comparison_to_proto(comparison: dict) -> spb.Comparison:
+    """Like from_dict, but the per-task lists (10,000s of entries for big sides) are built
+    directly: json_format's generic parsing costs tens of microseconds per entry."""
+    bulk = ("tasks", "notComparable", "flippedToPass", "flippedToFail")
+    message = from_dict({k: v for k, v in comparison.items() if k not in bulk}, spb.Comparison())
+    message.tasks.extend(spb.PairedTask(
+        task_name=x["taskName"], task_digest=x["taskDigest"], binary=x["binary"], a_trials=x["aTrials"],
+        b_trials=x["bTrials"], a_pass_rate=x.get("aPassRate", 0.0), b_pass_rate=x.get("bPassRate", 0.0),
+        a_means=x.get("aMeans", {}), b_means=x.get("bMeans", {})) for x in comparison.get("tasks", []))
+    message.not_comparable.extend(spb.NotComparable(task_name=x["taskName"], reason=x["reason"])
+                                  for x in comparison.get("notComparable", []))
+    message.flipped_to_pass.extend(comparison.get("flippedToPass", []))
+    message.flipped_to_fail.extend(comparison.get("flippedToFail", []))
+    return message
+
+
 def report_to_proto(report: dict) -> spb.Report:
     return from_dict(report, spb.Report())

@@ -47,7 +47,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     @handle_errors
     async def CompareSides(self, request, context):
         comparison = await self.store.compare(request.a, request.b, request.judge)
-        return spb.CompareSidesResponse(comparison=convert.from_dict(comparison, spb.Comparison()))
+        return spb.CompareSidesResponse(comparison=convert.comparison_to_proto(comparison))
 
     @handle_errors
     async def CancelRun(self, request, context):

@@ -133,7 +133,13 @@ async def test_golden__report_text_and_json(crafted):
 
 
 async def test_golden__compare_text_and_json(crafted, monkeypatch):
-    comparison = convert.from_dict(await crafted.compare("crafted/base", "crafted/other"), spb.Comparison())
+    result = await crafted.compare("crafted/base", "crafted/other")
+    comparison = convert.comparison_to_proto(result)
+    assert comparison == convert.from_dict(result, spb.Comparison())
+    full = json_format.MessageToDict(comparison, preserving_proto_field_name=True,
+                                     always_print_fields_with_no_presence=True)
+    assert render.message_json(comparison, comparing.BULK) == full
+    assert json.loads(render.dumps(full)) == full
     console = recording_console()
     monkeypatch.setattr(comparing, "console", console)
     comparing.print_comparison(comparison)
