@@ -1,6 +1,7 @@
 """Table rows to hemra.v1 messages and back, one function per type."""
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -25,8 +26,20 @@ def duration_secs(d: Duration) -> float:
     return d.ToNanoseconds() / 1e9
 
 
+_STRINGS = {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_INT32,
+            FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_SINT32}
+_INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64}
+
+
 def to_dict(message) -> dict:
-    return json_format.MessageToDict(message)
+    """json_format.MessageToDict. Flat messages (strings, bools, ints), which imports record by
+    the 100,000 (tree entries, artifacts), take a path in C through ListFields."""
+    data = {}
+    for field, value in message.ListFields():
+        if field.is_repeated or field.type not in _STRINGS and field.type not in _INT64:
+            return json_format.MessageToDict(message)
+        data[field.json_name] = str(value) if field.type in _INT64 else value
+    return data
 
 
 def from_dict(data: dict, message):
