@@ -55,11 +55,19 @@ def _read_folder(folder: str, prefix: str, entries: list[Entry]) -> None:
 def write_tree(entries, blobs: dict[str, bytes], root: Path) -> None:
     """Recreate a tree from (path, is_dir, executable, blob digest) entries."""
     root.mkdir(parents=True, exist_ok=True)
+    made = {str(root)}  # folders made so far: one mkdir each, not one per file
     for entry in entries:
-        target = root / entry["path"]
+        target = os.path.join(root, entry["path"])
         if entry.get("isDir"):
-            target.mkdir(parents=True, exist_ok=True)
+            _make_folder(target, made)
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(blobs[entry["blobDigest"]])
-        target.chmod(0o755 if entry.get("executable") else 0o644)
+        _make_folder(os.path.dirname(target), made)
+        with open(target, "wb") as handle:
+            handle.write(blobs[entry["blobDigest"]])
+        os.chmod(target, 0o755 if entry.get("executable") else 0o644)
+
+
+def _make_folder(path: str, made: set[str]) -> None:
+    if path not in made:
+        os.makedirs(path, exist_ok=True)
+        made.add(path)

@@ -38,7 +38,7 @@ class Side:
         return f"{self.run.label} ({self.run.id}): {names}"
 
 
-async def resolve_side(session: AsyncSession, ref: str) -> Side:
+async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = None) -> Side:
     """An import (ID or label) or a run cell: run, run/harness or run/dataset/harness."""
     run, rest = await _find_prefix(session, ref)
     cells = await records.cells_of(session, run.id)
@@ -53,7 +53,7 @@ async def resolve_side(session: AsyncSession, ref: str) -> Side:
         raise InvalidArgument(f"{ref}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
                               f"name one, e.g. {run.label}/{harnesses[0]}")
     side = Side(ref, run, cells)
-    await _load_trials(session, side)
+    await _load_trials(session, side, scores)
     return side
 
 
@@ -68,8 +68,8 @@ async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
     raise NotFound(f"{ref}: no run or import by that ID or label")
 
 
-async def _load_trials(session: AsyncSession, side: Side) -> None:
-    by_cell = await load_trials(session, [c.id for c in side.cells])
+async def _load_trials(session: AsyncSession, side: Side, scores: dict | None) -> None:
+    by_cell = await load_trials(session, [c.id for c in side.cells], scores)
     for trials in by_cell.values():
         for trial in trials:
             side.trials[trial.task_digest].append(trial)

@@ -56,14 +56,17 @@ class Store:
                     for run in runs], token
 
     async def run_report(self, ref: str) -> dict:
-        async with self.sessions() as session:
-            return await report.build_report(session, await records.find_run(session, ref))
+        with report.bulk_objects():
+            async with self.sessions() as session:
+                return await report.build_report(session, await records.find_run(session, ref))
 
     async def compare(self, a: str, b: str, judge: str = "") -> dict:
-        async with self.sessions() as session:
-            side_a = await compare.resolve_side(session, a)
-            side_b = await compare.resolve_side(session, b)
-        return compare.compare(side_a, side_b, judge)
+        with report.bulk_objects():
+            async with self.sessions() as session:
+                scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
+                side_a = await compare.resolve_side(session, a, scores)
+                side_b = await compare.resolve_side(session, b, scores)
+            return compare.compare(side_a, side_b, judge)
 
     async def cancel(self, ref: str) -> tuple[t.Run, list[t.Cell], int, str]:
         """Cancel a run (ID or label), or only the trial of an attempt or job ID.
