@@ -10,6 +10,7 @@ from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
 from services.importer import exports, harbor, record, swebench
 from services.importer.errors import ImportProblem
 from services.importer.tree import read_tree
+from services.bulk import gc_paused
 from services.rpc import ServiceError, handle_errors
 
 
@@ -20,6 +21,10 @@ class ImporterServicer(ipb_grpc.ImporterServiceServicer):
 
     @handle_errors
     async def ImportResults(self, request, context):
+        with gc_paused():  # every file and trial of a big job as objects at once
+            return await self._import(request)
+
+    async def _import(self, request) -> ipb.ImportResultsResponse:
         root = Path(request.path).resolve()
         try:
             if not root.is_dir():

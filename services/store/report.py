@@ -2,8 +2,6 @@
 tasks both graded comparably. Anything that makes a comparison unfair is flagged,
 never averaged in. Plain data in, plain dicts (hemra.v1.Report field names) out."""
 
-import contextlib
-import gc
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -17,23 +15,6 @@ from services.store import tables as t
 
 SCORED = "SCORE_STATE_SCORED"
 _UNGRADED = (records.INFRA_FAILED, records.CANCELLED)
-
-
-@contextlib.contextmanager
-def bulk_objects():
-    """Let the cyclic garbage collector wait while 100,000s of trials are loaded and paired.
-
-    Those objects stay alive until the answer is built, so each automatic collection walks
-    all of them again: a third of a big compare's time. They hold no reference cycles;
-    memory is still freed by reference counting, and collection resumes afterwards.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class ScoreInfo:

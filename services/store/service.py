@@ -5,6 +5,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.bulk import gc_paused
 from services.store import compare, db, exporting, queue, records, report
 from services.store.errors import FailedPrecondition, InvalidArgument
 from services.store import tables as t
@@ -40,6 +41,10 @@ class Store:
         await self.engine.dispose()
 
     async def record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
+        with gc_paused():
+            return await self._record_run(plan)
+
+    async def _record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
         async with self.sessions.begin() as session:
             run = await records.record_run(session, plan, self.clock())
             return run, await records.cells_of(session, run.id)
@@ -56,12 +61,12 @@ class Store:
                     for run in runs], token
 
     async def run_report(self, ref: str) -> dict:
-        with report.bulk_objects():
+        with gc_paused():
             async with self.sessions() as session:
                 return await report.build_report(session, await records.find_run(session, ref))
 
     async def compare(self, a: str, b: str, judge: str = "") -> dict:
-        with report.bulk_objects():
+        with gc_paused():
             async with self.sessions() as session:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
                 side_a = await compare.resolve_side(session, a, scores)

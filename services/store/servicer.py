@@ -7,6 +7,7 @@ from google.protobuf import json_format
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
+from services.bulk import gc_paused
 from services.rpc import handle_errors
 from services.store import convert
 from services.store.errors import InvalidArgument
@@ -26,7 +27,8 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     @handle_errors
     async def RecordRun(self, request, context):
-        run, cells = await self.store.record_run(planned_run(request))
+        with gc_paused():  # an import's request holds 100,000s of entries
+            run, cells = await self.store.record_run(planned_run(request))
         return spb.RecordRunResponse(run=convert.run_to_proto(run, cells))
 
     @handle_errors
