@@ -126,3 +126,18 @@ def test_show_and_export__take_every_kind_of_reference(hemra_env, tmp_path):
     assert hemra(hemra_env, "export", swe_attempt["id"], "--out", str(out)).returncode == 0
     kept = sorted(p.relative_to(out / "source").as_posix() for p in (out / "source").rglob("*") if p.is_file())
     assert kept == sorted(a["path"] for a in swe_attempt["artifacts"])
+
+
+def test_compare_bad_input__one_line_exit_2(hemra_env):
+    queued = hemra(hemra_env, "run", "-H", "nop", "-H", "oracle", "-d", "hemra-offline", *TWO_TASKS,
+                   "--label", "two", "--detach")
+    assert queued.returncode == 0, queued.stderr
+    cases = {("nope", "two/nop"): "no run or import by that ID or label",
+             ("two", "two/nop"): "holds several harnesses (nop, oracle); name one",
+             ("two/nobody", "two/nop"): "has no cell 'nobody'",
+             ("two", "--criteria"): "--criteria and --judge compare two sides"}
+    for args, fragment in cases.items():
+        result = hemra(hemra_env, "compare", *args)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        [line] = result.stderr.strip().splitlines()
+        assert fragment in line, (args, line)
