@@ -121,7 +121,7 @@ def test_show_and_export__take_every_kind_of_reference(hemra_env, tmp_path):
         fresh = dict(hemra_env, HEMRA_HOME=str(tmp_path / f"fresh-{name}"))
         assert hemra(fresh, "import", str(tmp_path / name)).returncode == 0
         assert show(fresh, attempt["id"], "--events") == show(hemra_env, attempt["id"], "--events")
-    swe_attempt = imported["attempts"][0]
+    swe_attempt = next(a for a in imported["attempts"] if a.get("artifacts"))
     out = tmp_path / "swe-attempt"
     assert hemra(hemra_env, "export", swe_attempt["id"], "--out", str(out)).returncode == 0
     kept = sorted(p.relative_to(out / "source").as_posix() for p in (out / "source").rglob("*") if p.is_file())
