@@ -620,9 +620,9 @@ async def record_compare_store(home: Path, size: int) -> tuple[int, float]:
 
 async def compare_in_process(home: Path, samples: int) -> dict:
     """Store.compare timed in this process (median of `samples`), and one broken-down call."""
-    from google.protobuf import json_format
-
+    from clients.cli import comparing, render
     from hemra.v1 import store_service_pb2 as spb
+    from services.bulk import gc_paused
     from services.store import compare as cmp
     from services.store import convert
     from services.store.service import Store
@@ -634,16 +634,18 @@ async def compare_in_process(home: Path, samples: int) -> dict:
             start = time.perf_counter()
             result = await store.compare("cmp-a", "cmp-b")
             times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        async with store.sessions() as session:
-            side_a = await cmp.resolve_side(session, "cmp-a")
-            side_b = await cmp.resolve_side(session, "cmp-b")
-        loaded = time.perf_counter()
-        again = cmp.compare(side_a, side_b)
-        compared = time.perf_counter()
-        message = convert.from_dict(again, spb.Comparison())
-        text = json.dumps(json_format.MessageToDict(message, preserving_proto_field_name=True,
-                                                    always_print_fields_with_no_presence=True), indent=2)
+        # The same steps as Store.compare, the servicer and the CLI, timed apart.
+        with gc_paused():
+            start = time.perf_counter()
+            async with store.sessions() as session:
+                scores: dict = {}
+                side_a = await cmp.resolve_side(session, "cmp-a", scores)
+                side_b = await cmp.resolve_side(session, "cmp-b", scores)
+            loaded = time.perf_counter()
+            again = cmp.compare(side_a, side_b)
+            compared = time.perf_counter()
+        message = spb.Comparison.FromString(convert.comparison_to_proto(again).SerializeToString())
+        text = render.dumps(render.message_json(message, comparing.BULK))
         done = time.perf_counter()
         return {"seconds": statistics.median(times), "samples": times, "first_s": times[0],
                 "load_sides_s": loaded - start, "pair_and_stats_s": compared - loaded,

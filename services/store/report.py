@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import msgspec
-from sqlalchemy import Text, exists, select, type_coerce
+from sqlalchemy import Text, cast, exists, select
 from sqlalchemy.orm import aliased
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -61,7 +61,8 @@ async def load_trials(session: AsyncSession, cell_ids: list[str],
                       scores: dict | None = None) -> dict[str, list[TrialResult]]:
     """cell ID -> the latest attempt of each of its trials.
 
-    One Core SELECT of the columns needed, the score as its stored JSON text.
+    One Core SELECT of the columns needed, the score cast to its JSON text (a
+    JSON column would be decoded row by row, on PostgreSQL by the driver).
     Equal texts are parsed once: a big cell has few distinct scores, and two
     sides of a compare share most of theirs (pass the same `scores` dict to
     both loads). No ORM object is built per row.
@@ -69,7 +70,7 @@ async def load_trials(session: AsyncSession, cell_ids: list[str],
     newer = aliased(t.Attempt)
     latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
     query = (select(t.Trial.cell_id, t.Trial.task_digest, t.Trial.task_name, t.Trial.repetition, t.Attempt.state,
-                    t.Attempt.outcome, t.Attempt.agent_version, t.Attempt.agent_name, type_coerce(t.Attempt.score, Text))
+                    t.Attempt.outcome, t.Attempt.agent_version, t.Attempt.agent_name, cast(t.Attempt.score, Text))
              .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
              .where(t.Trial.cell_id.in_(cell_ids), latest))
     infos: dict[str | None, ScoreInfo] = {} if scores is None else scores
@@ -85,10 +86,8 @@ async def load_trials(session: AsyncSession, cell_ids: list[str],
     return by_cell
 
 
-def _parse(text) -> dict | None:
-    if text is None or isinstance(text, dict):  # a driver that decodes JSON itself
-        return text
-    return msgspec.json.decode(text)
+def _parse(text: str | None) -> dict | None:
+    return None if text is None else msgspec.json.decode(text)
 
 
 @dataclass

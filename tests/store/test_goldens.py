@@ -100,9 +100,18 @@ def check(name: str, text: str) -> None:
     assert text == path.read_text(), f"{name} differs from its golden (HEMRA_UPDATE_GOLDEN=1 rewrites it)"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path) -> str:
+    """Each database in turn: the goldens hold for both. (A plain fixture: the PostgreSQL
+    fixtures run their own event loop.)"""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'g.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
 @pytest.fixture
-async def crafted(tmp_path):
-    store = await Store.open(f"sqlite:///{tmp_path / 'g.db'}", tmp_path / "blobs", Clock())
+async def crafted(database, tmp_path):
+    store = await Store.open(database, tmp_path / "blobs", Clock())
     await store.record_run(crafted_plan())
     yield store
     await store.close()
