@@ -8,11 +8,12 @@ HEMRA := $(VENV)/bin/hemra
 
 .PHONY: setup demo test protos check-protos bench
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml scripts/setup.sh scripts/setup-docker.sh
 	bash scripts/setup.sh
 	touch $@
 
 setup: $(VENV)/.installed
+	@bash scripts/build-npm.sh
 
 demo: setup
 	$(HEMRA) run -H oracle -H nop -d hemra-offline
@@ -28,3 +29,5 @@ bench: setup
 	$(PY) bench/orchestration.py
 	$(PY) bench/queue_throughput.py
 	$(PY) bench/imports_compare.py
+	$(PY) bench/docker_overhead.py
+	$(PY) bench/gateway.py

@@ -393,6 +393,8 @@ async def measure_hemra(db: Database, jobs: int, workers: int, scratch: Path, ti
     if server.returncode not in (0, -signal.SIGTERM):
         raise BenchError(f"the store server exited {server.returncode}:\n{(folder / 'server.err').read_text()[-3000:]}")
     completed = [job for r in reports for job in r["completed"]]
+    server_cpu = [float(line.split()[1]) for line in (folder / "server.out").read_text().splitlines()
+                  if line.startswith("CPU ")]
     await verify(db, run_id, jobs, completed, {r["name"] for r in reports}, f"{db.kind} W={workers}")
     first_call = min(r["first_call"] for r in reports)
     loop_seconds = max(r["end"] for r in reports) - first_call
@@ -400,6 +402,8 @@ async def measure_hemra(db: Database, jobs: int, workers: int, scratch: Path, ti
             "loop_seconds": loop_seconds, "loop_jobs_per_s": jobs / loop_seconds,
             "worker_startup_s": first_call - reports[0]["spawned"],
             "jobs_per_worker": {r["name"]: len(r["completed"]) for r in reports}, "planner_stats": stats,
+            "store_cpu_ms_per_job": 1000 * server_cpu[0] / jobs if server_cpu else None,
+            "worker_cpu_ms_per_job": 1000 * sum(r["cpu"] for r in reports) / jobs,
             "work_dir": str(folder)}
 
 
@@ -434,8 +438,17 @@ async def serve(url: str, blob_dir: str, lifetime: float, profile: str | None) -
     if profiler:
         profiler.disable()
         profiler.dump_stats(profile)
+    print(f"CPU {_cpu_seconds():.6f}", flush=True)
     await server.stop(grace=2)
     await store.close()
+
+
+def _cpu_seconds() -> float:
+    """This process's user + system CPU time: unlike wall time, barely moved by a busy machine."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 async def work(address: str, name: str, deadline: float) -> dict:
@@ -466,7 +479,7 @@ async def work(address: str, name: str, deadline: float) -> dict:
         end = time.time()
     finally:
         await channel.close()
-    return {"name": name, "completed": completed, "first_call": first_call, "end": end}
+    return {"name": name, "completed": completed, "first_call": first_call, "end": end, "cpu": _cpu_seconds()}
 
 
 def child_main(argv: list[str]) -> int:
@@ -570,7 +583,9 @@ async def bench(args, scratch: Path) -> dict:
                 rows.append(row)
                 print(f"{kind:<9} W={workers:<9} {m['seconds']:7.2f} s {m['jobs_per_s']:8.1f} jobs/s "
                       f"(workers' start-up {m['worker_startup_s']:.2f} s; jobs per worker "
-                      f"{list(m['jobs_per_worker'].values())}{describe_stats(m['planner_stats'])}){note}", flush=True)
+                      f"{list(m['jobs_per_worker'].values())}; CPU per job: store {m['store_cpu_ms_per_job']:.2f} ms, "
+                      f"workers {m['worker_cpu_ms_per_job']:.2f} ms{describe_stats(m['planner_stats'])}){note}",
+                      flush=True)
             if args.profile and (kind == "postgres" or "postgres" not in args.databases):
                 workers = max(args.workers)
                 prof = scratch / f"store-{kind}-w{workers}.prof"

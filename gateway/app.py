@@ -7,7 +7,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from gateway import errors
-from gateway.routes import attempts, compare, health, runs
+from gateway.routes import attempts, catalog, compare, health, runs
 from gateway.security import LOOPBACK_HOSTS, SecurityHeaders
 
 VIEWER = Path(__file__).parent / "viewer"
@@ -29,10 +29,11 @@ def create_app(store, *, ui_dir: Path | None = None,
     app = FastAPI(title=TITLE, version=VERSION, docs_url=None, redoc_url=None, openapi_url="/api/openapi.json",
                   generate_unique_id_function=_operation_id,
                   description="Read-only API over HEMRA's store: runs, reports, attempts, events, "
-                              "artifacts and comparisons. No authentication: loopback only unless exposed.")
+                              "artifacts, comparisons, datasets, tasks, harnesses, scorers and judges. "
+                              "No authentication: loopback only unless exposed.")
     app.state.store = store
     errors.install(app)
-    for module in (health, runs, attempts, compare):
+    for module in (health, runs, attempts, compare, catalog):
         app.include_router(module.router)
     app.mount("/", StaticFiles(directory=ui_dir or VIEWER, html=True), name="ui")
     app.add_middleware(SecurityHeaders, allowed_hosts=allowed_hosts)

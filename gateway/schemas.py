@@ -125,6 +125,13 @@ Run = model_of(pb.Run.DESCRIPTOR)
 Attempt = model_of(pb.Attempt.DESCRIPTOR)
 Report = model_of(spb.Report.DESCRIPTOR)
 Comparison = model_of(spb.Comparison.DESCRIPTOR)
+DatasetsList = model_of(spb.ListDatasetsResponse.DESCRIPTOR)
+TasksPage = model_of(spb.ListTasksResponse.DESCRIPTOR)
+HarnessesList = model_of(spb.ListHarnessesResponse.DESCRIPTOR)
+ScorersList = model_of(spb.ListScorersResponse.DESCRIPTOR)
+JudgesList = model_of(spb.ListJudgesResponse.DESCRIPTOR)
+CriterionTable = model_of(spb.CriterionTable.DESCRIPTOR)
+UsageList = model_of(spb.ListAttemptUsageResponse.DESCRIPTOR)
 
 
 class RunsPage(BaseModel):
@@ -151,6 +158,9 @@ class Event(BaseModel):
     truncated: bool
     #: Size of the recorded payload JSON, in bytes.
     payload_bytes: int
+    #: True when the store sent only the payload's first bytes (a huge event in a list):
+    #: `payload` is then that text, shortened; the whole event is one request away.
+    payload_cut: bool = False
 
 
 class EventsPage(BaseModel):
@@ -202,9 +212,11 @@ def preview(value, chars: int, items: int = PREVIEW_ITEMS, depth: int = PREVIEW_
 def event_json(event, start: float | None, chars: int | None) -> dict:
     """An event for HTTP; `chars` None keeps the payload whole."""
     try:
-        payload = json.loads(event.payload_json) if event.payload_json else {}
+        payload = json.loads(event.payload_json) if event.payload_json and not event.payload_cut else {}
     except ValueError:
         payload = event.payload_json  # not JSON after all: shown as recorded text
+    if event.payload_cut:
+        payload = event.payload_json  # the first bytes of a huge payload: shown as text
     truncated = False
     if chars is not None:
         payload, truncated = preview(payload, chars)
@@ -214,6 +226,7 @@ def event_json(event, start: float | None, chars: int | None) -> dict:
         "time": event.time.ToJsonString() if time is not None else None,
         "offset": round(time - start, 6) if time is not None and start is not None else None,
         "duration": event.duration.seconds + event.duration.nanos / 1e9,
-        "type": event.type, "name": event.name, "payload": payload, "truncated": truncated,
-        "payload_bytes": len(event.payload_json.encode()),
+        "type": event.type, "name": event.name, "payload": payload,
+        "payload_bytes": event.payload_bytes or len(event.payload_json.encode()),
+        "truncated": truncated or event.payload_cut, "payload_cut": event.payload_cut,
     }

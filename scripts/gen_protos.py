@@ -1,4 +1,5 @@
-"""Regenerate the Python code for protos/hemra/v1/*.proto (committed beside the sources).
+"""Regenerate the Python code for protos/hemra/v1/*.proto (committed beside the sources),
+and refresh the copies of the .proto files the TypeScript harness client ships.
 
     python scripts/gen_protos.py          # write the generated files
     python scripts/gen_protos.py --check  # exit 1 when they are stale
@@ -16,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PROTOS = ROOT / "protos"
 PACKAGE = PROTOS / "hemra" / "v1"
 SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
+#: The npm package stands alone, so it carries its own copies of the protos it loads.
+TS_COPIES = ROOT / "clients" / "harness-ts" / "proto" / "hemra" / "v1"
 
 
 def generate(out_dir: Path) -> None:
@@ -33,8 +36,17 @@ def generated_files(root: Path) -> dict[str, Path]:
     return {p.name: p for p in pkg.iterdir() if p.name.endswith(SUFFIXES)}
 
 
+def stale_copies() -> list[Path]:
+    return [copy for copy in sorted(TS_COPIES.glob("*.proto"))
+            if not filecmp.cmp(PACKAGE / copy.name, copy, shallow=False)]
+
+
 def main() -> int:
     check = "--check" in sys.argv[1:]
+    copies = stale_copies()
+    if copies and not check:
+        for copy in copies:
+            shutil.copyfile(PACKAGE / copy.name, copy)
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp))
         fresh, current = generated_files(Path(tmp)), generated_files(PROTOS)
@@ -44,6 +56,7 @@ def main() -> int:
             or not filecmp.cmp(fresh[name], current[name], shallow=False)
         )
         if check:
+            stale += [str(copy.relative_to(ROOT)) for copy in copies]
             if stale:
                 print("generated code is stale; run python scripts/gen_protos.py:", ", ".join(stale))
                 return 1

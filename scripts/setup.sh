@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what HEMRA needs on a fresh machine: bubblewrap for the host sandbox
-# (Debian package) and a virtual environment with HEMRA and its test tools.
+# (Debian package), a Docker engine with local base images (scripts/setup-docker.sh)
+# and a virtual environment with HEMRA and its test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,15 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# The Docker sandbox: an engine, the offline base image and the bundled tasks' FROM.
+if [ "${HEMRA_SKIP_DOCKER_SETUP:-}" = "" ]; then
+  if command -v apt-get >/dev/null 2>&1 || docker info >/dev/null 2>&1; then
+    bash scripts/setup-docker.sh
+  else
+    echo "note: no apt-get and no Docker engine here; the docker sandbox needs one (see docs/sandboxes.md)" >&2
+  fi
+fi
+
 # Browser tests of the trace viewer: Debian's chromium driven by playwright-core (npm).
 if [ "${HEMRA_SKIP_BROWSER_SETUP:-}" = "" ]; then
   if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
@@ -24,6 +34,8 @@ if [ "${HEMRA_SKIP_BROWSER_SETUP:-}" = "" ]; then
     (cd tests/gateway/browser && npm ci --silent --no-audit --no-fund)
   fi
 fi
+
+bash scripts/build-npm.sh
 
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv

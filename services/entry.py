@@ -27,6 +27,7 @@ def token_of(args: argparse.Namespace) -> str:
 
 def configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # one line per migration says nothing useful
 
 
 async def serve_forever(name: str, server: grpc.aio.Server, listen: str, port: int) -> None:

@@ -36,6 +36,7 @@ _STATUS = {
     store_errors.InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
     store_errors.FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
     store_errors.LeaseLost: grpc.StatusCode.ABORTED,
+    store_errors.Unavailable: grpc.StatusCode.UNAVAILABLE,
 }
 
 

@@ -67,3 +67,26 @@ def hemra_env(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
     env["HEMRA_HOME"] = str(tmp_path / "home")
     return env
+
+
+def docker_available() -> str | None:
+    """None when the Docker engine answers and has the bundled tasks' base image, else why not."""
+    try:
+        from services.executor.sandboxes import docker as sandbox
+
+        sandbox.client().api.inspect_image("debian:bookworm-slim")
+        return None
+    except Exception as exc:  # any failure to reach it is a reason to skip (or fail in CI)
+        return f"{type(exc).__name__}: {exc} (run scripts/setup-docker.sh)"
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    problem = docker_available()
+    if problem:
+        if os.environ.get("HEMRA_REQUIRE_DOCKER"):
+            pytest.fail(f"the Docker engine is required here but unusable: {problem}")
+        pytest.skip(f"no usable Docker engine: {problem}")
+    from services.executor.sandboxes import docker as sandbox
+
+    return sandbox.client()

@@ -10,7 +10,7 @@ from hemra.v1 import common_pb2 as pb
 KEYS = {"name": str, "baseline": str, "harnesses": list, "datasets": list, "attempts": int,
         "concurrency": int, "model": str, "timeout_secs": int, "max_infra_retries": int, "tasks": list,
         "exclude": list, "require": list, "sandbox": dict, "verifier": dict, "judge": list}
-SANDBOX_KEYS = {"kind": str, "image": str}
+SANDBOX_KEYS = {"kind": str, "image": str, "network": str}
 VERIFIER_KEYS = {"network": str, "env": list}
 
 
@@ -81,10 +81,19 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     data = read(run_file) if run_file else {}
     sandbox = data.get("sandbox", {})
     verifier = data.get("verifier", {})
+    harnesses = flags.harnesses or data.get("harnesses", [])
+    baseline = flags.baseline if flags.baseline is not None else data.get("baseline", "")
+    if flags.harnesses and flags.baseline is None and baseline not in harnesses:
+        baseline = ""  # -H replaced the file's harnesses: the first one given is the baseline
+    for key, flag in (("attempts", flags.attempts), ("concurrency", flags.concurrency)):
+        value = _pick(flag, data.get(key), 1)
+        if value < 1:
+            raise RunFileError(f"{'--' + key if flag is not None else f'{run_file}: {key}'} must be at least 1 "
+                               f"(got {value})")
     spec = pb.RunSpec(
         label=flags.label or data.get("name", "run"),
-        baseline=flags.baseline if flags.baseline is not None else data.get("baseline", ""),
-        harnesses=flags.harnesses or data.get("harnesses", []),
+        baseline=baseline,
+        harnesses=harnesses,
         datasets=flags.datasets or data.get("datasets", []),
         attempts=_pick(flags.attempts, data.get("attempts"), 1),
         concurrency=_pick(flags.concurrency, data.get("concurrency"), 1),
@@ -93,7 +102,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         max_infra_retries=_pick(flags.max_infra_retries, data.get("max_infra_retries"), 0),
         tasks=flags.tasks or data.get("tasks", []), exclude=flags.exclude or data.get("exclude", []),
         require=list(dict.fromkeys(data.get("require", []) + flags.require)),
-        sandbox=flags.sandbox or sandbox.get("kind", "host"),
+        sandbox=flags.sandbox or sandbox.get("kind", "host"), sandbox_network=sandbox.get("network", ""),
         verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),
         verifier_network=verifier.get("network", ""),
         judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),

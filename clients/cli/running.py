@@ -29,7 +29,7 @@ def run(
     exclude: Annotated[list[str], typer.Option("-x", "--exclude", help="Skip tasks matching this pattern. Repeatable.")] = [],
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="The harness every other is compared with.")] = None,
     concurrency: Annotated[Optional[int], typer.Option("--concurrency", help="Trials at once.")] = None,
-    sandbox: Annotated[Optional[str], typer.Option("--sandbox", help="Where trials run (host).")] = None,
+    sandbox: Annotated[Optional[str], typer.Option("--sandbox", help="Where trials run: host, docker or modal.")] = None,
     require: Annotated[list[str], typer.Option("--require", help="A requirement the sandbox must enforce. Adds.")] = [],
     verifier_env: Annotated[list[str], typer.Option("--verifier-env", help="An environment variable name verifiers may read. Adds.")] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A HEMRA judge to run. Adds.")] = [],

@@ -4,6 +4,7 @@ import asyncio
 import importlib
 import ipaddress
 import signal
+import socket
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -114,14 +115,19 @@ async def _start_gateway(services, listen: str, ui: Path | None, expose: bool):
     from gateway.app import create_app
 
     host, port = split_listen(listen)
+    # Bind here, not in uvicorn: it exits the whole process when it cannot bind.
+    try:
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as exc:
+        fail(f"--listen {listen}: cannot listen there: {exc.strerror or exc}")
     app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None  # ours stop the worker first
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()
-            fail(f"--listen {listen}: could not start the HTTP server (address in use?)")
+            fail(f"--listen {listen}: could not start the HTTP server")
         await asyncio.sleep(0.02)
     return server, task
 

@@ -20,6 +20,9 @@ Preview = Annotated[int, Query(ge=0, le=1_000_000, description="Shorten strings 
 #: How often a live stream asks the store for new events, in seconds.
 POLL_SECS = 0.5
 STREAM_PAGE = 500
+#: Previewed lists read at most this much of each payload from the store; a longer one
+#: (a full-context prompt of megabytes) is previewed as the text of its first bytes.
+LIST_PAYLOAD_BYTES = 64 * 1024
 DOWNLOAD = "application/octet-stream"
 
 
@@ -41,7 +44,8 @@ async def list_attempt_events(store: StoreDep, attempt: AttemptId,
     `page_token=N` starts after event N. Payload strings are shortened to `preview` chars."""
     record = await _attempt(store, attempt)
     page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt, page_size=page_size,
-                                                        page_token=page_token))
+                                                        page_token=page_token,
+                                                        max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0))
     start = seconds_of(record.start_time)
     return JSONResponse({"events": [event_json(e, start, preview or None) for e in page.events],
                          "next_page_token": page.next_page_token})
@@ -63,8 +67,9 @@ async def stream_attempt_events(request: Request, store: StoreDep, attempt: Atte
         start = seconds_of(record.start_time)
         while True:
             finished = record.state == pb.ATTEMPT_STATE_FINISHED
-            page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt, page_size=STREAM_PAGE,
-                                                                page_token=str(after)))
+            page = await store.ListEvents(spb.ListEventsRequest(
+                attempt=attempt, page_size=STREAM_PAGE, page_token=str(after),
+                max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0))
             for event in page.events:
                 after = event.seq
                 data = json.dumps(event_json(event, start, preview or None), ensure_ascii=False)

@@ -16,8 +16,8 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
-from services.executor.events import EventLog, event
-from services.executor.harnesses import HarnessResult, TrialContext, driver_for
+from services.executor.events import EventLog, event, text
+from services.executor.harnesses import HarnessDriver, HarnessResult, TrialContext, driver_for
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
 from services.executor.taskcache import TaskCache
@@ -28,6 +28,8 @@ DEFAULT_TIMEOUT_SECS = 900.0
 #: Folders collected as artifacts after scoring.
 ARTIFACT_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts")
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+#: Where a failed sandbox's build output is kept among the attempt's artifacts.
+BUILD_LOG = "/logs/build/build.log"
 _OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
              "timed_out": pb.OUTCOME_TIMED_OUT}
 
@@ -83,10 +85,13 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
     sandbox: Sandbox | None = None
     try:
         task_dir = await deps.cache.folder(job.task)
-        sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root)
+        driver = driver_for(job.harness)
+        sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root,
+                               mounts=await driver.mounts(job.harness), network=job.spec.sandbox_network)
         await sandbox.prepare()
         await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
-        result = await _until_stopped(_drive(job, deps, sandbox, task_dir, events), control, sandbox)
+        result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
+        await _note_oom(job, sandbox, events)
         score = await _until_stopped(_score(job, deps, sandbox, events), control, sandbox)
         artifacts = await _collect(sandbox, deps.store)
         await events.flush()
@@ -105,15 +110,20 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         logger.warning("attempt %s: lease lost; another worker owns it now", job.attempt.id)
     except Exception as exc:  # anything of ours that broke is an infrastructure failure
         logger.exception("attempt %s: infrastructure failure", job.attempt.id)
-        await _finish_quietly(events, event("error", "infrastructure", message=f"{type(exc).__name__}: {exc}"))
-        await _complete(deps, job, pb.OUTCOME_INFRA_FAILED, 0, f"{type(exc).__name__}: {exc}", started)
+        log = getattr(exc, "log", "")  # e.g. the output of a Dockerfile that did not build
+        await _finish_quietly(events, event("error", "infrastructure", message=f"{type(exc).__name__}: {exc}"),
+                              *([event("output", "build.log", text=text(log.encode()))] if log else []))
+        artifacts = await _keep_log(deps.store, log) if log else []
+        await _complete(deps, job, pb.OUTCOME_INFRA_FAILED, 0, f"{type(exc).__name__}: {exc}", started,
+                        artifacts=artifacts)
     finally:
         heartbeat.cancel()
         if sandbox is not None:
             await sandbox.teardown()
 
 
-async def _drive(job, deps: Deps, sandbox: Sandbox, task_dir: Path, events: EventLog) -> HarnessResult:
+async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_dir: Path,
+                 events: EventLog) -> HarnessResult:
     timeout = attempt_timeout(job)
     grant = Grant(job.attempt.id, "harness", sandbox, job.task, job.harness.model,
                   time.monotonic() + timeout, events)
@@ -123,7 +133,7 @@ async def _drive(job, deps: Deps, sandbox: Sandbox, task_dir: Path, events: Even
                                sandbox, events, deps.harness_address, token)
         await events.emit(event("status", "harness_start", harness=job.harness.harness_name,
                                 kind=job.harness.kind, timeout_secs=timeout))
-        result = await driver_for(job.harness).run(context)
+        result = await driver.run(context)
     finally:
         deps.grants.revoke(token)
     if grant.finish is not None:
@@ -133,6 +143,24 @@ async def _drive(job, deps: Deps, sandbox: Sandbox, task_dir: Path, events: Even
     await events.emit(event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code,
                             error=result.error))
     return result
+
+
+async def _note_oom(job, sandbox: Sandbox, events: EventLog) -> None:
+    """A command killed by the task's own memory limit is part of the result; say so."""
+    kills = await sandbox.oom_kills()
+    if kills:
+        await events.emit(event("error", "oom", kills=kills, memory_mb=job.task.environment.memory_mb,
+                                message=f"the task's memory limit killed {kills} process(es)"))
+
+
+async def _keep_log(store, log: str) -> list[pb.Artifact]:
+    """The build log of a failed sandbox, kept as the attempt's one artifact."""
+    try:
+        data = log.encode()[-MAX_ARTIFACT_BYTES:]
+        [digest] = (await store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=data)]))).digests
+        return [pb.Artifact(path=BUILD_LOG, size_bytes=len(data), blob_digest=digest)]
+    except clients.RpcError:
+        return []
 
 
 async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Score:

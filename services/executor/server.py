@@ -1,6 +1,7 @@
 """Build the executor: its gRPC server (ExecutorService and the harness protocol) and its worker."""
 
 import os
+import threading
 from pathlib import Path
 
 import grpc
@@ -8,7 +9,7 @@ import grpc
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
 from services import rpc
-from services.executor import attempt
+from services.executor import attempt, sandboxes
 from services.executor.protocol import Grants, HarnessServicer
 from services.executor.servicer import ExecutorServicer
 from services.executor.taskcache import TaskCache
@@ -37,6 +38,8 @@ def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "1
     ExecutorService needs the deployment token when one is given.
     """
     workdirs.remove_orphans(home)
+    # The engine's SDK blocks; nothing waits for the sweep (the next start sweeps again).
+    threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans", daemon=True).start()
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
     server = rpc.new_server(token)

@@ -2,6 +2,7 @@
 
 from hemra.v1 import executor_service_pb2 as epb
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
+from services.executor.sandboxes import ENFORCES
 from services.rpc import handle_errors
 
 
@@ -14,4 +15,4 @@ class ExecutorServicer(epb_grpc.ExecutorServiceServicer):
         worker = self.worker
         return epb.GetExecutorStatusResponse(worker=worker.deps.worker, concurrency=worker.concurrency,
                                              active_attempts=sorted(worker.active), completed_jobs=worker.completed,
-                                             sandboxes=["host"])
+                                             sandboxes=sorted(ENFORCES))

@@ -7,15 +7,20 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.planner import acp_harness
 from services.planner.errors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")
 KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
 #: Kinds this version can drive; the others are refused at resolve, by name.
-SUPPORTED_KINDS = ("program",)
-KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_servers"}
+SUPPORTED_KINDS = ("program", "cli", "acp")
+#: kind = "cli": the agent CLIs the executor installs from npm and drives.
+CLI_AGENTS = ("claude-code", "codex", "pi")
+KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_servers", "permission"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: An exact npm version (or "" for unpinned); no ranges or tags, so a pin means one build.
+_VERSION = re.compile(r"^(|\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?)$")
 
 
 @dataclass
@@ -69,6 +74,10 @@ def load(path: Path) -> LoadedHarness:
         raise PlanError(f"{path}: kind must be one of {', '.join(KINDS)} (got {kind!r})")
     if kind not in SUPPORTED_KINDS:
         raise PlanError(f"{path}: harness kind {kind!r} is not supported by this version yet")
+    if kind == "cli":
+        _check_cli(data, path)
+    if kind == "acp":
+        acp_harness.check(data, path)
     harness = LoadedHarness(
         harness_name=str(data.get("name") or path.stem), kind=kind,
         digest="sha256:" + hashlib.sha256(raw).hexdigest(), source_text=text,
@@ -76,6 +85,19 @@ def load(path: Path) -> LoadedHarness:
         model=str(data.get("model", "")), env=_env_names(data.get("env", []), path),
         command=_command(data.get("command"), path, kind), source_path=str(path.resolve()))
     return harness
+
+
+def _check_cli(data: dict, path: Path) -> None:
+    agent = data.get("agent")
+    if agent not in CLI_AGENTS:
+        raise PlanError(f"{path}: agent must be one of {', '.join(CLI_AGENTS)} for a cli harness (got {agent!r})")
+    if "command" in data:
+        raise PlanError(f"{path}: command is for program harnesses; a cli harness runs its agent's own CLI")
+    for key in ("version", "model"):
+        if not isinstance(data.get(key, ""), str):
+            raise PlanError(f"{path}: {key} must be a string")
+    if not _VERSION.match(data.get("version", "")):
+        raise PlanError(f"{path}: version must be an npm version like 2.1.332 (got {data['version']!r})")
 
 
 def _env_names(value, path: Path) -> list[str]:

@@ -4,13 +4,14 @@ the sandbox against `require` and every task. Pure functions over the file syste
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.executor.sandboxes.base import ENFORCES
 from services.planner import datasets as ds
 from services.planner import harnesses as hs
 from services.planner.errors import PlanError
 from services.planner.tasks import LoadedTask
 
-#: What each sandbox enforces, checked against a run's `require`.
-SANDBOXES: dict[str, set[str]] = {"host": {"filesystem_isolation", "process_isolation"}}
+#: What each sandbox enforces, checked against a run's `require` (the executor's own table).
+SANDBOXES = ENFORCES
 KNOWN_REQUIREMENTS = {"network_block", "filesystem_isolation", "process_isolation", "gpu"}
 
 
@@ -31,6 +32,7 @@ class Spec:
     exclude: list[str] = field(default_factory=list)
     require: list[str] = field(default_factory=list)
     sandbox: str = "host"
+    sandbox_network: str = ""
     run_file: str = ""
     judges: list[str] = field(default_factory=list)
 
@@ -117,6 +119,17 @@ def _check_sandbox(spec: Spec) -> None:
             raise PlanError(f"unknown requirement {requirement!r} (known: {', '.join(sorted(KNOWN_REQUIREMENTS))})")
         if requirement not in SANDBOXES[spec.sandbox]:
             raise PlanError(f"sandbox {spec.sandbox} cannot enforce {requirement}; choose a sandbox that does")
+    _check_network(spec)
+
+
+def _check_network(spec: Spec) -> None:
+    """`[sandbox] network` opens a container sandbox's network; the host's is always open."""
+    network = spec.sandbox_network
+    if spec.sandbox == "host":
+        if network not in ("", "host"):
+            raise PlanError(f"sandbox.network = {network!r}: the host sandbox always shares the host's network")
+    elif network not in ("", "none") and "network_block" in spec.require:
+        raise PlanError(f"sandbox.network = {network!r} opens the network, but the run requires network_block")
 
 
 def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:

@@ -75,20 +75,49 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Att
         outcome=pb.Outcome.Value(f"OUTCOME_{attempt.outcome.upper()}") if attempt.outcome else 0,
         exit_code=attempt.exit_code, error=attempt.error, start_time=timestamp(attempt.start_time),
         end_time=timestamp(attempt.end_time), agent_version=attempt.agent_version, model=cell.model,
-        harness_name=cell.harness_name, dataset_name=cell.dataset_name,
-        artifacts=[from_dict(a, pb.Artifact()) for a in attempt.artifacts])
+        harness_name=cell.harness_name, dataset_name=cell.dataset_name, event_count=attempt.event_count or 0,
+        artifacts=[artifact_from_dict(a) for a in attempt.artifacts])
     if attempt.score:
-        message.score.CopyFrom(from_dict(attempt.score, pb.Score()))
+        message.score.CopyFrom(score_from_dict(attempt.score))
     return message
+
+
+_SCORE_KEYS = {"state", "rewards", "scorerFingerprint", "scorer", "error", "stdoutBlobDigest", "duration", "judgeModel"}
+_ARTIFACT_KEYS = {"path", "blobDigest", "sizeBytes"}
+
+
+def score_from_dict(data: dict) -> pb.Score:
+    """A stored Score (MessageToDict form), built directly: json_format.ParseDict costs ~100 µs
+    an attempt, which a page of attempts pays hundreds of times."""
+    if not data.keys() <= _SCORE_KEYS:
+        return from_dict(data, pb.Score())
+    score = pb.Score(state=pb.ScoreState.Value(data.get("state", "SCORE_STATE_UNSPECIFIED")),
+                     rewards=data.get("rewards", {}), scorer_fingerprint=data.get("scorerFingerprint", ""),
+                     scorer=data.get("scorer", ""), error=data.get("error", ""),
+                     stdout_blob_digest=data.get("stdoutBlobDigest", ""), judge_model=data.get("judgeModel", ""))
+    if "duration" in data:
+        score.duration.FromJsonString(data["duration"])
+    return score
+
+
+def artifact_from_dict(data: dict) -> pb.Artifact:
+    if not data.keys() <= _ARTIFACT_KEYS:
+        return from_dict(data, pb.Artifact())
+    return pb.Artifact(path=data.get("path", ""), blob_digest=data.get("blobDigest", ""),
+                       size_bytes=int(data.get("sizeBytes", 0)))
 
 
 def outcome_name(outcome: int) -> str:
     return pb.Outcome.Name(outcome).removeprefix("OUTCOME_").lower()
 
 
-def event_to_proto(event: t.Event) -> pb.Event:
+def event_to_proto(event) -> pb.Event:
+    """A t.Event row, or a records.EventPreview (payload maybe cut, size measured by the database)."""
+    size = getattr(event, "payload_bytes", None)
     message = pb.Event(seq=event.seq, time=timestamp(event.time), type=event.type, name=event.name,
-                       payload_json=event.payload)
+                       payload_json=event.payload,
+                       payload_bytes=size if size is not None else len(event.payload.encode()),
+                       payload_cut=getattr(event, "payload_cut", False))
     message.duration.FromNanoseconds(int(event.duration * 1e9))
     return message
 

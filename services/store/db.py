@@ -20,6 +20,11 @@ def normalize_url(url: str) -> str:
     raise ValueError(f"unsupported database URL {parsed.render_as_string()!r}: use sqlite:/// or postgresql://")
 
 
+def asyncpg_dsn(url) -> str:
+    """The DSN asyncpg itself takes, for a SQLAlchemy PostgreSQL URL (object or string)."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 def sqlite_url(path: Path) -> str:
     return f"sqlite+aiosqlite:///{path}"
 
@@ -30,8 +35,8 @@ def create_engine(url: str, foreign_keys: bool = True) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": 30})
         _configure_sqlite(engine, foreign_keys)
         return engine
-    # No pre-ping: it costs a round trip on every checkout (every queue call);
-    # a connection that died is invalidated with the pool on its first error.
+    # Pre-ping costs a round trip per checkout but survives a database restart
+    # without a failed call; the queue's hot path has its own pool (pgqueue.py).
     return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
 
 

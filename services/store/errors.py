@@ -32,3 +32,9 @@ class LeaseLost(StoreError):
     """The job's lease was lost: another worker holds it or it expired and was reclaimed."""
 
     reason = "LEASE_LOST"
+
+
+class Unavailable(StoreError):
+    """The database cannot be reached just now; asking again later may work."""
+
+    reason = "UNAVAILABLE"

@@ -112,6 +112,10 @@ class Pinned:
             CellInfo(row.cell_id, row.run_id, row.position, row.dataset_digest, row.dataset_name,
                      row.harness_digest, row.harness_name, row.model)))
 
+    def cached(self, kind: str, key: str):
+        """A row already read ("trial", "run", or a table name with a digest), else None."""
+        return self._rows.get((kind, key))
+
     async def run(self, conn, run_id: str) -> RunInfo:
         found = self._rows.get(("run", run_id))
         if found is not None:
@@ -267,7 +271,7 @@ async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completi
     # (a repeat, a stale token, an unknown job).
     close_job = (update(JOBS).where(*_live_lease(job_id, token, now))
                  .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else ""))
-    close_attempt = update(ATTEMPTS).where(ATTEMPTS.c.state != "finished").values(**_closing_values(done, now))
+    close_attempt = update(ATTEMPTS).where(ATTEMPTS.c.state != "finished").values(**closing_values(done, now))
     closed = (await conn.execute(close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
     attempt = None if closed is None else (await conn.execute(
         close_attempt.where(ATTEMPTS.c.id == closed.attempt_id).returning(*ATTEMPTS.c))).first()
@@ -297,7 +301,7 @@ async def _repeated_completion(conn, job_id: str, token: int):
     raise LeaseLost(f"job {job_id}: lease lost")
 
 
-def _closing_values(done: Completion, now: float) -> dict:
+def closing_values(done: Completion, now: float) -> dict:
     values = dict(state="finished", outcome=done.outcome, exit_code=done.exit_code, error=done.error,
                   artifacts=done.artifacts or [], score=done.score, agent_version=done.agent_version,
                   agent_name=done.agent_name, end_time=done.end_time or now)
@@ -309,7 +313,7 @@ def _closing_values(done: Completion, now: float) -> dict:
 
 async def _close_attempt_row(conn, attempt_id: str, done: Completion, now: float, **extra):
     """Close an attempt its worker did not complete (Core); returns its trial_id and number."""
-    values = _closing_values(done, now)
+    values = closing_values(done, now)
     values.setdefault("start_time", func.coalesce(ATTEMPTS.c.start_time, now))
     row = (await conn.execute(
         update(ATTEMPTS).where(ATTEMPTS.c.id == attempt_id, ATTEMPTS.c.state != "finished")

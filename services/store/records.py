@@ -3,7 +3,7 @@
 import base64
 from dataclasses import dataclass, field
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import LargeBinary, cast, exists, func, select, update
 from sqlalchemy.orm import aliased
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -122,10 +122,16 @@ async def find_run(session: AsyncSession, ref: str) -> t.Run:
     return run
 
 
-async def list_runs(session: AsyncSession, page_size: int, page_token: str) -> tuple[list[t.Run], str]:
-    """Runs and imports, newest first; the page token is the last (time, ID) returned (keyset paging)."""
+async def list_runs(session: AsyncSession, page_size: int, page_token: str,
+                    kind: str = "") -> tuple[list[t.Run], str]:
+    """Runs and imports (or only `kind`), newest first; the page token is the last (time, ID)
+    returned (keyset paging)."""
     page_size = page_size if 0 < page_size <= 1000 else 100
     query = select(t.Run).order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(page_size + 1)
+    if kind:
+        if kind not in ("run", "import"):
+            raise InvalidArgument(f"kind {kind!r}: expected run or import")
+        query = query.where(t.Run.kind == kind)
     if page_token:
         try:
             stamp, _, last_id = base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)).decode().partition("/")
@@ -171,6 +177,36 @@ async def run_progress(session: AsyncSession, run_id: str) -> tuple[dict[str, in
     return total, cells
 
 
+async def cells_of_runs(session: AsyncSession, run_ids: list[str]) -> dict[str, list[t.Cell]]:
+    """cells_of for many runs in one query."""
+    cells: dict[str, list[t.Cell]] = {run_id: [] for run_id in run_ids}
+    query = select(t.Cell).where(t.Cell.run_id.in_(run_ids)).order_by(t.Cell.run_id, t.Cell.position)
+    for cell in (await session.execute(query)).scalars():
+        cells[cell.run_id].append(cell)
+    return cells
+
+
+async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, tuple[dict, dict]]:
+    """run_progress for many runs in one aggregate query."""
+    newer = aliased(t.Attempt)
+    latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
+    query = (select(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict, func.count())
+             .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+             .where(t.Attempt.run_id.in_(run_ids), latest)
+             .group_by(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict))
+    progress = {run_id: (_empty_progress(), {}) for run_id in run_ids}
+    for run_id, cell_id, state, verdict_, count in (await session.execute(query)).all():
+        total, cells = progress[run_id]
+        for counts in (total, cells.setdefault(cell_id, _empty_progress())):
+            counts["trials"] += count
+            if state == "finished":
+                counts["done"] += count
+                counts[verdict_ or "errored"] += count
+            else:
+                counts[state] += count
+    return progress
+
+
 def verdict(attempt: t.Attempt) -> str:
     """passed, failed, errored (infra or scorer failure) or cancelled, for a finished attempt."""
     if attempt.outcome == CANCELLED:
@@ -182,18 +218,42 @@ def verdict(attempt: t.Attempt) -> str:
     return "passed" if rewards and all(v >= 1 for v in rewards.values()) else "failed"
 
 
-async def list_attempts(session: AsyncSession, run_id: str, page_size: int,
-                        page_token: str) -> tuple[list[tuple[t.Attempt, t.Trial, t.Cell]], str]:
+#: Verdict filters of list_attempts: a verdict, or unfinished (queued or running).
+VERDICTS = ("passed", "failed", "errored", "cancelled", "unfinished")
+
+
+async def list_attempts(session: AsyncSession, run_id: str, page_size: int, page_token: str,
+                        filters: dict | None = None) -> tuple[list[tuple[t.Attempt, t.Trial, t.Cell]], str]:
+    """A run's attempts in ID order (keyset paging), optionally only those matching `filters`
+    (cell_id, task_digest, harness_name, verdict)."""
     page_size = page_size if 0 < page_size <= 1000 else 1000
     query = (select(t.Attempt, t.Trial, t.Cell).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
              .join(t.Cell, t.Trial.cell_id == t.Cell.id).where(t.Attempt.run_id == run_id)
              .order_by(t.Attempt.id).limit(page_size + 1))
+    query = _filter_attempts(query, filters or {})
     if page_token:
         query = query.where(t.Attempt.id > page_token)
     rows = [tuple(row) for row in (await session.execute(query)).all()]
     more = len(rows) > page_size
     rows = rows[:page_size]
     return rows, (rows[-1][0].id if more else "")
+
+
+def _filter_attempts(query, filters: dict):
+    if filters.get("cell_id"):
+        query = query.where(t.Trial.cell_id == filters["cell_id"])
+    if filters.get("task_digest"):
+        query = query.where(t.Trial.task_digest == filters["task_digest"])
+    if filters.get("harness_name"):
+        query = query.where(t.Cell.harness_name == filters["harness_name"])
+    verdict_ = filters.get("verdict", "")
+    if verdict_ == "unfinished":
+        query = query.where(t.Attempt.state != "finished")
+    elif verdict_ in VERDICTS:
+        query = query.where(t.Attempt.verdict == verdict_)
+    elif verdict_:
+        raise InvalidArgument(f"verdict {verdict_!r}: expected one of {', '.join(VERDICTS)}")
+    return query
 
 
 async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt, t.Trial, t.Cell]:
@@ -228,12 +288,20 @@ async def append_events(session: AsyncSession, attempt_id: str, events: list[dic
 
 
 async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
-                      page_token: str) -> tuple[list[t.Event], str]:
+                      page_token: str, max_payload_bytes: int = 0) -> tuple[list[t.Event], str]:
+    """Events after the token's sequence number. With `max_payload_bytes`, payloads are read
+    only that far (a page of multi-megabyte prompts stays small); see payload_columns."""
     page_size = page_size if 0 < page_size <= 10000 else 1000
     after = int(page_token) if page_token.isdigit() else 0
-    query = (select(t.Event).where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
-             .order_by(t.Event.seq).limit(page_size + 1))
-    events = list((await session.execute(query)).scalars())
+    if max_payload_bytes > 0:
+        query = (select(*payload_columns(session, max_payload_bytes))
+                 .where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
+                 .order_by(t.Event.seq).limit(page_size + 1))
+        events = [EventPreview(*row) for row in (await session.execute(query)).all()]
+    else:
+        query = (select(t.Event).where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
+                 .order_by(t.Event.seq).limit(page_size + 1))
+        events = list((await session.execute(query)).scalars())
     more = len(events) > page_size
     events = events[:page_size]
     return events, (str(events[-1].seq) if more else "")
@@ -242,3 +310,26 @@ async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
 async def record_blobs(session: AsyncSession, blobs: list[tuple[str, int]], now: float) -> None:
     rows = [dict(digest=d, size_bytes=s, create_time=now) for d, s in {d: s for d, s in blobs}.items()]
     await insert_ignore(session, t.Blob.__table__, rows)
+
+
+class EventPreview:
+    """An event row whose payload may be cut (payload_cut) to its first bytes."""
+
+    __slots__ = ("seq", "time", "type", "name", "payload", "duration", "payload_bytes", "payload_cut")
+
+    def __init__(self, seq, time, type_, name, payload, duration, payload_bytes):
+        self.seq, self.time, self.type, self.name, self.duration = seq, time, type_, name, duration
+        self.payload, self.payload_bytes = payload, payload_bytes
+        self.payload_cut = len(payload.encode()) < payload_bytes
+
+
+def payload_columns(session: AsyncSession, max_bytes: int) -> tuple:
+    """Event columns with the payload cut in SQL: the database reads the rest of a long
+    payload from its overflow pages only to measure it, never hands it over."""
+    if session.bind.dialect.name == "postgresql":
+        size = func.octet_length(t.Event.payload)
+    else:
+        size = func.length(cast(t.Event.payload, LargeBinary))
+    # substr counts characters: max_bytes characters are at least max_bytes bytes.
+    return (t.Event.seq, t.Event.time, t.Event.type, t.Event.name, func.substr(t.Event.payload, 1, max_bytes),
+            t.Event.duration, size)

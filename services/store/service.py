@@ -6,8 +6,8 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.bulk import gc_paused
-from services.store import compare, db, exporting, queue, records, report
-from services.store.errors import FailedPrecondition, InvalidArgument
+from services.store import catalog, compare, criteria, db, exporting, queue, records, report
+from services.store.errors import FailedPrecondition, InvalidArgument, LeaseLost
 from services.store import tables as t
 from services.store.blobs import BlobStore
 from services.store.ids import kind_of
@@ -16,6 +16,8 @@ from services.store.queue import Clock
 
 #: How often claims also look for expired leases (store clock seconds).
 RECOVERY_INTERVAL_SECS = 1.0
+#: Settled runs whose progress (and report) a store process keeps.
+SETTLED_CACHE_SIZE = 4096
 
 
 class Store:
@@ -29,6 +31,15 @@ class Store:
         self.blobs = BlobStore(blob_dir)
         self.clock = clock
         self._next_recovery = 0.0
+        #: PostgreSQL's one-statement hot path (pgqueue.py); None on SQLite.
+        self.fast = None
+        if engine.dialect.name == "postgresql":
+            from services.store.pgqueue import FastQueue
+
+            self.fast = FastQueue(db.asyncpg_dsn(engine.url))
+        #: run ID -> (progress, per-cell progress) and run ID -> report, of settled runs only.
+        self._settled: dict[str, tuple[dict, dict]] = {}
+        self._reports: dict[str, dict] = {}
 
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time) -> "Store":
@@ -38,6 +49,8 @@ class Store:
         return cls(engine, blob_dir, clock)
 
     async def close(self) -> None:
+        if self.fast is not None:
+            await self.fast.close()
         await self.engine.dispose()
 
     async def record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
@@ -52,18 +65,48 @@ class Store:
     async def get_run(self, ref: str) -> tuple[t.Run, list[t.Cell], dict]:
         async with self.sessions() as session:
             run = await records.find_run(session, ref)
-            return run, await records.cells_of(session, run.id), await records.run_progress(session, run.id)
+            progress = await self._progress(session, [run.id])
+            return run, await records.cells_of(session, run.id), progress[run.id]
 
-    async def list_runs(self, page_size: int, page_token: str):
+    async def list_runs(self, page_size: int, page_token: str, kind: str = ""):
         async with self.sessions() as session:
-            runs, token = await records.list_runs(session, page_size, page_token)
-            return [(run, await records.cells_of(session, run.id), await records.run_progress(session, run.id))
-                    for run in runs], token
+            runs, token = await records.list_runs(session, page_size, page_token, kind)
+            ids = [run.id for run in runs]
+            cells, progress = await records.cells_of_runs(session, ids), await self._progress(session, ids)
+            return [(run, cells[run.id], progress[run.id]) for run in runs], token
+
+    async def _progress(self, session, run_ids: list[str]) -> dict[str, tuple[dict, dict]]:
+        """Progress of runs. A settled run (every attempt finished) never changes again: a
+        retry is queued in the same transaction that closes the attempt it retries, and
+        finished attempts are final. So settled runs are counted once per process."""
+        progress = {run_id: self._settled[run_id] for run_id in run_ids if run_id in self._settled}
+        missing = [run_id for run_id in run_ids if run_id not in progress]
+        if missing:
+            for run_id, counts in (await records.runs_progress(session, missing)).items():
+                progress[run_id] = counts
+                total = counts[0]
+                if total["trials"] and not total["queued"] and not total["running"]:
+                    self._remember(self._settled, run_id, counts)
+        return progress
+
+    @staticmethod
+    def _remember(cache: dict, key, value) -> None:
+        if len(cache) >= SETTLED_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
 
     async def run_report(self, ref: str) -> dict:
+        """The report; a settled run's is built once per process (it cannot change)."""
         with gc_paused():
             async with self.sessions() as session:
-                return await report.build_report(session, await records.find_run(session, ref))
+                run = await records.find_run(session, ref)
+                if run.id in self._reports:
+                    return self._reports[run.id]
+                built = await report.build_report(session, run)
+                await self._progress(session, [run.id])  # settles the run when it is
+                if run.id in self._settled:
+                    self._remember(self._reports, run.id, built)
+                return built
 
     async def compare(self, a: str, b: str, judge: str = "") -> dict:
         with gc_paused():
@@ -92,19 +135,47 @@ class Store:
             cancelled = await queue.cancel_run(session, run, self.clock())
             return run, await records.cells_of(session, run.id), cancelled
 
-    async def list_attempts(self, run_ref: str, page_size: int, page_token: str):
+    async def list_attempts(self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None):
         async with self.sessions() as session:
             run = await records.find_run(session, run_ref)
-            return await records.list_attempts(session, run.id, page_size, page_token)
+            return await records.list_attempts(session, run.id, page_size, page_token, filters)
 
     async def get_attempt(self, attempt_id: str):
         async with self.sessions() as session:
             return await records.get_attempt(session, attempt_id)
 
-    async def list_events(self, attempt_id: str, page_size: int, page_token: str):
+    async def list_events(self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0):
         async with self.sessions() as session:
             attempt, _, _ = await records.get_attempt(session, attempt_id)
-            return await records.list_events(session, attempt.id, page_size, page_token)
+            return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes)
+
+    async def list_datasets(self) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.list_datasets(session)
+
+    async def list_tasks(self, dataset: str, page_size: int, page_token: str) -> dict:
+        async with self.sessions() as session:
+            return await catalog.list_tasks(session, dataset, page_size, page_token)
+
+    async def list_harnesses(self) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.list_harnesses(session)
+
+    async def list_scorers(self) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.list_scorers(session)
+
+    async def list_judges(self) -> tuple[list[dict], str]:
+        async with self.sessions() as session:
+            return await catalog.list_judges(session)
+
+    async def attempt_usage(self, run: str) -> list[dict]:
+        async with self.sessions() as session:
+            return await catalog.attempt_usage(session, run)
+
+    async def criterion_table(self, dataset: str, source: str = "") -> dict:
+        async with self.sessions() as session:
+            return await criteria.criterion_table(session, dataset, source)
 
     async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
         now = self.clock()
@@ -113,13 +184,38 @@ class Store:
         recover = now >= self._next_recovery
         if recover:
             self._next_recovery = now + RECOVERY_INTERVAL_SECS
+        if self.fast is not None:
+            return await self._claim_fast(worker, lease_secs, now, run_id, recover)
         try:
             async with self.engine.begin() as conn:
                 return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover)
         except queue.NoSlot:
             return None
 
+    async def _claim_fast(self, worker: str, lease_secs: float, now: float, run_id: str, recover: bool):
+        if recover:
+            async with self.engine.begin() as conn:
+                await queue.recover_expired(conn, self.pinned, now)
+        found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id)
+        if found is None:
+            return None
+        job, attempt, trial, cell = found
+        run = self.pinned.cached("run", job.run_id)
+        task = self.pinned.cached(queue.TASKS.name, trial.task_digest)
+        harness = self.pinned.cached(queue.HARNESSES.name, cell.harness_digest)
+        if run is None or task is None or harness is None:  # a run's first claim in this process
+            async with self.engine.connect() as conn:
+                run = await self.pinned.run(conn, job.run_id)
+                task = await self.pinned.record(conn, queue.TASKS, trial.task_digest)
+                harness = await self.pinned.record(conn, queue.HARNESSES, cell.harness_digest)
+        return queue.Claimed(job, attempt, trial, cell, run, task, harness)
+
     async def heartbeat_job(self, job_id: str, token: int, lease_secs: float) -> tuple[float, bool]:
+        if self.fast is not None:
+            beat = await self.fast.heartbeat(job_id, token, lease_secs, self.clock())
+            if beat is None:
+                raise LeaseLost(f"job {job_id}: lease lost")
+            return beat
         async with self.engine.begin() as conn:
             return await queue.heartbeat(conn, job_id, token, lease_secs, self.clock())
 
@@ -129,6 +225,15 @@ class Store:
 
     async def complete_job(self, job_id: str, token: int, done: queue.Completion):
         """(attempt row, trial, cell, retry attempt ID or "")."""
+        if self.fast is not None and done.outcome != records.INFRA_FAILED:
+            attempt = await self.fast.complete(job_id, token, done, self.clock())
+            trial = attempt and self.pinned.cached("trial", attempt.trial_id)
+            if trial is not None:
+                return attempt, *trial, ""
+            # Not matched (a repeat, a stale token) or not cached: queue.py says which and why.
+            if attempt is not None:
+                async with self.engine.connect() as conn:
+                    return attempt, *await self.pinned.trial(conn, attempt.trial_id), ""
         async with self.engine.begin() as conn:
             return await queue.complete(conn, self.pinned, job_id, token, done, self.clock())
 

@@ -38,7 +38,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     @handle_errors
     async def ListRuns(self, request, context):
-        runs, token = await self.store.list_runs(request.page_size, request.page_token)
+        runs, token = await self.store.list_runs(request.page_size, request.page_token, request.kind)
         return spb.ListRunsResponse(runs=[convert.run_to_proto(*r) for r in runs], next_page_token=token)
 
     @handle_errors
@@ -59,7 +59,9 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     @handle_errors
     async def ListAttempts(self, request, context):
-        rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token)
+        filters = dict(cell_id=request.cell_id, task_digest=request.task_digest,
+                       harness_name=request.harness_name, verdict=request.verdict)
+        rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token, filters)
         return spb.ListAttemptsResponse(attempts=[convert.attempt_to_proto(*row) for row in rows],
                                         next_page_token=token)
 
@@ -69,8 +71,54 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     @handle_errors
     async def ListEvents(self, request, context):
-        events, token = await self.store.list_events(request.attempt, request.page_size, request.page_token)
+        events, token = await self.store.list_events(request.attempt, request.page_size, request.page_token,
+                                                     request.max_payload_bytes)
         return spb.ListEventsResponse(events=[convert.event_to_proto(e) for e in events], next_page_token=token)
+
+    @handle_errors
+    async def ListDatasets(self, request, context):
+        datasets = await self.store.list_datasets()
+        return spb.ListDatasetsResponse(datasets=[_summary(d, spb.DatasetSummary, "last_used_time")
+                                                  for d in datasets])
+
+    @handle_errors
+    async def ListTasks(self, request, context):
+        page = await self.store.list_tasks(request.dataset, request.page_size, request.page_token)
+        return spb.ListTasksResponse(dataset_name=page["dataset_name"], dataset_digest=page["dataset_digest"],
+                                     tasks=[spb.TaskSummary(**task) for task in page["tasks"]],
+                                     next_page_token=page["next_page_token"])
+
+    @handle_errors
+    async def ListHarnesses(self, request, context):
+        harnesses = await self.store.list_harnesses()
+        return spb.ListHarnessesResponse(harnesses=[_summary(h, spb.HarnessSummary, "last_used_time")
+                                                    for h in harnesses])
+
+    @handle_errors
+    async def ListScorers(self, request, context):
+        scorers = await self.store.list_scorers()
+        return spb.ListScorersResponse(scorers=[
+            spb.ScorerSummary(**{**s, "tasks": [spb.ScoredTask(**x) for x in s["tasks"]]}) for s in scorers])
+
+    @handle_errors
+    async def ListJudges(self, request, context):
+        judges, note = await self.store.list_judges()
+        return spb.ListJudgesResponse(judges=[spb.JudgeSummary(**j) for j in judges], note=note)
+
+    @handle_errors
+    async def ListAttemptUsage(self, request, context):
+        usage = await self.store.attempt_usage(request.run)
+        return spb.ListAttemptUsageResponse(attempts=[spb.AttemptUsage(**u) for u in usage])
+
+    @handle_errors
+    async def GetCriterionTable(self, request, context):
+        table = await self.store.criterion_table(request.dataset, request.source)
+        sources = [_summary(s, spb.CriterionSource, "create_time") for s in table["sources"]]
+        rows = [spb.CriterionRow(**{**r, "cells": [spb.CriterionCell(**c) for c in r["cells"]]})
+                for r in table["rows"]]
+        return spb.GetCriterionTableResponse(table=spb.CriterionTable(
+            dataset_name=table["dataset_name"], dataset_digest=table["dataset_digest"], source=table["source"],
+            sources=sources, rows=rows))
 
     @handle_errors
     async def ClaimJob(self, request, context):
@@ -156,6 +204,13 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     @handle_errors
     async def FindMissingBlobs(self, request, context):
         return spb.FindMissingBlobsResponse(missing=self.store.missing_blobs(list(request.digests)))
+
+
+def _summary(data: dict, message_type, time_field: str):
+    """A summary message from a dict whose `time_field` holds epoch seconds (or None)."""
+    fields = {k: v for k, v in data.items() if k in message_type.DESCRIPTOR.fields_by_name}
+    fields[time_field] = convert.timestamp(fields.get(time_field))
+    return message_type(**fields)
 
 
 def planned_run(request: spb.RecordRunRequest) -> PlannedRun:

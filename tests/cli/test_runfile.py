@@ -21,8 +21,9 @@ exclude = ["*slow*"]
 require = ["filesystem_isolation"]
 
 [sandbox]
-kind = "host"
+kind = "docker"
 image = "ubuntu:24.04"
+network = "host"
 
 [verifier]
 network = "none"
@@ -49,7 +50,7 @@ def test_read__every_documented_key(tmp_path):
     assert set(data) == {"name", "baseline", "harnesses", "datasets", "attempts", "concurrency", "model",
                          "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox",
                          "verifier", "judge"}
-    assert data["sandbox"] == {"kind": "host", "image": "ubuntu:24.04"}
+    assert data["sandbox"] == {"kind": "docker", "image": "ubuntu:24.04", "network": "host"}
     assert data["judge"] == [{"name": "style"}, {"name": "safety"}]
 
 
@@ -68,7 +69,7 @@ def test_merge__every_documented_key_reaches_spec(tmp_path):
     assert list(spec.tasks) == ["fix-*"]
     assert list(spec.exclude) == ["*slow*"]
     assert list(spec.require) == ["filesystem_isolation"]
-    assert spec.sandbox == "host"
+    assert spec.sandbox == "docker" and spec.sandbox_network == "host"
     assert spec.verifier_network == "none"
     assert list(spec.verifier_env) == ["API_URL", "TOKEN"]
     assert list(spec.judges) == ["style", "safety"]
@@ -222,3 +223,22 @@ def test_merge__defaults_with_minimal_run_file(tmp_path):
 def test_merge__bad_file_raises(tmp_path):
     with pytest.raises(RunFileError, match="unknown key 'oops'"):
         merge(write(tmp_path, "oops = 1\n"), Flags(harnesses=["oracle"]))
+
+
+def test_merge__harness_flags_drop_a_file_baseline_they_left_out(tmp_path):
+    spec = merge(write(tmp_path, FULL), Flags(harnesses=["oracle"]))
+    assert list(spec.harnesses) == ["oracle"] and spec.baseline == ""  # the planner takes the first
+    kept = merge(write(tmp_path, FULL), Flags(harnesses=["oracle", "nop"]))
+    assert kept.baseline == "nop"
+
+
+@pytest.mark.parametrize("text, flags, message", [
+    ("attempts = 0\n", Flags(), "hemra.toml: attempts must be at least 1 (got 0)"),
+    ("concurrency = 0\n", Flags(), "hemra.toml: concurrency must be at least 1 (got 0)"),
+    ("", Flags(attempts=0), "--attempts must be at least 1 (got 0)"),
+    ("", Flags(concurrency=-2), "--concurrency must be at least 1 (got -2)"),
+])
+def test_merge__zero_attempts_or_concurrency_refused(tmp_path, text, flags, message):
+    with pytest.raises(RunFileError, match="must be at least 1") as raised:
+        merge(write(tmp_path, text), flags)
+    assert str(raised.value).endswith(message)

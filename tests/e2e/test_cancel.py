@@ -1,5 +1,6 @@
 """Ctrl-C on `hemra run` cancels unfinished attempts: cancelled, never failed."""
 
+import secrets
 import signal
 import subprocess
 import time
@@ -14,7 +15,9 @@ pytestmark = pytest.mark.slow
 
 def test_ctrl_c__cancels_running_and_queued_attempts(hemra_env, tmp_path):
     (tmp_path / "harnesses").mkdir()
-    (tmp_path / "harnesses" / "sleepy.toml").write_text('kind = "program"\ncommand = ["sleep", "120"]\n')
+    marker = f"hemra-sleepy-{secrets.token_hex(4)}"  # unique, so other runs' sleeps never count
+    (tmp_path / "harnesses" / "sleepy.toml").write_text(
+        f'kind = "program"\ncommand = ["bash", "-c", "exec -a {marker} sleep 120"]\n')
     process = subprocess.Popen([HEMRA, "run", "-H", "sleepy", "-d", "hemra-offline", "--concurrency", "2",
                                 "--label", "interrupted"], cwd=tmp_path, env=hemra_env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -36,4 +39,4 @@ def test_ctrl_c__cancels_running_and_queued_attempts(hemra_env, tmp_path):
     row = data["report"]["datasets"][0]["rows"][0]
     assert row["cancelled"] == len(data["attempts"]) and row.get("graded", 0) == 0
     assert data["report"].get("complete", False) is False
-    assert "sleep 120" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert marker not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout

@@ -13,6 +13,7 @@ import uvicorn
 
 from clients import embedded
 from gateway.app import create_app
+from tests.conftest import REPO
 from tests.e2e.helpers import hemra
 
 LABEL = "gw"
@@ -58,8 +59,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def live_server(gateway_home):
+def _live(home, **options):
     """The gateway on a real uvicorn at 127.0.0.1, in a thread with its own event loop."""
     import asyncio
 
@@ -67,8 +67,8 @@ def live_server(gateway_home):
     state = {}
 
     async def serve():
-        async with embedded.services(gateway_home) as services:
-            server = uvicorn.Server(uvicorn.Config(create_app(services.store), host="127.0.0.1", port=port,
+        async with embedded.services(home) as services:
+            server = uvicorn.Server(uvicorn.Config(create_app(services.store, **options), host="127.0.0.1", port=port,
                                                    log_level="warning"))
             state["server"] = server
             await server.serve()
@@ -87,3 +87,19 @@ def live_server(gateway_home):
     yield f"http://127.0.0.1:{port}"
     state["server"].should_exit = True
     thread.join(timeout=15)
+
+
+@pytest.fixture
+def live_server(gateway_home):
+    yield from _live(gateway_home)
+
+
+@pytest.fixture
+def dashboard_server(gateway_home):
+    """The gateway serving the built dashboard (clients/dashboard/dist) at /."""
+    dist = REPO / "clients" / "dashboard" / "dist"
+    if not (dist / "index.html").is_file():
+        if os.environ.get("HEMRA_REQUIRE_BROWSER"):
+            pytest.fail("the dashboard is not built: cd clients/dashboard && npm ci && npm run build")
+        pytest.skip("the dashboard is not built (cd clients/dashboard && npm ci && npm run build)")
+    yield from _live(gateway_home, ui_dir=dist)

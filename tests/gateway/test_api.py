@@ -273,6 +273,10 @@ def test_serve__serves_the_api_and_refuses_non_loopback_without_expose(tmp_path)
         assert httpx.get(url + "api/health").status_code == 200
         page = httpx.get(url)
         assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+        busy = subprocess.run([HEMRA, "serve", "--listen", url[len("http://"):-1]], env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert busy.returncode == 2 and "Traceback" not in busy.stderr
+        assert busy.stderr.strip().splitlines()[-1].startswith(f"error: --listen {url[7:-1]}: cannot listen there")
     finally:
         os.kill(process.pid, signal.SIGTERM)
         assert process.wait(timeout=30) == 0

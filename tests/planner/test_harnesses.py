@@ -93,12 +93,50 @@ def test_resolve__env_bad_names_refused(tmp_path, env):
         harnesses.resolve("mine", tmp_path)
 
 
-def test_resolve__cli_kind_not_supported_yet(tmp_path):
-    path = write_harness(tmp_path, "claude", 'kind = "cli"\nagent = "claude-code"\n')
+def test_resolve__reserved_kind_not_supported_yet(tmp_path):
+    path = write_harness(tmp_path, "cu", 'kind = "computer-use"\nagent = "x"\n')
     with pytest.raises(PlanError, match="not supported by this version yet") as info:
-        harnesses.resolve("claude", tmp_path)
-    assert "'cli'" in str(info.value)
+        harnesses.resolve("cu", tmp_path)
+    assert "'computer-use'" in str(info.value)
     assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
+def test_resolve__cli_harness(tmp_path, agent):
+    write_harness(tmp_path, agent, f'kind = "cli"\nagent = "{agent}"\nversion = "2.1.332"\nmodel = "m-1"\n'
+                                   'env = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]\n')
+    harness = harnesses.resolve(agent, tmp_path)
+    assert (harness.kind, harness.agent, harness.agent_version, harness.model) == ("cli", agent, "2.1.332", "m-1")
+    assert harness.env == ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]
+    assert harness.command == []
+
+
+def test_resolve__cli_harness_unpinned_is_allowed(tmp_path):
+    write_harness(tmp_path, "pi", 'kind = "cli"\nagent = "pi"\n')
+    assert harnesses.resolve("pi", tmp_path).agent_version == ""
+
+
+@pytest.mark.parametrize("agent", ['"gemini"', '""', None, "3"])
+def test_resolve__cli_unknown_agent(tmp_path, agent):
+    path = write_harness(tmp_path, "x", 'kind = "cli"\n' + (f"agent = {agent}\n" if agent else ""))
+    with pytest.raises(PlanError) as info:
+        harnesses.resolve("x", tmp_path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: agent must be one of claude-code, codex, pi") and "\n" not in message
+
+
+@pytest.mark.parametrize("version", ['"^2.1.0"', '"latest"', '"2.1"', "2"])
+def test_resolve__cli_version_must_be_exact(tmp_path, version):
+    path = write_harness(tmp_path, "x", f'kind = "cli"\nagent = "codex"\nversion = {version}\n')
+    with pytest.raises(PlanError, match="version must be") as info:
+        harnesses.resolve("x", tmp_path)
+    assert str(path) in str(info.value)
+
+
+def test_resolve__cli_with_command_refused(tmp_path):
+    write_harness(tmp_path, "x", 'kind = "cli"\nagent = "codex"\ncommand = "codex exec"\n')
+    with pytest.raises(PlanError, match="command is for program harnesses"):
+        harnesses.resolve("x", tmp_path)
 
 
 @pytest.mark.parametrize("kind", ['"robot"', None])

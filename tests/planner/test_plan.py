@@ -127,8 +127,25 @@ def test_resolve__unknown_requirement_raises(project):
 
 
 def test_resolve__unknown_sandbox_raises(project):
-    with pytest.raises(PlanError, match="sandbox 'docker' is not available"):
-        _resolve(project, sandbox="docker")
+    with pytest.raises(PlanError, match=r"sandbox 'fly' is not available \(available: host, docker, modal\)"):
+        _resolve(project, sandbox="fly")
+
+
+def test_resolve__container_sandbox_takes_run_steps_and_network_block(project):
+    make_task(project / "ds" / "c", dockerfile="FROM ubuntu\nRUN make\n")
+    resolved = _resolve(project, sandbox="docker", require=["network_block"])
+    assert "c" in {t.task_name for _, t, _ in resolved.trials}
+    with pytest.raises(PlanError, match="sandbox docker cannot enforce gpu"):
+        _resolve(project, sandbox="docker", require=["gpu"])
+
+
+def test_resolve__sandbox_network_checked_against_the_sandbox_and_require(project):
+    assert _resolve(project, sandbox="docker", sandbox_network="host").trials
+    assert _resolve(project, sandbox="docker", sandbox_network="none", require=["network_block"]).trials
+    with pytest.raises(PlanError, match="sandbox.network = 'host' opens the network, but the run requires network_block"):
+        _resolve(project, sandbox="docker", sandbox_network="host", require=["network_block"])
+    with pytest.raises(PlanError, match="sandbox.network = 'none': the host sandbox always shares"):
+        _resolve(project, sandbox="host", sandbox_network="none")
 
 
 def test_resolve__run_in_dockerfile_needs_container(project):

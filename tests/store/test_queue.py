@@ -134,6 +134,28 @@ async def test_racing_claimers__never_claim_a_job_twice(store):
     assert len(claimed) == 40 and len(set(claimed)) == 40
 
 
+async def test_racing_claimers__run_concurrency_holds_and_slots_come_back(store):
+    run, _ = await store.record_run(plan(trials=12, concurrency=3))
+    claims = await asyncio.gather(*(store.claim_job(f"w{i}", 30) for i in range(10)))
+    held = [c for c in claims if c is not None]
+    assert len(held) == 3 and len({c.job.id for c in held}) == 3
+    for claimed in held:
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+    again = await asyncio.gather(*(store.claim_job(f"w{i}", 30) for i in range(10)))
+    assert sum(c is not None for c in again) == 3  # every slot freed by a completion is claimable
+
+
+async def test_complete__stale_and_repeated_tokens_on_the_hot_path(store):
+    await store.record_run(plan(trials=1))
+    claimed = await store.claim_job("w1", 30)
+    with pytest.raises(LeaseLost):
+        await store.complete_job(claimed.job.id, claimed.job.lease_token + 1, queue.Completion(records.COMPLETED))
+    first = await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+    again = await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+    assert first[0].id == again[0].id and again[0].outcome == records.COMPLETED
+    assert (first[1].id, first[3]) == (again[1].id, again[3]) == (claimed.trial.id, "")
+
+
 async def test_record_run__label_finds_newest(store):
     older, _ = await store.record_run(plan(label="same"))
     store.clock.now += 1

@@ -174,7 +174,7 @@ class Harness(_message.Message):
     def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ...) -> None: ...
 
 class RunSpec(_message.Message):
-    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file")
+    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -192,6 +192,7 @@ class RunSpec(_message.Message):
     DATASETS_FIELD_NUMBER: _ClassVar[int]
     HARNESSES_FIELD_NUMBER: _ClassVar[int]
     RUN_FILE_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_NETWORK_FIELD_NUMBER: _ClassVar[int]
     label: str
     baseline: str
     attempts: int
@@ -209,7 +210,8 @@ class RunSpec(_message.Message):
     datasets: _containers.RepeatedScalarFieldContainer[str]
     harnesses: _containers.RepeatedScalarFieldContainer[str]
     run_file: str
-    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ...) -> None: ...
+    sandbox_network: str
+    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ...) -> None: ...
 
 class Run(_message.Message):
     __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source")
@@ -276,7 +278,7 @@ class RunProgress(_message.Message):
     def __init__(self, trials: _Optional[int] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., done: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
 
 class Attempt(_message.Message):
-    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name")
+    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -298,6 +300,7 @@ class Attempt(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
     DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     run_id: str
@@ -319,7 +322,8 @@ class Attempt(_message.Message):
     model: str
     harness_name: str
     dataset_name: str
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ...) -> None: ...
+    event_count: int
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ...) -> None: ...
 
 class Artifact(_message.Message):
     __slots__ = ("path", "blob_digest", "size_bytes")
@@ -359,17 +363,21 @@ class Score(_message.Message):
     def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("seq", "time", "type", "name", "payload_json", "duration")
+    __slots__ = ("seq", "time", "type", "name", "payload_json", "duration", "payload_bytes", "payload_cut")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_JSON_FIELD_NUMBER: _ClassVar[int]
     DURATION_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_CUT_FIELD_NUMBER: _ClassVar[int]
     seq: int
     time: _timestamp_pb2.Timestamp
     type: str
     name: str
     payload_json: str
     duration: _duration_pb2.Duration
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., name: _Optional[str] = ..., payload_json: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    payload_bytes: int
+    payload_cut: bool
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., name: _Optional[str] = ..., payload_json: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload_bytes: _Optional[int] = ..., payload_cut: _Optional[bool] = ...) -> None: ...

@@ -136,12 +136,14 @@ class GetRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ...) -> None: ...
 
 class ListRunsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token")
+    __slots__ = ("page_size", "page_token", "kind")
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    kind: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "next_page_token")
@@ -463,14 +465,22 @@ class CancelRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ..., attempt_id: _Optional[str] = ...) -> None: ...
 
 class ListAttemptsRequest(_message.Message):
-    __slots__ = ("parent", "page_size", "page_token")
+    __slots__ = ("parent", "page_size", "page_token", "cell_id", "task_digest", "harness_name", "verdict")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    CELL_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
     parent: str
     page_size: int
     page_token: str
-    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    cell_id: str
+    task_digest: str
+    harness_name: str
+    verdict: str
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., verdict: _Optional[str] = ...) -> None: ...
 
 class ListAttemptsResponse(_message.Message):
     __slots__ = ("attempts", "next_page_token")
@@ -493,14 +503,16 @@ class GetAttemptResponse(_message.Message):
     def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
-    __slots__ = ("attempt", "page_size", "page_token")
+    __slots__ = ("attempt", "page_size", "page_token", "max_payload_bytes")
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    MAX_PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
     attempt: str
     page_size: int
     page_token: str
-    def __init__(self, attempt: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    max_payload_bytes: int
+    def __init__(self, attempt: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., max_payload_bytes: _Optional[int] = ...) -> None: ...
 
 class ListEventsResponse(_message.Message):
     __slots__ = ("events", "next_page_token")
@@ -671,3 +683,285 @@ class FindMissingBlobsResponse(_message.Message):
     MISSING_FIELD_NUMBER: _ClassVar[int]
     missing: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, missing: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListDatasetsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DatasetSummary(_message.Message):
+    __slots__ = ("name", "digest", "dataset_name", "source", "tasks", "runs", "imports", "harness_names", "last_used_time")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    IMPORTS_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAMES_FIELD_NUMBER: _ClassVar[int]
+    LAST_USED_TIME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    digest: str
+    dataset_name: str
+    source: str
+    tasks: int
+    runs: int
+    imports: int
+    harness_names: _containers.RepeatedScalarFieldContainer[str]
+    last_used_time: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., dataset_name: _Optional[str] = ..., source: _Optional[str] = ..., tasks: _Optional[int] = ..., runs: _Optional[int] = ..., imports: _Optional[int] = ..., harness_names: _Optional[_Iterable[str]] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListDatasetsResponse(_message.Message):
+    __slots__ = ("datasets",)
+    DATASETS_FIELD_NUMBER: _ClassVar[int]
+    datasets: _containers.RepeatedCompositeFieldContainer[DatasetSummary]
+    def __init__(self, datasets: _Optional[_Iterable[_Union[DatasetSummary, _Mapping]]] = ...) -> None: ...
+
+class ListTasksRequest(_message.Message):
+    __slots__ = ("dataset", "page_size", "page_token")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    page_size: int
+    page_token: str
+    def __init__(self, dataset: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class TaskSummary(_message.Message):
+    __slots__ = ("task_name", "digest", "attempts", "passed", "failed", "errored", "scorer_fingerprints", "harness_names")
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    ERRORED_FIELD_NUMBER: _ClassVar[int]
+    SCORER_FINGERPRINTS_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAMES_FIELD_NUMBER: _ClassVar[int]
+    task_name: str
+    digest: str
+    attempts: int
+    passed: int
+    failed: int
+    errored: int
+    scorer_fingerprints: _containers.RepeatedScalarFieldContainer[str]
+    harness_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, task_name: _Optional[str] = ..., digest: _Optional[str] = ..., attempts: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., scorer_fingerprints: _Optional[_Iterable[str]] = ..., harness_names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListTasksResponse(_message.Message):
+    __slots__ = ("dataset_name", "dataset_digest", "tasks", "next_page_token")
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    DATASET_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    dataset_name: str
+    dataset_digest: str
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskSummary]
+    next_page_token: str
+    def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListHarnessesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class HarnessSummary(_message.Message):
+    __slots__ = ("name", "digest", "harness_name", "kind", "agent", "agent_version", "model", "env", "runs", "imports", "attempts", "dataset_names", "last_used_time")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    ENV_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    IMPORTS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAMES_FIELD_NUMBER: _ClassVar[int]
+    LAST_USED_TIME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    digest: str
+    harness_name: str
+    kind: str
+    agent: str
+    agent_version: str
+    model: str
+    env: _containers.RepeatedScalarFieldContainer[str]
+    runs: int
+    imports: int
+    attempts: int
+    dataset_names: _containers.RepeatedScalarFieldContainer[str]
+    last_used_time: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., runs: _Optional[int] = ..., imports: _Optional[int] = ..., attempts: _Optional[int] = ..., dataset_names: _Optional[_Iterable[str]] = ..., last_used_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListHarnessesResponse(_message.Message):
+    __slots__ = ("harnesses",)
+    HARNESSES_FIELD_NUMBER: _ClassVar[int]
+    harnesses: _containers.RepeatedCompositeFieldContainer[HarnessSummary]
+    def __init__(self, harnesses: _Optional[_Iterable[_Union[HarnessSummary, _Mapping]]] = ...) -> None: ...
+
+class ListScorersRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ScoredTask(_message.Message):
+    __slots__ = ("task_name", "task_digest", "attempts")
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    task_name: str
+    task_digest: str
+    attempts: int
+    def __init__(self, task_name: _Optional[str] = ..., task_digest: _Optional[str] = ..., attempts: _Optional[int] = ...) -> None: ...
+
+class ScorerSummary(_message.Message):
+    __slots__ = ("fingerprint", "scorer", "judge_model", "reward_names", "attempts", "tasks", "dataset_names", "task_count")
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    SCORER_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    REWARD_NAMES_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAMES_FIELD_NUMBER: _ClassVar[int]
+    TASK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    fingerprint: str
+    scorer: str
+    judge_model: str
+    reward_names: _containers.RepeatedScalarFieldContainer[str]
+    attempts: int
+    tasks: _containers.RepeatedCompositeFieldContainer[ScoredTask]
+    dataset_names: _containers.RepeatedScalarFieldContainer[str]
+    task_count: int
+    def __init__(self, fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., judge_model: _Optional[str] = ..., reward_names: _Optional[_Iterable[str]] = ..., attempts: _Optional[int] = ..., tasks: _Optional[_Iterable[_Union[ScoredTask, _Mapping]]] = ..., dataset_names: _Optional[_Iterable[str]] = ..., task_count: _Optional[int] = ...) -> None: ...
+
+class ListScorersResponse(_message.Message):
+    __slots__ = ("scorers",)
+    SCORERS_FIELD_NUMBER: _ClassVar[int]
+    scorers: _containers.RepeatedCompositeFieldContainer[ScorerSummary]
+    def __init__(self, scorers: _Optional[_Iterable[_Union[ScorerSummary, _Mapping]]] = ...) -> None: ...
+
+class ListJudgesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class JudgeSummary(_message.Message):
+    __slots__ = ("judge", "models", "attempts", "run_ids")
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    RUN_IDS_FIELD_NUMBER: _ClassVar[int]
+    judge: str
+    models: _containers.RepeatedScalarFieldContainer[str]
+    attempts: int
+    run_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, judge: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., attempts: _Optional[int] = ..., run_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListJudgesResponse(_message.Message):
+    __slots__ = ("judges", "note")
+    JUDGES_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    judges: _containers.RepeatedCompositeFieldContainer[JudgeSummary]
+    note: str
+    def __init__(self, judges: _Optional[_Iterable[_Union[JudgeSummary, _Mapping]]] = ..., note: _Optional[str] = ...) -> None: ...
+
+class GetCriterionTableRequest(_message.Message):
+    __slots__ = ("dataset", "source")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    dataset: str
+    source: str
+    def __init__(self, dataset: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class CriterionSource(_message.Message):
+    __slots__ = ("harness_name", "run_id", "run_label", "kind", "cell_id", "model", "create_time", "trials", "complete", "other_cells")
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_LABEL_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CELL_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    OTHER_CELLS_FIELD_NUMBER: _ClassVar[int]
+    harness_name: str
+    run_id: str
+    run_label: str
+    kind: str
+    cell_id: str
+    model: str
+    create_time: _timestamp_pb2.Timestamp
+    trials: int
+    complete: bool
+    other_cells: int
+    def __init__(self, harness_name: _Optional[str] = ..., run_id: _Optional[str] = ..., run_label: _Optional[str] = ..., kind: _Optional[str] = ..., cell_id: _Optional[str] = ..., model: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trials: _Optional[int] = ..., complete: _Optional[bool] = ..., other_cells: _Optional[int] = ...) -> None: ...
+
+class CriterionCell(_message.Message):
+    __slots__ = ("samples", "value", "excluded", "best")
+    SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDED_FIELD_NUMBER: _ClassVar[int]
+    BEST_FIELD_NUMBER: _ClassVar[int]
+    samples: int
+    value: float
+    excluded: int
+    best: bool
+    def __init__(self, samples: _Optional[int] = ..., value: _Optional[float] = ..., excluded: _Optional[int] = ..., best: _Optional[bool] = ...) -> None: ...
+
+class CriterionRow(_message.Message):
+    __slots__ = ("criterion", "task_digest", "unit", "lower_is_better", "cells")
+    CRITERION_FIELD_NUMBER: _ClassVar[int]
+    TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    LOWER_IS_BETTER_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    criterion: str
+    task_digest: str
+    unit: str
+    lower_is_better: bool
+    cells: _containers.RepeatedCompositeFieldContainer[CriterionCell]
+    def __init__(self, criterion: _Optional[str] = ..., task_digest: _Optional[str] = ..., unit: _Optional[str] = ..., lower_is_better: _Optional[bool] = ..., cells: _Optional[_Iterable[_Union[CriterionCell, _Mapping]]] = ...) -> None: ...
+
+class CriterionTable(_message.Message):
+    __slots__ = ("dataset_name", "dataset_digest", "source", "sources", "rows")
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    DATASET_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    dataset_name: str
+    dataset_digest: str
+    source: str
+    sources: _containers.RepeatedCompositeFieldContainer[CriterionSource]
+    rows: _containers.RepeatedCompositeFieldContainer[CriterionRow]
+    def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., source: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[CriterionSource, _Mapping]]] = ..., rows: _Optional[_Iterable[_Union[CriterionRow, _Mapping]]] = ...) -> None: ...
+
+class GetCriterionTableResponse(_message.Message):
+    __slots__ = ("table",)
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    table: CriterionTable
+    def __init__(self, table: _Optional[_Union[CriterionTable, _Mapping]] = ...) -> None: ...
+
+class ListAttemptUsageRequest(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    def __init__(self, run: _Optional[str] = ...) -> None: ...
+
+class AttemptUsage(_message.Message):
+    __slots__ = ("attempt_id", "input_tokens", "output_tokens", "cost_usd", "usage_events")
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    USAGE_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    attempt_id: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    usage_events: int
+    def __init__(self, attempt_id: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., usage_events: _Optional[int] = ...) -> None: ...
+
+class ListAttemptUsageResponse(_message.Message):
+    __slots__ = ("attempts",)
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    attempts: _containers.RepeatedCompositeFieldContainer[AttemptUsage]
+    def __init__(self, attempts: _Optional[_Iterable[_Union[AttemptUsage, _Mapping]]] = ...) -> None: ...

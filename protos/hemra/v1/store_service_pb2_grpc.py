@@ -80,6 +80,41 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ListEventsRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListEventsResponse.FromString,
                 _registered_method=True)
+        self.ListDatasets = channel.unary_unary(
+                '/hemra.v1.StoreService/ListDatasets',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListDatasetsRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListDatasetsResponse.FromString,
+                _registered_method=True)
+        self.ListTasks = channel.unary_unary(
+                '/hemra.v1.StoreService/ListTasks',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListTasksRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListTasksResponse.FromString,
+                _registered_method=True)
+        self.ListHarnesses = channel.unary_unary(
+                '/hemra.v1.StoreService/ListHarnesses',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListHarnessesRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListHarnessesResponse.FromString,
+                _registered_method=True)
+        self.ListScorers = channel.unary_unary(
+                '/hemra.v1.StoreService/ListScorers',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListScorersRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListScorersResponse.FromString,
+                _registered_method=True)
+        self.ListJudges = channel.unary_unary(
+                '/hemra.v1.StoreService/ListJudges',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListJudgesRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListJudgesResponse.FromString,
+                _registered_method=True)
+        self.GetCriterionTable = channel.unary_unary(
+                '/hemra.v1.StoreService/GetCriterionTable',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableResponse.FromString,
+                _registered_method=True)
+        self.ListAttemptUsage = channel.unary_unary(
+                '/hemra.v1.StoreService/ListAttemptUsage',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.FromString,
+                _registered_method=True)
         self.ClaimJob = channel.unary_unary(
                 '/hemra.v1.StoreService/ClaimJob',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ClaimJobRequest.SerializeToString,
@@ -199,6 +234,58 @@ class StoreServiceServicer:
 
     def ListEvents(self, request, context):
         """An attempt's events in order, paged by sequence number.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListDatasets(self, request, context):
+        """Datasets recorded by runs and imports, with their task counts and use.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTasks(self, request, context):
+        """The tasks of a dataset (name, name@digest prefix or digest), by task name,
+        with how often they were tried and passed. NOT_FOUND for an unknown dataset.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListHarnesses(self, request, context):
+        """Harnesses recorded by runs and imports, with their use.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListScorers(self, request, context):
+        """Scorer fingerprints with the tasks they graded.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListJudges(self, request, context):
+        """HEMRA judges that scored attempts, or were named by runs.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCriterionTable(self, request, context):
+        """Harnesses as columns, tasks as rows, one source (run or import cell) per
+        harness, chosen by `source`. NOT_FOUND for an unknown dataset.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAttemptUsage(self, request, context):
+        """Tokens and cost per attempt of a run, summed over its usage events
+        (attempts without usage events are left out). NOT_FOUND for an unknown run.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -327,6 +414,41 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.ListEvents,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListEventsRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.ListEventsResponse.SerializeToString,
+            ),
+            'ListDatasets': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDatasets,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListDatasetsRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListDatasetsResponse.SerializeToString,
+            ),
+            'ListTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTasks,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListTasksRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListTasksResponse.SerializeToString,
+            ),
+            'ListHarnesses': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListHarnesses,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListHarnessesRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListHarnessesResponse.SerializeToString,
+            ),
+            'ListScorers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListScorers,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListScorersRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListScorersResponse.SerializeToString,
+            ),
+            'ListJudges': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListJudges,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListJudgesRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListJudgesResponse.SerializeToString,
+            ),
+            'GetCriterionTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCriterionTable,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.GetCriterionTableResponse.SerializeToString,
+            ),
+            'ListAttemptUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAttemptUsage,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.SerializeToString,
             ),
             'ClaimJob': grpc.unary_unary_rpc_method_handler(
                     servicer.ClaimJob,
@@ -623,6 +745,195 @@ class StoreService:
             '/hemra.v1.StoreService/ListEvents',
             hemra_dot_v1_dot_store__service__pb2.ListEventsRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.ListEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListDatasets(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListDatasets',
+            hemra_dot_v1_dot_store__service__pb2.ListDatasetsRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListDatasetsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListTasks',
+            hemra_dot_v1_dot_store__service__pb2.ListTasksRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListHarnesses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListHarnesses',
+            hemra_dot_v1_dot_store__service__pb2.ListHarnessesRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListHarnessesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListScorers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListScorers',
+            hemra_dot_v1_dot_store__service__pb2.ListScorersRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListScorersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListJudges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListJudges',
+            hemra_dot_v1_dot_store__service__pb2.ListJudgesRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListJudgesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCriterionTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/GetCriterionTable',
+            hemra_dot_v1_dot_store__service__pb2.GetCriterionTableRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.GetCriterionTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAttemptUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListAttemptUsage',
+            hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -13,6 +13,14 @@ def driver_for(harness) -> HarnessDriver:
         from services.executor.harnesses.program import ProgramDriver
 
         return ProgramDriver()
+    if harness.kind == "cli":
+        from services.executor.harnesses import cli
+
+        return cli.driver(harness.agent)
+    if harness.kind == "acp":
+        from services.executor.harnesses.acp import AcpDriver
+
+        return AcpDriver()
     raise LookupError(f"harness kind {harness.kind!r} has no driver in this executor")
 
 

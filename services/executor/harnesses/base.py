@@ -34,6 +34,13 @@ class HarnessResult:
 
 
 class HarnessDriver(abc.ABC):
+    async def mounts(self, harness) -> dict[str, str]:
+        """Host folders the harness needs inside the sandbox, read-only ({sandbox path: host folder}).
+
+        Called before the sandbox opens; may install what it mounts. Raises
+        SandboxError when that fails (an infrastructure failure)."""
+        return {}
+
     @abc.abstractmethod
     async def run(self, trial: TrialContext) -> HarnessResult:
         """Work the trial until the harness ends or `trial.timeout` passes.

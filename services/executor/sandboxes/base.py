@@ -5,6 +5,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 
+#: What each sandbox kind enforces, checked against a run's `require` when it is planned.
+#: Plain data, so the planner reads it without loading any sandbox's SDK.
+ENFORCES: dict[str, frozenset[str]] = {
+    "host": frozenset({"filesystem_isolation", "process_isolation"}),
+    "docker": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
+    "modal": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
+}
+
+
 class SandboxError(Exception):
     """The sandbox itself failed (an infrastructure failure, never the harness's)."""
 
@@ -69,6 +78,10 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     async def kill(self) -> None:
         """Kill everything running inside at once (cancel, timeout)."""
+
+    async def oom_kills(self) -> int:
+        """How many processes the task's memory limit has killed so far (0 where it is not enforced)."""
+        return 0
 
     @abc.abstractmethod
     async def teardown(self) -> None:

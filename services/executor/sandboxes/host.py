@@ -15,7 +15,7 @@ from pathlib import Path
 
 from services.executor.processes import feed_stdin
 from services.executor.processes import kill_group
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
+from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
 
 #: Folders every attempt gets, bound read-write from the attempt folder.
 _BASE_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts", "/tests", "/solution", "/tmp", "/root")
@@ -34,7 +34,7 @@ def bwrap_path() -> str:
 
 
 class HostSandbox(Sandbox):
-    enforces = frozenset({"filesystem_isolation", "process_isolation"})
+    enforces = ENFORCES["host"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
                  mounts: dict[str, str] | None = None):

@@ -1,0 +1,230 @@
+// Runs and imports, and one run: progress, its report, charts and its attempts.
+import { formatNumber, formatPercent, formatSeconds, verdictOf, wallTime } from '../../../../gateway/viewer/format.js';
+import { histogramChart, intervalBars, stripChart } from '../charts.js';
+import { api, card, h, put, q, table, virtualList } from '../dom.js';
+import { link, sidesOf, withParams } from '../lib/route.js';
+import { histogram, rewardValues, wilson } from '../lib/stats.js';
+import { empty, rewardsText, verdictTag, when } from './common.js';
+
+const ATTEMPT_PAGE = 500;
+//: Charts read at most this many attempts (the first by ID), and say so.
+const CHART_ATTEMPTS = 5000;
+
+export async function runsView(route, ui, kind = '') {
+  const imports = kind === 'import';
+  ui.crumbs(h('span', {}, imports ? 'Imports' : 'Runs'));
+  const page = await api(`/api/runs?${q({ page_size: 50, page_token: route.params.page, kind: kind || route.params.kind })}`);
+  const rows = page.runs.map((run) => {
+    const p = run.progress || {};
+    const sides = sidesOf(run);
+    return h('tr', { class: 'run-row' },
+      h('td', {}, h('a', { class: 'run-link', href: link('run', run.id) }, run.label || run.id)),
+      h('td', { class: 'mono' }, run.id),
+      h('td', {}, run.kind === 'import' ? `import (${run.import_format})` : 'run'),
+      h('td', {}, when(run.create_time)),
+      h('td', {}, [...new Set(run.cells.map((c) => c.harness_name))].join(', ')),
+      h('td', {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ', ' : '', h('a', { href: link('dataset', d) }, d)])),
+      h('td', { class: 'num' }, `${p.done || 0}/${p.trials || 0}`),
+      h('td', { class: 'num verdict-passed' }, p.passed || 0),
+      h('td', { class: 'num verdict-failed' }, p.failed || 0),
+      h('td', { class: 'num verdict-errored' }, p.errored || 0),
+      h('td', {}, sides.length ? h('a', { href: link('compare', '', { a: sides[0].ref }) }, 'compare…') : ''));
+  });
+  const filter = imports ? null : h('select', { id: 'runs-kind', 'aria-label': 'kind', onchange: (e) => ui.go(withParams(route, { kind: e.target.value, page: '' })) },
+    [['', 'runs and imports'], ['run', 'runs only'], ['import', 'imports only']].map(([v, t]) => h('option', { value: v, selected: (route.params.kind || '') === v }, t)));
+  ui.main(
+    h('h1', {}, imports ? 'Imports' : 'Runs'),
+    filter ? h('div', { class: 'toolbar' }, filter) : null,
+    page.runs.length ? table(['Label', 'ID', 'Kind', 'Created', 'Harnesses', 'Datasets', ...['Done', 'Passed', 'Failed', 'Errored'].map((t) => h('th', { class: 'num' }, t)), ''],
+      rows, { class: 'runs' })
+      : empty(imports ? 'No imports yet. Bring results in with hemra import.' : 'No runs yet. Start one with hemra run.'),
+    h('div', { class: 'actions' },
+      route.params.page ? h('a', { class: 'button', href: link(route.view, '', { ...route.params, page: '' }) }, 'Newest') : null,
+      page.next_page_token ? h('a', { class: 'button', id: 'older', href: link(route.view, '', { ...route.params, page: page.next_page_token }) }, 'Older') : null));
+}
+
+function reportTable(run, dataset) {
+  const rewardNames = [...new Set(dataset.rows.flatMap((r) => Object.keys(r.mean_rewards || {})))].sort();
+  const passRates = dataset.rows.map((r) => (r.binary_graded ? r.passed / r.binary_graded : null));
+  const best = Math.max(...passRates.filter((x) => x !== null));
+  const head = ['Harness', 'Model', 'Trials', 'Graded', 'Passed', ...rewardNames.map((n) => `mean ${n}`),
+    'vs baseline', 'Harness failed', 'Timed out', 'Infra', 'Scorer', 'Unfinished', 'Flags'];
+  const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
+  return table(head.map((t, i) => h('th', { class: i >= 2 && i < head.length - 1 ? 'num' : '' }, t)),
+    dataset.rows.map((r, i) => {
+      const vs = r.vs_baseline;
+      let vsText = '–';
+      if (vs && !r.is_baseline && vs.paired_tasks) {
+        vsText = vs.binary_tasks ? `${formatNumber(vs.passed - vs.baseline_passed)} on ${vs.binary_tasks} tasks` : `${vs.paired_tasks} paired`;
+      }
+      const cell = cellOf(r.harness_name);
+      const attempts = link('run', run.id, { tab: 'attempts', cell: cell ? cell.id : '', harness: cell ? '' : r.harness_name });
+      return h('tr', { class: r.is_baseline ? 'baseline' : '' },
+        h('td', {}, h('a', { class: 'harness-link', href: attempts }, r.harness_name), r.is_baseline ? h('span', { class: 'muted' }, ' baseline') : null),
+        h('td', {}, r.model || '–'),
+        h('td', { class: 'num' }, r.trials), h('td', { class: 'num' }, r.graded),
+        h('td', { class: `num ${passRates[i] === best && best !== null ? 'best' : ''}` },
+          r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : '–'),
+        ...rewardNames.map((n) => h('td', { class: 'num' }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : '–')),
+        h('td', { class: 'num' }, vsText),
+        ...[r.harness_failed, r.timed_out, r.infra_failed, r.scorer_failed, r.unfinished].map((n) => h('td', { class: 'num' }, n)),
+        h('td', { class: 'flags' }, (r.flags || []).join('; ')));
+    }), { class: 'report' });
+}
+
+function tabs(route, ui, names) {
+  const current = route.params.tab || names[0];
+  return h('nav', { class: 'tabs' }, names.map((n) => h('a', {
+    href: link(route.view, route.id, { ...route.params, tab: n === names[0] ? '' : n }),
+    class: n === current ? 'tab on' : 'tab', 'aria-current': n === current ? 'page' : null,
+  }, n)));
+}
+
+export async function runView(route, ui) {
+  const ref = encodeURIComponent(route.id);
+  const [run, report] = await Promise.all([api(`/api/runs/${ref}`), api(`/api/runs/${ref}/report`)]);
+  const listView = run.kind === 'import' ? 'imports' : 'runs';
+  ui.crumbs(h('a', { href: link(listView) }, run.kind === 'import' ? 'Imports' : 'Runs'), h('span', {}, run.label || run.id));
+  const p = run.progress || {};
+  const tab = route.params.tab || 'report';
+  const body = h('section', { id: `tab-${tab}` });
+  ui.main(
+    h('h1', {}, `${run.kind === 'import' ? 'Import' : 'Run'} ${run.label || run.id}`),
+    h('p', { class: 'muted' }, `${run.id} · ${when(run.create_time)}`, run.source ? ` · from ${run.source}` : '',
+      run.spec && run.spec.baseline ? ` · baseline ${run.spec.baseline}` : ''),
+    h('div', { class: 'cards' }, card('trials', formatNumber(p.trials || 0)), card('done', formatNumber(p.done || 0)),
+      card('passed', formatNumber(p.passed || 0), 'verdict-passed'), card('failed', formatNumber(p.failed || 0), 'verdict-failed'),
+      card('errored', formatNumber(p.errored || 0), 'verdict-errored'), card('cancelled', formatNumber(p.cancelled || 0)),
+      card('queued / running', `${p.queued || 0} / ${p.running || 0}`), card('report', report.complete ? 'complete' : 'partial')),
+    tabs(route, ui, ['report', 'charts', 'attempts']),
+    body);
+  if (tab === 'attempts') return attemptsTab(route, ui, run, body);
+  if (tab === 'charts') return chartsTab(run, report, body);
+  put(body, ...report.datasets.map((d) => h('section', { class: 'dataset' },
+    h('h2', {}, h('a', { href: link('dataset', d.dataset_name) }, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(run, d))),
+  h('p', {}, h('a', { class: 'button', href: link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')));
+  return null;
+}
+
+async function loadAttempts(run, limit) {
+  let attempts = [];
+  let token = '';
+  do {
+    const page = await api(`/api/runs/${run.id}/attempts?${q({ page_size: 1000, page_token: token })}`);
+    attempts = attempts.concat(page.attempts);
+    token = page.next_page_token;
+  } while (token && attempts.length < limit);
+  return { attempts, more: Boolean(token) };
+}
+
+async function chartsTab(run, report, body) {
+  const rates = report.datasets.flatMap((d) => d.rows.filter((r) => r.binary_graded).map((r) => ({
+    label: report.datasets.length > 1 ? `${r.harness_name} · ${d.dataset_name}` : r.harness_name,
+    value: r.passed / r.binary_graded, interval: wilson(r.passed, r.binary_graded), note: `(${r.passed}/${r.binary_graded})`,
+  })));
+  put(body, h('p', { class: 'muted' }, 'Loading attempts…'));
+  const { attempts, more } = await loadAttempts(run, CHART_ATTEMPTS);
+  const rewards = rewardValues(attempts);
+  const bins = Object.fromEntries(Object.entries(rewards).map(([k, v]) => [k, histogram(v, 10, 0, Math.max(1, ...v))]));
+  const walls = {};
+  const events = {};
+  for (const a of attempts) {
+    const point = { id: a.id, label: `${a.task_name} #${a.repetition}.${a.number} (${verdictOf(a)})` };
+    (walls[a.harness_name] ||= []).push({ ...point, value: wallTime(a) });
+    (events[a.harness_name] ||= []).push({ ...point, value: Number(a.event_count) });
+  }
+  const usage = await api(`/api/runs/${run.id}/usage`);
+  const byId = Object.fromEntries(attempts.map((a) => [a.id, a]));
+  const costs = {};
+  for (const u of usage.attempts) {
+    const a = byId[u.attempt_id];
+    if (a) (costs[a.harness_name] ||= []).push({ id: a.id, label: `${a.task_name} #${a.repetition}.${a.number}`, value: u.cost_usd });
+  }
+  const pick = (p) => { location.hash = link('attempt', p.id); };
+  put(body, 
+    more ? h('p', { class: 'muted' }, `Charts below use the first ${formatNumber(attempts.length)} attempts.`) : null,
+    h('h2', {}, 'Pass rate per harness (0/1 tasks, 95% Wilson interval)'),
+    rates.length ? intervalBars(rates, 'pass rate per harness') : h('p', { class: 'muted' }, 'No 0/1 tasks graded.'),
+    h('h2', {}, 'Reward distribution'),
+    Object.keys(bins).length ? histogramChart(bins, 'reward distribution', (v) => v.toFixed(1)) : h('p', { class: 'muted' }, 'No scored attempts.'),
+    h('h2', {}, 'Wall time per attempt'),
+    stripChart(walls, 'wall time per attempt', formatSeconds, pick),
+    h('h2', {}, 'Cost per attempt'),
+    Object.keys(costs).length ? stripChart(costs, 'cost per attempt (USD)', (v) => `$${v.toFixed(v < 0.1 ? 4 : 2)}`, pick)
+      : h('p', { class: 'muted', id: 'no-cost' }, 'No attempt of this run recorded usage events with a cost.'),
+    h('h2', {}, 'Events per attempt'),
+    stripChart(events, 'events per attempt', (v) => formatNumber(Math.round(v)), pick));
+  return null;
+}
+
+function attemptsTab(route, ui, run, body) {
+  let params = route.params;
+  const harnessSelect = h('select', { id: 'attempt-harness', 'aria-label': 'harness' }, h('option', { value: '' }, 'all harnesses'),
+    [...new Set(run.cells.map((c) => c.harness_name))].map((n) => h('option', { value: n }, n)));
+  const verdictSelect = h('select', { id: 'attempt-verdict', 'aria-label': 'verdict' },
+    ['', 'passed', 'failed', 'errored', 'cancelled', 'unfinished'].map((v) => h('option', { value: v }, v || 'any verdict')));
+  const status = h('div', { class: 'status-line', id: 'attempts-status' });
+  const scope = h('div', { class: 'scope' });
+  let attempts = [];
+  let token = '';
+  let done = false;
+  let generation = 0;
+  const list = virtualList({
+    rowClass: 'attempt-row',
+    renderRow: (a) => h('div', { dataset: { key: a.id, verdict: verdictOf(a) } },
+      h('span', {}, h('a', { class: 'attempt-link', href: link('attempt', a.id), dataset: { verdict: verdictOf(a) } }, a.id)),
+      h('span', {}, a.harness_name), h('span', { title: a.task_name }, a.task_name),
+      h('span', {}, `#${a.repetition}.${a.number}`), h('span', {}, verdictTag(a)),
+      h('span', {}, formatSeconds(wallTime(a))), h('span', {}, rewardsText(a.score && a.score.rewards)),
+      h('span', { class: 'num' }, formatNumber(Number(a.event_count))), h('span', {}, a.outcome || a.state)),
+    onNeedMore: () => more(),
+    onClick: (a) => ui.go({ view: 'attempt', id: a.id, params: {} }),
+  });
+  let loading = null;
+  function more() {
+    if (!loading) loading = load().finally(() => { loading = null; });
+    return loading;
+  }
+  async function load() {
+    if (done) return;
+    const mine = generation;
+    const page = await api(`/api/runs/${run.id}/attempts?${q({ page_size: ATTEMPT_PAGE, page_token: token, harness: params.harness,
+      verdict: params.verdict, cell: params.cell, task: params.task })}`);
+    if (mine !== generation) return;
+    attempts = attempts.concat(page.attempts);
+    token = page.next_page_token;
+    done = !token;
+    list.set(attempts);
+    status.textContent = `${formatNumber(attempts.length)}${done ? '' : '+'} attempts`;
+  }
+  function reset() {
+    generation++;
+    attempts = [];
+    token = '';
+    done = false;
+    loading = null;
+    harnessSelect.value = params.harness || '';
+    verdictSelect.value = params.verdict || '';
+    const cell = run.cells.find((c) => c.id === params.cell);
+    put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : '', params.task ? `task ${params.task.slice(7, 19)}` : '']
+      .filter(Boolean).map((t) => h('span', { class: 'tag' }, t)),
+    params.cell || params.task ? h('a', { href: link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
+    list.set([]);
+    return more();
+  }
+  const change = () => ui.go(withParams(route, { harness: harnessSelect.value, verdict: verdictSelect.value }), true);
+  harnessSelect.addEventListener('change', change);
+  verdictSelect.addEventListener('change', change);
+  put(body, h('div', { class: 'toolbar' }, harnessSelect, verdictSelect, scope, status),
+    h('div', { class: 'attempt-head' }, ...['Attempt', 'Harness', 'Task', 'Try', 'Verdict', 'Wall', 'Rewards', 'Events', 'Outcome'].map((t) => h('span', {}, t))),
+    list.el);
+  return reset().then(() => ({
+    update(next) {
+      if ((next.params.tab || 'report') !== 'attempts') return false;
+      route = next;
+      params = next.params;
+      reset();
+      return true;
+    },
+  }));
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Build the project's npm packages when missing or older than their sources:
+# the TypeScript harness client, its example harness (tsc) and the web dashboard
+# (Vite; `hemra serve --ui clients/dashboard/dist`). Quick when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v npm >/dev/null 2>&1 || exit 0
+
+stale() {  # stale <package folder> <built file or folder>
+  [ ! -d "$1/node_modules" ] || [ ! -e "$1/$2" ] ||
+    [ -n "$(find "$1" -path "$1/node_modules" -prune -o -path "$1/dist" -prune -o -type f -newer "$1/$2" -print -quit)" ]
+}
+
+for pkg in clients/harness-ts:dist examples/harnesses/harnesses/scripted-ts:dist clients/dashboard:dist/index.html; do
+  folder="${pkg%%:*}" built="${pkg#*:}"
+  if stale "$folder" "$built"; then
+    (cd "$folder" && npm ci --silent --no-audit --no-fund && npm run --silent build >/dev/null)
+    touch "$folder/$built"
+  fi
+done

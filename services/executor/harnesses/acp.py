@@ -1,0 +1,610 @@
+"""kind = "acp": any Agent Client Protocol agent, driven over its stdio with JSON-RPC.
+
+The agent runs inside the attempt's sandbox, so whatever tools of its own it
+uses (Claude Code's Bash, Read, Edit, ...) act on the sandbox: an npm package
+(`agent`, pinned by `version`) from the cached tools folder mounted read-only
+at /opt/hemra/tools, or a `command` of the harness file's folder, mounted
+read-only at /opt/hemra/harness. Sandboxes only run commands to completion,
+so the two directions of the pipe travel differently: the agent's stdout is
+read as it arrives (exec's on_output), and each message to the agent is
+written as a numbered file into /tmp/hemra-acp/in, which a small bash relay
+inside the sandbox feeds to the agent's stdin in order.
+
+The exchange: initialize (with the fs and terminal client capabilities),
+session/new (cwd: the task's working folder), session/prompt (the
+instruction). session/update notifications become events;
+session/request_permission is answered by the harness file's `permission`
+policy; fs/* and terminal/* requests are served from the sandbox. At the
+attempt's timeout the driver sends session/cancel, waits a few seconds for
+the prompt to end, then kills the agent. The whole JSON-RPC transcript is
+kept as /logs/agent/acp.jsonl.
+"""
+
+import asyncio
+import itertools
+import json
+import shlex
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services import envtemplate
+from services.executor.events import event, text
+from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
+                                              HarnessResult, TrialContext)
+from services.executor.harnesses.cli import install
+from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, DEFAULT_PATH, TOOLS_MOUNT
+from services.executor.sandboxes import SandboxError
+
+PROTOCOL_VERSION = 1
+HARNESS_MOUNT = "/opt/hemra/harness"
+CHANNEL = "/tmp/hemra-acp"
+#: How long a cancelled prompt may take to end, and a finished agent to exit, before it is killed.
+CANCEL_GRACE_SECS = 5.0
+EXIT_GRACE_SECS = 2.0
+#: Output a terminal keeps when the agent names no limit.
+TERMINAL_OUTPUT_BYTES = 1024 * 1024
+_CLIENT_INFO = {"name": "hemra", "title": "HEMRA", "version": "1"}
+#: JSON-RPC error codes.
+_METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL, _RESOURCE_NOT_FOUND = -32601, -32602, -32603, -32002
+
+
+@dataclass
+class Settings:
+    """What an acp harness file says beyond the common keys."""
+
+    package: str = ""
+    command: list[str] = field(default_factory=list)
+    permission: str = "allow"
+
+
+def settings(harness) -> Settings:
+    data = tomllib.loads(harness.source_text or "")
+    command = list(harness.command)
+    return Settings(package="" if command else harness.agent, command=command,
+                    permission=str(data.get("permission", "allow")))
+
+
+class AgentExited(Exception):
+    pass
+
+
+class RemoteError(Exception):
+    """The agent answered a request with a JSON-RPC error."""
+
+
+class AcpDriver(HarnessDriver):
+    async def mounts(self, harness) -> dict[str, str]:
+        config = settings(harness)
+        if config.command:
+            folder = Path(harness.source_path).parent
+            if not folder.is_dir():
+                raise SandboxError(f"harness {harness.harness_name}: its folder {folder} is gone")
+            return {HARNESS_MOUNT: str(folder)}
+        # JavaScript agents bring the host's node along: task images rarely have one.
+        folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version, True)
+        return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder)}
+
+    async def run(self, trial: TrialContext) -> HarnessResult:
+        config = settings(trial.harness)
+        path = dict(trial.task.environment.env).get("PATH", DEFAULT_PATH)
+        if config.command:
+            argv, cwd, version = config.command, HARNESS_MOUNT, ""
+        else:
+            root = f"{TOOLS_MOUNT}/{_tool_name(config.package)}"
+            folder = Path((await self.mounts(trial.harness))[root])
+            argv = [f"{root}/node_modules/.bin/{_bin_name(folder, config.package)}"]
+            cwd, version, path = "", _installed_version(folder, config.package), f"{root}/node/bin:{path}"
+        session = Session(trial, config)
+        return await session.run(argv, cwd, version, path)
+
+
+class Session:
+    """One agent process and its JSON-RPC connection."""
+
+    def __init__(self, trial: TrialContext, config: Settings):
+        self.trial = trial
+        self.config = config
+        self.deadline = time.monotonic() + trial.timeout
+        self.started = time.monotonic()
+        self._ids = itertools.count(1)
+        self._sent = itertools.count(1)
+        self._send_lock = asyncio.Lock()
+        self._pending: dict[int, tuple[str, asyncio.Future]] = {}
+        self._partial = b""
+        self._transcript = bytearray()
+        self._stderr = bytearray()
+        self._text: dict[str, list[str]] = {}
+        self._tools: dict[str, dict] = {}
+        self._handlers: set[asyncio.Task] = set()
+        self.terminals: dict[str, Terminal] = {}
+        self.terminal_ids = itertools.count(1)
+        self.process: asyncio.Task | None = None
+        self.agent_version = ""
+
+    # -- the process ------------------------------------------------------------------------------
+
+    async def run(self, argv: list[str], cwd: str, version: str, path: str) -> HarnessResult:
+        trial = self.trial
+        passed = envtemplate.pass_through(trial.harness.env)
+        env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, "PATH": path, "HEMRA_MODEL": trial.model, **passed}
+        await trial.events.emit(event("status", "start", command=argv, env_names=sorted(passed),
+                                      permission=self.config.permission))
+        budget = trial.timeout + CANCEL_GRACE_SECS + EXIT_GRACE_SECS
+        await trial.sandbox.remove_path(CHANNEL)  # before the agent starts: messages may arrive at once
+        self.process = asyncio.create_task(trial.sandbox.exec(_relay_script(argv), cwd=cwd, env=env, timeout=budget,
+                                                              on_output=self._on_output))
+        self.agent_version = version
+        try:
+            result = await self._converse()
+        finally:
+            await self._stop()
+        await trial.sandbox.write_files([("/logs/agent/acp.jsonl", bytes(self._transcript), False),
+                                         ("/logs/agent/acp-stderr.txt", bytes(self._stderr), False)])
+        result.agent_version = result.agent_version or self.agent_version
+        return result
+
+    async def _converse(self) -> HarnessResult:
+        trial = self.trial
+        try:
+            init = await self.request("initialize", {
+                "protocolVersion": PROTOCOL_VERSION, "clientInfo": _CLIENT_INFO,
+                "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}})
+            info = init.get("agentInfo") or {}
+            self.agent_version = self.agent_version or str(info.get("version") or "")
+            await trial.events.emit(event("status", "initialize", protocol_version=init.get("protocolVersion"),
+                                          agent=info, pinned=trial.harness.agent_version,
+                                          version=self.agent_version,
+                                          capabilities=init.get("agentCapabilities") or {}))
+            created = await self.request("session/new", {"cwd": trial.task.environment.workdir or "/",
+                                                         "mcpServers": []})
+            session_id = created["sessionId"]
+            offered = [m.get("modelId") for m in (created.get("models") or {}).get("availableModels") or []]
+            if trial.model and trial.model in offered:  # unstable in ACP v1: only when the agent lists it
+                await self.request("session/set_model", {"sessionId": session_id, "modelId": trial.model})
+            await trial.events.emit(event("status", "session", session_id=session_id,
+                                          modes=[m.get("id") for m in (created.get("modes") or {}).get(
+                                              "availableModes") or []],
+                                          models=offered, model_set=bool(trial.model and trial.model in offered)))
+            prompt = [{"type": "text", "text": trial.task.instruction}]
+            answered = await self.start_request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+            try:
+                answer = await self._wait(answered, "session/prompt")
+            except asyncio.TimeoutError:
+                return await self._cancel(session_id, answered)
+        except asyncio.TimeoutError:
+            return HarnessResult(TIMED_OUT, -1, f"the agent timed out after {trial.timeout:g} s before its prompt")
+        except AgentExited as exc:
+            return HarnessResult(HARNESS_FAILED, self._exit_code(), str(exc))
+        except RemoteError as exc:
+            await trial.events.emit(event("error", "acp", message=str(exc)))
+            return HarnessResult(HARNESS_FAILED, 0, str(exc))
+        except (KeyError, TypeError, AttributeError) as exc:
+            message = f"the agent answered outside the ACP schema: {exc!r}"
+            await trial.events.emit(event("error", "acp", message=message))
+            return HarnessResult(HARNESS_FAILED, 0, message)
+        await self._flush_text()
+        return await self._ended(answer)
+
+    async def _ended(self, answer: dict) -> HarnessResult:
+        stop = answer.get("stopReason", "")
+        usage = answer.get("usage") or {}
+        if usage:
+            await self.trial.events.emit(event(
+                "usage", "total", time.monotonic() - self.started,
+                input_tokens=usage.get("inputTokens", 0), output_tokens=usage.get("outputTokens", 0),
+                cache_read_input_tokens=usage.get("cachedReadTokens", 0),
+                cache_creation_input_tokens=usage.get("cachedWriteTokens", 0),
+                total_tokens=usage.get("totalTokens", 0)))
+        await self.trial.events.emit(event("status", "stop", stop_reason=stop))
+        if stop == "cancelled":
+            return HarnessResult(HARNESS_FAILED, 0, "the agent cancelled its turn")
+        return HarnessResult(COMPLETED, 0)
+
+    async def _cancel(self, session_id: str, answered: asyncio.Future) -> HarnessResult:
+        """The attempt's time is up: session/cancel, a short wait for the turn to end, then the kill."""
+        await self.notify("session/cancel", {"sessionId": session_id})
+        self.deadline = time.monotonic() + CANCEL_GRACE_SECS
+        try:
+            stop = (await self._wait(answered, "session/prompt")).get("stopReason", "")
+        except (asyncio.TimeoutError, AgentExited, RemoteError):
+            stop = ""
+        await self.trial.events.emit(event("status", "cancel", reason="timeout", stop_reason=stop,
+                                           ended=bool(stop)))
+        await self._flush_text()
+        return HarnessResult(TIMED_OUT, -1, f"the agent timed out after {self.trial.timeout:g} s")
+
+    async def _stop(self) -> None:
+        """Close the agent's stdin; kill it if it does not exit (some adapters never do)."""
+        for handler in list(self._handlers):
+            handler.cancel()
+        for terminal in list(self.terminals.values()):
+            await terminal.kill()
+        try:
+            await self.trial.sandbox.write_files([(f"{CHANNEL}/in/close", b"", False)])
+        except (SandboxError, OSError):
+            pass
+        done, _ = await asyncio.wait({self.process}, timeout=EXIT_GRACE_SECS)
+        if not done:
+            self.process.cancel()
+        if self._partial:  # a last line without its newline
+            line, self._partial = self._partial, b""
+            await self._receive(line)
+        try:
+            result = await self.process
+            await self.trial.events.emit(event("status", "exit", result.duration, exit_code=result.exit_code,
+                                               timed_out=result.timed_out, killed=False))
+        except asyncio.CancelledError:
+            await self.trial.events.emit(event("status", "exit", exit_code=-1, killed=True))
+
+    def _exit_code(self) -> int:
+        if self.process is not None and self.process.done() and not self.process.cancelled():
+            return self.process.result().exit_code
+        return -1
+
+    # -- JSON-RPC ---------------------------------------------------------------------------------
+
+    async def _send(self, message: dict) -> None:
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        self._log("client->agent", message)
+        async with self._send_lock:  # numbered files must appear in order
+            await self.trial.sandbox.write_files([(f"{CHANNEL}/in/{next(self._sent):08d}", line, False)])
+
+    async def request(self, method: str, params: dict) -> dict:
+        return await self._wait(await self.start_request(method, params), method)
+
+    async def start_request(self, method: str, params: dict) -> asyncio.Future:
+        """Send a request; its answer's future (a RemoteError when the agent answers with an error)."""
+        request_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (method, future)
+        future.add_done_callback(lambda _: self._pending.pop(request_id, None))
+        await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return future
+
+    async def notify(self, method: str, params: dict) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def _wait(self, future: asyncio.Future, method: str) -> dict:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise asyncio.TimeoutError
+        done, _ = await asyncio.wait({future, self.process}, timeout=remaining,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if future in done:
+            return future.result()
+        if self.process in done:
+            code = self._exit_code()
+            said = _last_line(bytes(self._stderr).decode(errors="replace"))
+            raise AgentExited(f"the agent exited {code} before answering {method}" + (f": {said}" if said else ""))
+        raise asyncio.TimeoutError
+
+    async def _on_output(self, stream: str, chunk: bytes) -> None:
+        if stream != "stdout":
+            self._stderr.extend(chunk)
+            await self.trial.events.emit(event("output", "stderr", text=text(chunk)))
+            return
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()
+        for line in lines:
+            await self._receive(line)
+
+    async def _receive(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self._log("agent->client", {"unparsed": line.decode(errors="replace")})
+            await self.trial.events.emit(event("output", "stdout", text=text(line)))
+            return
+        self._log("agent->client", message)
+        if "method" not in message:
+            method, future = self._pending.get(message.get("id"), ("", None))
+            if future is not None and not future.done():
+                if "error" in message:
+                    error = message["error"] if isinstance(message["error"], dict) else {}
+                    future.set_exception(RemoteError(f"the agent answered {method} with an error: "
+                                                     f"{error.get('message', '')} (code {error.get('code')})"))
+                else:
+                    future.set_result(message.get("result") or {})
+            return
+        if "id" not in message:
+            if message["method"] == "session/update":
+                await self._update((message.get("params") or {}).get("update") or {})
+            return
+        handler = asyncio.create_task(self._answer(message))
+        self._handlers.add(handler)
+        handler.add_done_callback(self._handlers.discard)
+
+    async def _answer(self, message: dict) -> None:
+        method, params = message["method"], message.get("params") or {}
+        serve = _SERVED.get(method)
+        try:
+            if serve is None:
+                raise _Refusal(_METHOD_NOT_FOUND, f"method not found: {method}")
+            result = await serve(self, params)
+            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        except _Refusal as refusal:
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": refusal.code, "message": str(refusal)}}
+        except (KeyError, TypeError, ValueError) as exc:
+            reply = {"jsonrpc": "2.0", "id": message["id"],
+                     "error": {"code": _INVALID_PARAMS, "message": f"invalid params for {method}: {exc!r}"}}
+        except Exception as exc:  # whatever broke, the agent must not wait for an answer forever
+            reply = {"jsonrpc": "2.0", "id": message["id"],
+                     "error": {"code": _INTERNAL, "message": f"{method} failed: {exc}"}}
+        await self._send(reply)
+
+    def _log(self, direction: str, message: dict) -> None:
+        entry = {"t": round(time.monotonic() - self.started, 3), "dir": direction, "msg": message}
+        self._transcript.extend(json.dumps(entry, ensure_ascii=False).encode() + b"\n")
+
+    # -- session/update into events --------------------------------------------------------------
+
+    async def _update(self, update: dict) -> None:
+        kind = update.get("sessionUpdate", "")
+        chunk = _CHUNKS.get(kind)
+        if chunk is not None:
+            content = update.get("content") or {}
+            if content.get("type") == "text":
+                self._text.setdefault(chunk, []).append(content.get("text", ""))
+            return
+        await self._flush_text()
+        emit = self.trial.events.emit
+        if kind in ("tool_call", "tool_call_update"):
+            await self._tool_update(update)
+        elif kind == "usage_update":
+            cost = update.get("cost") or {}
+            await emit(event("usage", "context", used=update.get("used", 0), size=update.get("size", 0),
+                             cost_usd=cost.get("amount", 0) if cost.get("currency", "USD") == "USD" else 0,
+                             cost=cost))
+        elif kind == "plan":
+            await emit(event("plan", "", entries=update.get("entries") or []))
+        elif kind in ("current_mode_update", "session_info_update", "config_option_update"):
+            await emit(event("status", kind, **{k: v for k, v in update.items() if k != "sessionUpdate"}))
+
+    async def _tool_update(self, update: dict) -> None:
+        """A tool call is logged once its arguments are known (agents often announce it first with
+        none), and its result when its status ends."""
+        call = self._tools.setdefault(update.get("toolCallId", ""), {"emitted": False})
+        call.update({k: update[k] for k in ("title", "kind", "rawInput", "locations") if update.get(k)})
+        status = update.get("status", "")
+        ended = status in ("completed", "failed")
+        if not call["emitted"] and (call.get("rawInput") or ended):
+            call["emitted"] = True
+            await self.trial.events.emit(event(
+                "tool_call", call.get("kind") or "other", id=update.get("toolCallId", ""),
+                title=call.get("title", ""), arguments=call.get("rawInput") or {},
+                locations=call.get("locations") or []))
+        if ended:
+            await self.trial.events.emit(event(
+                "tool_result", call.get("kind") or "other", id=update.get("toolCallId", ""), status=status,
+                is_error=status == "failed", output=_content_text(update.get("content")),
+                raw_output=update.get("rawOutput")))
+
+    async def _flush_text(self) -> None:
+        """Streamed chunks of one message become one message event."""
+        for role, parts in list(self._text.items()):
+            if parts:
+                await self.trial.events.emit(event("message", role, role=role, text="".join(parts)))
+        self._text.clear()
+
+
+class _Refusal(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+# -- what the client serves to the agent -----------------------------------------------------------
+
+async def _permission(session: Session, params: dict) -> dict:
+    wanted = ("allow_once", "allow_always") if session.config.permission == "allow" else ("reject_once",
+                                                                                         "reject_always")
+    options = params.get("options") or []
+    chosen = next((o for kind in wanted for o in options if o.get("kind") == kind), None)
+    tool = params.get("toolCall") or {}
+    await session.trial.events.emit(event(
+        "permission", tool.get("title") or "", id=tool.get("toolCallId", ""), policy=session.config.permission,
+        option=(chosen or {}).get("optionId", ""), offered=[o.get("optionId") for o in options]))
+    if chosen is None:
+        return {"outcome": {"outcome": "cancelled"}}
+    return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
+
+
+async def _read_text_file(session: Session, params: dict) -> dict:
+    path = params["path"]
+    try:
+        data = (await session.trial.sandbox.read_file(path)).decode("utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        raise _Refusal(_RESOURCE_NOT_FOUND, f"{path}: no such file") from None
+    except PermissionError as exc:
+        raise _Refusal(_INTERNAL, str(exc)) from None
+    if params.get("line") or params.get("limit"):
+        lines = data.splitlines(keepends=True)
+        start = max(int(params.get("line") or 1) - 1, 0)
+        end = start + int(params["limit"]) if params.get("limit") else None
+        data = "".join(lines[start:end])
+    await session.trial.events.emit(event("tool_call", "fs/read_text_file", path=path, chars=len(data)))
+    return {"content": data}
+
+
+async def _write_text_file(session: Session, params: dict) -> dict | None:
+    path, content = params["path"], params["content"]
+    try:
+        await session.trial.sandbox.write_files([(path, content.encode(), False)])
+    except PermissionError as exc:
+        raise _Refusal(_INTERNAL, str(exc)) from None
+    await session.trial.events.emit(event("tool_call", "fs/write_text_file", path=path, chars=len(content)))
+    return None
+
+
+class Terminal:
+    """A command the agent started with terminal/create, run by sandbox.exec."""
+
+    def __init__(self, session: Session, command: str, cwd: str, env: dict[str, str], limit: int):
+        self.command = command
+        self.limit = limit
+        self.output = bytearray()
+        self.truncated = False
+        remaining = max(session.deadline - time.monotonic(), 1.0)
+        self.task = asyncio.create_task(session.trial.sandbox.exec(command, cwd=cwd, env=env, timeout=remaining,
+                                                                   on_output=self._collect))
+
+    async def _collect(self, _stream: str, chunk: bytes) -> None:
+        self.output.extend(chunk)
+        if len(self.output) > self.limit:  # keep the end, as ACP asks
+            del self.output[: len(self.output) - self.limit]
+            self.truncated = True
+
+    def exit_status(self) -> dict | None:
+        if not self.task.done():
+            return None
+        if self.task.cancelled() or self.task.exception() is not None:
+            return {"exitCode": None, "signal": "SIGKILL"}
+        result = self.task.result()
+        return {"exitCode": None, "signal": "SIGKILL"} if result.timed_out else {"exitCode": result.exit_code,
+                                                                                 "signal": None}
+
+    def snapshot(self) -> dict:
+        return {"output": bytes(self.output).decode("utf-8", errors="replace"), "truncated": self.truncated,
+                "exitStatus": self.exit_status()}
+
+    async def kill(self) -> None:
+        if not self.task.done():
+            self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+
+
+def _terminal(session: Session, params: dict) -> Terminal:
+    terminal = session.terminals.get(params["terminalId"])
+    if terminal is None:
+        raise _Refusal(_RESOURCE_NOT_FOUND, f"no terminal {params['terminalId']}")
+    return terminal
+
+
+async def _terminal_create(session: Session, params: dict) -> dict:
+    args = [str(a) for a in params.get("args") or []]
+    command = shlex.join([params["command"], *args]) if args else params["command"]
+    env = {e["name"]: e["value"] for e in params.get("env") or []}
+    terminal = Terminal(session, command, params.get("cwd") or "", env,
+                        int(params.get("outputByteLimit") or TERMINAL_OUTPUT_BYTES))
+    terminal_id = f"term-{next(session.terminal_ids)}"
+    session.terminals[terminal_id] = terminal
+    return {"terminalId": terminal_id}
+
+
+async def _terminal_output(session: Session, params: dict) -> dict:
+    return _terminal(session, params).snapshot()
+
+
+async def _terminal_wait(session: Session, params: dict) -> dict:
+    terminal = _terminal(session, params)
+    await asyncio.gather(terminal.task, return_exceptions=True)
+    snapshot = terminal.snapshot()
+    await session.trial.events.emit(event("tool_call", "terminal", command=terminal.command,
+                                          exit_status=snapshot["exitStatus"],
+                                          output=snapshot["output"][-4096:]))
+    return snapshot["exitStatus"]
+
+
+async def _terminal_kill(session: Session, params: dict) -> dict | None:
+    await _terminal(session, params).kill()
+    return None
+
+
+async def _terminal_release(session: Session, params: dict) -> dict | None:
+    await _terminal(session, params).kill()
+    session.terminals.pop(params["terminalId"], None)
+    return None
+
+
+_SERVED = {"session/request_permission": _permission, "fs/read_text_file": _read_text_file,
+           "fs/write_text_file": _write_text_file, "terminal/create": _terminal_create,
+           "terminal/output": _terminal_output, "terminal/wait_for_exit": _terminal_wait,
+           "terminal/kill": _terminal_kill, "terminal/release": _terminal_release}
+_CHUNKS = {"agent_message_chunk": "assistant", "agent_thought_chunk": "thinking", "user_message_chunk": "user"}
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _relay_script(argv: list[str]) -> str:
+    """Bash that feeds /tmp/hemra-acp/in/<n> to the agent's stdin, in order, until in/close appears.
+
+    A message file counts once it is whole: not empty and ending in a newline
+    (each message is one line), so a file caught half-written waits a poll.
+    It polls every 20 ms, and every 100 ms after a second without messages."""
+    return f"""set -u
+CH={CHANNEL}
+mkdir -p "$CH/in" {AGENT_HOME} {AGENT_TMP} && mkfifo "$CH/stdin" || exit 125
+relay() {{
+  local n=1 idle=0 f
+  while :; do
+    printf -v f '%s/in/%08d' "$CH" "$n"
+    if [ -s "$f" ] && [ -z "$(tail -c 1 "$f")" ]; then
+      cat "$f" && rm -f "$f" && n=$((n + 1)) && idle=0 || return
+    elif [ -e "$CH/in/close" ]; then
+      return
+    elif [ "$idle" -lt 50 ]; then
+      sleep 0.02; idle=$((idle + 1))
+    else
+      sleep 0.1
+    fi
+  done
+}}
+relay > "$CH/stdin" &
+relay_pid=$!
+{shlex.join(argv)} < "$CH/stdin"
+code=$?
+kill "$relay_pid" 2>/dev/null
+exit "$code"
+"""
+
+
+def _tool_name(package: str) -> str:
+    """A folder name for an npm package: @scope/name -> scope+name."""
+    return package.lstrip("@").replace("/", "+")
+
+
+def _package_json(folder: Path, package: str) -> dict:
+    try:
+        return json.loads((folder / "node_modules" / package / "package.json").read_text())
+    except (OSError, ValueError):
+        raise SandboxError(f"{package} in {folder} has no readable package.json") from None
+
+
+def _bin_name(folder: Path, package: str) -> str:
+    binary = _package_json(folder, package).get("bin")
+    if isinstance(binary, str):
+        return package.rsplit("/", 1)[-1]
+    if isinstance(binary, dict) and binary:
+        return next(iter(binary))
+    raise SandboxError(f"{package} declares no program (bin) to run as an ACP agent")
+
+
+def _installed_version(folder: Path, package: str) -> str:
+    return str(_package_json(folder, package).get("version") or "")
+
+
+def _content_text(content) -> str:
+    """The text of a tool call's content list (content blocks, diffs, terminals)."""
+    parts = []
+    for item in content or []:
+        if not isinstance(item, dict):
+            continue
+        inner = item.get("content") if item.get("type") == "content" else item
+        if isinstance(inner, dict) and inner.get("type") == "text":
+            parts.append(inner.get("text", ""))
+        elif item.get("type") == "diff":
+            parts.append(f"diff {item.get('path', '')}")
+        elif item.get("type") == "terminal":
+            parts.append(f"terminal {item.get('terminalId', '')}")
+    return "\n".join(parts)
+
+
+def _last_line(said: str, limit: int = 300) -> str:
+    lines = [line for line in said.strip().splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else ""

@@ -1,0 +1,190 @@
+"""What every agent CLI driver shares: the tool mount, the agent's home, the run, the stream.
+
+An agent's CLI runs inside the attempt's sandbox, from its cached npm folder
+mounted read-only at /opt/hemra/tools/<agent>, in the task's working folder,
+with a fresh HOME, stdin closed, and only the harness's named variables plus
+the agent's own offline switches. Its JSON event stream becomes events while
+it runs; the raw stream is kept as /logs/agent/<agent>.jsonl.
+"""
+
+import abc
+import json
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+
+from services import envtemplate
+from services.executor.events import event, text
+from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
+                                              HarnessResult, TrialContext)
+from services.executor.harnesses.cli import install
+
+TOOLS_MOUNT = "/opt/hemra/tools"
+#: The agent's HOME and TMPDIR: fresh for each attempt, outside the task's folders and artifacts.
+AGENT_HOME = "/tmp/hemra-agent/home"
+AGENT_TMP = "/tmp/hemra-agent/tmp"
+#: Retries of a failing model call: enough for a blip, few enough that a broken run ends soon.
+MAX_RETRIES = 1
+VERSION_TIMEOUT_SECS = 60.0
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
+#: The most of each output stream kept whole (as an artifact); events still see all of it.
+KEEP_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class Stream(abc.ABC):
+    """One agent's JSON event stream turned into HEMRA events; subclasses read their agent's lines."""
+
+    agent: str
+    #: Why the run failed although the CLI may exit 0 (is_error, turn.failed, an error stop).
+    failure: str = ""
+    #: The version the stream says ran, when it says so.
+    version: str = ""
+    #: The last text the agent said.
+    final_text: str = ""
+    _partial: bytes = field(default=b"", repr=False)
+
+    def feed(self, chunk: bytes) -> list:
+        """Events for the complete lines in `chunk` (the rest waits for the next chunk)."""
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()
+        return [e for line in lines for e in self._line(line)]
+
+    def close(self) -> list:
+        rest, self._partial = self._partial, b""
+        return self._line(rest)
+
+    def _line(self, raw: bytes) -> list:
+        line = raw.strip()
+        if not line:
+            return []
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            return [event("output", self.agent, text=text(line))]
+        try:
+            return self.translate(data)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a shape we do not know
+            return [event("output", self.agent, text=text(line), note=f"unreadable event: {exc!r}")]
+
+    @abc.abstractmethod
+    def translate(self, data: dict) -> list:
+        """HEMRA events for one decoded line."""
+
+
+class CliDriver(HarnessDriver):
+    """Subclasses name the npm package and binary, and build the command, files and environment."""
+
+    agent: str
+    package: str
+    binary: str
+    #: Agents written in JavaScript bring the host's node along (task images rarely have one).
+    needs_node = False
+
+    @property
+    def tool_root(self) -> str:
+        return f"{TOOLS_MOUNT}/{self.agent}"
+
+    @property
+    def executable(self) -> str:
+        return f"{self.tool_root}/node_modules/.bin/{self.binary}"
+
+    async def mounts(self, harness) -> dict[str, str]:
+        folder = await install.ensure(self.agent, self.package, harness.agent_version, self.needs_node)
+        return {self.tool_root: str(folder)}
+
+    @abc.abstractmethod
+    def command(self, trial: TrialContext, passed: dict[str, str]) -> list[str]:
+        """The CLI's argv, the instruction included."""
+
+    def environment(self, trial: TrialContext, passed: dict[str, str]) -> dict[str, str]:
+        """The agent's own switches (offline, retries); the named variables are added after."""
+        return {}
+
+    def files(self, trial: TrialContext, passed: dict[str, str]) -> list[tuple[str, bytes, bool]]:
+        """Configuration files to write into the agent's HOME before it starts."""
+        return []
+
+    @abc.abstractmethod
+    def stream(self) -> Stream:
+        """A fresh parser of this agent's stream."""
+
+    async def run(self, trial: TrialContext) -> HarnessResult:
+        deadline = time.monotonic() + trial.timeout
+        passed = envtemplate.pass_through(trial.harness.env)
+        env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, **self.environment(trial, passed), **passed}
+        if self.needs_node:
+            path = dict(trial.task.environment.env).get("PATH", DEFAULT_PATH)
+            env["PATH"] = f"{self.tool_root}/node/bin:{path}"
+        await trial.sandbox.write_files(self.files(trial, passed))
+        probe = await trial.sandbox.exec(
+            f"mkdir -p {AGENT_HOME} {AGENT_TMP} && {shlex.quote(self.executable)} --version </dev/null",
+            env=env, timeout=min(VERSION_TIMEOUT_SECS, trial.timeout))
+        version = _version(probe.stdout + b"\n" + probe.stderr) if probe.exit_code == 0 else ""
+        await trial.events.emit(event("status", "agent", probe.duration, agent=self.agent,
+                                      pinned=trial.harness.agent_version, version=version,
+                                      model=trial.model, env_names=sorted(passed)))
+        if probe.timed_out or probe.exit_code != 0:
+            said = text(probe.stderr or probe.stdout).strip()
+            await trial.events.emit(event("error", self.agent, message=f"{self.binary} --version failed: {said}"))
+            if probe.timed_out:
+                return HarnessResult(TIMED_OUT, -1, f"{self.binary} --version timed out", version)
+            return HarnessResult(HARNESS_FAILED, probe.exit_code,
+                                 f"{self.binary} --version exited {probe.exit_code}: {_last_line(said)}", version)
+        return await self._run_agent(trial, env, passed, version, deadline)
+
+    async def _run_agent(self, trial, env, passed, version, deadline) -> HarnessResult:
+        stream, stdout, stderr = self.stream(), bytearray(), bytearray()
+
+        async def on_output(name: str, chunk: bytes) -> None:
+            kept = stdout if name == "stdout" else stderr
+            kept.extend(chunk[:max(KEEP_BYTES - len(kept), 0)])
+            if name == "stdout":
+                await trial.events.emit(*stream.feed(chunk))
+            else:
+                await trial.events.emit(event("output", "stderr", text=text(chunk)))
+
+        argv = self.command(trial, passed)
+        await trial.events.emit(event("status", "start", command=_named(argv[:-1], passed) + ["<instruction>"]))
+        remaining = max(deadline - time.monotonic(), 1.0)
+        result = await trial.sandbox.exec(shlex.join(argv) + " </dev/null", env=env, timeout=remaining,
+                                          on_output=on_output)
+        await trial.events.emit(*stream.close())
+        await trial.sandbox.write_files([(f"/logs/agent/{self.agent}.jsonl", bytes(stdout), False),
+                                         (f"/logs/agent/{self.agent}-stderr.txt", bytes(stderr), False)])
+        version = stream.version or version
+        await trial.events.emit(event("status", "exit", result.duration, exit_code=result.exit_code,
+                                      timed_out=result.timed_out, version=version))
+        if result.timed_out:
+            return HarnessResult(TIMED_OUT, -1, f"{self.binary} timed out after {remaining:.0f} s", version)
+        if result.exit_code != 0:
+            why = stream.failure or _last_line(text(bytes(stderr))) or _last_line(text(bytes(stdout)))
+            return HarnessResult(HARNESS_FAILED, result.exit_code, f"{self.binary} exited {result.exit_code}: {why}",
+                                 version)
+        if stream.failure:
+            return HarnessResult(HARNESS_FAILED, 0, stream.failure, version)
+        return HarnessResult(COMPLETED, 0, "", version)
+
+
+def _named(argv: list[str], passed: dict[str, str]) -> list[str]:
+    """argv as recorded: the named variables' values (base URLs given as flags) shown by name."""
+    def hide(arg: str) -> str:
+        for name, value in passed.items():
+            if len(value) >= 4:
+                arg = arg.replace(value, "${" + name + "}")
+        return arg
+    return [hide(arg) for arg in argv]
+
+
+def _version(output: bytes) -> str:
+    found = _VERSION.search(output.decode(errors="replace"))
+    return found.group(0) if found else ""
+
+
+def _last_line(said: str, limit: int = 300) -> str:
+    lines = [line for line in said.strip().splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else ""

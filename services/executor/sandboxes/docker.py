@@ -1,0 +1,552 @@
+"""The Docker sandbox: each task's image is built from its environment/ folder (cached
+by task digest), and each attempt gets a container of its own, with the task's cpu and
+memory limits and no network.
+
+/logs, /tests and /solution are bound from the attempt's folder on the host, so what
+the harness logged outlives the container and the verifier's files are read without a
+round trip through the engine. Every other path lives in the container's own file
+system and is reached through the engine's archive API. Commands run with `docker exec`.
+
+Containers carry labels naming the attempt and the executor process (host and pid);
+an executor that starts removes the containers of this host's executors that no longer
+run. The SDK is blocking, so every call runs in a thread; long streams get threads of
+their own so they never hold the event loop's shared pool.
+"""
+
+import asyncio
+import fcntl
+import io
+import logging
+import os
+import posixpath
+import shlex
+import shutil
+import socket
+import stat
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
+
+logger = logging.getLogger(__name__)
+
+#: Paths bound read-write from the attempt's folder on the host.
+BOUND = ("/logs", "/tests", "/solution")
+_LOG_DIRS = ("logs/agent", "logs/verifier", "logs/artifacts")
+#: Cap on captured output per command; the rest is dropped (the files stay whole).
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+IMAGE_REPOSITORY = "hemra-task"
+#: The network a task's image is built with; the engine's default unless set.
+BUILD_NETWORK_VAR = "HEMRA_DOCKER_BUILD_NETWORK"
+#: Every process a command starts inherits this variable; a timeout kills them all by it.
+MARKER_VAR = "HEMRA_EXEC_ID"
+LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID, LABEL_TASK = (
+    "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid", "hemra.task")
+#: Stops, then kills, every process whose environment carries the marker, until none is left
+#: (stopping first so none can fork away between the scan and the kill).
+KILL_MARKED = r"""m="$0"; for round in 1 2 3 4 5 6 7 8; do found=""
+for d in /proc/[0-9]*; do p="${d#/proc/}"; [ "$p" = "$$" ] && continue
+if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$m"; then kill -STOP "$p" 2>/dev/null; found="$found $p"; fi
+done; [ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; done"""
+#: How long a killed command's output stream may take to close before the container is restarted.
+_KILL_GRACE_SECS = 10.0
+
+_client = None
+_client_lock = threading.Lock()
+_build_locks: dict[str, threading.Lock] = {}
+
+
+class BuildFailed(SandboxError):
+    """The task's Dockerfile did not build; `log` holds the build's output."""
+
+    def __init__(self, message: str, log: str):
+        super().__init__(message)
+        self.log = log
+
+
+def client():
+    """The process's Docker client (the SDK is loaded on first use)."""
+    global _client
+    with _client_lock:
+        if _client is None:
+            try:
+                import docker
+            except ImportError:
+                raise SandboxError("the docker sandbox needs the docker Python package (pip install docker)") from None
+            try:
+                candidate = docker.from_env(timeout=300, max_pool_size=64)
+                candidate.ping()
+            except docker.errors.DockerException as exc:
+                raise SandboxError(f"no Docker engine answers: {exc} (see docs/sandboxes.md)") from None
+            _client = candidate
+    return _client
+
+
+def _errors():
+    import docker.errors
+
+    return docker.errors
+
+
+def executor_labels() -> dict[str, str]:
+    host, pid = socket.gethostname(), str(os.getpid())
+    return {LABEL_EXECUTOR: f"{host}:{pid}", LABEL_HOST: host, LABEL_PID: pid}
+
+
+def image_tag(task) -> str:
+    return f"{IMAGE_REPOSITORY}:{task.digest.removeprefix('sha256:')[:24]}"
+
+
+def ensure_image(task, task_dir: Path) -> str:
+    """The task's image, built once per task digest (blocking). Concurrent calls for one
+    task, in this process or another on the host, wait for a single build."""
+    dockerfile = task_dir / "environment" / "Dockerfile"
+    api = client().api
+    errors = _errors()
+    if not dockerfile.is_file():
+        return _prebuilt(api, errors, task)
+    tag = image_tag(task)
+    with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
+        try:
+            api.inspect_image(tag)
+            return tag
+        except errors.ImageNotFound:
+            pass
+        _build(api, errors, task, task_dir / "environment", tag)
+    return tag
+
+
+def _prebuilt(api, errors, task) -> str:
+    image = task.environment.base_image
+    if not image:
+        raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
+    try:
+        api.inspect_image(image)
+    except errors.ImageNotFound:
+        raise SandboxError(f"task {task.task_name}: image {image} is not present in the Docker engine "
+                           "(HEMRA never pulls; load or build it first)") from None
+    return image
+
+
+def _build(api, errors, task, context: Path, tag: str) -> None:
+    lines, error = [], ""
+    network = os.environ.get(BUILD_NETWORK_VAR) or None
+    try:
+        for chunk in api.build(path=str(context), dockerfile="Dockerfile", tag=tag, rm=True, forcerm=True,
+                               pull=False, decode=True, network_mode=network,
+                               labels={LABEL_TASK: task.digest}):
+            lines.append(chunk.get("stream") or chunk.get("status") or "")
+            if chunk.get("error"):
+                error = chunk["error"].strip()
+                lines.append(chunk["error"])
+    except errors.APIError as exc:
+        error = str(exc.explanation or exc)
+        lines.append(error + "\n")
+    if error:
+        raise BuildFailed(f"docker build of task {task.task_name} failed: {error.splitlines()[-1]}", "".join(lines))
+
+
+class _file_lock:
+    """An exclusive lock file shared by every process on the host (builds of one tag)."""
+
+    def __init__(self, name: str):
+        folder = Path(tempfile.gettempdir()) / "hemra-docker-locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / (name.replace(":", "-").replace("/", "-") + ".lock")
+
+    def __enter__(self):
+        self.handle = open(self.path, "a")
+        fcntl.flock(self.handle, fcntl.LOCK_EX)
+
+    def __exit__(self, *_):
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        self.handle.close()
+
+
+def remove_orphans(alive=None) -> list[str]:
+    """Remove this host's containers whose executor process no longer runs. Quietly
+    nothing when no engine is configured or reachable. Returns the removed IDs."""
+    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
+        return []
+    alive = alive or _alive
+    try:
+        api = client().api
+        found = api.containers(all=True, filters={"label": [f"{LABEL_HOST}={socket.gethostname()}"]})
+    except Exception as exc:  # no engine, or it went away: nothing of ours can be running there
+        logger.debug("no orphan containers checked: %s", exc)
+        return []
+    removed = []
+    for container in found:
+        pid = container["Labels"].get(LABEL_PID, "")
+        if not pid.isdigit() or int(pid) == os.getpid() or alive(int(pid)):
+            continue
+        try:
+            api.remove_container(container["Id"], force=True, v=True)
+            removed.append(container["Id"])
+        except _errors().NotFound:
+            pass
+        except _errors().APIError as exc:
+            logger.warning("could not remove orphan container %s: %s", container["Id"][:12], exc)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class DockerSandbox(Sandbox):
+    enforces = ENFORCES["docker"]
+
+    def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
+                 mounts: dict[str, str] | None = None, network: str = ""):
+        self.attempt_id = attempt_id
+        self.task = task
+        self.task_dir = task_dir
+        self.folder = work_root / attempt_id
+        self.workdir = task.environment.workdir or "/"
+        self.mounts = dict(mounts or {})
+        #: "none" unless the run opened it ([sandbox] network): then it enforces no network_block.
+        self.network = network or "none"
+        if self.network != "none":
+            self.enforces = ENFORCES["docker"] - {"network_block"}
+        self.container_id = ""
+        self.started = 0.0
+        self._failed_commands = 0
+
+    # --- life cycle -------------------------------------------------------
+    async def prepare(self) -> None:
+        await asyncio.to_thread(self._prepare_folder)
+        image = await asyncio.to_thread(ensure_image, self.task, self.task_dir)
+        await asyncio.to_thread(self._start, image)
+
+    def _prepare_folder(self) -> None:
+        if self.folder.exists():
+            shutil.rmtree(self.folder)
+        for name in (*_LOG_DIRS, "tests", "solution"):
+            (self.folder / name).mkdir(parents=True, exist_ok=True)
+        # Any user the image runs as may write its logs.
+        for path in (self.folder / "logs", *(self.folder / d for d in _LOG_DIRS), self.folder / "tests",
+                     self.folder / "solution"):
+            path.chmod(0o777)
+
+    def _start(self, image: str) -> None:
+        api = client().api
+        env = self.task.environment
+        binds = {str(self.folder / top.lstrip("/")): {"bind": top, "mode": "rw"} for top in BOUND}
+        binds.update({host: {"bind": inside, "mode": "ro"} for inside, host in self.mounts.items()})
+        host_config = api.create_host_config(
+            binds=binds, network_mode=self.network, init=True, pids_limit=4096,
+            nano_cpus=int(env.cpus * 1e9) if env.cpus > 0 else None,
+            mem_limit=f"{env.memory_mb}m" if env.memory_mb > 0 else None,
+            # No swap: a task over its memory limit is OOM-killed, not slowed down.
+            memswap_limit=f"{env.memory_mb}m" if env.memory_mb > 0 else None)
+        self.started = time.time()
+        try:
+            created = api.create_container(
+                image, entrypoint=["sleep", "infinity"], working_dir=self.workdir, hostname="hemra",
+                environment=dict(env.env), labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest,
+                                                   **executor_labels()},
+                host_config=host_config, name=f"hemra-{self.attempt_id}")
+            self.container_id = created["Id"]
+            api.start(self.container_id)
+        except _errors().APIError as exc:
+            raise SandboxError(f"cannot start a container of {image}: {exc.explanation or exc}") from None
+
+    async def kill(self) -> None:
+        if self.container_id:
+            await asyncio.to_thread(self._kill_container)
+
+    def _kill_container(self) -> None:
+        try:
+            client().api.kill(self.container_id)
+        except _errors().APIError:  # already stopped or gone
+            pass
+
+    async def teardown(self) -> None:
+        """Kill and remove the container and the attempt's folder in the background: the
+        attempt's result is already kept, and the next attempt need not wait. The thread is
+        not a daemon, so the process finishes the removal before it exits; after kill -9 the
+        next executor removes the orphan."""
+        container_id, self.container_id = self.container_id, ""
+        if container_id or self.folder.exists():
+            thread = threading.Thread(target=_remove, args=(container_id, self.folder), name="hemra-docker-rm")
+            _removals.add(thread)
+            thread.start()
+
+    async def oom_kills(self) -> int:
+        # A process killed for memory makes some command fail; without one, nothing to look up.
+        if not self.container_id or not self._failed_commands:
+            return 0
+        return await asyncio.to_thread(self._count_oom)
+
+    def _count_oom(self) -> int:
+        # `until` in the past: the engine answers at once instead of waiting for new events.
+        events = client().api.events(since=self.started - 1, until=time.time(), decode=True,
+                                     filters={"container": self.container_id, "event": "oom"})
+        return sum(1 for _ in events)
+
+    # --- commands ---------------------------------------------------------
+    async def exec(self, command, cwd="", env=None, timeout=None, stdin=b"", on_output=None):
+        marker = uuid.uuid4().hex
+        argv = ["bash", "-c", command]
+        if stdin:
+            stdin_path = f"/tmp/.hemra-stdin-{marker}"
+            await self.write_files([(stdin_path, stdin, False)])
+            argv = ["bash", "-c", 'bash -c "$1" < "$0"; status=$?; rm -f "$0"; exit $status', stdin_path, command]
+        started = time.monotonic()
+        exec_id = await asyncio.to_thread(self._exec_create, argv, cwd, {**(env or {}), MARKER_VAR: marker})
+        stream = _Stream(on_output)
+        pump = stream.start(lambda: client().api.exec_start(exec_id, stream=True, demux=True))
+        timed_out = False
+        try:
+            done, _ = await asyncio.wait({pump}, timeout=timeout)
+            if not done:
+                timed_out = True
+                await self._kill_marked(marker)
+                done, _ = await asyncio.wait({pump}, timeout=_KILL_GRACE_SECS)
+                if not done:  # something ignored the kill: restart the container (files are kept)
+                    await asyncio.to_thread(self._restart)
+                    await pump
+        except asyncio.CancelledError:
+            await asyncio.shield(self._kill_marked(marker))
+            raise
+        await pump  # re-raises a broken stream
+        code = (await asyncio.to_thread(client().api.exec_inspect, exec_id)).get("ExitCode")
+        if code is None:
+            code = -1
+        self._failed_commands += code != 0
+        return ExecResult(code, stream.data("stdout"), stream.data("stderr"), timed_out, time.monotonic() - started)
+
+    def _exec_create(self, argv: list[str], cwd: str, env: dict[str, str]) -> str:
+        try:
+            return client().api.exec_create(self.container_id, argv, stdout=True, stderr=True, environment=env,
+                                            workdir=self._absolute(cwd or self.workdir))["Id"]
+        except _errors().APIError as exc:
+            raise SandboxError(f"cannot run a command in container {self.container_id[:12]}: "
+                               f"{exc.explanation or exc}") from None
+
+    async def _kill_marked(self, marker: str) -> None:
+        def kill():
+            api = client().api
+            try:
+                exec_id = api.exec_create(self.container_id, ["sh", "-c", KILL_MARKED, f"{MARKER_VAR}={marker}"],
+                                          user="0")["Id"]
+                api.exec_start(exec_id)
+                if api.exec_inspect(exec_id).get("ExitCode") == 0:
+                    return
+            except _errors().APIError as exc:
+                logger.warning("could not kill a command's processes: %s", exc)
+            self._restart()
+        await asyncio.to_thread(kill)
+
+    def _restart(self) -> None:
+        try:
+            client().api.restart(self.container_id, timeout=0)
+        except _errors().APIError as exc:
+            logger.warning("could not restart container %s: %s", self.container_id[:12], exc)
+
+    # --- files ------------------------------------------------------------
+    def _absolute(self, path: str) -> str:
+        if not path.startswith("/"):
+            path = self.workdir.rstrip("/") + "/" + path
+        return posixpath.normpath(path).replace("//", "/")
+
+    def _host(self, path: str) -> Path | None:
+        """Where a bound path lives on the host; None for the container's own paths, and for
+        bound paths behind a symbolic link (resolved in the container, never on the host)."""
+        for top in BOUND:
+            if path == top or path.startswith(top + "/"):
+                host = self.folder / path.lstrip("/")
+                return host if host.resolve().is_relative_to(self.folder.resolve()) else None
+        return None
+
+    async def read_file(self, path):
+        path = self._absolute(path)
+        host = self._host(path)
+        if host is not None:
+            return await asyncio.to_thread(host.read_bytes)
+        return await asyncio.to_thread(self._read_container, path, 0)
+
+    def _read_container(self, path: str, depth: int) -> bytes:
+        member, data = self._archive(path)
+        if member is None or (depth > 8 and member.issym()):
+            raise FileNotFoundError(path)
+        if member.issym():
+            return self._read_container(posixpath.normpath(posixpath.join(posixpath.dirname(path),
+                                                                          member.linkname)), depth + 1)
+        if member.isdir():
+            raise IsADirectoryError(path)
+        return data
+
+    def _archive(self, path: str):
+        """(first tar member, its content) of a container path; (None, b"") when absent."""
+        try:
+            chunks, _ = client().api.get_archive(self.container_id, path)
+            raw = b"".join(chunks)
+        except _errors().NotFound:
+            return None, b""
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+            member = tar.next()
+            if member is None:
+                return None, b""
+            content = tar.extractfile(member).read() if member.isfile() else b""
+            return member, content
+
+    async def write_files(self, files):
+        inside = []
+        for path, content, executable in files:
+            path = self._absolute(path)
+            host = self._host(path)
+            if host is None:
+                inside.append((path, content, executable))
+            else:
+                await asyncio.to_thread(_write_host, host, content, executable)
+        if inside:
+            await asyncio.to_thread(self._put, inside)
+
+    def _put(self, files: list[tuple[str, bytes, bool]]) -> None:
+        buffer = io.BytesIO()
+        now = time.time()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for path, content, executable in files:
+                info = tarfile.TarInfo(path.lstrip("/"))
+                info.size, info.mode, info.mtime = len(content), 0o755 if executable else 0o644, now
+                tar.addfile(info, io.BytesIO(content))
+        try:
+            client().api.put_archive(self.container_id, "/", buffer.getvalue())
+        except _errors().APIError as exc:
+            raise PermissionError(f"{files[0][0]}: cannot write into the container: {exc.explanation or exc}") from None
+
+    async def remove_path(self, path):
+        path = self._absolute(path)
+        host = self._host(path)
+        if host is not None:
+            await asyncio.to_thread(_remove_host, host, path in BOUND)
+            return
+        if path == "/":
+            raise PermissionError("/: cannot remove the container's root")
+        result = await self.exec(f"rm -rf -- {shlex.quote(path)}", cwd="/")
+        if result.exit_code != 0:
+            raise PermissionError(f"{path}: {result.stderr.decode(errors='replace').strip()}")
+
+    async def list_files(self, folder):
+        folder = self._absolute(folder)
+        host = self._host(folder)
+        if host is not None:
+            return await asyncio.to_thread(_walk_host, host, folder)
+        return await asyncio.to_thread(self._list_container, folder)
+
+    def _list_container(self, folder: str) -> list[str]:
+        try:
+            chunks, _ = client().api.get_archive(self.container_id, folder.rstrip("/") + "/.")
+            raw = b"".join(chunks)
+        except _errors().NotFound:
+            return []
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+            names = [m.name for m in tar.getmembers() if m.isfile()]
+        base = folder.rstrip("/")
+        return sorted(base + "/" + name.split("/", 1)[1] for name in names if "/" in name)
+
+
+#: Removals still running (teardown does not wait for them).
+_removals: set[threading.Thread] = set()
+
+
+def _remove(container_id: str, folder: Path) -> None:
+    try:
+        if container_id:
+            client().api.remove_container(container_id, force=True, v=True)
+    except _errors().NotFound:
+        pass
+    except _errors().APIError as exc:
+        logger.warning("could not remove container %s: %s", container_id[:12], exc)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        _removals.discard(threading.current_thread())
+
+
+def wait_for_removals(timeout: float | None = None) -> None:
+    """Block until every background removal of this process has finished."""
+    for thread in list(_removals):
+        thread.join(timeout)
+
+
+class _Stream:
+    """A command's output, read by a thread of its own and handed to the event loop as it comes."""
+
+    def __init__(self, on_output):
+        self.on_output = on_output
+        self.chunks = {"stdout": [], "stderr": []}
+        self.sizes = {"stdout": 0, "stderr": 0}
+
+    def start(self, open_stream) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+
+        def post(item) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is closed: nobody waits for this command any more
+                pass
+
+        def pump():
+            try:
+                for out, err in open_stream():
+                    for name, chunk in (("stdout", out), ("stderr", err)):
+                        if chunk:
+                            post((name, chunk))
+                post(None)
+            except Exception as exc:  # the engine went away mid-command
+                post(exc)
+
+        threading.Thread(target=pump, daemon=True, name="hemra-docker-exec").start()
+        return asyncio.ensure_future(self._drain(queue))
+
+    async def _drain(self, queue: asyncio.Queue) -> None:
+        while (item := await queue.get()) is not None:
+            if isinstance(item, Exception):
+                raise SandboxError(f"lost the command's output stream: {item}")
+            name, chunk = item
+            if self.on_output is not None:
+                await self.on_output(name, chunk)
+            if self.sizes[name] < MAX_OUTPUT_BYTES:
+                self.chunks[name].append(chunk[: MAX_OUTPUT_BYTES - self.sizes[name]])
+            self.sizes[name] += len(chunk)
+
+    def data(self, name: str) -> bytes:
+        return b"".join(self.chunks[name])
+
+
+def _write_host(target: Path, content: bytes, executable: bool) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+    target.chmod(0o755 if executable else 0o644)
+
+
+def _remove_host(target: Path, keep_folder: bool) -> None:
+    """Remove a bound file or tree; a bound root itself stays, emptied (it is a mount point)."""
+    if target.is_dir() and not target.is_symlink():
+        if keep_folder:
+            for child in target.iterdir():
+                _remove_host(child, False)
+        else:
+            shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+
+
+def _walk_host(base: Path, folder: str) -> list[str]:
+    if not base.is_dir():
+        return []
+    return sorted(folder.rstrip("/") + "/" + p.relative_to(base).as_posix()
+                  for p in base.rglob("*") if stat.S_ISREG(p.lstat().st_mode))

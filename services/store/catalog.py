@@ -1,0 +1,237 @@
+"""What a store holds besides runs: its datasets and their tasks, harnesses, scorers and
+judges, each with how it was used. Plain dicts out (the hemra.v1 summary field names).
+
+Datasets, harnesses, scorers and judges are few (tens to hundreds in a store), so
+they come back whole; tasks are paged by name."""
+
+import base64
+from collections import defaultdict
+
+from sqlalchemy import Float, cast, func, select
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from services.store import records
+from services.store import tables as t
+from services.store.errors import InvalidArgument, NotFound
+
+#: Tasks a scorer lists by name (the count covers them all).
+SCORER_TASKS = 200
+JUDGES_NOTE = ("No HEMRA judge has scored an attempt in this store: HEMRA judges are not available in this "
+               "version, so runs are scored by each task's own verifier.")
+
+
+def _score_field(name: str):
+    return t.Attempt.score[name].as_string()
+
+
+def _grouped(rows, *aggregates, skip: tuple[str, ...] = ()):
+    """Group a subquery by its columns (but `skip`): PostgreSQL cannot group by a JSON
+    expression repeated with its own bound key, so the expressions are named first."""
+    keys = [c for c in rows.c if c.name not in skip]
+    return select(*keys, *aggregates).group_by(*keys)
+
+
+async def find_dataset(session: AsyncSession, ref: str) -> t.Dataset:
+    """A dataset by digest, by name@digest-prefix, or by name (the one used last)."""
+    ref = ref.removeprefix("datasets/")
+    if ref.startswith("sha256:"):
+        row = await session.get(t.Dataset, ref)
+        if row is None:
+            raise NotFound(f"no dataset with digest {ref}")
+        return row
+    name, _, prefix = ref.partition("@")
+    query = select(t.Dataset).where(t.Dataset.dataset_name == name)
+    rows = list((await session.execute(query)).scalars())
+    if prefix:
+        rows = [r for r in rows if r.digest.removeprefix("sha256:").startswith(prefix.removeprefix("sha256:"))]
+    if not rows:
+        raise NotFound(f"no dataset {ref!r}")
+    if len(rows) > 1:
+        used = await _last_use(session, t.Cell.dataset_digest, [r.digest for r in rows])
+        rows.sort(key=lambda r: (used.get(r.digest, 0.0), r.digest), reverse=True)
+    return rows[0]
+
+
+async def _last_use(session: AsyncSession, column, digests: list[str]) -> dict[str, float]:
+    query = (select(column, func.max(t.Run.create_time)).join(t.Run, t.Cell.run_id == t.Run.id)
+             .where(column.in_(digests)).group_by(column))
+    return dict((await session.execute(query)).all())
+
+
+async def _uses(session: AsyncSession, column) -> dict[str, dict]:
+    """Per digest in `column` (a Cell column): runs, imports, the other side's names and last use."""
+    query = (select(column, t.Run.id, t.Run.kind, t.Run.create_time, t.Cell.dataset_name, t.Cell.harness_name)
+             .join(t.Run, t.Cell.run_id == t.Run.id))
+    uses: dict[str, dict] = defaultdict(lambda: {"runs": set(), "imports": set(), "datasets": set(),
+                                                 "harnesses": set(), "last": 0.0})
+    for digest, run_id, kind, created, dataset_name, harness_name in (await session.execute(query)).all():
+        use = uses[digest]
+        use["imports" if kind == "import" else "runs"].add(run_id)
+        use["datasets"].add(dataset_name)
+        use["harnesses"].add(harness_name)
+        use["last"] = max(use["last"], created)
+    return uses
+
+
+async def list_datasets(session: AsyncSession) -> list[dict]:
+    uses = await _uses(session, t.Cell.dataset_digest)
+    query = select(t.Dataset.digest, t.Dataset.dataset_name, t.Dataset.source, t.Dataset.task_digests)
+    datasets = []
+    for digest, name, source, task_digests in (await session.execute(query)).all():
+        use = uses.get(digest, {"runs": (), "imports": (), "harnesses": (), "last": 0.0})
+        datasets.append(dict(name=f"datasets/{digest}", digest=digest, dataset_name=name, source=source,
+                             tasks=len(task_digests or []), runs=len(use["runs"]), imports=len(use["imports"]),
+                             harness_names=sorted(use["harnesses"]), last_used_time=use["last"] or None))
+    datasets.sort(key=lambda d: (-(d["last_used_time"] or 0.0), d["dataset_name"], d["digest"]))
+    return datasets
+
+
+def _token(*parts: str) -> str:
+    return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode().rstrip("=")
+
+
+def _untoken(token: str, parts: int) -> tuple[str, ...]:
+    try:
+        values = tuple(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode().split("\x1f"))
+    except ValueError:
+        raise InvalidArgument(f"malformed page token {token!r}") from None
+    if len(values) != parts:
+        raise InvalidArgument(f"malformed page token {token!r}")
+    return values
+
+
+async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, page_token: str) -> dict:
+    """A dataset's tasks by (name, digest), keyset-paged, with attempt verdict counts."""
+    page_size = page_size if 0 < page_size <= 1000 else 200
+    dataset = await find_dataset(session, dataset_ref)
+    query = (select(t.Task.digest, t.Task.task_name).where(t.Task.digest.in_(dataset.task_digests or []))
+             .order_by(t.Task.task_name, t.Task.digest).limit(page_size + 1))
+    if page_token:
+        name, digest = _untoken(page_token, 2)
+        query = query.where((t.Task.task_name > name) | ((t.Task.task_name == name) & (t.Task.digest > digest)))
+    rows = (await session.execute(query)).all()
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    tasks = {digest: dict(task_name=name, digest=digest, attempts=0, passed=0, failed=0, errored=0,
+                          scorer_fingerprints=set(), harness_names=set()) for digest, name in rows}
+    rows_ = (select(t.Trial.task_digest, t.Cell.harness_name, t.Attempt.verdict,
+                    _score_field("scorerFingerprint").label("fingerprint"))
+             .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
+             .where(t.Cell.dataset_digest == dataset.digest, t.Trial.task_digest.in_(list(tasks)),
+                    t.Attempt.state == "finished")).subquery()
+    stats = _grouped(rows_, func.count())
+    for digest, harness, verdict, fingerprint, count in (await session.execute(stats)).all():
+        task = tasks[digest]
+        task["attempts"] += count
+        if verdict in ("passed", "failed", "errored"):
+            task[verdict] += count
+        task["harness_names"].add(harness)
+        if fingerprint:
+            task["scorer_fingerprints"].add(fingerprint)
+    for task in tasks.values():
+        task["scorer_fingerprints"] = sorted(task["scorer_fingerprints"])
+        task["harness_names"] = sorted(task["harness_names"])
+    token = _token(rows[-1][1], rows[-1][0]) if more else ""
+    return dict(dataset_name=dataset.dataset_name, dataset_digest=dataset.digest, tasks=list(tasks.values()),
+                next_page_token=token)
+
+
+async def list_harnesses(session: AsyncSession) -> list[dict]:
+    uses = await _uses(session, t.Cell.harness_digest)
+    counts = dict((await session.execute(
+        select(t.Cell.harness_digest, func.count()).select_from(t.Attempt)
+        .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
+        .group_by(t.Cell.harness_digest))).all())
+    harnesses = []
+    for digest, name, record in (await session.execute(select(t.Harness.digest, t.Harness.harness_name,
+                                                              t.Harness.record))).all():
+        record = record or {}
+        use = uses.get(digest, {"runs": (), "imports": (), "datasets": (), "last": 0.0})
+        harnesses.append(dict(
+            name=f"harnesses/{digest}", digest=digest, harness_name=name, kind=record.get("kind", ""),
+            agent=record.get("agent", ""), agent_version=record.get("agentVersion", ""),
+            model=record.get("model", ""), env=list(record.get("env", [])), runs=len(use["runs"]),
+            imports=len(use["imports"]), attempts=counts.get(digest, 0), dataset_names=sorted(use["datasets"]),
+            last_used_time=use["last"] or None))
+    harnesses.sort(key=lambda h: (-(h["last_used_time"] or 0.0), h["harness_name"], h["digest"]))
+    return harnesses
+
+
+async def list_scorers(session: AsyncSession) -> list[dict]:
+    """Scorer fingerprints with the tasks they graded (one aggregate over scored attempts)."""
+    rows = (select(_score_field("scorerFingerprint").label("fingerprint"), _score_field("scorer").label("scorer"),
+                   _score_field("judgeModel").label("judge_model"), t.Trial.task_digest, t.Trial.task_name,
+                   t.Cell.dataset_name, t.Attempt.id)
+            .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
+            .where(t.Attempt.score.is_not(None), _score_field("state") == "SCORE_STATE_SCORED")).subquery()
+    query = _grouped(rows, func.count(), func.min(rows.c.id), skip=("id",))
+    scorers: dict[tuple, dict] = {}
+    sample: dict[tuple, str] = {}
+    for fp, name, judge_model, task_digest, task_name, dataset_name, count, attempt_id in (
+            await session.execute(query)).all():
+        key = (fp or "", name or "", judge_model or "")
+        scorer_ = scorers.setdefault(key, dict(fingerprint=key[0], scorer=key[1], judge_model=key[2],
+                                               reward_names=[], attempts=0, tasks={}, dataset_names=set()))
+        scorer_["attempts"] += count
+        scorer_["dataset_names"].add(dataset_name)
+        task = scorer_["tasks"].setdefault(task_digest, dict(task_name=task_name, task_digest=task_digest,
+                                                             attempts=0))
+        task["attempts"] += count
+        sample[key] = min(sample.get(key, attempt_id), attempt_id)
+    # Reward names are part of the fingerprint: one scored attempt per scorer tells them.
+    samples = dict((await session.execute(select(t.Attempt.id, t.Attempt.score)
+                                          .where(t.Attempt.id.in_(list(sample.values()))))).all())
+    result = []
+    for key, scorer_ in scorers.items():
+        scorer_["reward_names"] = sorted((samples.get(sample[key]) or {}).get("rewards", {}))
+        tasks = sorted(scorer_["tasks"].values(), key=lambda x: (x["task_name"], x["task_digest"]))
+        scorer_["tasks"] = tasks[:SCORER_TASKS]
+        scorer_["task_count"] = len(tasks)
+        scorer_["dataset_names"] = sorted(scorer_["dataset_names"])
+        result.append(scorer_)
+    result.sort(key=lambda s: (s["scorer"], s["fingerprint"], s["judge_model"]))
+    return result
+
+
+async def list_judges(session: AsyncSession) -> tuple[list[dict], str]:
+    """HEMRA judges (scorer "judge:<name>") that scored attempts or that runs named."""
+    rows = (select(_score_field("scorer").label("scorer"), _score_field("judgeModel").label("judge_model"))
+            .where(t.Attempt.score.is_not(None), _score_field("scorer").like("judge:%"))).subquery()
+    query = _grouped(rows, func.count())
+    judges: dict[str, dict] = {}
+    for name, judge_model, count in (await session.execute(query)).all():
+        judge = judges.setdefault(name.removeprefix("judge:"), dict(models=set(), attempts=0, run_ids=set()))
+        judge["attempts"] += count
+        if judge_model:
+            judge["models"].add(judge_model)
+    for run_id, spec in (await session.execute(select(t.Run.id, t.Run.spec))).all():
+        for name in (spec or {}).get("judges", []):
+            judges.setdefault(name, dict(models=set(), attempts=0, run_ids=set()))["run_ids"].add(run_id)
+    result = [dict(judge=name, models=sorted(j["models"]), attempts=j["attempts"], run_ids=sorted(j["run_ids"]))
+              for name, j in sorted(judges.items())]
+    return result, ("" if result else JUDGES_NOTE)
+
+
+#: Usage event keys, by what they count (the first present wins).
+USAGE_KEYS = {"input_tokens": ("input_tokens", "prompt_tokens"), "output_tokens": ("output_tokens", "completion_tokens"),
+              "cost_usd": ("cost_usd", "cost", "total_cost")}
+
+
+def _payload_number(session: AsyncSession, key: str):
+    if session.bind.dialect.name == "postgresql":
+        return cast(cast(t.Event.payload, JSONB)[key].astext, Float)
+    return func.json_extract(t.Event.payload, f"$.{key}")
+
+
+async def attempt_usage(session: AsyncSession, run_ref: str) -> list[dict]:
+    """Per attempt of the run: tokens and cost summed over its `usage` events, in SQL."""
+    run = await records.find_run(session, run_ref)
+    sums = [func.sum(func.coalesce(*(_payload_number(session, k) for k in keys), 0)).label(name)
+            for name, keys in USAGE_KEYS.items()]
+    query = (select(t.Event.attempt_id, *sums, func.count())
+             .where(t.Event.attempt_id.in_(select(t.Attempt.id).where(t.Attempt.run_id == run.id)),
+                    t.Event.type == "usage")
+             .group_by(t.Event.attempt_id).order_by(t.Event.attempt_id))
+    return [dict(attempt_id=attempt_id, input_tokens=int(i or 0), output_tokens=int(o or 0), cost_usd=float(c or 0),
+                 usage_events=n) for attempt_id, i, o, c, n in (await session.execute(query)).all()]

@@ -1,0 +1,142 @@
+"""The criterion table of a dataset: harnesses as columns, tasks as rows.
+
+Results for one harness on one dataset are often spread over several runs and
+imports (smoke tests, subsets, retries, full runs, runs still going). Each column
+takes one source, a run or import cell, chosen by `source`:
+- newest: the newest complete cell (no queued or running attempt), else the newest;
+- largest: the cell with the most trials (ties: the newer).
+Cells say which source they come from, how many graded trials are behind them, and
+how many were left out (nothing graded them); they are never counted as failed."""
+
+from collections import defaultdict
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from services.store import records
+from services.store import tables as t
+from services.store.catalog import find_dataset
+from services.store.errors import InvalidArgument
+
+SOURCES = ("newest", "largest")
+SCORED = "SCORE_STATE_SCORED"
+
+
+async def _candidates(session: AsyncSession, digest: str) -> list[dict]:
+    """Every run or import cell on the dataset, with its trial count and whether it is complete."""
+    cells = (await session.execute(
+        select(t.Cell.id, t.Cell.harness_name, t.Cell.model, t.Run.id, t.Run.label, t.Run.kind, t.Run.create_time)
+        .join(t.Run, t.Cell.run_id == t.Run.id).where(t.Cell.dataset_digest == digest))).all()
+    ids = [c[0] for c in cells]
+    trials = dict((await session.execute(select(t.Trial.cell_id, func.count()).where(t.Trial.cell_id.in_(ids))
+                                         .group_by(t.Trial.cell_id))).all())
+    open_ = dict((await session.execute(
+        select(t.Trial.cell_id, func.count()).select_from(t.Attempt).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+        .where(t.Trial.cell_id.in_(ids), t.Attempt.state != "finished").group_by(t.Trial.cell_id))).all())
+    return [dict(cell_id=cell_id, harness_name=harness, model=model, run_id=run_id, run_label=label, kind=kind,
+                 create_time=created, trials=trials.get(cell_id, 0), complete=not open_.get(cell_id))
+            for cell_id, harness, model, run_id, label, kind, created in cells]
+
+
+def choose(candidates: list[dict], source: str) -> list[dict]:
+    """One source per harness, harnesses in order of first use."""
+    by_harness: dict[str, list[dict]] = defaultdict(list)
+    for cell in sorted(candidates, key=lambda c: (c["create_time"], c["run_id"], c["cell_id"])):
+        by_harness[cell["harness_name"]].append(cell)
+    chosen = []
+    for cells in by_harness.values():
+        if source == "largest":
+            pick = max(cells, key=lambda c: (c["trials"], c["create_time"], c["run_id"]))
+        else:
+            complete = [c for c in cells if c["complete"]] or cells
+            pick = complete[-1]
+        chosen.append(dict(pick, other_cells=len(cells) - 1))
+    return chosen
+
+
+def _trial_value(score: dict) -> tuple[float, bool]:
+    """A graded trial's value, and whether it is a 0/1 pass."""
+    rewards = score.get("rewards", {})
+    values = list(rewards.values())
+    if len(values) == 1 and values[0] in (0, 1):
+        return float(values[0]), True
+    if "reward" in rewards:
+        return float(rewards["reward"]), False
+    return (sum(values) / len(values) if values else 0.0), False
+
+
+async def _latest_attempts(session: AsyncSession, cell_ids: list[str]) -> dict[str, dict]:
+    """Each trial's latest attempt in these cells, by trial ID."""
+    query = (select(t.Trial.id, t.Trial.cell_id, t.Trial.task_digest, t.Trial.task_name, t.Attempt.number,
+                    t.Attempt.state, t.Attempt.outcome, t.Attempt.score, t.Attempt.start_time, t.Attempt.end_time)
+             .join(t.Trial, t.Attempt.trial_id == t.Trial.id).where(t.Trial.cell_id.in_(cell_ids)))
+    latest: dict[str, dict] = {}
+    for trial_id, cell_id, digest, name, number, state, outcome, score, start, end in (
+            await session.execute(query)).all():
+        if trial_id in latest and latest[trial_id]["number"] > number:
+            continue
+        latest[trial_id] = dict(cell_id=cell_id, task_digest=digest, task_name=name, number=number, state=state,
+                                outcome=outcome, score=score, start=start, end=end)
+    return latest
+
+
+def _graded(attempt: dict) -> bool:
+    return (attempt["state"] == "finished" and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
+            and (attempt["score"] or {}).get("state") == SCORED)
+
+
+def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool) -> list[dict]:
+    cells = [dict(samples=len(v), value=(sum(v) / len(v) if v else 0.0), excluded=x, best=False)
+             for v, x in zip(values, excluded)]
+    shown = [c["value"] for c in cells if c["samples"]]
+    if shown:
+        best = min(shown) if lower_is_better else max(shown)
+        for cell in cells:
+            cell["best"] = bool(cell["samples"]) and abs(cell["value"] - best) < 1e-12
+    return cells
+
+
+def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
+    """Overall rows (pass rate over 0/1 tasks, mean reward over the others, apart as the
+    report keeps them), one row per task (by name), then wall time; one cell per source."""
+    column = {s["cell_id"]: i for i, s in enumerate(sources)}
+    n = len(sources)
+    walls = [[] for _ in range(n)]
+    tasks: dict[str, dict] = {}
+    for attempt in attempts.values():
+        i = column[attempt["cell_id"]]
+        task = tasks.setdefault(attempt["task_digest"], dict(name=attempt["task_name"], binary=True,
+                                                             values=[[] for _ in range(n)], excluded=[0] * n))
+        if attempt["state"] == "finished" and attempt["start"] and attempt["end"]:
+            walls[i].append(attempt["end"] - attempt["start"])
+        if not _graded(attempt):
+            task["excluded"][i] += 1
+            continue
+        value, binary = _trial_value(attempt["score"])
+        task["binary"] = task["binary"] and binary
+        task["values"][i].append(value)
+    rows = []
+    for binary, criterion, unit in ((True, "Overall pass rate", "rate"), (False, "Overall mean reward", "reward")):
+        group = [task for task in tasks.values() if task["binary"] == binary]
+        if group:
+            values = [[v for task in group for v in task["values"][i]] for i in range(n)]
+            excluded = [sum(task["excluded"][i] for task in group) for i in range(n)]
+            rows.append(dict(criterion=criterion, task_digest="", unit=unit, lower_is_better=False,
+                             cells=_cells(values, excluded, False)))
+    for digest, task in sorted(tasks.items(), key=lambda kv: (kv[1]["name"], kv[0])):
+        rows.append(dict(criterion=task["name"], task_digest=digest, unit="rate" if task["binary"] else "reward",
+                         lower_is_better=False, cells=_cells(task["values"], task["excluded"], False)))
+    rows.append(dict(criterion="Wall time per attempt", task_digest="", unit="seconds", lower_is_better=True,
+                     cells=_cells(walls, [0] * n, True)))
+    return rows
+
+
+async def criterion_table(session: AsyncSession, dataset_ref: str, source: str = "") -> dict:
+    source = source or "newest"
+    if source not in SOURCES:
+        raise InvalidArgument(f"source {source!r}: expected one of {', '.join(SOURCES)}")
+    dataset = await find_dataset(session, dataset_ref)
+    sources = choose(await _candidates(session, dataset.digest), source)
+    attempts = await _latest_attempts(session, [s["cell_id"] for s in sources])
+    return dict(dataset_name=dataset.dataset_name, dataset_digest=dataset.digest, source=source,
+                sources=sources, rows=build_rows(sources, attempts) if sources else [])

@@ -1,0 +1,152 @@
+"""The queue's hot path on PostgreSQL: claim, heartbeat and complete, one statement each.
+
+queue.py says what each operation means, in SQLAlchemy Core, for every database.
+On PostgreSQL the same guarded updates fit in one statement apiece (data-modifying
+CTEs), sent straight through asyncpg on a connection of our own pool, outside any
+explicit transaction: one round trip per call instead of five (pool ping, BEGIN,
+two statements, COMMIT), and no SQL building per call. A statement is atomic, so
+the guards hold exactly as in queue.py. Anything off the hot path (a repeated or
+stale completion, an infrastructure failure that may queue a retry, a pinned row
+not yet cached) falls back to queue.py.
+"""
+
+import json
+from types import SimpleNamespace
+
+import asyncpg
+
+from services.store import queue, records
+from services.store.errors import Unavailable
+
+#: The claimed job, its attempt (every column), and its trial and cell.
+_CLAIM = """
+WITH pick AS (
+    SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id
+    WHERE j.state = 'queued' AND (NOT r.limited OR r.leased < r.concurrency) {run_filter}
+    ORDER BY j.create_time, j.id LIMIT 1
+    FOR UPDATE OF j SKIP LOCKED
+), slot AS (
+    -- The run's slot: a guarded increment, re-checked on the newest row version
+    -- when another claimer updated it first, so concurrency holds across workers.
+    UPDATE runs SET leased = runs.leased + 1 FROM pick
+    WHERE runs.id = pick.run_id AND pick.limited AND runs.leased < runs.concurrency
+    RETURNING runs.id
+), leased AS (
+    UPDATE jobs SET state = 'leased', lease_owner = $1, lease_token = jobs.lease_token + 1,
+                    lease_expire_time = $2::float8 + $3::float8, try_count = jobs.try_count + 1
+    FROM pick
+    WHERE jobs.id = pick.id AND jobs.state = 'queued' AND (NOT pick.limited OR EXISTS (SELECT 1 FROM slot))
+    RETURNING jobs.id, jobs.run_id, jobs.attempt_id, jobs.lease_token, jobs.lease_expire_time
+), started AS (
+    UPDATE attempts SET state = 'running', start_time = $2 FROM leased
+    WHERE attempts.id = leased.attempt_id
+    RETURNING attempts.*
+)
+SELECT leased.id AS job_id, leased.lease_token, leased.lease_expire_time, started.*,
+       t.cell_id, t.task_digest, t.task_name, t.repetition, c.position, c.dataset_digest, c.dataset_name,
+       c.harness_digest, c.harness_name, c.model
+FROM leased JOIN started ON started.id = leased.attempt_id
+JOIN trials t ON t.id = started.trial_id JOIN cells c ON c.id = t.cell_id
+"""
+CLAIM_ANY = _CLAIM.format(run_filter="")
+CLAIM_RUN = _CLAIM.format(run_filter="AND j.run_id = $4")
+
+HEARTBEAT = """
+UPDATE jobs SET lease_expire_time = $4
+WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND lease_expire_time >= $3
+RETURNING (SELECT cancel_requested FROM runs WHERE runs.id = jobs.run_id)
+"""
+
+#: A result (not an infrastructure failure: those may queue a retry, see queue.complete).
+COMPLETE = """
+WITH closed AS (
+    UPDATE jobs SET state = 'done', last_error = ''
+    WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND lease_expire_time >= $3
+      AND EXISTS (SELECT 1 FROM attempts a WHERE a.id = jobs.attempt_id AND a.state <> 'finished')
+    RETURNING attempt_id, run_id
+), slot AS (
+    UPDATE runs SET leased = runs.leased - 1 FROM closed
+    WHERE runs.id = closed.run_id AND runs.limited AND runs.leased > 0
+    RETURNING runs.id
+), finished AS (
+    UPDATE attempts SET state = 'finished', outcome = $4, exit_code = $5, error = $6, artifacts = $7::json,
+                        score = $8::json, agent_version = $9, end_time = $10,
+                        start_time = COALESCE($11, attempts.start_time), verdict = $12
+    FROM closed WHERE attempts.id = closed.attempt_id
+    RETURNING attempts.*
+)
+SELECT finished.*, (SELECT count(*) FROM slot) AS freed FROM finished
+"""
+
+_CONNECTION_ERRORS = (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError)
+_ATTEMPT_COLUMNS = [c.name for c in queue.ATTEMPTS.c]
+
+
+class FastQueue:
+    """The hot path's own small asyncpg pool, opened on first use."""
+
+    def __init__(self, dsn: str, max_size: int = 8):
+        self.dsn = dsn
+        self.max_size = max_size
+        self._pool: asyncpg.Pool | None = None
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    async def _fetchrow(self, sql: str, *args):
+        try:
+            if self._pool is None:
+                self._pool = await asyncpg.create_pool(self.dsn, min_size=1, max_size=self.max_size)
+            return await self._pool.fetchrow(sql, *args)
+        except _CONNECTION_ERRORS as exc:  # the database is away: workers back off and ask again
+            raise Unavailable(f"the database is unavailable: {type(exc).__name__}: {exc}") from None
+
+    async def claim(self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float,
+                    run_id: str = "") -> tuple[SimpleNamespace, SimpleNamespace, "queue.TrialInfo",
+                                               "queue.CellInfo"] | None:
+        """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
+        rows are the caller's to look up (usually cached)."""
+        if run_id:
+            row = await self._fetchrow(CLAIM_RUN, worker, now, lease_secs, run_id)
+        else:
+            row = await self._fetchrow(CLAIM_ANY, worker, now, lease_secs)
+        if row is None:
+            return None
+        job = SimpleNamespace(id=row["job_id"], run_id=row["run_id"], attempt_id=row["id"],
+                              lease_token=row["lease_token"], lease_expire_time=row["lease_expire_time"])
+        trial, cell = pinned.put_trial(SimpleNamespace(id=row["trial_id"], **{k: row[k] for k in _TRIAL_KEYS}))
+        return job, _attempt(row), trial, cell
+
+    async def heartbeat(self, job_id: str, token: int, lease_secs: float, now: float) -> tuple[float, bool] | None:
+        """(new expiry, cancel requested), or None when the guard did not match."""
+        expire = now + lease_secs
+        row = await self._fetchrow(HEARTBEAT, job_id, token, now, expire)
+        return None if row is None else (expire, bool(row[0]))
+
+    async def complete(self, job_id: str, token: int, done: "queue.Completion", now: float):
+        """The finished attempt, or None when the guard did not match (the caller finds out why)."""
+        values = queue.closing_values(done, now)
+        row = await self._fetchrow(
+            COMPLETE, job_id, token, now, values["outcome"], values["exit_code"], values["error"],
+            json.dumps(values["artifacts"]), None if values["score"] is None else json.dumps(values["score"]),
+            values["agent_version"], values["end_time"], values.get("start_time"), values["verdict"])
+        return None if row is None else _attempt(row)
+
+
+_TRIAL_KEYS = ("run_id", "cell_id", "task_digest", "task_name", "repetition", "position", "dataset_digest",
+               "dataset_name", "harness_digest", "harness_name", "model")
+
+
+def _attempt(row) -> SimpleNamespace:
+    """An attempts row as queue.py's Core rows read: attributes, JSON columns decoded."""
+    attempt = SimpleNamespace(**{name: row[name] for name in _ATTEMPT_COLUMNS})
+    attempt.score = None if attempt.score is None else json.loads(attempt.score)
+    attempt.artifacts = [] if attempt.artifacts is None else json.loads(attempt.artifacts)
+    return attempt
+
+
+def usable(done: "queue.Completion") -> bool:
+    """Whether a completion takes the one-statement path (see COMPLETE)."""
+    return done.outcome != records.INFRA_FAILED

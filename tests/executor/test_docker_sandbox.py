@@ -1,0 +1,292 @@
+"""The Docker sandbox against the real engine: images built from the task's Dockerfile,
+one container per attempt with its limits and no network, files, timeouts, OOM, cleanup."""
+
+import asyncio
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hemra.v1 import common_pb2 as pb
+from services.executor.sandboxes import docker as sandbox_module
+from services.executor.sandboxes.docker import BuildFailed, DockerSandbox
+
+pytestmark = pytest.mark.usefixtures("docker_engine")
+
+DOCKERFILE = """FROM debian:bookworm-slim
+ENV FROM_IMAGE=baked
+WORKDIR /app
+COPY data/ /app/data/
+RUN echo built > /app/built.txt
+"""
+
+
+def make_task(tmp_path: Path, dockerfile: str = DOCKERFILE, fresh: bool = False, env=None,
+              cpus: float = 1.0, memory_mb: int = 256) -> tuple[pb.Task, Path]:
+    """A task folder and its message; the digest follows the content (or is new with `fresh`)."""
+    task_dir = tmp_path / f"task-{uuid.uuid4().hex[:6]}"
+    (task_dir / "environment" / "data").mkdir(parents=True)
+    (task_dir / "environment" / "Dockerfile").write_text(dockerfile)
+    (task_dir / "environment" / "data" / "input.txt").write_text("hello\n")
+    seed = dockerfile + (uuid.uuid4().hex if fresh else "")
+    task = pb.Task(task_name="t", digest="sha256:" + hashlib.sha256(seed.encode()).hexdigest(),
+                   environment=pb.Environment(workdir="/app", env=env or {}, cpus=cpus, memory_mb=memory_mb))
+    return task, task_dir
+
+
+@pytest.fixture
+def fresh_images(docker_engine):
+    """Tags of images a test builds for digests of its own; removed afterwards."""
+    tags: list[str] = []
+    yield tags
+    for tag in tags:
+        try:
+            docker_engine.api.remove_image(tag, force=True)
+        except Exception:  # already gone
+            pass
+
+
+async def open_box(tmp_path, name=None, mounts=None, **kwargs) -> DockerSandbox:
+    task, task_dir = make_task(tmp_path, **kwargs)
+    box = DockerSandbox(name or f"t-{uuid.uuid4().hex[:8]}", task, task_dir, tmp_path / "work", mounts)
+    await box.prepare()
+    return box
+
+
+def container(docker_engine, box: DockerSandbox) -> dict:
+    return docker_engine.api.inspect_container(box.container_id)
+
+
+async def test_environment__image_built_with_env_workdir_copies_and_run_steps(tmp_path):
+    box = await open_box(tmp_path, env={"FROM_TASK": "toml"})
+    try:
+        result = await box.exec('pwd; echo "$FROM_IMAGE $FROM_TASK"; cat data/input.txt built.txt; hostname',
+                                env={"FROM_CALL": "x"})
+        assert result.stdout.decode().split("\n")[:5] == ["/app", "baked toml", "hello", "built", "hemra"]
+        assert result.exit_code == 0 and not result.timed_out
+    finally:
+        await box.teardown()
+
+
+async def test_container__limits_labels_and_no_network(tmp_path, docker_engine):
+    box = await open_box(tmp_path, cpus=1.5, memory_mb=300)
+    try:
+        info = container(docker_engine, box)
+        assert info["HostConfig"]["NanoCpus"] == 1_500_000_000
+        assert info["HostConfig"]["Memory"] == info["HostConfig"]["MemorySwap"] == 300 * 1024 * 1024
+        assert info["HostConfig"]["NetworkMode"] == "none"
+        labels = info["Config"]["Labels"]
+        assert labels["hemra.attempt"] == box.attempt_id
+        assert labels["hemra.executor"] == f"{socket.gethostname()}:{os.getpid()}"
+        with socket.socket() as listener:  # a service on the host's loopback stays unreachable
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            port = listener.getsockname()[1]
+            probe = await box.exec(f"ls /sys/class/net; (echo > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached")
+        assert probe.stdout.decode().split() == ["lo"]
+    finally:
+        await box.teardown()
+
+
+async def test_network__opened_by_the_run_reaches_the_hosts_loopback(tmp_path, docker_engine):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        task, task_dir = make_task(tmp_path)
+        box = DockerSandbox(f"net-{uuid.uuid4().hex[:8]}", task, task_dir, tmp_path / "work", network="host")
+        await box.prepare()
+        try:
+            assert container(docker_engine, box)["HostConfig"]["NetworkMode"] == "host"
+            assert "network_block" not in box.enforces and "network_block" in DockerSandbox.enforces
+            probe = await box.exec(f"(echo > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo reached")
+            assert probe.stdout == b"reached\n"
+        finally:
+            await box.teardown()
+
+
+async def test_image__cached_by_digest_and_one_build_for_concurrent_attempts(tmp_path, monkeypatch, fresh_images):
+    task, task_dir = make_task(tmp_path, fresh=True)
+    fresh_images.append(sandbox_module.image_tag(task))
+    builds = []
+    real_build = sandbox_module._build
+    monkeypatch.setattr(sandbox_module, "_build", lambda *a: (builds.append(a[-1]), real_build(*a)))
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(sandbox_module.ensure_image(task, task_dir)))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [sandbox_module.image_tag(task)] * 4 and len(builds) == 1
+    started = time.monotonic()
+    sandbox_module.ensure_image(task, task_dir)
+    assert len(builds) == 1 and time.monotonic() - started < 2
+
+
+async def test_build_failure__raises_with_the_build_log(tmp_path, fresh_images):
+    broken = "FROM debian:bookworm-slim\nRUN echo about-to-fail && exit 3\n"
+    task, task_dir = make_task(tmp_path, dockerfile=broken, fresh=True)
+    fresh_images.append(sandbox_module.image_tag(task))
+    box = DockerSandbox("broken-1", task, task_dir, tmp_path / "work")
+    with pytest.raises(BuildFailed) as raised:
+        await box.prepare()
+    assert "about-to-fail" in raised.value.log and "returned a non-zero code: 3" in str(raised.value)
+    await box.teardown()
+
+
+async def test_files__bound_and_container_paths(tmp_path):
+    box = await open_box(tmp_path)
+    try:
+        await box.write_files([("/app/src/new.py", b"print(1)\n", True), ("/logs/agent/a.txt", b"log", False),
+                               ("/tests/test.sh", b"#!/bin/bash\n", True), ("rel.txt", b"relative", False)])
+        seen = await box.exec("stat -c '%a %n' /app/src/new.py /tests/test.sh; cat /logs/agent/a.txt /app/rel.txt")
+        assert seen.stdout.decode().split("\n")[:3] == ["755 /app/src/new.py", "755 /tests/test.sh", "logrelative"]
+        await box.exec("mkdir -p /logs/artifacts/deep && echo made > /logs/artifacts/deep/x; echo here > /app/out")
+        assert await box.read_file("/logs/artifacts/deep/x") == b"made\n"
+        assert await box.read_file("/app/out") == b"here\n"
+        assert await box.read_file("/app/data/input.txt") == b"hello\n"
+        assert await box.list_files("/logs/artifacts") == ["/logs/artifacts/deep/x"]
+        assert await box.list_files("/app/src") == ["/app/src/new.py"]
+        assert await box.list_files("/nowhere") == []
+        for missing in ("/app/none", "/logs/verifier/reward.txt"):
+            with pytest.raises(FileNotFoundError):
+                await box.read_file(missing)
+        await box.remove_path("/tests")
+        await box.remove_path("/app/src")
+        await box.remove_path("/app/never-was")
+        after = await box.exec("ls -A /tests; ls /app")
+        assert after.stdout.decode().split() == ["built.txt", "data", "out", "rel.txt"]
+    finally:
+        await box.teardown()
+
+
+async def test_files__symlinks_in_bound_folders_resolve_in_the_container_never_on_the_host(tmp_path):
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("host-only canary\n")
+    box = await open_box(tmp_path)
+    try:
+        await box.exec(f"ln -s {secret} /logs/agent/leak; ln -s /app/data/input.txt /logs/agent/inside; "
+                       f"ln -s {tmp_path} /logs/artifacts/dir")
+        with pytest.raises(FileNotFoundError):
+            await box.read_file("/logs/agent/leak")
+        assert await box.read_file("/logs/agent/inside") == b"hello\n"
+        with pytest.raises(PermissionError):  # the link leads nowhere in the container
+            await box.write_files([("/logs/artifacts/dir/planted", b"x", False)])
+        assert not (tmp_path / "planted").exists()
+        assert await box.list_files("/logs/agent") == []
+    finally:
+        await box.teardown()
+
+
+async def test_mounts__read_only_host_folders(tmp_path):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "tool.sh").write_text("echo tool-ran\n")
+    box = await open_box(tmp_path, mounts={"/opt/tools": str(tools)})
+    try:
+        result = await box.exec("bash /opt/tools/tool.sh; touch /opt/tools/x 2>/dev/null || echo read-only")
+        assert result.stdout.decode().split() == ["tool-ran", "read-only"]
+        assert not (tools / "x").exists()
+    finally:
+        await box.teardown()
+
+
+async def test_exec__stdin_streamed_output_and_exit_codes(tmp_path):
+    box = await open_box(tmp_path)
+    try:
+        seen = []
+
+        async def sink(name, chunk):
+            seen.append((name, chunk))
+        result = await box.exec("cat; echo err >&2; exit 7", stdin=b"from stdin\n", on_output=sink)
+        assert (result.exit_code, result.stdout, result.stderr) == (7, b"from stdin\n", b"err\n")
+        assert b"".join(c for n, c in seen if n == "stdout") == b"from stdin\n"
+        assert await box.list_files("/tmp") == []  # the stdin file is gone
+    finally:
+        await box.teardown()
+
+
+async def test_timeout__kills_the_whole_process_tree_and_the_container_lives_on(tmp_path):
+    box = await open_box(tmp_path)
+    try:
+        started = time.monotonic()
+        result = await box.exec("(sleep 2; echo late > /app/late) & setsid sleep 300 & sleep 300", timeout=0.5)
+        assert result.timed_out and time.monotonic() - started < 8
+        await asyncio.sleep(2.5)
+        with pytest.raises(FileNotFoundError):
+            await box.read_file("/app/late")
+        survivors = await box.exec("for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline; echo; done")
+        assert b"sleep 300" not in survivors.stdout
+    finally:
+        await box.teardown()
+
+
+async def test_kill__stops_everything_at_once(tmp_path):
+    box = await open_box(tmp_path)
+    try:
+        running = asyncio.ensure_future(box.exec("sleep 300"))
+        await asyncio.sleep(1)
+        started = time.monotonic()
+        await box.kill()
+        result = await asyncio.wait_for(running, 15)
+        assert result.exit_code != 0 and time.monotonic() - started < 15
+    finally:
+        await box.teardown()
+
+
+async def test_oom__a_command_over_the_memory_limit_is_killed_and_counted(tmp_path):
+    box = await open_box(tmp_path, memory_mb=64)
+    try:
+        assert await box.oom_kills() == 0
+        result = await box.exec("python3 -c 'x = bytearray(400 * 1024 * 1024)'")
+        assert result.exit_code == 137 and not result.timed_out
+        assert await box.oom_kills() >= 1
+        alive = await box.exec("echo still-here")  # the container itself survives
+        assert alive.stdout == b"still-here\n"
+    finally:
+        await box.teardown()
+
+
+async def test_teardown__removes_container_and_folder_twice_safely(tmp_path, docker_engine):
+    box = await open_box(tmp_path)
+    container_id = box.container_id
+    await box.exec("echo x > /logs/agent/x")
+    await box.teardown()
+    await box.teardown()
+    sandbox_module.wait_for_removals(30)
+    assert docker_engine.api.containers(all=True, filters={"id": container_id}) == []
+    assert not box.folder.exists()
+
+
+def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_engine):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = socket.gethostname()
+    made = {}
+    for who, pid in (("dead", dead.pid), ("alive", os.getppid())):
+        created = docker_engine.api.create_container(
+            "debian:bookworm-slim", entrypoint=["sleep", "infinity"],
+            labels={"hemra.attempt": f"orphan-{who}", "hemra.host": host, "hemra.pid": str(pid),
+                    "hemra.executor": f"{host}:{pid}"},
+            host_config=docker_engine.api.create_host_config(network_mode="none"))
+        docker_engine.api.start(created["Id"])
+        made[who] = created["Id"]
+    try:
+        removed = sandbox_module.remove_orphans()
+        assert made["dead"] in removed and made["alive"] not in removed
+        assert docker_engine.api.containers(all=True, filters={"id": made["dead"]}) == []
+        assert docker_engine.api.containers(all=True, filters={"id": made["alive"]}) != []
+    finally:
+        for container_id in made.values():
+            try:
+                docker_engine.api.remove_container(container_id, force=True)
+            except Exception:  # already removed by the test
+                pass

@@ -1,0 +1,134 @@
+// The dashboard (clients/dashboard/dist) in headless Debian chromium (playwright-core). Needs
+// GATEWAY_URL (a live gateway serving the dashboard over a run of oracle and nop) and
+// SCREENSHOT_DIR; launched by tests/gateway/test_dashboard.py.
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'node:test';
+import { chromium } from 'playwright-core';
+
+const URL_ = process.env.GATEWAY_URL;
+const SHOTS = process.env.SCREENSHOT_DIR || tmpdir();
+const LABEL = process.env.RUN_LABEL || 'gw';
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+async function reloadKeeps(page, ready) {
+  const url = page.url();
+  await page.reload();
+  await page.waitForSelector(ready);
+  assert.equal(page.url(), url);
+}
+
+test('runs -> report -> compare -> criterion table -> attempt, URL state survives reloads', async () => {
+  assert.ok(URL_, 'GATEWAY_URL is not set');
+  const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'hemra-chromium-')), {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const problems = [];
+  try {
+    const page = await browser.newPage();
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    const response = await page.goto(`${URL_}/`);
+    assert.equal(response.status(), 200);
+    assert.equal(response.headers()['content-security-policy'], CSP);
+    assert.match(await page.title(), /HEMRA dashboard/);
+
+    // runs -> a run's report
+    await page.getByRole('link', { name: LABEL, exact: true }).first().click();
+    await page.waitForSelector('table.report');
+    assert.match(page.url(), /#\/runs\/r-/);
+    const runId = page.url().match(/#\/runs\/(r-[0-9a-z]+)/)[1];
+    assert.ok(await page.locator('table.report tr.baseline').count() >= 1);
+    assert.ok(await page.locator('table.report td.best').count() >= 1);
+
+    // charts: pass rate with its interval, reward distribution, wall time and events per attempt
+    await page.locator('nav.tabs a', { hasText: 'charts' }).click();
+    await page.waitForSelector('svg.chart');
+    assert.match(page.url(), /tab=charts/);
+    assert.ok(await page.locator('svg.chart').count() >= 4);
+    assert.ok(await page.locator('svg.chart g.interval').count() >= 2);
+    await page.screenshot({ path: join(SHOTS, 'dashboard-charts.png'), fullPage: true });
+
+    // compare: two sides picked, the paired table, flips, the interval
+    await page.locator('nav.tabs a', { hasText: 'report' }).click();
+    await page.waitForSelector('table.report');
+    await page.getByRole('link', { name: 'Compare with…' }).click();
+    await page.waitForSelector('#side-a');
+    await page.selectOption('#side-a-pick', `${runId}/oracle`);
+    await page.selectOption('#side-b-pick', `${runId}/nop`);
+    await page.click('#compare-go');
+    await page.waitForSelector('table.paired-table');
+    assert.match(page.url(), new RegExp(`a=${runId}%2Foracle`));
+    assert.match(await page.locator('#delta-text').innerText(), /b − a: -\d/);
+    assert.ok(await page.locator('#comparison svg.chart').count() === 1);
+    const allTasks = await page.locator('tr.paired').count();
+    await page.selectOption('#task-filter', 'flips');
+    await page.waitForFunction(() => location.hash.includes('only=flips'));
+    const flips = await page.locator('tr.paired').count();
+    assert.ok(flips >= 1 && flips <= allTasks);
+    await page.screenshot({ path: join(SHOTS, 'dashboard-compare.png'), fullPage: true });
+    assert.equal(await page.locator('tr.paired.flip-fail').count(), flips);
+    await reloadKeeps(page, 'table.paired-table');
+    assert.equal(await page.inputValue('#task-filter'), 'flips');
+    assert.equal(await page.locator('tr.paired').count(), flips);
+
+    // the criterion table: harnesses as columns, best marked, heat-shaded, cells link to attempts
+    await page.locator('#nav a', { hasText: 'Datasets' }).click();
+    await page.locator('a.dataset-link', { hasText: 'hemra-offline' }).click();
+    await page.waitForSelector('table.criteria');
+    await page.selectOption('#source', 'largest');
+    await page.waitForFunction(() => location.hash.includes('source=largest'));
+    await page.waitForSelector('table.criteria');
+    await reloadKeeps(page, 'table.criteria');
+    assert.equal(await page.inputValue('#source'), 'largest');
+    const heads = await page.locator('table.criteria thead th').allInnerTexts();
+    assert.ok(heads.includes('oracle') && heads.includes('nop'), heads.join(','));
+    assert.ok(await page.locator('table.criteria td.best').count() >= 1);
+    assert.ok(await page.locator('table.criteria td.heat-10').count() >= 1);
+    assert.ok(await page.locator('table.criteria td.heat-0').count() >= 1);
+    assert.match(await page.locator('table.criteria td .note').first().innerText(), /^n=\d+ · \d\d-\d\d/);
+    await page.screenshot({ path: join(SHOTS, 'dashboard-criteria.png'), fullPage: true });
+    const nopColumn = heads.indexOf('nop');
+    const cell = page.locator('table.criteria tr.task-row').first().locator('td').nth(nopColumn - 1).locator('a.crit-link');
+    await cell.click();
+    await page.waitForSelector('.attempt-row');
+    assert.match(page.url(), /tab=attempts/);
+    assert.match(page.url(), /cell=/);
+    assert.match(page.url(), /task=sha256/);
+    assert.equal(await page.locator('.attempt-row').count(), 1);
+
+    // one failing attempt: its waterfall, an event, filters in the URL, reload restores
+    await page.locator('a.attempt-link[data-verdict="failed"]').first().click();
+    await page.waitForSelector('.event-row');
+    assert.match(page.url(), /#\/attempts\/a-/);
+    assert.match(await page.locator('#summary').innerText(), /failed/);
+    await page.locator('.event-row').nth(1).click();
+    await page.waitForSelector('#event-detail:not([hidden]) pre.payload');
+    assert.match(page.url(), /event=2/);
+    assert.ok(await page.locator('#raw-download').getAttribute('href'));
+    await page.locator('button.chip[data-type="status"]').click();
+    await page.waitForFunction(() => location.hash.includes('type=status'));
+    const shown = await page.locator('.event-row').count();
+    await reloadKeeps(page, '#event-detail:not([hidden]) pre.payload');
+    assert.equal(await page.locator('button.chip[data-type="status"]').getAttribute('aria-pressed'), 'true');
+    assert.equal(await page.locator('.event-row').count(), shown);
+
+    // the other sections answer
+    for (const [section, ready] of [['Harnesses', 'table'], ['Scorers', 'section.scorer'], ['Judges', '#judges-note'], ['Imports', 'p.empty']]) {
+      await page.locator('#nav a', { hasText: section }).click();
+      await page.waitForSelector(`main ${ready}`);
+    }
+    await page.goto(`${URL_}/#/runs/${runId}?tab=report`);
+    await page.waitForSelector('table.report');
+    await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+  }
+});
