@@ -5,11 +5,12 @@ same folder, and `hemra compare` of two 5,000- and 50,000-trial sides.
 
 1. Import. Generate a Harbor 0.25-shaped job directory with N trials (default 10,000): ~100 task
    names, 2 agents (oracle; terminus-2 with a model), a few KB of small files per trial, empty
-   folders, reward.txt and reward.json rewards, ~5% of trials with exception_info. `sync`, then
-   time `cp -r <job> <tmp>/copy` once (the floor), then `hemra import <job> --label big` into a
-   fresh HEMRA_HOME (a subprocess, so Python start-up and the in-process services count). The
-   page cache is never dropped: the job was just written, so both read it warm; `sync` runs
-   before each timing (not timed) so neither pays the other's writeback. Checks: `hemra runs
+   folders, reward.txt and reward.json rewards, ~5% of trials with exception_info. Then, three
+   times, interleaved: time `cp -r <job> <tmp>/copy` (the floor) and `hemra import <job> --label
+   big` into a fresh HEMRA_HOME (a subprocess, so Python start-up and the in-process services
+   count); the medians are compared, so a shared machine's load swings hit both alike. The page
+   cache is never dropped: the job was just written, so both read it warm; `sync` runs before
+   each timing (not timed) so neither pays the other's writeback. Checks: `hemra runs
    --json` shows the import with N trials and the expected passed/failed/errored counts, and
    `hemra export big --out X` gives X/source identical to the job (diff -r, every folder, empty
    ones too). For information: `hemra compare big/oracle big/terminus-2 --json` on that import.
@@ -65,6 +66,8 @@ COMPARE_SECONDS_TARGET = 2.0
 COMPARE_TARGET_SIZE = 50_000
 COMPARE_REPETITIONS = 5
 COMPARE_SAMPLES = 3
+#: cp -r and hemra import, each this many times, interleaved.
+IMPORT_SAMPLES = 3
 SEED = 20261202
 PROFILE_TOP = 15
 
@@ -465,26 +468,33 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
           f"{expected['dirs']} folders ({expected['empty_dirs']} empty), {expected['bytes'] / 1e6:.1f} MB "
           f"in {generate_s:.1f} s; exceptions {expected['exceptions']}", flush=True)
 
-    # Floor: cp -r, once, right after generating (the page cache holds the job; nothing is dropped).
-    sync()
-    conditions = {"cp": pressure()}
-    cp_s, _ = timed(["cp", "-r", job, scratch / "copy"])
-    cp_sync_s = sync()
-    print(f"cp -r: {cp_s:.2f} s (then sync {cp_sync_s:.2f} s){load_note()}", flush=True)
-    shutil.rmtree(scratch / "copy")
-    sync()
-
+    # Floor and import interleaved, IMPORT_SAMPLES times each (cp, import, cp, import, ...), so a
+    # shared machine's load swings hit both alike; medians are compared. The page cache holds the
+    # job (just written, nothing dropped); `sync` (not timed) runs before each timing.
+    conditions = {"cp": [], "import": []}
+    cp_samples, cp_syncs, import_samples, import_syncs, out = [], [], [], [], ""
+    for sample in range(IMPORT_SAMPLES):
+        sync()
+        conditions["cp"].append(pressure())
+        seconds, _ = timed(["cp", "-r", job, scratch / "copy"])
+        cp_samples.append(seconds)
+        cp_syncs.append(sync())
+        shutil.rmtree(scratch / "copy")
+        print(f"cp -r #{sample + 1}: {seconds:.2f} s (then sync {cp_syncs[-1]:.2f} s){load_note()}", flush=True)
+        home = scratch / ("home-import" if sample == IMPORT_SAMPLES - 1 else f"home-import-{sample}")
+        sync()
+        conditions["import"].append(pressure())
+        seconds, out = timed([HEMRA, "import", job, "--label", "big"], hemra_env(home))
+        import_samples.append(seconds)
+        import_syncs.append(sync())
+        print(f"hemra import #{sample + 1}: {seconds:.2f} s (then sync {import_syncs[-1]:.2f} s): {out.strip()}"
+              f"{load_note()}", flush=True)
+        if home.name != "home-import":
+            shutil.rmtree(home)
+    cp_s, import_s = statistics.median(cp_samples), statistics.median(import_samples)
+    cp_sync_s, import_sync_s = statistics.median(cp_syncs), statistics.median(import_syncs)
     home = scratch / "home-import"
     env = hemra_env(home)
-    conditions["import"] = pressure()
-    import_s, out = timed([HEMRA, "import", job, "--label", "big"], env)
-    import_sync_s = sync()
-    print(f"hemra import: {import_s:.2f} s (then sync {import_sync_s:.2f} s): {out.strip()}{load_note()}", flush=True)
-    # Information only: the same cp -r once more, to show how much the floor moves on this machine.
-    cp_again_s, _ = timed(["cp", "-r", job, scratch / "copy-again"])
-    sync()
-    shutil.rmtree(scratch / "copy-again")
-    print(f"info: cp -r again, after the import: {cp_again_s:.2f} s{load_note()}", flush=True)
     checks.append(check("import prints N trials", f": {trials} trials, harbor 0.25" in out, out.strip()))
 
     _, listing = timed([HEMRA, "runs", "--json"], env)
@@ -535,8 +545,10 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
                    "blob_files": sum(1 for p in (home / "blobs").rglob("*") if p.is_file())}
     return {"trials": trials, "generated": expected, "generate_s": generate_s, "cp_s": cp_s,
             "cp_sync_s": cp_sync_s, "import_s": import_s, "import_sync_s": import_sync_s,
+            "cp_samples": cp_samples, "import_samples": import_samples,
             "ratio": import_s / cp_s, "ratio_with_sync": (import_s + import_sync_s) / (cp_s + cp_sync_s),
-            "export_s": export_s, "cp_again_s": cp_again_s, "conditions": conditions, "progress": progress, "store": store_bytes, "compare_info": info_compare,
+            "pair_ratios": [i / c for i, c in zip(import_samples, cp_samples)], "export_s": export_s,
+            "conditions": conditions, "progress": progress, "store": store_bytes, "compare_info": info_compare,
             "job_dir": str(job), "home": str(home)}
 
 
@@ -608,9 +620,9 @@ async def record_compare_store(home: Path, size: int) -> tuple[int, float]:
 
 async def compare_in_process(home: Path, samples: int) -> dict:
     """Store.compare timed in this process (median of `samples`), and one broken-down call."""
-    from google.protobuf import json_format
-
+    from clients.cli import comparing, render
     from hemra.v1 import store_service_pb2 as spb
+    from services.bulk import gc_paused
     from services.store import compare as cmp
     from services.store import convert
     from services.store.service import Store
@@ -622,16 +634,18 @@ async def compare_in_process(home: Path, samples: int) -> dict:
             start = time.perf_counter()
             result = await store.compare("cmp-a", "cmp-b")
             times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        async with store.sessions() as session:
-            side_a = await cmp.resolve_side(session, "cmp-a")
-            side_b = await cmp.resolve_side(session, "cmp-b")
-        loaded = time.perf_counter()
-        again = cmp.compare(side_a, side_b)
-        compared = time.perf_counter()
-        message = convert.from_dict(again, spb.Comparison())
-        text = json.dumps(json_format.MessageToDict(message, preserving_proto_field_name=True,
-                                                    always_print_fields_with_no_presence=True), indent=2)
+        # The same steps as Store.compare, the servicer and the CLI, timed apart.
+        with gc_paused():
+            start = time.perf_counter()
+            async with store.sessions() as session:
+                scores: dict = {}
+                side_a = await cmp.resolve_side(session, "cmp-a", scores)
+                side_b = await cmp.resolve_side(session, "cmp-b", scores)
+            loaded = time.perf_counter()
+            again = cmp.compare(side_a, side_b)
+            compared = time.perf_counter()
+        message = spb.Comparison.FromString(convert.comparison_to_proto(again).SerializeToString())
+        text = render.dumps(render.message_json(message, comparing.BULK))
         done = time.perf_counter()
         return {"seconds": statistics.median(times), "samples": times, "first_s": times[0],
                 "load_sides_s": loaded - start, "pair_and_stats_s": compared - loaded,
@@ -808,11 +822,13 @@ def print_table(imp: dict | None, compares: list[dict], targets: list[dict], sta
         g = imp["generated"]
         row(f"job: {imp['trials']:,} trials, {g['files']:,} files, {g['dirs']:,} folders ({g['empty_dirs']:,} empty)",
             f"{g['bytes'] / 1e6:.1f} MB")
-        row("cp -r <job> <tmp>/copy (floor; page cache warm)", f"{imp['cp_s']:.2f} s")
-        row("hemra import <job> --label big (subprocess)", f"{imp['import_s']:.2f} s")
+        row(f"cp -r <job> <tmp>/copy (floor; median of {len(imp['cp_samples'])})", f"{imp['cp_s']:.2f} s")
+        row(f"hemra import <job> --label big (median of {len(imp['import_samples'])})", f"{imp['import_s']:.2f} s")
         key = targets[0]["what"]
         row("import / cp -r", f"{imp['ratio']:.2f}x", targets[0]["target"], key)
-        row("info: cp -r once more, after the import", f"{imp['cp_again_s']:.2f} s")
+        row("info: samples cp -r / import", " ".join(f"{c:.1f}/{i:.1f}" for c, i in
+                                                       zip(imp["cp_samples"], imp["import_samples"])))
+        row("info: import / cp -r of each interleaved pair", " ".join(f"{r:.2f}x" for r in imp["pair_ratios"]))
         row("info: sync after cp -r / after import", f"{imp['cp_sync_s']:.2f} / {imp['import_sync_s']:.2f} s")
         row("info: (import + sync) / (cp -r + sync)", f"{imp['ratio_with_sync']:.2f}x")
         row("info: import - CLI start-up (hemra --version)", f"{imp['import_s'] - startup_s:.2f} s")

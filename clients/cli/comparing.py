@@ -1,6 +1,5 @@
 """hemra compare: two sides task by task, or one run's report."""
 
-import json
 from typing import Annotated, Optional
 
 import typer
@@ -15,6 +14,8 @@ from hemra.v1 import store_service_pb2 as spb
 
 #: Lists longer than this are cut in text output (--json has everything).
 SHOWN = 20
+#: Comparison fields with an entry per task, converted to JSON in bulk.
+BULK = ("tasks", "not_comparable")
 
 
 def compare(
@@ -42,11 +43,10 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
             return
         comparison = (await services.store.CompareSides(spb.CompareSidesRequest(a=a, b=b, judge=judge))).comparison
     if as_json:
-        data = json_format.MessageToDict(comparison, preserving_proto_field_name=True,
-                                         always_print_fields_with_no_presence=True)
+        data = render.message_json(comparison, BULK)
         if criteria:
             data["criteria"] = []
-        print(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+        print(render.dumps(data))
         return
     print_comparison(comparison)
     if criteria:

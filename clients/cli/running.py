@@ -14,6 +14,7 @@ from clients.cli.common import EXIT_INCOMPLETE, command, console, database_url, 
 from clients.cli.runfile import Flags, merge
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
+from services.store.ids import kind_of
 
 #: How often the progress display reads the run's counts.
 PROGRESS_SECS = 0.2
@@ -96,14 +97,21 @@ async def _update(services, progress: Progress, bar, run_id: str) -> None:
                     errored=p.errored, cancelled=p.cancelled)
 
 
-def cancel(run: Annotated[str, typer.Argument(help="A run's ID or label.")]) -> None:
-    """Cancel a run's unfinished attempts (cancelled, never failed)."""
-    _cancel(run)
+def cancel(ref: Annotated[str, typer.Argument(help="A run's ID or label, or an attempt ID or job ID (cancels only that trial).")]) -> None:
+    """Cancel a run's unfinished attempts, or one trial's (cancelled, never failed)."""
+    _cancel(ref)
 
 
 @command
 async def _cancel(ref: str) -> None:
     async with embedded.services(home(), database_url()) as services:
         response = await services.planner.CancelRun(ppb.PlannerCancelRunRequest(run=ref))
-        console.print(f"run {response.run.id}: cancelled {response.cancelled_jobs} queued attempts; "
+    run = response.run
+    if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
+        console.print(f"run {run.id}: cancelled {response.cancelled_jobs} queued attempts; "
                       f"running ones stop at their next heartbeat", highlight=False)
+    elif response.cancelled_jobs:
+        console.print(f"{ref}: cancelled its trial's unfinished attempt; the rest of run {run.id} goes on",
+                      highlight=False)
+    else:
+        console.print(f"{ref}: its trial has no unfinished attempt; nothing to cancel", highlight=False)

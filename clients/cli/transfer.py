@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
 
+import msgspec
 import typer
 from google.protobuf import json_format
 
@@ -43,7 +44,7 @@ async def _import(path: Path, label: str, swebench_version: str, tasks: Path | N
 
 
 def export(
-    run: Annotated[str, typer.Argument(help="A run's or import's ID or label.")],
+    run: Annotated[str, typer.Argument(help="A run's or import's ID or label, or an attempt or job ID (that trial only).")],
     out: Annotated[Path, typer.Option("--out", help="A folder to create (or an empty one).")],
 ) -> None:
     """Write a self-contained copy: manifests, events, blobs (and an import's files as they were)."""
@@ -62,11 +63,14 @@ async def _export(ref: str, out: Path) -> None:
         staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}-"))
         try:
             blobs = await _write_blobs(store, list(exported.blob_digests), staging / "blobs")
-            await _write_events(store, [a["id"] for a in rows["attempts"]], staging / "events")
+            # Only attempts that logged events: an import's thousands of attempts have none.
+            await _write_events(store, [a["id"] for a in rows["attempts"] if a.get("event_count")],
+                                staging / "events")
             run = rows["runs"][0]
             if run.get("tree"):
                 write_tree(run["tree"], blobs, staging / "source")
-            (staging / MANIFEST).write_text(json.dumps(rows, indent=1, sort_keys=True) + "\n")
+            (staging / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(rows, order="sorted"),
+                                                                 indent=1) + b"\n")
             if out.exists():
                 out.rmdir()
             os.rename(staging, out)

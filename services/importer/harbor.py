@@ -7,12 +7,14 @@ setup failures are infrastructure; verifier failures are scorer failures.
 """
 
 import datetime as dt
-import json
 from pathlib import Path
+
+import msgspec
 
 from services.importer.errors import ImportProblem
 from services.importer.results import (CANCELLED, COMPLETED, HARNESS_FAILED, INFRA_FAILED, TIMED_OUT,
                                        ImportedResults, ImportedTrial)
+from services.importer.tree import Entry
 
 #: exception_type -> outcome. Verifier failures keep the harness's outcome and fail the score.
 RESULT_EXCEPTIONS = {"AgentTimeoutError": TIMED_OUT, "NonZeroAgentExitCodeError": HARNESS_FAILED,
@@ -29,22 +31,52 @@ def looks_like(root: Path) -> bool:
         (d / "result.json").is_file() or (d / "config.json").is_file() for d in root.iterdir() if d.is_dir())
 
 
-def read_job(root: Path) -> ImportedResults:
-    job = _json(root / "result.json")
-    if not isinstance(job, dict) or "id" not in job:
+def read_job(root: Path, entries: list[Entry]) -> ImportedResults:
+    """The job in `root`, whose files `entries` holds (read_tree's: every file read once)."""
+    job = Job(root, entries)
+    result = job.json("result.json")
+    if not isinstance(result, dict) or "id" not in result:
         raise ImportProblem(f"{root / 'result.json'}: not a Harbor job result (no id)")
-    locks = _lock_digests(root)
-    trials = [_trial(root, d, locks) for d in sorted(root.iterdir()) if d.is_dir()]
+    locks = _lock_digests(job)
+    trials = [_trial(job, folder, locks) for folder in job.folders]
     if not trials:
         raise ImportProblem(f"{root}: a Harbor job without trial folders")
-    version = "0.25" if any((d / "lock.json").is_file() for d in root.iterdir() if d.is_dir()) else "0.13"
+    version = "0.25" if any(f"{folder}/lock.json" in job.data for folder in job.folders) else "0.13"
     return ImportedResults("harbor", version, trials)
 
 
-def _trial(root: Path, folder: Path, locks: dict[str, str]) -> ImportedTrial:
-    result = _json(folder / "result.json")
+class Job:
+    """A job directory as read_tree read it: file bytes by relative path, and each top-level
+    folder's files in path order."""
+
+    def __init__(self, root: Path, entries: list[Entry]):
+        self.root = root
+        self.data = {e.path: e.data for e in entries if not e.is_dir}
+        self.folders = sorted(e.path for e in entries if e.is_dir and "/" not in e.path)
+        self.files: dict[str, list[str]] = {folder: [] for folder in self.folders}
+        for path in self.data:
+            top, slash, _ = path.partition("/")
+            if slash:
+                self.files[top].append(path)
+        for paths in self.files.values():
+            paths.sort(key=lambda p: p.split("/"))  # as sorted Path objects would be
+
+    def json(self, path: str, missing_ok: bool = False):
+        data = self.data.get(path)
+        if data is None:
+            if missing_ok:
+                return None
+            raise ImportProblem(f"{self.root / path}: missing (the job or trial did not finish?)")
+        try:
+            return msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            raise ImportProblem(f"{self.root / path}: truncated or not JSON ({exc})") from None
+
+
+def _trial(job: Job, folder: str, locks: dict[str, str]) -> ImportedTrial:
+    result = job.json(f"{folder}/result.json")
     if not isinstance(result, dict) or "trial_name" not in result:
-        raise ImportProblem(f"{folder / 'result.json'}: not a Harbor trial result (no trial_name)")
+        raise ImportProblem(f"{job.root / folder / 'result.json'}: not a Harbor trial result (no trial_name)")
     agent = result.get("agent_info") or {}
     model = (agent.get("model_info") or {}).get("name") or ""
     exception = result.get("exception_info") or {}
@@ -53,17 +85,17 @@ def _trial(root: Path, folder: Path, locks: dict[str, str]) -> ImportedTrial:
     outcome, error, score_error = _classify(kind, exception.get("exception_message", ""), rewards)
     config = result.get("config") or {}
     task_path = ((config.get("task") or {}).get("path")) or ""
-    trial_lock = _trial_lock_digest(folder)
+    trial_lock = _trial_lock_digest(job, folder)
     return ImportedTrial(
         dataset=result.get("source") or "adhoc", agent=agent.get("name") or "unknown", model=model,
-        task_name=result.get("task_name") or folder.name.split("__")[0], outcome=outcome,
+        task_name=result.get("task_name") or folder.split("__")[0], outcome=outcome,
         rewards=rewards if outcome not in (INFRA_FAILED, CANCELLED) else None, score_error=score_error,
         error=error, agent_version=str(agent.get("version") or ""), task_path=task_path,
         task_pin=trial_lock or locks.get(result.get("task_name", ""), "") or
         ("harbor-checksum:" + str(result.get("task_checksum", ""))),
         verifier_pin="harbor-checksum:" + str(result.get("task_checksum", "")),
         start_time=_time(result.get("started_at")), end_time=_time(result.get("finished_at")),
-        files=[p.relative_to(root).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()])
+        files=job.files[folder])
 
 
 def _classify(kind: str, message: str, rewards) -> tuple[str, str, str]:
@@ -80,12 +112,11 @@ def _classify(kind: str, message: str, rewards) -> tuple[str, str, str]:
     return COMPLETED, "", "" if rewards is not None else "no verifier result"
 
 
-def _lock_digests(root: Path) -> dict[str, str]:
+def _lock_digests(job: Job) -> dict[str, str]:
     """task name -> task content digest from the job's lock.json, when it has one."""
-    path = root / "lock.json"
-    if not path.is_file():
+    lock = job.json("lock.json", missing_ok=True)
+    if lock is None:
         return {}
-    lock = _json(path)
     found = {}
     for trial in lock.get("trials", []) if isinstance(lock, dict) else []:
         task = trial.get("task") or {}
@@ -95,23 +126,11 @@ def _lock_digests(root: Path) -> dict[str, str]:
     return found
 
 
-def _trial_lock_digest(folder: Path) -> str:
-    path = folder / "lock.json"
-    if not path.is_file():
+def _trial_lock_digest(job: Job, folder: str) -> str:
+    lock = job.json(f"{folder}/lock.json", missing_ok=True)
+    if lock is None:
         return ""
-    lock = _json(path)
     return ((lock.get("task") or {}).get("digest") or "") if isinstance(lock, dict) else ""
-
-
-def _json(path: Path):
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ImportProblem(f"{path}: missing (the job or trial did not finish?)") from None
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise ImportProblem(f"{path}: truncated or not JSON ({exc})") from None
 
 
 def _time(value) -> float | None:

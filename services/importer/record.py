@@ -19,7 +19,7 @@ _BATCH_BYTES = 16 * 1024 * 1024
 
 async def upload(store, entries: list[Entry]) -> dict[str, str]:
     """Put every file's bytes in the blob store; path -> digest."""
-    by_path = {e.path: digests.sha256(e.data) for e in entries if not e.is_dir}
+    by_path = {e.path: e.digest for e in entries if not e.is_dir}
     missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(set(by_path.values())))))
                   .missing)
     batch, size, sent = [], 0, set()
@@ -42,10 +42,13 @@ async def pin_tasks(planner, results: ImportedResults, root: Path,
                     tasks_dir: Path | None) -> dict[str, ppb.PinnedTask]:
     """Pin the task folders the results name that exist here (at their recorded path, or by
     folder name under `tasks_dir`), as HEMRA pins datasets; point each trial at its folder."""
+    located: dict[str, str] = {}  # trials share a few task folders: look each up once
     for trial in results.trials:
         if trial.task_path:
-            trial.task_path = _locate(trial.task_path, root, tasks_dir)
-    paths = sorted({t.task_path for t in results.trials if t.task_path and Path(t.task_path).is_dir()})
+            if trial.task_path not in located:
+                located[trial.task_path] = _locate(trial.task_path, root, tasks_dir)
+            trial.task_path = located[trial.task_path]
+    paths = sorted({p for p in located.values() if Path(p).is_dir()})
     if not paths:
         return {}
     response = await planner.PinTasks(ppb.PinTasksRequest(paths=paths))
@@ -133,6 +136,7 @@ def _dataset(name: str, task_digests: list[str], tasks: dict[str, pb.Task], resu
 
 def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb.ImportedResult:
     result = spb.ImportedResult(outcome=_OUTCOMES[trial.outcome], error=trial.error, agent_version=trial.agent_version,
+                                agent_name=trial.agent,
                                 artifacts=[pb.Artifact(path=p, blob_digest=by_path[p]) for p in trial.files
                                            if p in by_path])
     if trial.start_time:

@@ -1,49 +1,73 @@
 """A folder read byte for byte: every file and every folder (empty ones too)."""
 
+import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from services.importer.errors import ImportProblem
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     path: str
     is_dir: bool
     executable: bool = False
     data: bytes = b""
+    #: "sha256:<hex>" of data (files only), computed as the file is read.
+    digest: str = ""
 
 
 def read_tree(root: Path) -> list[Entry]:
-    """Entries in path order. Symlinks are refused: a copy must not depend on the machine."""
-    entries = []
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        base = Path(folder)
-        for name in dirs:
-            path = base / name
-            if path.is_symlink():
-                raise ImportProblem(f"{path}: symbolic links cannot be imported byte for byte")
-            entries.append(Entry(path.relative_to(root).as_posix(), True))
-        for name in sorted(files):
-            path = base / name
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
-                raise ImportProblem(f"{path}: only regular files and folders can be imported")
-            entries.append(Entry(path.relative_to(root).as_posix(), False, bool(mode & 0o111), path.read_bytes()))
+    """Entries in path order: each folder's subfolders, then its files, then what the subfolders
+    hold. Every file is read and hashed once. Symlinks are refused: a copy must not depend on
+    the machine."""
+    entries: list[Entry] = []
+    _read_folder(str(root), "", entries)
     return entries
+
+
+def _read_folder(folder: str, prefix: str, entries: list[Entry]) -> None:
+    # os.scandir with plain strings: pathlib costs more than the reads for 100,000s of small files.
+    dirs, files = [], []
+    with os.scandir(folder) as listing:
+        for item in listing:
+            if item.is_symlink():
+                raise ImportProblem(f"{item.path}: symbolic links cannot be imported byte for byte")
+            if item.is_dir(follow_symlinks=False):
+                dirs.append(item.name)
+            elif item.is_file(follow_symlinks=False):
+                files.append(item)
+            else:
+                raise ImportProblem(f"{item.path}: only regular files and folders can be imported")
+    dirs.sort()
+    files.sort(key=lambda item: item.name)
+    entries.extend(Entry(prefix + name, True) for name in dirs)
+    for item in files:
+        with open(item.path, "rb") as handle:
+            data = handle.read()
+        executable = bool(item.stat(follow_symlinks=False).st_mode & 0o111)
+        entries.append(Entry(prefix + item.name, False, executable, data, "sha256:" + hashlib.sha256(data).hexdigest()))
+    for name in dirs:
+        _read_folder(os.path.join(folder, name), f"{prefix}{name}/", entries)
 
 
 def write_tree(entries, blobs: dict[str, bytes], root: Path) -> None:
     """Recreate a tree from (path, is_dir, executable, blob digest) entries."""
     root.mkdir(parents=True, exist_ok=True)
+    made = {str(root)}  # folders made so far: one mkdir each, not one per file
     for entry in entries:
-        target = root / entry["path"]
+        target = os.path.join(root, entry["path"])
         if entry.get("isDir"):
-            target.mkdir(parents=True, exist_ok=True)
+            _make_folder(target, made)
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(blobs[entry["blobDigest"]])
-        target.chmod(0o755 if entry.get("executable") else 0o644)
+        _make_folder(os.path.dirname(target), made)
+        with open(target, "wb") as handle:
+            handle.write(blobs[entry["blobDigest"]])
+        os.chmod(target, 0o755 if entry.get("executable") else 0o644)
+
+
+def _make_folder(path: str, made: set[str]) -> None:
+    if path not in made:
+        os.makedirs(path, exist_ok=True)
+        made.add(path)

@@ -2,10 +2,13 @@
 
 import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 
 from services.store.errors import InvalidArgument, NotFound
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 class BlobStore:
@@ -13,23 +16,31 @@ class BlobStore:
 
     def __init__(self, root: Path):
         self.root = root
+        self._base = str(root / "sha256")
+        self._folders: set[str] = set()
 
     def path_of(self, digest: str) -> Path:
-        algo, _, hexdigest = digest.partition(":")
-        if algo != "sha256" or len(hexdigest) != 64 or not all(c in "0123456789abcdef" for c in hexdigest):
+        return Path(self._path(digest))
+
+    def _path(self, digest: str) -> str:
+        # Plain strings: imports look up and write tens of thousands of blobs.
+        if not _DIGEST.fullmatch(digest):
             raise InvalidArgument(f"not a sha256 digest: {digest!r}")
-        return self.root / "sha256" / hexdigest[:2] / hexdigest[2:]
+        return os.path.join(self._base, digest[7:9], digest[9:])
 
     def put(self, data: bytes, expected: str = "") -> str:
         """Store `data` and return its digest; refuse when `expected` disagrees."""
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
         if expected and expected != digest:
             raise InvalidArgument(f"blob digest mismatch: sent {expected}, content is {digest}")
-        path = self.path_of(digest)
-        if path.exists():
+        path = self._path(digest)
+        if os.path.exists(path):
             return digest
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        folder = os.path.dirname(path)
+        if folder not in self._folders:
+            os.makedirs(folder, exist_ok=True)
+            self._folders.add(folder)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
@@ -46,4 +57,4 @@ class BlobStore:
             raise NotFound(f"blob {digest} not found") from None
 
     def has(self, digest: str) -> bool:
-        return self.path_of(digest).exists()
+        return os.path.exists(self._path(digest))

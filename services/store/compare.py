@@ -8,17 +8,16 @@ failures, scorer failures and cancelled trials are counted apart.
 """
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.store import records
 from services.store import tables as t
 from services.store.errors import InvalidArgument, NotFound
-from services.store.report import TrialResult, scorer_key, why_not
+from services.store.report import TrialResult, load_trials, scorer_key, why_not
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202
@@ -39,7 +38,7 @@ class Side:
         return f"{self.run.label} ({self.run.id}): {names}"
 
 
-async def resolve_side(session: AsyncSession, ref: str) -> Side:
+async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = None) -> Side:
     """An import (ID or label) or a run cell: run, run/harness or run/dataset/harness."""
     run, rest = await _find_prefix(session, ref)
     cells = await records.cells_of(session, run.id)
@@ -54,7 +53,7 @@ async def resolve_side(session: AsyncSession, ref: str) -> Side:
         raise InvalidArgument(f"{ref}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
                               f"name one, e.g. {run.label}/{harnesses[0]}")
     side = Side(ref, run, cells)
-    await _load_trials(session, side)
+    await _load_trials(session, side, scores)
     return side
 
 
@@ -69,19 +68,13 @@ async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
     raise NotFound(f"{ref}: no run or import by that ID or label")
 
 
-async def _load_trials(session: AsyncSession, side: Side) -> None:
-    query = (select(t.Trial.id, t.Trial.task_digest, t.Trial.task_name, t.Trial.repetition, t.Attempt.number,
-                    t.Attempt.state, t.Attempt.outcome, t.Attempt.score)
-             .join(t.Attempt, t.Attempt.trial_id == t.Trial.id)
-             .where(t.Trial.cell_id.in_([c.id for c in side.cells]))
-             .order_by(t.Trial.id, t.Attempt.number))
-    latest = {}
-    for row in (await session.execute(query)).all():
-        latest[row[0]] = row  # rows come in attempt order: the last one per trial wins
-    trials = [TrialResult(digest, name, state, outcome, score, repetition=repetition)
-              for _, digest, name, repetition, _, state, outcome, score in latest.values()]
-    for trial in sorted(trials, key=lambda x: x.repetition):
-        side.trials[trial.task_digest].append(trial)
+async def _load_trials(session: AsyncSession, side: Side, scores: dict | None) -> None:
+    by_cell = await load_trials(session, [c.id for c in side.cells], scores)
+    for trials in by_cell.values():
+        for trial in trials:
+            side.trials[trial.task_digest].append(trial)
+    for trials in side.trials.values():
+        trials.sort(key=lambda x: x.repetition)
 
 
 def judge_view(side: Side, judge: str) -> None:
@@ -123,7 +116,7 @@ def _pair_task(digest: str, a: Side, b: Side, result: dict, binary: list, numeri
         why = "not run" if digest not in (a.trials if side == "a" else b.trials) else "nothing graded"
         result["notComparable"].append(dict(taskName=name, reason=f"{why} on side {side}"))
         return
-    keys = {scorer_key(x) for x in graded_a + graded_b}
+    keys = {x.key for x in graded_a + graded_b}
     if len(keys) > 1:
         result["notComparable"].append(dict(taskName=name, reason=why_not(keys)))
         return
@@ -144,12 +137,12 @@ def _pair_task(digest: str, a: Side, b: Side, result: dict, binary: list, numeri
 
 def _paired_repetitions(a: list[TrialResult], b: list[TrialResult]) -> list[tuple[int, int]]:
     """(a passed, b passed) for each repetition both sides graded."""
-    by_rep_b = {x.repetition: x for x in b}
-    return [(_passes([x])[0], _passes([by_rep_b[x.repetition]])[0]) for x in a if x.repetition in by_rep_b]
+    by_rep_b = {x.repetition: x.passed for x in b}
+    return [(x.passed, by_rep_b[x.repetition]) for x in a if x.repetition in by_rep_b]
 
 
 def _passes(trials: list[TrialResult]) -> list[int]:
-    return [int(next(iter(x.rewards.values())) == 1) for x in trials]
+    return [x.passed for x in trials]
 
 
 def _means(trials: list[TrialResult]) -> dict[str, float]:
@@ -179,15 +172,17 @@ def side_summary(side: Side) -> dict:
 def pass_at_k(side: Side) -> dict:
     """pass@k (some of k tries pass) and pass^k (all k pass), unbiased estimates averaged over
     the side's binary tasks, for k from 1 to the fewest graded trials of a task."""
-    tasks = [(len(ts), sum(_passes(ts))) for ts in ([x for x in trials if x.is_graded] for trials in side.trials.values())
-             if ts and all(x.is_binary for x in ts)]
+    tasks = Counter((len(ts), sum(_passes(ts))) for ts in ([x for x in trials if x.is_graded]
+                                                           for trials in side.trials.values())
+                    if ts and all(x.is_binary for x in ts))
     if not tasks:
         return dict(passAtK={}, passHatK={})
-    top = min(n for n, _ in tasks)
+    # Tasks share a few (trials, passes) pairs: each estimate is computed once per pair.
+    top, total = min(n for n, _ in tasks), tasks.total()
     at, hat = {}, {}
     for k in range(1, top + 1):
-        at[str(k)] = sum(1 - math.comb(n - c, k) / math.comb(n, k) for n, c in tasks) / len(tasks)
-        hat[str(k)] = sum(math.comb(c, k) / math.comb(n, k) for n, c in tasks) / len(tasks)
+        at[str(k)] = sum(m * (1 - math.comb(n - c, k) / math.comb(n, k)) for (n, c), m in tasks.items()) / total
+        hat[str(k)] = sum(m * math.comb(c, k) / math.comb(n, k) for (n, c), m in tasks.items()) / total
     return dict(passAtK=at, passHatK=hat)
 
 

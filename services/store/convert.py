@@ -1,6 +1,7 @@
 """Table rows to hemra.v1 messages and back, one function per type."""
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -25,8 +26,20 @@ def duration_secs(d: Duration) -> float:
     return d.ToNanoseconds() / 1e9
 
 
+_STRINGS = {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_INT32,
+            FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_SINT32}
+_INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64}
+
+
 def to_dict(message) -> dict:
-    return json_format.MessageToDict(message)
+    """json_format.MessageToDict. Flat messages (strings, bools, ints), which imports record by
+    the 100,000 (tree entries, artifacts), take a path in C through ListFields."""
+    data = {}
+    for field, value in message.ListFields():
+        if field.is_repeated or field.type not in _STRINGS and field.type not in _INT64:
+            return json_format.MessageToDict(message)
+        data[field.json_name] = str(value) if field.type in _INT64 else value
+    return data
 
 
 def from_dict(data: dict, message):
@@ -112,6 +125,22 @@ def event_to_proto(event) -> pb.Event:
 def event_row(event: pb.Event, now: float) -> dict:
     return dict(time=seconds(event.time) or now, type=event.type or "status", name=event.name,
                 payload=event.payload_json or "{}", duration=duration_secs(event.duration))
+
+
+def comparison_to_proto(comparison: dict) -> spb.Comparison:
+    """Like from_dict, but the per-task lists (10,000s of entries for big sides) are built
+    directly: json_format's generic parsing costs tens of microseconds per entry."""
+    bulk = ("tasks", "notComparable", "flippedToPass", "flippedToFail")
+    message = from_dict({k: v for k, v in comparison.items() if k not in bulk}, spb.Comparison())
+    message.tasks.extend(spb.PairedTask(
+        task_name=x["taskName"], task_digest=x["taskDigest"], binary=x["binary"], a_trials=x["aTrials"],
+        b_trials=x["bTrials"], a_pass_rate=x.get("aPassRate", 0.0), b_pass_rate=x.get("bPassRate", 0.0),
+        a_means=x.get("aMeans", {}), b_means=x.get("bMeans", {})) for x in comparison.get("tasks", []))
+    message.not_comparable.extend(spb.NotComparable(task_name=x["taskName"], reason=x["reason"])
+                                  for x in comparison.get("notComparable", []))
+    message.flipped_to_pass.extend(comparison.get("flippedToPass", []))
+    message.flipped_to_fail.extend(comparison.get("flippedToFail", []))
+    return message
 
 
 def report_to_proto(report: dict) -> spb.Report:

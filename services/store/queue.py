@@ -256,6 +256,7 @@ class Completion:
     score: dict | None = None
     agent_version: str = ""
     start_time: float | None = None
+    agent_name: str = ""
     end_time: float | None = None
 
 
@@ -303,7 +304,7 @@ async def _repeated_completion(conn, job_id: str, token: int):
 def closing_values(done: Completion, now: float) -> dict:
     values = dict(state="finished", outcome=done.outcome, exit_code=done.exit_code, error=done.error,
                   artifacts=done.artifacts or [], score=done.score, agent_version=done.agent_version,
-                  end_time=done.end_time or now)
+                  agent_name=done.agent_name, end_time=done.end_time or now)
     if done.start_time:
         values["start_time"] = done.start_time
     values["verdict"] = records.verdict(records.AttemptView(**values))
@@ -397,3 +398,24 @@ async def cancel_run(session: AsyncSession, run: t.Run, now: float) -> int:
         attempt = await session.get(t.Attempt, job.attempt_id)
         _close_attempt(attempt, Completion(records.CANCELLED, error="cancelled before it started"), now)
     return len(queued)
+
+
+async def cancel_trial(session: AsyncSession, pinned: Pinned, trial_id: str, now: float) -> str:
+    """Cancel one trial's unfinished attempt, leaving the rest of its run alone.
+
+    A queued job ends at once. A leased one ends too: its job is closed, so the
+    worker's next heartbeat finds the lease lost and stops the attempt (nothing
+    it sends later changes the record). Returns the cancelled attempt's ID, or
+    "" when the trial has no unfinished attempt.
+    """
+    job = (await session.execute(
+        select(JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.state)
+        .join_from(JOBS, ATTEMPTS, ATTEMPTS.c.id == JOBS.c.attempt_id)
+        .where(ATTEMPTS.c.trial_id == trial_id, JOBS.c.state != "done"))).first()
+    if job is None:
+        return ""
+    await session.execute(update(JOBS).where(JOBS.c.id == job.id).values(state="done", last_error="cancelled"))
+    await _close_attempt_row(session, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
+    if job.state == "leased":
+        await _free_slot(session, pinned, job.run_id)
+    return job.attempt_id

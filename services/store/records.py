@@ -94,7 +94,7 @@ def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tup
     attempt_id = new_id("attempt", now)
     attempt = dict(id=attempt_id, run_id=run_id, trial_id=trial_id, number=number, state="queued",
                    outcome=None, exit_code=0, error="", create_time=now, start_time=None, end_time=None,
-                   agent_version="", score=None, artifacts=[], event_count=0, verdict=None, released=False)
+                   agent_version="", agent_name="", score=None, artifacts=[], event_count=0, verdict=None, released=False)
     job = dict(id=new_id("job", now), run_id=run_id, attempt_id=attempt_id, state="queued",
                lease_owner="", lease_token=0, lease_expire_time=0.0, try_count=0, last_error="",
                create_time=now)

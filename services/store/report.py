@@ -5,41 +5,89 @@ never averaged in. Plain data in, plain dicts (hemra.v1.Report field names) out.
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+import msgspec
+from sqlalchemy import Text, cast, exists, select
+from sqlalchemy.orm import aliased
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.store import records
 from services.store import tables as t
 
 SCORED = "SCORE_STATE_SCORED"
+_UNGRADED = (records.INFRA_FAILED, records.CANCELLED)
 
 
-@dataclass
+class ScoreInfo:
+    """What reports and comparisons ask of a score, derived once. Scores repeat a lot (one
+    fingerprint per task, a handful of reward values), so loaders share one per distinct score."""
+
+    __slots__ = ("score", "rewards", "fingerprint", "is_scored", "is_binary", "passed", "key")
+
+    def __init__(self, score: dict | None):
+        score = score or {}
+        self.score = score
+        self.rewards = score.get("rewards") or {}
+        self.fingerprint = score.get("scorerFingerprint", "")
+        self.is_scored = score.get("state") == SCORED
+        values = list(self.rewards.values())
+        self.is_binary = len(values) == 1 and values[0] in (0, 1)
+        #: 1 when a binary reward is 1, else 0.
+        self.passed = int(self.is_binary and values[0] == 1)
+        #: What must be equal for two graded trials to pair: fingerprint, reward names, judge model.
+        self.key = (self.fingerprint, tuple(sorted(self.rewards)), score.get("judgeModel", ""))
+
+
 class TrialResult:
     """The latest attempt of one trial, reduced to what the report needs."""
 
-    task_digest: str
-    task_name: str
-    state: str
-    outcome: str | None
-    score: dict | None
-    agent_version: str = ""
-    #: The trial's repetition (-k); paired 0/1 tests pair repetition k with repetition k.
-    repetition: int = 0
-    # Derived once: reports and comparisons of many thousands of trials ask these
-    # questions of every trial several times.
-    is_graded: bool = field(init=False)
-    rewards: dict = field(init=False)
-    fingerprint: str = field(init=False)
-    is_binary: bool = field(init=False)
+    __slots__ = ("task_digest", "task_name", "state", "outcome", "score", "agent_version", "agent_name",
+                 "repetition", "rewards", "fingerprint", "is_binary", "passed", "key", "is_graded")
 
-    def __post_init__(self) -> None:
-        score = self.score or {}
-        self.rewards = score.get("rewards", {})
-        self.fingerprint = score.get("scorerFingerprint", "")
-        self.is_graded = (self.state == "finished" and self.outcome not in (records.INFRA_FAILED, records.CANCELLED)
-                          and score.get("state") == SCORED)
-        self.is_binary = len(self.rewards) == 1 and next(iter(self.rewards.values())) in (0, 1)
+    def __init__(self, task_digest: str, task_name: str, state: str, outcome: str | None, score: dict | None,
+                 agent_version: str = "", repetition: int = 0, agent_name: str = "",
+                 info: ScoreInfo | None = None):
+        info = info if info is not None else ScoreInfo(score)
+        self.task_digest, self.task_name, self.state, self.outcome = task_digest, task_name, state, outcome
+        self.score = score
+        self.agent_version, self.agent_name = agent_version, agent_name
+        #: The trial's repetition (-k); paired 0/1 tests pair repetition k with repetition k.
+        self.repetition = repetition
+        self.rewards, self.fingerprint, self.key = info.rewards, info.fingerprint, info.key
+        self.is_binary, self.passed = info.is_binary, info.passed
+        self.is_graded = state == "finished" and outcome not in _UNGRADED and info.is_scored
+
+
+async def load_trials(session: AsyncSession, cell_ids: list[str],
+                      scores: dict | None = None) -> dict[str, list[TrialResult]]:
+    """cell ID -> the latest attempt of each of its trials.
+
+    One Core SELECT of the columns needed, the score cast to its JSON text (a
+    JSON column would be decoded row by row, on PostgreSQL by the driver).
+    Equal texts are parsed once: a big cell has few distinct scores, and two
+    sides of a compare share most of theirs (pass the same `scores` dict to
+    both loads). No ORM object is built per row.
+    """
+    newer = aliased(t.Attempt)
+    latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
+    query = (select(t.Trial.cell_id, t.Trial.task_digest, t.Trial.task_name, t.Trial.repetition, t.Attempt.state,
+                    t.Attempt.outcome, t.Attempt.agent_version, t.Attempt.agent_name, cast(t.Attempt.score, Text))
+             .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
+             .where(t.Trial.cell_id.in_(cell_ids), latest))
+    infos: dict[str | None, ScoreInfo] = {} if scores is None else scores
+    by_cell: dict[str, list[TrialResult]] = {cell_id: [] for cell_id in cell_ids}
+    # Through the connection: a Core statement run by the ORM session pays for ORM row handling.
+    for cell_id, digest, name, repetition, state, outcome, version, agent, text in \
+            (await (await session.connection()).execute(query)).all():
+        info = infos.get(text)
+        if info is None:
+            info = infos[text] = ScoreInfo(_parse(text))
+        by_cell[cell_id].append(TrialResult(digest, name, state, outcome, info.score or None, version,
+                                            repetition, agent, info))
+    return by_cell
+
+
+def _parse(text: str | None) -> dict | None:
+    return None if text is None else msgspec.json.decode(text)
 
 
 @dataclass
@@ -61,16 +109,9 @@ async def build_report(session: AsyncSession, run: t.Run) -> dict:
     cells = await records.cells_of(session, run.id)
     harnesses = {h.digest: h.record for h in (await session.execute(
         select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))).scalars()}
-    results = {cell.id: CellResults(cell, harness=harnesses.get(cell.harness_digest, {})) for cell in cells}
-    query = (select(t.Attempt, t.Trial).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
-             .where(t.Attempt.run_id == run.id).order_by(t.Attempt.trial_id, t.Attempt.number))
-    latest: dict[str, tuple[t.Attempt, t.Trial]] = {}
-    for attempt, trial in (await session.execute(query)).all():
-        latest[trial.id] = (attempt, trial)
-    for attempt, trial in latest.values():
-        results[trial.cell_id].trials.append(TrialResult(
-            trial.task_digest, trial.task_name, attempt.state, attempt.outcome, attempt.score, attempt.agent_version))
-    return report_of(run, results.values())
+    trials = await load_trials(session, [c.id for c in cells])
+    results = [CellResults(cell, trials[cell.id], harnesses.get(cell.harness_digest, {})) for cell in cells]
+    return report_of(run, results)
 
 
 def report_of(run: t.Run, cells) -> dict:
@@ -127,7 +168,7 @@ def _count_trial(counts: dict, sums: dict, trial: TrialResult) -> None:
     counts["graded"] += 1
     if trial.is_binary:
         counts["binaryGraded"] += 1
-        counts["passed"] += next(iter(trial.rewards.values())) == 1
+        counts["passed"] += trial.passed
     else:
         counts["numericGraded"] += 1
         for name, value in trial.rewards.items():
@@ -146,6 +187,7 @@ def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list
     if ungraded:
         flags.append(f"{ungraded} trials nothing graded")
     flags += version_flags(cells)
+    flags += agent_flags(cells)
     drifting = [d for d, ts in cells.graded_by_task().items() if len({scorer_key(x) for x in ts}) > 1]
     if drifting:
         flags.append(f"scorer changed between trials on {len(drifting)} tasks")
@@ -169,9 +211,22 @@ def version_flags(cells: CellResults) -> list[str]:
     return [f"agent version drifted: pinned {pinned}, ran {', '.join(drifted)}"] if drifted else []
 
 
+def agent_flags(cells: CellResults) -> list[str]:
+    """Attempts that say they ran another agent than the harness pins."""
+    pinned = cells.harness.get("agent", "")
+    if not pinned:
+        return []
+    others = sorted({x.agent_name for x in cells.trials if x.agent_name and x.agent_name != pinned})
+    if not others:
+        return []
+    count = sum(1 for x in cells.trials if x.agent_name in others)
+    return [f"agent other than the one pinned: pinned {pinned}, ran {', '.join(others)} "
+            f"in {count} of {len(cells.trials)} trials"]
+
+
 def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:
     """What must be equal for two graded trials to pair: scorer fingerprint, reward names, judge model."""
-    return trial.fingerprint, tuple(sorted(trial.rewards)), (trial.score or {}).get("judgeModel", "")
+    return trial.key
 
 
 def paired_summary(base: CellResults, other: CellResults) -> dict:
@@ -212,7 +267,7 @@ def why_not(keys: set) -> str:
 
 
 def _pass_rate(trials: list[TrialResult]) -> float:
-    return sum(next(iter(x.rewards.values())) == 1 for x in trials) / len(trials)
+    return sum(x.passed for x in trials) / len(trials)
 
 
 def _add_means(sums: dict[str, list[float]], trials: list[TrialResult]) -> None:

@@ -5,10 +5,12 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from services.bulk import gc_paused
 from services.store import catalog, compare, criteria, db, exporting, queue, records, report
-from services.store.errors import InvalidArgument, LeaseLost
+from services.store.errors import FailedPrecondition, InvalidArgument, LeaseLost
 from services.store import tables as t
 from services.store.blobs import BlobStore
+from services.store.ids import kind_of
 from services.store.queue import Clock
 
 
@@ -53,6 +55,10 @@ class Store:
         await self.engine.dispose()
 
     async def record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
+        with gc_paused():
+            return await self._record_run(plan)
+
+    async def _record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
         async with self.sessions.begin() as session:
             run = await records.record_run(session, plan, self.clock())
             return run, await records.cells_of(session, run.id)
@@ -92,27 +98,43 @@ class Store:
 
     async def run_report(self, ref: str) -> dict:
         """The report; a settled run's is built once per process (it cannot change)."""
-        async with self.sessions() as session:
-            run = await records.find_run(session, ref)
-            if run.id in self._reports:
-                return self._reports[run.id]
-            # Settledness first: a report built after the run was seen settled is final.
-            await self._progress(session, [run.id])
-            settled = run.id in self._settled
-            built = await report.build_report(session, run)
-            if settled:
-                self._remember(self._reports, run.id, built)
-            return built
+        with gc_paused():
+            async with self.sessions() as session:
+                run = await records.find_run(session, ref)
+                if run.id in self._reports:
+                    return self._reports[run.id]
+                # Settledness first: a report built after the run was seen settled is final.
+                await self._progress(session, [run.id])
+                settled = run.id in self._settled
+                built = await report.build_report(session, run)
+                if settled:
+                    self._remember(self._reports, run.id, built)
+                return built
 
     async def compare(self, a: str, b: str, judge: str = "") -> dict:
-        async with self.sessions() as session:
-            side_a = await compare.resolve_side(session, a)
-            side_b = await compare.resolve_side(session, b)
-        return compare.compare(side_a, side_b, judge)
+        with gc_paused():
+            async with self.sessions() as session:
+                scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
+                side_a = await compare.resolve_side(session, a, scores)
+                side_b = await compare.resolve_side(session, b, scores)
+            return compare.compare(side_a, side_b, judge)
+
+    async def cancel(self, ref: str) -> tuple[t.Run, list[t.Cell], int, str]:
+        """Cancel a run (ID or label), or only the trial of an attempt or job ID.
+        Returns the run, its cells, the jobs cancelled and the attempt cancelled (by attempt or job)."""
+        if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
+            return *await self.cancel_run(ref), ""
+        async with self.sessions.begin() as session:
+            attempt, trial, _ = await records.get_attempt(session, ref)
+            run = await session.get(t.Run, attempt.run_id)
+            _refuse_import(run)
+            cancelled = await queue.cancel_trial(session, self.pinned, trial.id, self.clock())
+            return run, await records.cells_of(session, run.id), int(bool(cancelled)), cancelled
 
     async def cancel_run(self, ref: str) -> tuple[t.Run, list[t.Cell], int]:
         async with self.sessions.begin() as session:
             run = await records.find_run(session, ref)
+            _refuse_import(run)
             cancelled = await queue.cancel_run(session, run, self.clock())
             return run, await records.cells_of(session, run.id), cancelled
 
@@ -241,8 +263,13 @@ class Store:
             return await queue.release(conn, self.pinned, job_id, token, reason, self.clock())
 
     async def export_run(self, ref: str) -> tuple[dict, set[str]]:
+        """A run's or import's rows (ID or label), or one trial's (an attempt or job ID)."""
         async with self.sessions() as session:
-            rows = await exporting.export_rows(session, await records.find_run(session, ref))
+            if kind_of(ref.rpartition("/")[2]) in ("attempt", "job"):
+                attempt, trial, _ = await records.get_attempt(session, ref)
+                rows = await exporting.export_rows(session, await session.get(t.Run, attempt.run_id), trial.id)
+            else:
+                rows = await exporting.export_rows(session, await records.find_run(session, ref))
         return rows, exporting.blob_digests(rows)
 
     async def restore_run(self, rows: dict, events: dict[str, list[dict]]):
@@ -264,3 +291,9 @@ class Store:
 
     def missing_blobs(self, digests: list[str]) -> list[str]:
         return [d for d in digests if not self.blobs.has(d)]
+
+
+def _refuse_import(run: t.Run) -> None:
+    if run.kind == "import":
+        raise FailedPrecondition(f"{run.label} ({run.id}) is an import: imports cannot be cancelled "
+                                 f"(their results were made elsewhere)")

@@ -7,6 +7,7 @@ from google.protobuf import json_format
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
+from services.bulk import gc_paused
 from services.rpc import handle_errors
 from services.store import convert
 from services.store.errors import InvalidArgument
@@ -26,7 +27,8 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     @handle_errors
     async def RecordRun(self, request, context):
-        run, cells = await self.store.record_run(planned_run(request))
+        with gc_paused():  # an import's request holds 100,000s of entries
+            run, cells = await self.store.record_run(planned_run(request))
         return spb.RecordRunResponse(run=convert.run_to_proto(run, cells))
 
     @handle_errors
@@ -47,12 +49,13 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     @handle_errors
     async def CompareSides(self, request, context):
         comparison = await self.store.compare(request.a, request.b, request.judge)
-        return spb.CompareSidesResponse(comparison=convert.from_dict(comparison, spb.Comparison()))
+        return spb.CompareSidesResponse(comparison=convert.comparison_to_proto(comparison))
 
     @handle_errors
     async def CancelRun(self, request, context):
-        run, cells, cancelled = await self.store.cancel_run(request.run)
-        return spb.CancelRunResponse(run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled)
+        run, cells, cancelled, attempt_id = await self.store.cancel(request.run)
+        return spb.CancelRunResponse(run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled,
+                                     attempt_id=attempt_id)
 
     @handle_errors
     async def ListAttempts(self, request, context):
@@ -161,7 +164,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
             artifacts=[convert.to_dict(a) for a in request.artifacts],
             score=convert.to_dict(request.score) if request.HasField("score") else None,
             agent_version=request.agent_version, start_time=convert.seconds(request.start_time),
-            end_time=convert.seconds(request.end_time))
+            end_time=convert.seconds(request.end_time), agent_name=request.agent_name)
         attempt, trial, cell, retry = await self.store.complete_job(request.job_id, request.lease_token, done)
         return spb.CompleteJobResponse(attempt=convert.attempt_to_proto(attempt, trial, cell),
                                        retry_attempt_id=retry)
@@ -253,7 +256,8 @@ def imported_result(result: spb.ImportedResult) -> dict:
         except ValueError:
             raise InvalidArgument("rewards_json is not JSON") from None
     return dict(outcome=convert.outcome_name(result.outcome), error=result.error, score=score,
-                agent_version=result.agent_version, start_time=convert.seconds(result.start_time),
+                agent_version=result.agent_version, agent_name=result.agent_name,
+                start_time=convert.seconds(result.start_time),
                 end_time=convert.seconds(result.end_time),
                 artifacts=[convert.to_dict(a) for a in result.artifacts])
 

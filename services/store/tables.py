@@ -121,6 +121,9 @@ class Attempt(Base):
     start_time: Mapped[float | None] = mapped_column(Float)
     end_time: Mapped[float | None] = mapped_column(Float)
     agent_version: Mapped[str] = mapped_column(String(100), default="")
+    #: The agent the attempt says it ran ("" when it did not say); the report flags
+    #: one that differs from the harness's pinned agent.
+    agent_name: Mapped[str] = mapped_column(String(300), default="", server_default="")
     #: hemra.v1.Score as JSON, when scored.
     score: Mapped[dict | None] = mapped_column(JSON)
     #: [hemra.v1.Artifact as JSON].

@@ -153,12 +153,28 @@ BAD = {
     "missing job result.json": (lambda tmp: ((unpack("harbor-0.25-nop.tar", tmp) / "result.json").unlink() or
                                              [str(next(p for p in tmp.iterdir() if p.is_dir()))]),
                                 ["neither a Harbor job"]),
+    "missing trial result.json": (lambda tmp: (_drop_trial_result(unpack("harbor-0.25-nop.tar", tmp)) or
+                                               [str(next(p for p in tmp.iterdir() if p.is_dir()))]),
+                                  ["result.json: missing"]),
+    "truncated job result.json": (lambda tmp: (_truncate_job(unpack("harbor-0.25-nop.tar", tmp)) or
+                                               [str(next(p for p in tmp.iterdir() if p.is_dir()))]),
+                                  ["result.json", "truncated or not JSON"]),
     "unknown swebench version": (lambda tmp: [str(write_run(tmp / "r")), "--swebench-version", "9.9"],
                                  ["--swebench-version 9.9: unknown"]),
     "summary that does not match its logs": (
         lambda tmp: [str(_lie(write_run(tmp / "r"))), "--swebench-version", "5.0.2"],
         ["resolved_ids lists c__c-3", "does not say resolved"]),
 }
+
+
+def _drop_trial_result(job: Path) -> None:
+    trial = next(p for p in sorted(job.iterdir()) if p.is_dir())
+    (trial / "result.json").unlink()
+
+
+def _truncate_job(job: Path) -> None:
+    data = (job / "result.json").read_bytes()
+    (job / "result.json").write_bytes(data[: len(data) // 3])
 
 
 def _lie(folder: Path) -> Path:

@@ -27,24 +27,26 @@ class Clock:
         return self.now
 
 
-def _result(outcome="completed", rewards=None, fingerprint="sha256:verifier", judge="", version="", state=SCORED):
+def _result(outcome="completed", rewards=None, fingerprint="sha256:verifier", judge="", version="", state=SCORED,
+            agent=""):
     score = None if outcome in ("infra_failed", "cancelled") else {
         "state": state, "rewards": rewards or {}, "scorerFingerprint": fingerprint, "scorer": "verifier",
         **({"judgeModel": judge} if judge else {})}
     return dict(outcome=outcome, error="" if outcome == "completed" else f"{outcome} here", score=score,
-                agent_version=version, start_time=1_800_000_000.0, end_time=1_800_000_010.0, artifacts=[])
+                agent_version=version, agent_name=agent, start_time=1_800_000_000.0, end_time=1_800_000_010.0,
+                artifacts=[])
 
 
 def crafted_plan() -> records.PlannedRun:
     tasks = {name: f"sha256:{name}" for name in ("alpha", "beta", "gamma", "delta", "eps", "zeta", "eta")}
-    harness = lambda name, kind, version, model: dict(  # noqa: E731
+    harness = lambda name, kind, version, model, agent: dict(  # noqa: E731
         digest=f"sha256:h-{name}", harness_name=name,
-        record={"harnessName": name, "kind": kind, "agentVersion": version, "model": model})
-    base, other = 0, 1
+        record={"harnessName": name, "kind": kind, "agent": agent, "agentVersion": version, "model": model})
+    base, other, loose = 0, 1, 2
     trials = [
-        # alpha: binary, pairs; baseline passes, other fails (a flip)
-        (base, tasks["alpha"], "alpha", 1, _result(rewards={"reward": 1}, version="1.0")),
-        (other, tasks["alpha"], "alpha", 1, _result(rewards={"reward": 0}, version="2.1")),
+        # alpha: binary, pairs; baseline passes, other fails (a flip) running another agent than pinned
+        (base, tasks["alpha"], "alpha", 1, _result(rewards={"reward": 1}, version="1.0", agent="agent-base")),
+        (other, tasks["alpha"], "alpha", 1, _result(rewards={"reward": 0}, version="2.1", agent="impostor")),
         # beta: binary, both pass; other ran twice (k=2)
         (base, tasks["beta"], "beta", 1, _result(rewards={"reward": 1}, version="1.0")),
         (other, tasks["beta"], "beta", 1, _result(rewards={"reward": 1}, version="2.0")),
@@ -67,15 +69,22 @@ def crafted_plan() -> records.PlannedRun:
         (other, tasks["eta"], "eta", 2, _result("infra_failed")),
         (other, tasks["eta"], "eta", 3, _result("cancelled")),
         (other, tasks["eta"], "eta", 4, None),
+        # loose: no agent version pinned; its scorer changed between the two trials of beta
+        (loose, tasks["alpha"], "alpha", 1, _result(rewards={"reward": 1}, version="0.9")),
+        (loose, tasks["beta"], "beta", 1, _result(rewards={"reward": 1}, version="0.9")),
+        (loose, tasks["beta"], "beta", 2, _result(rewards={"reward": 0}, fingerprint="sha256:v2", version="0.9")),
     ]
     return records.PlannedRun(
         label="crafted", spec={"label": "crafted", "baseline": "base"}, concurrency=1, max_infra_retries=0,
         datasets=[dict(digest="sha256:ds", dataset_name="crafted-ds", source="/crafted", task_digests=list(tasks.values()),
                        create_time=0.0)],
         tasks=[dict(digest=d, task_name=n, record={"taskName": n}) for n, d in tasks.items()],
-        harnesses=[harness("base", "program", "1.0", "model-x"), harness("other", "program", "2.0", "model-y")],
+        harnesses=[harness("base", "program", "1.0", "model-x", "agent-base"),
+                   harness("other", "program", "2.0", "model-y", "agent-other"),
+                   harness("loose", "program", "", "model-x", "")],
         cells=[("sha256:ds", "crafted-ds", "sha256:h-base", "base", "model-x"),
-               ("sha256:ds", "crafted-ds", "sha256:h-other", "other", "model-y")],
+               ("sha256:ds", "crafted-ds", "sha256:h-other", "other", "model-y"),
+               ("sha256:ds", "crafted-ds", "sha256:h-loose", "loose", "model-x")],
         trials=trials)
 
 
@@ -91,9 +100,18 @@ def check(name: str, text: str) -> None:
     assert text == path.read_text(), f"{name} differs from its golden (HEMRA_UPDATE_GOLDEN=1 rewrites it)"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path) -> str:
+    """Each database in turn: the goldens hold for both. (A plain fixture: the PostgreSQL
+    fixtures run their own event loop.)"""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'g.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
 @pytest.fixture
-async def crafted(tmp_path):
-    store = await Store.open(f"sqlite:///{tmp_path / 'g.db'}", tmp_path / "blobs", Clock())
+async def crafted(database, tmp_path):
+    store = await Store.open(database, tmp_path / "blobs", Clock())
     await store.record_run(crafted_plan())
     yield store
     await store.close()
@@ -112,12 +130,25 @@ async def test_golden__report_text_and_json(crafted):
                                            indent=2, sort_keys=True)) + "\n")
     flags = " | ".join(f for d in report.datasets for r in d.rows for f in r.flags)
     for expected in ("model model-y differs", "incomplete", "nothing graded", "scorers differ",
-                     "agent version drifted: pinned 2.0, ran 2.1"):
+                     "agent version drifted: pinned 2.0, ran 2.1",
+                     "agent other than the one pinned: pinned agent-other, ran impostor in 1 of 11 trials",
+                     "agent version not pinned (ran 0.9)", "scorer changed between trials on 1 tasks"):
         assert expected in flags
+    by_harness = {r.harness_name: list(r.flags) for d in report.datasets for r in d.rows}
+    assert by_harness["base"] == []
+    data = json.loads((GOLDEN / "report.json").read_text())
+    assert [f for r in data["datasets"][0]["rows"] for f in r.get("flags", [])] == \
+        [f for d in report.datasets for r in d.rows for f in r.flags]
 
 
 async def test_golden__compare_text_and_json(crafted, monkeypatch):
-    comparison = convert.from_dict(await crafted.compare("crafted/base", "crafted/other"), spb.Comparison())
+    result = await crafted.compare("crafted/base", "crafted/other")
+    comparison = convert.comparison_to_proto(result)
+    assert comparison == convert.from_dict(result, spb.Comparison())
+    full = json_format.MessageToDict(comparison, preserving_proto_field_name=True,
+                                     always_print_fields_with_no_presence=True)
+    assert render.message_json(comparison, comparing.BULK) == full
+    assert json.loads(render.dumps(full)) == full
     console = recording_console()
     monkeypatch.setattr(comparing, "console", console)
     comparing.print_comparison(comparison)

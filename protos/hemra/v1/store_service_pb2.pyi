@@ -60,7 +60,7 @@ class PlannedTrial(_message.Message):
     def __init__(self, cell_index: _Optional[int] = ..., task_digest: _Optional[str] = ..., repetition: _Optional[int] = ..., result: _Optional[_Union[ImportedResult, _Mapping]] = ...) -> None: ...
 
 class ImportedResult(_message.Message):
-    __slots__ = ("outcome", "error", "score", "rewards_json", "agent_version", "start_time", "end_time", "artifacts")
+    __slots__ = ("outcome", "error", "score", "rewards_json", "agent_version", "start_time", "end_time", "artifacts", "agent_name")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +69,7 @@ class ImportedResult(_message.Message):
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
     outcome: _common_pb2.Outcome
     error: str
     score: _common_pb2.Score
@@ -77,7 +78,8 @@ class ImportedResult(_message.Message):
     start_time: _timestamp_pb2.Timestamp
     end_time: _timestamp_pb2.Timestamp
     artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Artifact]
-    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., error: _Optional[str] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., rewards_json: _Optional[str] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ...) -> None: ...
+    agent_name: str
+    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., error: _Optional[str] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., rewards_json: _Optional[str] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., agent_name: _Optional[str] = ...) -> None: ...
 
 class TreeEntry(_message.Message):
     __slots__ = ("path", "blob_digest", "is_dir", "executable", "size_bytes")
@@ -453,12 +455,14 @@ class CancelRunRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class CancelRunResponse(_message.Message):
-    __slots__ = ("run", "cancelled_jobs")
+    __slots__ = ("run", "cancelled_jobs", "attempt_id")
     RUN_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_JOBS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     run: _common_pb2.Run
     cancelled_jobs: int
-    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ...) -> None: ...
+    attempt_id: str
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ..., attempt_id: _Optional[str] = ...) -> None: ...
 
 class ListAttemptsRequest(_message.Message):
     __slots__ = ("parent", "page_size", "page_token", "cell_id", "task_digest", "harness_name", "verdict")
@@ -587,7 +591,7 @@ class AppendEventsResponse(_message.Message):
     def __init__(self, last_seq: _Optional[int] = ...) -> None: ...
 
 class CompleteJobRequest(_message.Message):
-    __slots__ = ("job_id", "lease_token", "outcome", "exit_code", "error", "artifacts", "score", "agent_version", "start_time", "end_time")
+    __slots__ = ("job_id", "lease_token", "outcome", "exit_code", "error", "artifacts", "score", "agent_version", "start_time", "end_time", "agent_name")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
@@ -598,6 +602,7 @@ class CompleteJobRequest(_message.Message):
     AGENT_VERSION_FIELD_NUMBER: _ClassVar[int]
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     END_TIME_FIELD_NUMBER: _ClassVar[int]
+    AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     lease_token: int
     outcome: _common_pb2.Outcome
@@ -608,7 +613,8 @@ class CompleteJobRequest(_message.Message):
     agent_version: str
     start_time: _timestamp_pb2.Timestamp
     end_time: _timestamp_pb2.Timestamp
-    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    agent_name: str
+    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_name: _Optional[str] = ...) -> None: ...
 
 class CompleteJobResponse(_message.Message):
     __slots__ = ("attempt", "retry_attempt_id")

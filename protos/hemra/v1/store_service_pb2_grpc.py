@@ -212,7 +212,8 @@ class StoreServiceServicer:
 
     def CancelRun(self, request, context):
         """Asks the run's unfinished attempts to stop; queued jobs end cancelled at
-        once, running ones learn it on their next heartbeat.
+        once, running ones learn it on their next heartbeat. Given an attempt or
+        job ID, cancels only that trial's unfinished attempt, at once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
