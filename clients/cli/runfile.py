@@ -103,6 +103,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         tasks=flags.tasks or data.get("tasks", []), exclude=flags.exclude or data.get("exclude", []),
         require=list(dict.fromkeys(data.get("require", []) + flags.require)),
         sandbox=flags.sandbox or sandbox.get("kind", "host"), sandbox_network=sandbox.get("network", ""),
+        sandbox_image=sandbox.get("image", ""),
         verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),
         verifier_network=verifier.get("network", ""),
         judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),

@@ -88,6 +88,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         driver = driver_for(job.harness)
         sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root,
                                mounts=await driver.mounts(job.harness), network=job.spec.sandbox_network,
+                               image=job.spec.sandbox_image,
                                endpoints=driver.endpoints(job.harness))
         await sandbox.prepare()
         await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))

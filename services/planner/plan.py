@@ -33,6 +33,7 @@ class Spec:
     require: list[str] = field(default_factory=list)
     sandbox: str = "host"
     sandbox_network: str = ""
+    sandbox_image: str = ""
     run_file: str = ""
     judges: list[str] = field(default_factory=list)
 
@@ -120,6 +121,7 @@ def _check_sandbox(spec: Spec) -> None:
         if requirement not in SANDBOXES[spec.sandbox]:
             raise PlanError(f"sandbox {spec.sandbox} cannot enforce {requirement}; choose a sandbox that does")
     _check_network(spec)
+    _check_image(spec)
 
 
 def _check_network(spec: Spec) -> None:
@@ -130,6 +132,13 @@ def _check_network(spec: Spec) -> None:
             raise PlanError(f"sandbox.network = {network!r}: the host sandbox always shares the host's network")
     elif network not in ("", "none") and "network_block" in spec.require:
         raise PlanError(f"sandbox.network = {network!r} opens the network, but the run requires network_block")
+
+
+def _check_image(spec: Spec) -> None:
+    """`[sandbox] image` rebases every task's environment; only a container sandbox can."""
+    if spec.sandbox_image and spec.sandbox != "docker":
+        raise PlanError(f"sandbox.image = {spec.sandbox_image!r}: only the docker sandbox builds task images "
+                        f"on another base (this run's sandbox is {spec.sandbox})")
 
 
 def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:

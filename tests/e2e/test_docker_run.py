@@ -85,6 +85,30 @@ def test_build_failure__infrastructure_failure_with_the_build_log_kept(hemra_env
         assert "cannot-build-this" in logged[0]["payload"]["text"]
 
 
+def test_sandbox_image__every_task_is_built_on_the_runs_base_image(hemra_env, tmp_path, docker_engine):
+    task = copy_task("reverse-lines", tmp_path / "elsewhere", "rebased")
+    dockerfile = task / "environment" / "Dockerfile"
+    # An image this engine has never seen: only the run's base image makes the task buildable.
+    dockerfile.write_text(dockerfile.read_text().replace("FROM debian:bookworm-slim", "FROM example.invalid/os:1"))
+    run_file = tmp_path / "run.toml"
+    run_file.write_text(f'datasets = ["{tmp_path / "elsewhere"}"]\nharnesses = ["oracle", "nop"]\n'
+                        'name = "rebased"\n[sandbox]\nkind = "docker"\nimage = "hemra-base:bookworm"\n')
+    result = hemra(hemra_env, "run", str(run_file), timeout=600)
+    assert result.returncode == 0, result.stderr + result.stdout
+    data = show(hemra_env, "rebased")
+    assert data["run"]["spec"]["sandbox_image"] == "hemra-base:bookworm"
+    rewards = {a["harness_name"]: a["score"]["rewards"]["reward"] for a in data["attempts"]}
+    assert rewards == {"oracle": 1.0, "nop": 0.0}
+    built = docker_engine.api.images(filters={"label": "hemra.task"})
+    assert any(tag.startswith("hemra-task:") and "-on-" in tag for image in built for tag in image["RepoTags"] or [])
+    on_host = hemra(hemra_env, "run", "-H", "nop", "-d", str(tmp_path / "elsewhere"), "--label", "host-image")
+    assert on_host.returncode == 0  # without [sandbox] image the host sandbox never builds images
+    run_file.write_text(run_file.read_text().replace('kind = "docker"', 'kind = "host"'))
+    refused = hemra(hemra_env, "run", str(run_file))
+    assert refused.returncode == 2
+    assert "sandbox.image = 'hemra-base:bookworm': only the docker sandbox builds task images" in refused.stderr
+
+
 def test_oom__the_tasks_own_memory_limit_killing_the_solution_is_a_result(hemra_env, tmp_path):
     task = copy_task("reverse-lines", tmp_path / "hungry", "hungry")
     toml = task / "task.toml"

@@ -290,3 +290,15 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
                 docker_engine.api.remove_container(container_id, force=True)
             except Exception:  # already removed by the test
                 pass
+
+
+def test_rebase__every_stage_from_an_image_starts_from_the_runs_base():
+    from services.executor.sandboxes.docker import rebase
+
+    dockerfile = ("FROM debian:bookworm-slim\nWORKDIR /app\n"
+                  "from --platform=linux/amd64 python:3.12 AS Build\nRUN make\n"
+                  "FROM build\nCOPY --from=build /out /out\n")
+    assert rebase(dockerfile, "hemra-base:bookworm") == (
+        "FROM hemra-base:bookworm\nWORKDIR /app\n"
+        "from --platform=linux/amd64 hemra-base:bookworm AS Build\nRUN make\n"
+        "FROM build\nCOPY --from=build /out /out\n")

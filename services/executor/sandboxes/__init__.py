@@ -5,7 +5,7 @@ from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, Sand
 
 def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
                  mounts: dict[str, str] | None = None, network: str = "",
-                 endpoints: list[tuple[str, int]] | None = None) -> Sandbox:
+                 endpoints: list[tuple[str, int]] | None = None, image: str = "") -> Sandbox:
     """A sandbox of `kind` for one attempt (not yet prepared). Vendor SDKs load lazily.
 
     `mounts` maps sandbox paths to host folders shown read-only inside (e.g. an
@@ -13,7 +13,8 @@ def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
     `[sandbox] network` ("" and "none": no network), for container sandboxes;
     the planner has checked it against `require`. `endpoints` are the (host,
     port) pairs the harness's agent must reach from inside (its model APIs): a
-    container without the host's network relays exactly those (see relay.py)."""
+    container without the host's network relays exactly those (see relay.py).
+    `image` is the run's `[sandbox] image` (docker only; the planner refuses it elsewhere)."""
     if kind == "host":
         from services.executor.sandboxes.host import HostSandbox
 
@@ -21,7 +22,7 @@ def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
     if kind == "docker":
         from services.executor.sandboxes.docker import DockerSandbox
 
-        return DockerSandbox(attempt_id, task, task_dir, work_root, mounts, network, endpoints)
+        return DockerSandbox(attempt_id, task, task_dir, work_root, mounts, network, endpoints, image)
     if kind == "modal":
         from services.executor.sandboxes.modal import ModalSandbox
 

@@ -15,10 +15,12 @@ their own so they never hold the event loop's shared pool.
 
 import asyncio
 import fcntl
+import hashlib
 import io
 import logging
 import os
 import posixpath
+import re
 import shlex
 import shutil
 import socket
@@ -98,31 +100,60 @@ def executor_labels() -> dict[str, str]:
     return {LABEL_EXECUTOR: f"{host}:{pid}", LABEL_HOST: host, LABEL_PID: pid}
 
 
-def image_tag(task) -> str:
-    return f"{IMAGE_REPOSITORY}:{task.digest.removeprefix('sha256:')[:24]}"
+def image_tag(task, base_image: str = "") -> str:
+    tag = f"{IMAGE_REPOSITORY}:{task.digest.removeprefix('sha256:')[:24]}"
+    return tag if not base_image else f"{tag}-on-{hashlib.sha256(base_image.encode()).hexdigest()[:12]}"
 
 
-def ensure_image(task, task_dir: Path) -> str:
-    """The task's image, built once per task digest (blocking). Concurrent calls for one
-    task, in this process or another on the host, wait for a single build."""
+def ensure_image(task, task_dir: Path, base_image: str = "") -> str:
+    """The task's image, built once per task digest (and base image) (blocking). Concurrent
+    calls for one task, in this process or another on the host, wait for a single build.
+
+    With `base_image` (a run's [sandbox] image) the task's Dockerfile is built FROM it."""
     dockerfile = task_dir / "environment" / "Dockerfile"
     api = client().api
     errors = _errors()
     if not dockerfile.is_file():
-        return _prebuilt(api, errors, task)
-    tag = image_tag(task)
+        return _prebuilt(api, errors, task, base_image)
+    tag = image_tag(task, base_image)
     with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
         try:
             api.inspect_image(tag)
             return tag
         except errors.ImageNotFound:
             pass
-        _build(api, errors, task, task_dir / "environment", tag)
+        if not base_image:
+            _build(api, errors, task, task_dir / "environment", tag)
+        else:
+            with tempfile.TemporaryDirectory(prefix="hemra-rebased-") as folder:
+                rebased = Path(folder) / "Dockerfile"
+                rebased.write_text(rebase(dockerfile.read_text(), base_image))
+                _build(api, errors, task, task_dir / "environment", tag, str(rebased))
     return tag
 
 
-def _prebuilt(api, errors, task) -> str:
-    image = task.environment.base_image
+def rebase(dockerfile: str, base_image: str) -> str:
+    """The Dockerfile with every stage that starts FROM an image (not FROM an earlier
+    stage) starting FROM `base_image`; platform flags and stage names are kept."""
+    stages: set[str] = set()
+
+    def replace(match: re.Match) -> str:
+        flags, image, alias = match.group("flags") or "", match.group("image"), match.group("alias")
+        if alias:
+            stages.add(alias.split()[-1].lower())
+        if image.lower() in stages:
+            return match.group(0)
+        return f"{match.group('lead')}{flags}{base_image}{alias or ''}"
+
+    return _FROM.sub(replace, dockerfile)
+
+
+_FROM = re.compile(r"^(?P<lead>[ \t]*FROM[ \t]+)(?P<flags>(?:--\S+[ \t]+)*)(?P<image>\S+)(?P<alias>[ \t]+AS[ \t]+\S+)?",
+                   re.IGNORECASE | re.MULTILINE)
+
+
+def _prebuilt(api, errors, task, base_image: str = "") -> str:
+    image = base_image or task.environment.base_image
     if not image:
         raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
     try:
@@ -133,11 +164,11 @@ def _prebuilt(api, errors, task) -> str:
     return image
 
 
-def _build(api, errors, task, context: Path, tag: str) -> None:
+def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Dockerfile") -> None:
     lines, error = [], ""
     network = os.environ.get(BUILD_NETWORK_VAR) or None
     try:
-        for chunk in api.build(path=str(context), dockerfile="Dockerfile", tag=tag, rm=True, forcerm=True,
+        for chunk in api.build(path=str(context), dockerfile=dockerfile, tag=tag, rm=True, forcerm=True,
                                pull=False, decode=True, network_mode=network,
                                labels={LABEL_TASK: task.digest}):
             lines.append(chunk.get("stream") or chunk.get("status") or "")
@@ -209,7 +240,7 @@ class DockerSandbox(Sandbox):
     enforces = ENFORCES["docker"]
 
     def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, network: str = "", endpoints=None):
+                 mounts: dict[str, str] | None = None, network: str = "", endpoints=None, image: str = ""):
         self.attempt_id = attempt_id
         self.task = task
         self.task_dir = task_dir
@@ -218,6 +249,8 @@ class DockerSandbox(Sandbox):
         self.mounts = dict(mounts or {})
         #: "none" unless the run opened it ([sandbox] network): then it enforces no network_block.
         self.network = network or "none"
+        #: The run's [sandbox] image: every task's environment is built on it instead.
+        self.base_image = image
         if self.network != "none":
             self.enforces = ENFORCES["docker"] - {"network_block"}
         self.container_id = ""
@@ -232,7 +265,7 @@ class DockerSandbox(Sandbox):
     # --- life cycle -------------------------------------------------------
     async def prepare(self) -> None:
         await asyncio.to_thread(self._prepare_folder)
-        image = await asyncio.to_thread(ensure_image, self.task, self.task_dir)
+        image = await asyncio.to_thread(ensure_image, self.task, self.task_dir, self.base_image)
         await self.relay.open()
         await asyncio.to_thread(self._start, image)
         await asyncio.to_thread(self._launch_relay)
