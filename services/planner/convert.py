@@ -14,6 +14,7 @@ def spec_from_proto(message: pb.RunSpec) -> Spec:
                 max_infra_retries=message.max_infra_retries, tasks=list(message.tasks),
                 exclude=list(message.exclude), require=list(message.require), sandbox=message.sandbox or "host",
                 sandbox_network=message.sandbox_network, sandbox_image=message.sandbox_image,
+                verifier_network=message.verifier_network,
                 run_file=message.run_file, judges=list(message.judges))
 
 

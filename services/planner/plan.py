@@ -34,6 +34,7 @@ class Spec:
     sandbox: str = "host"
     sandbox_network: str = ""
     sandbox_image: str = ""
+    verifier_network: str = ""
     run_file: str = ""
     judges: list[str] = field(default_factory=list)
 
@@ -122,6 +123,7 @@ def _check_sandbox(spec: Spec) -> None:
             raise PlanError(f"sandbox {spec.sandbox} cannot enforce {requirement}; choose a sandbox that does")
     _check_network(spec)
     _check_image(spec)
+    _check_verifier_network(spec)
 
 
 def _check_network(spec: Spec) -> None:
@@ -139,6 +141,14 @@ def _check_image(spec: Spec) -> None:
     if spec.sandbox_image and spec.sandbox != "docker":
         raise PlanError(f"sandbox.image = {spec.sandbox_image!r}: only the docker sandbox builds task images "
                         f"on another base (this run's sandbox is {spec.sandbox})")
+
+
+def _check_verifier_network(spec: Spec) -> None:
+    """Verifiers run in the attempt's sandbox with its network: nothing else is offered yet,
+    so any other value is refused rather than ignored."""
+    if spec.verifier_network not in ("", "none"):
+        raise PlanError(f"verifier.network = {spec.verifier_network!r}: verifiers run with the sandbox's own "
+                        "network in this version; only \"none\" (the default) is accepted")
 
 
 def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:

@@ -148,6 +148,18 @@ def test_resolve__sandbox_network_checked_against_the_sandbox_and_require(projec
         _resolve(project, sandbox="host", sandbox_network="none")
 
 
+def test_resolve__verifier_network_other_than_none_refused(project):
+    assert _resolve(project, verifier_network="none").trials
+    with pytest.raises(PlanError, match="verifier.network = 'bridge': verifiers run with the sandbox's own network"):
+        _resolve(project, verifier_network="bridge")
+
+
+def test_resolve__sandbox_image_only_on_docker(project):
+    assert _resolve(project, sandbox="docker", sandbox_image="hemra-base:bookworm").trials
+    with pytest.raises(PlanError, match="sandbox.image = 'x:1': only the docker sandbox"):
+        _resolve(project, sandbox="host", sandbox_image="x:1")
+
+
 def test_resolve__run_in_dockerfile_needs_container(project):
     make_task(project / "ds" / "c", dockerfile="FROM ubuntu\nWORKDIR /app\n\nRUN apt-get install -y gcc\n")
     with pytest.raises(PlanError) as info:
