@@ -34,11 +34,18 @@ class ImporterServicer(ipb_grpc.ImporterServiceServicer):
             results, entries = await asyncio.to_thread(_read, root, request.swebench_version)
         except ImportProblem as exc:
             raise ServiceError(str(exc), grpc.StatusCode.INVALID_ARGUMENT) from None
-        by_path = await record.upload(self.store, entries)
-        tasks_dir = Path(request.tasks_dir).resolve() if request.tasks_dir else None
-        pinned = await record.pin_tasks(self.planner, results, root, tasks_dir)
-        label = request.label or root.name
-        response = await self.store.RecordRun(record.build_request(results, root, label, entries, by_path, pinned))
+        # The store writes the blobs while the records are built; they are recorded once
+        # every blob is stored.
+        upload = asyncio.create_task(record.upload(self.store, entries))
+        try:
+            tasks_dir = Path(request.tasks_dir).resolve() if request.tasks_dir else None
+            pinned = await record.pin_tasks(self.planner, results, root, tasks_dir)
+            label = request.label or root.name
+            by_path = {e.path: e.digest for e in entries if not e.is_dir}
+            plan = await asyncio.to_thread(record.build_request, results, root, label, entries, by_path, pinned)
+        finally:
+            await upload
+        response = await self.store.RecordRun(plan)
         return ipb.ImportResultsResponse(import_id=response.run.id)
 
 

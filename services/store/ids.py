@@ -1,6 +1,7 @@
 """Record IDs that sort by creation time, and content digests."""
 
 import secrets
+import threading
 import time
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
@@ -14,12 +15,34 @@ PREFIXES = {"run": "r", "cell": "c", "trial": "t", "attempt": "a", "job": "j", "
 _RANDOM_CHARS = 8
 
 
+class _Sequence:
+    """The random part of IDs made in one millisecond by this process goes up by one from
+    the first (as ULIDs do), so IDs made in order sort in order even within a millisecond."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.millis, self.bits = -1, 0
+
+    def next(self, millis: int) -> int:
+        with self.lock:
+            if millis == self.millis:
+                self.bits = (self.bits + 1) & _MASK
+            else:
+                self.millis, self.bits = millis, secrets.randbits(5 * _RANDOM_CHARS)
+            return self.bits
+
+
+_MASK = (1 << (5 * _RANDOM_CHARS)) - 1
+_SEQUENCE = _Sequence()
+
+
 def new_id(kind: str, now: float | None = None) -> str:
-    """`<prefix>-<10 chars of milliseconds><8 random chars>`; sorts by time."""
+    """`<prefix>-<10 chars of milliseconds><8 random chars>`; sorts by time, and within one
+    millisecond of one process by the order they were made."""
     millis = int((time.time() if now is None else now) * 1000)
     stamp = "".join(_ALPHABET[(millis >> shift) & 31] for shift in range(45, -5, -5))
-    bits = secrets.randbits(5 * _RANDOM_CHARS)  # one call: imports make IDs by the 10,000
-    rand = "".join(_ALPHABET[(bits >> (5 * i)) & 31] for i in range(_RANDOM_CHARS))
+    bits = _SEQUENCE.next(millis)
+    rand = "".join(_ALPHABET[(bits >> shift) & 31] for shift in range(5 * _RANDOM_CHARS - 5, -5, -5))
     return f"{PREFIXES[kind]}-{stamp}{rand}"
 
 
