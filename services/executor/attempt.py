@@ -98,7 +98,8 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         artifacts = await _collect(sandbox, deps.store)
         await events.flush()
         await _complete(deps, job, _OUTCOMES[result.outcome], result.exit_code, result.error, started,
-                        artifacts=artifacts, score=score, agent_version=result.agent_version)
+                        artifacts=artifacts, score=score, agent_version=result.agent_version,
+                        agent_name=job.harness.agent)
     except Stop as stopped:
         if stopped.reason == "cancelled":
             await _finish_quietly(events)
@@ -232,10 +233,11 @@ async def _collect(sandbox: Sandbox, store) -> list[pb.Artifact]:
 
 
 async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, started: float,
-                    artifacts=(), score: pb.Score | None = None, agent_version: str = "") -> None:
+                    artifacts=(), score: pb.Score | None = None, agent_version: str = "",
+                    agent_name: str = "") -> None:
     request = spb.CompleteJobRequest(job_id=job.id, lease_token=job.lease_token, outcome=outcome,
                                      exit_code=exit_code, error=error, artifacts=list(artifacts),
-                                     agent_version=agent_version)
+                                     agent_version=agent_version, agent_name=agent_name)
     if score is not None:
         request.score.CopyFrom(score)
     request.start_time.FromNanoseconds(int(started * 1e9))
