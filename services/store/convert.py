@@ -14,7 +14,7 @@ def timestamp(seconds: float | None) -> Timestamp | None:
     if seconds is None:
         return None
     ts = Timestamp()
-    ts.FromNanoseconds(int(seconds * 1e9))
+    ts.FromNanoseconds(round(seconds * 1e9))  # round: seconds read back from nanoseconds map to the same ones
     return ts
 
 
@@ -118,7 +118,7 @@ def event_to_proto(event) -> pb.Event:
                        payload_json=event.payload,
                        payload_bytes=size if size is not None else len(event.payload.encode()),
                        payload_cut=getattr(event, "payload_cut", False))
-    message.duration.FromNanoseconds(int(event.duration * 1e9))
+    message.duration.FromNanoseconds(round(event.duration * 1e9))
     return message
 
 
