@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import asyncpg
 
-from services.store import queue, records
+from services.store import queue
 from services.store.errors import Unavailable
 
 #: The claimed job, its attempt (every column), and its trial and cell.
@@ -71,7 +71,7 @@ WITH closed AS (
 ), finished AS (
     UPDATE attempts SET state = 'finished', outcome = $4, exit_code = $5, error = $6, artifacts = $7::json,
                         score = $8::json, agent_version = $9, end_time = $10,
-                        start_time = COALESCE($11, attempts.start_time), verdict = $12
+                        start_time = COALESCE($11, attempts.start_time), verdict = $12, agent_name = $13
     FROM closed WHERE attempts.id = closed.attempt_id
     RETURNING attempts.*
 )
@@ -103,9 +103,7 @@ class FastQueue:
         except _CONNECTION_ERRORS as exc:  # the database is away: workers back off and ask again
             raise Unavailable(f"the database is unavailable: {type(exc).__name__}: {exc}") from None
 
-    async def claim(self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float,
-                    run_id: str = "") -> tuple[SimpleNamespace, SimpleNamespace, "queue.TrialInfo",
-                                               "queue.CellInfo"] | None:
+    async def claim(self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float, run_id: str = ""):
         """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
         rows are the caller's to look up (usually cached)."""
         if run_id:
@@ -125,13 +123,15 @@ class FastQueue:
         row = await self._fetchrow(HEARTBEAT, job_id, token, now, expire)
         return None if row is None else (expire, bool(row[0]))
 
-    async def complete(self, job_id: str, token: int, done: "queue.Completion", now: float):
-        """The finished attempt, or None when the guard did not match (the caller finds out why)."""
+    async def complete(self, job_id: str, token: int, done: queue.Completion, now: float):
+        """The finished attempt, or None when the guard did not match (the caller finds out why).
+        Only for results: an infrastructure failure may queue a retry (queue.complete)."""
         values = queue.closing_values(done, now)
         row = await self._fetchrow(
             COMPLETE, job_id, token, now, values["outcome"], values["exit_code"], values["error"],
             json.dumps(values["artifacts"]), None if values["score"] is None else json.dumps(values["score"]),
-            values["agent_version"], values["end_time"], values.get("start_time"), values["verdict"])
+            values["agent_version"], values["end_time"], values.get("start_time"), values["verdict"],
+            values["agent_name"])
         return None if row is None else _attempt(row)
 
 
@@ -145,8 +145,3 @@ def _attempt(row) -> SimpleNamespace:
     attempt.score = None if attempt.score is None else json.loads(attempt.score)
     attempt.artifacts = [] if attempt.artifacts is None else json.loads(attempt.artifacts)
     return attempt
-
-
-def usable(done: "queue.Completion") -> bool:
-    """Whether a completion takes the one-statement path (see COMPLETE)."""
-    return done.outcome != records.INFRA_FAILED

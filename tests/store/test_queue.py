@@ -150,9 +150,14 @@ async def test_complete__stale_and_repeated_tokens_on_the_hot_path(store):
     claimed = await store.claim_job("w1", 30)
     with pytest.raises(LeaseLost):
         await store.complete_job(claimed.job.id, claimed.job.lease_token + 1, queue.Completion(records.COMPLETED))
-    first = await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+    first = await store.complete_job(claimed.job.id, claimed.job.lease_token,
+                                     queue.Completion(records.COMPLETED, agent_version="2.1", agent_name="agent-x",
+                                                      score={"state": "SCORE_STATE_SCORED"}))
     again = await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
     assert first[0].id == again[0].id and again[0].outcome == records.COMPLETED
+    for attempt in (first[0], again[0]):  # every column the completion carries, on either path
+        assert (attempt.agent_version, attempt.agent_name, attempt.score) == ("2.1", "agent-x",
+                                                                             {"state": "SCORE_STATE_SCORED"})
     assert (first[1].id, first[3]) == (again[1].id, again[3]) == (claimed.trial.id, "")
 
 
