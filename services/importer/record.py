@@ -1,5 +1,6 @@
 """Turn imported results into one RecordRun request: pin what can be pinned, keep every file."""
 
+import asyncio
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -14,7 +15,11 @@ from services.importer.tree import Entry
 _OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
              "timed_out": pb.OUTCOME_TIMED_OUT, "infra_failed": pb.OUTCOME_INFRA_FAILED,
              "cancelled": pb.OUTCOME_CANCELLED}
-_BATCH_BYTES = 16 * 1024 * 1024
+#: PutBlobs batches: small enough that the store writes one while the next is sent, and
+#: two in flight so that both CPUs work (the store writes each batch in a thread).
+_BATCH_BYTES = 4 * 1024 * 1024
+_BATCH_BLOBS = 4096
+_IN_FLIGHT = 2
 
 
 async def upload(store, entries: list[Entry]) -> dict[str, str]:
@@ -22,20 +27,36 @@ async def upload(store, entries: list[Entry]) -> dict[str, str]:
     by_path = {e.path: e.digest for e in entries if not e.is_dir}
     missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(set(by_path.values())))))
                   .missing)
-    batch, size, sent = [], 0, set()
+    pending: set[asyncio.Task] = set()
+    try:
+        for batch in _batches(entries, missing):
+            if len(pending) >= _IN_FLIGHT:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # a refused batch stops the upload
+            pending.add(asyncio.create_task(store.PutBlobs(spb.PutBlobsRequest(blobs=batch))))
+        for task in pending:
+            await task
+    finally:
+        for task in pending:
+            task.cancel()
+    return by_path
+
+
+def _batches(entries: list[Entry], missing: set[str]):
+    """The missing blobs, each once, in batches of about _BATCH_BYTES."""
+    batch, size = [], 0
     for entry in entries:
-        digest = by_path.get(entry.path)
-        if entry.is_dir or digest not in missing or digest in sent:
+        if entry.is_dir or entry.digest not in missing:
             continue
-        batch.append(spb.Blob(digest=digest, data=entry.data))
-        sent.add(digest)
+        missing.discard(entry.digest)
+        batch.append(spb.Blob(digest=entry.digest, data=entry.data))
         size += len(entry.data)
-        if size >= _BATCH_BYTES:
-            await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
+        if size >= _BATCH_BYTES or len(batch) >= _BATCH_BLOBS:
+            yield batch
             batch, size = [], 0
     if batch:
-        await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
-    return by_path
+        yield batch
 
 
 async def pin_tasks(planner, results: ImportedResults, root: Path,
