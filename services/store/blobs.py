@@ -61,7 +61,7 @@ class BlobStore:
     def _write(self, path: str, data: bytes) -> None:
         """Write under a temporary name and rename: a blob is never seen half-written."""
         if os.path.exists(path):
-            return
+            return  # never rewritten (tasks pinned again send every file again)
         fd, tmp = _new_file(os.path.dirname(path))
         try:
             try:
