@@ -1,6 +1,5 @@
 """Turn imported results into one RecordRun request: pin what can be pinned, keep every file."""
 
-import asyncio
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -15,11 +14,9 @@ from services.importer.tree import Entry
 _OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
              "timed_out": pb.OUTCOME_TIMED_OUT, "infra_failed": pb.OUTCOME_INFRA_FAILED,
              "cancelled": pb.OUTCOME_CANCELLED}
-#: PutBlobs batches: small enough that the store writes one while the next is sent, and
-#: two in flight so that both CPUs work (the store writes each batch in a thread).
-_BATCH_BYTES = 4 * 1024 * 1024
-_BATCH_BLOBS = 4096
-_IN_FLIGHT = 2
+#: PutBlobs batches, one at a time: measured on 2 CPUs, 16 MB batches sent one after another
+#: beat 1 or 4 MB ones with two in flight (two store threads creating files contend).
+_BATCH_BYTES = 16 * 1024 * 1024
 
 
 async def upload(store, entries: list[Entry]) -> dict[str, str]:
@@ -27,19 +24,8 @@ async def upload(store, entries: list[Entry]) -> dict[str, str]:
     by_path = {e.path: e.digest for e in entries if not e.is_dir}
     missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(set(by_path.values())))))
                   .missing)
-    pending: set[asyncio.Task] = set()
-    try:
-        for batch in _batches(entries, missing):
-            if len(pending) >= _IN_FLIGHT:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()  # a refused batch stops the upload
-            pending.add(asyncio.create_task(store.PutBlobs(spb.PutBlobsRequest(blobs=batch))))
-        for task in pending:
-            await task
-    finally:
-        for task in pending:
-            task.cancel()
+    for batch in _batches(entries, missing):
+        await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
     return by_path
 
 
@@ -52,7 +38,7 @@ def _batches(entries: list[Entry], missing: set[str]):
         missing.discard(entry.digest)
         batch.append(spb.Blob(digest=entry.digest, data=entry.data))
         size += len(entry.data)
-        if size >= _BATCH_BYTES or len(batch) >= _BATCH_BLOBS:
+        if size >= _BATCH_BYTES:
             yield batch
             batch, size = [], 0
     if batch:
