@@ -471,15 +471,19 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
     # Floor and import interleaved, IMPORT_SAMPLES times each (cp, import, cp, import, ...), so a
     # shared machine's load swings hit both alike; medians are compared. The page cache holds the
     # job (just written, nothing dropped); `sync` (not timed) runs before each timing.
+    # Nothing is deleted until every sample is taken: on ext4 without a journal (this machine's
+    # root), each new file's inode search skips the inodes freed in the last minutes one by one,
+    # so removing a 145,000-entry copy just before a timing makes that timing pay for it.
     conditions = {"cp": [], "import": []}
-    cp_samples, cp_syncs, import_samples, import_syncs, out = [], [], [], [], ""
+    cp_samples, cp_syncs, import_samples, import_syncs, out, leftovers = [], [], [], [], "", []
     for sample in range(IMPORT_SAMPLES):
         sync()
         conditions["cp"].append(pressure())
-        seconds, _ = timed(["cp", "-r", job, scratch / "copy"])
+        copy = scratch / f"copy-{sample}"
+        seconds, _ = timed(["cp", "-r", job, copy])
         cp_samples.append(seconds)
         cp_syncs.append(sync())
-        shutil.rmtree(scratch / "copy")
+        leftovers.append(copy)
         print(f"cp -r #{sample + 1}: {seconds:.2f} s (then sync {cp_syncs[-1]:.2f} s){load_note()}", flush=True)
         home = scratch / ("home-import" if sample == IMPORT_SAMPLES - 1 else f"home-import-{sample}")
         sync()
@@ -490,7 +494,9 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
         print(f"hemra import #{sample + 1}: {seconds:.2f} s (then sync {import_syncs[-1]:.2f} s): {out.strip()}"
               f"{load_note()}", flush=True)
         if home.name != "home-import":
-            shutil.rmtree(home)
+            leftovers.append(home)
+    for leftover in leftovers:
+        shutil.rmtree(leftover)
     cp_s, import_s = statistics.median(cp_samples), statistics.median(import_samples)
     cp_sync_s, import_sync_s = statistics.median(cp_syncs), statistics.median(import_syncs)
     home = scratch / "home-import"

@@ -14,6 +14,8 @@ from services.importer.tree import Entry
 _OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
              "timed_out": pb.OUTCOME_TIMED_OUT, "infra_failed": pb.OUTCOME_INFRA_FAILED,
              "cancelled": pb.OUTCOME_CANCELLED}
+#: PutBlobs batches, one at a time: measured on 2 CPUs, 16 MB batches sent one after another
+#: beat 1 or 4 MB ones with two in flight (two store threads creating files contend).
 _BATCH_BYTES = 16 * 1024 * 1024
 
 
@@ -22,20 +24,25 @@ async def upload(store, entries: list[Entry]) -> dict[str, str]:
     by_path = {e.path: e.digest for e in entries if not e.is_dir}
     missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(set(by_path.values())))))
                   .missing)
-    batch, size, sent = [], 0, set()
-    for entry in entries:
-        digest = by_path.get(entry.path)
-        if entry.is_dir or digest not in missing or digest in sent:
-            continue
-        batch.append(spb.Blob(digest=digest, data=entry.data))
-        sent.add(digest)
-        size += len(entry.data)
-        if size >= _BATCH_BYTES:
-            await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
-            batch, size = [], 0
-    if batch:
+    for batch in _batches(entries, missing):
         await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
     return by_path
+
+
+def _batches(entries: list[Entry], missing: set[str]):
+    """The missing blobs, each once, in batches of about _BATCH_BYTES."""
+    batch, size = [], 0
+    for entry in entries:
+        if entry.is_dir or entry.digest not in missing:
+            continue
+        missing.discard(entry.digest)
+        batch.append(spb.Blob(digest=entry.digest, data=entry.data))
+        size += len(entry.data)
+        if size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 async def pin_tasks(planner, results: ImportedResults, root: Path,

@@ -283,7 +283,7 @@ class Store:
 
     async def put_blobs(self, blobs: list[tuple[str, bytes]]) -> list[str]:
         # In a thread: writing files would hold up every other call this store serves.
-        digests = await asyncio.to_thread(lambda: [self.blobs.put(data, expected) for expected, data in blobs])
+        digests = await asyncio.to_thread(self.blobs.put_many, blobs)
         async with self.sessions.begin() as session:
             await records.record_blobs(session, [(d, len(b)) for d, (_, b) in zip(digests, blobs)], self.clock())
         return digests

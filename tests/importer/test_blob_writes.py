@@ -1,0 +1,50 @@
+"""The blob writes an import makes: checked before written, atomic, byte for byte."""
+
+import hashlib
+import os
+
+import pytest
+
+from services.store import blobs as blob_module
+from services.store.blobs import BlobStore
+from services.store.errors import InvalidArgument
+
+
+def digest_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def files_under(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_put_many__a_wrong_digest_anywhere_writes_nothing(tmp_path):
+    store = BlobStore(tmp_path)
+    good = [(digest_of(b"a"), b"a"), (digest_of(b"b"), b"b")]
+    with pytest.raises(InvalidArgument, match="blob digest mismatch"):
+        store.put_many([*good, (digest_of(b"c"), b"not c")])
+    assert files_under(tmp_path) == []
+
+
+def test_put_many__bytes_kept_exactly_and_no_temporary_left(tmp_path):
+    store = BlobStore(tmp_path)
+    datas = [b"", b"no newline at the end", b"\x00\xff" * 70_000, b"no newline at the end"]
+    assert store.put_many([("", d) for d in datas]) == [digest_of(d) for d in datas]
+    for data in datas:
+        assert store.get(digest_of(data)) == data
+    assert not [name for name in files_under(tmp_path) if ".tmp-" in name]
+    assert len(files_under(tmp_path)) == 3  # the same bytes twice are one blob
+
+
+def test_put_many__a_temporary_name_left_by_an_earlier_process_is_skipped(tmp_path):
+    store = BlobStore(tmp_path)
+    data = b"after a crash"
+    folder = tmp_path / "sha256" / digest_of(data)[7:9]
+    folder.mkdir(parents=True)
+    following = next(blob_module._TMP_NAMES) + 1
+    stale = [folder / f".tmp-{os.getpid()}-{following + k}" for k in range(3)]
+    for path in stale:
+        path.write_bytes(b"half")
+    assert store.put(data) == digest_of(data)
+    assert store.get(digest_of(data)) == data
+    assert all(p.read_bytes() == b"half" for p in stale)  # not overwritten, not removed
