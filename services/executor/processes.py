@@ -25,3 +25,15 @@ def kill_group(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def alive(pid: int) -> bool:
+    """Whether a process with this ID runs on this host (an executor's, whose leftovers
+    must then be kept)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

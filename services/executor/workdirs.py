@@ -6,6 +6,8 @@ import shutil
 import socket
 from pathlib import Path
 
+from services.executor.processes import alive
+
 
 def own_work_root(home: Path) -> Path:
     root = home / "work" / f"{socket.gethostname()}-{os.getpid()}"
@@ -23,17 +25,7 @@ def remove_orphans(home: Path) -> list[Path]:
         if not name.startswith(prefix) or not name[len(prefix):].isdigit():
             continue
         pid = int(name[len(prefix):])
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not alive(pid):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from services.store import records
 from services.store import tables as t
 from services.store.errors import InvalidArgument, NotFound
-from services.store.report import TrialResult, load_trials, scorer_key, why_not
+from services.store.report import TrialResult, load_trials, why_not
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202

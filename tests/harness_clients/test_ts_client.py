@@ -10,8 +10,6 @@ import shutil
 import subprocess
 import time
 
-import grpc
-
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.store import compare
+from services.store import compare, report
 from services.store.report import TrialResult
 
 TASKS = [f"sha256:task{i}" for i in range(6)]
@@ -45,7 +45,7 @@ def test_pairing__never_mixes_scorers_reward_names_or_judge_models(trials_a, tri
     paired = {task["taskDigest"] for task in result["tasks"]}
     for digest in paired:
         graded = [x for x in a.trials[digest] + b.trials[digest] if x.is_graded]
-        assert len({compare.scorer_key(x) for x in graded}) == 1
+        assert len({report.scorer_key(x) for x in graded}) == 1
         assert all(x.is_graded for x in graded) and graded
     names = {task["taskName"] for task in result["tasks"]}
     flagged = {item["taskName"] for item in result["notComparable"]}

@@ -32,6 +32,7 @@ import time
 import uuid
 from pathlib import Path
 
+from services.executor import processes
 from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.relay import Relay
 
@@ -204,7 +205,7 @@ def remove_orphans(alive=None) -> list[str]:
     nothing when no engine is configured or reachable. Returns the removed IDs."""
     if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
         return []
-    alive = alive or _alive
+    alive = alive or processes.alive
     try:
         api = client().api
         found = api.containers(all=True, filters={"label": [f"{LABEL_HOST}={socket.gethostname()}"]})
@@ -224,16 +225,6 @@ def remove_orphans(alive=None) -> list[str]:
         except _errors().APIError as exc:
             logger.warning("could not remove orphan container %s: %s", container["Id"][:12], exc)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class DockerSandbox(Sandbox):
