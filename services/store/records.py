@@ -159,22 +159,7 @@ def _empty_progress() -> dict[str, int]:
 
 async def run_progress(session: AsyncSession, run_id: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
     """Counts over each trial's latest attempt, for the run and per cell, in one aggregate query."""
-    newer = aliased(t.Attempt)
-    latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
-    query = (select(t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict, func.count())
-             .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
-             .where(t.Attempt.run_id == run_id, latest)
-             .group_by(t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict))
-    total, cells = _empty_progress(), {}
-    for cell_id, state, verdict_, count in (await session.execute(query)).all():
-        for counts in (total, cells.setdefault(cell_id, _empty_progress())):
-            counts["trials"] += count
-            if state == "finished":
-                counts["done"] += count
-                counts[verdict_ or "errored"] += count
-            else:
-                counts[state] += count
-    return total, cells
+    return (await runs_progress(session, [run_id]))[run_id]
 
 
 async def cells_of_runs(session: AsyncSession, run_ids: list[str]) -> dict[str, list[t.Cell]]:

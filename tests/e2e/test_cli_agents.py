@@ -59,13 +59,14 @@ def _workspace(tmp_path: Path, agent: str, version: str | None = None) -> Path:
 
 
 def _run(hemra_env, tools: Path, server: ModelServer, workspace: Path, agent: str, label: str,
-         timeout: int | None = None) -> dict:
+         timeout: int | None = None, flags: tuple[str, ...] = ()) -> dict:
+    """`hemra run` of one agent on reverse-lines against `server`; the attempt with its events."""
     key, url = ENV[agent]
     env = dict(hemra_env, HEMRA_TOOLS_DIR=str(tools), **{key: KEY, url: server.url + ("/v1" if "OPENAI" in url
                                                                                         else "")})
     extra = ["--timeout", str(timeout)] if timeout else []
     result = hemra(env, "run", "-H", agent, "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", label,
-                   *extra, cwd=workspace, timeout=900)
+                   *extra, *flags, cwd=workspace, timeout=900)
     assert result.returncode == 0, result.stderr + result.stdout
     [attempt] = show(env, label)["attempts"]
     attempt["events"] = show(env, attempt["id"], "--events")["events"]

@@ -7,27 +7,12 @@ import socket
 
 import pytest
 
-from tests.e2e.helpers import hemra, show
-from tests.e2e.test_cli_agents import (API_PATH, ENV, KEY, MODEL, PINNED, SOLVE, TOOL_CALL, _of, _workspace,
+from tests.e2e.test_cli_agents import (API_PATH, KEY, MODEL, PINNED, SOLVE, TOOL_CALL, _of, _run, _workspace,
                                        agent_clis, model_server)
 from tests.modelserver import parse
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.usefixtures("docker_engine")]
 __all__ = ["agent_clis", "model_server"]  # fixtures, used by name
-
-
-def _run_docker(hemra_env, tools, server, workspace, agent: str, label: str) -> dict:
-    key, url = ENV[agent]
-    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(tools), **{key: KEY, url: server.url + ("/v1" if "OPENAI" in url
-                                                                                        else "")})
-    result = hemra(env, "run", "-H", agent, "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", label,
-                   "--sandbox", "docker", "--require", "network_block", cwd=workspace, timeout=600)
-    assert result.returncode == 0, result.stderr + result.stdout
-    [attempt] = show(env, label)["attempts"]
-    attempt["events"] = show(env, attempt["id"], "--events")["events"]
-    for e in attempt["events"]:
-        e["data"] = json.loads(e["payload"]) if isinstance(e.get("payload"), str) else e.get("payload", {})
-    return attempt
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
@@ -38,8 +23,8 @@ def test_cli_docker__agent_reaches_only_its_model_and_solves_the_task(agent, age
         other.listen()
         probe = f"(echo > /dev/tcp/127.0.0.1/{other.getsockname()[1]}) 2>/dev/null && echo reached-$((40 + 2)) || echo blocked-$((1 + 1))"
         model_server.script = parse([{"shell": f"{probe}; {SOLVE}"}, {"text": "Reversed the steps."}])
-        attempt = _run_docker(hemra_env, agent_clis, model_server, _workspace(tmp_path, agent), agent,
-                              f"docker-{agent}")
+        attempt = _run(hemra_env, agent_clis, model_server, _workspace(tmp_path, agent), agent, f"docker-{agent}",
+                       flags=("--sandbox", "docker", "--require", "network_block"))
 
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
     assert attempt["score"]["rewards"] == {"reward": 1.0}
