@@ -1,5 +1,6 @@
 """Turn imported results into one RecordRun request: pin what can be pinned, keep every file."""
 
+import asyncio
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -9,40 +10,29 @@ from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
 from services.importer.results import ImportedResults, ImportedTrial
-from services.importer.tree import Entry
+from services.importer.tree import Entry, tree_json
 
 _OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
              "timed_out": pb.OUTCOME_TIMED_OUT, "infra_failed": pb.OUTCOME_INFRA_FAILED,
              "cancelled": pb.OUTCOME_CANCELLED}
-#: PutBlobs batches, one at a time: measured on 2 CPUs, 16 MB batches sent one after another
-#: beat 1 or 4 MB ones with two in flight (two store threads creating files contend).
-_BATCH_BYTES = 16 * 1024 * 1024
-
-
-async def upload(store, entries: list[Entry]) -> dict[str, str]:
-    """Put every file's bytes in the blob store; path -> digest."""
-    by_path = {e.path: e.digest for e in entries if not e.is_dir}
-    missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(set(by_path.values())))))
-                  .missing)
-    for batch in _batches(entries, missing):
-        await store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
-    return by_path
-
-
-def _batches(entries: list[Entry], missing: set[str]):
-    """The missing blobs, each once, in batches of about _BATCH_BYTES."""
-    batch, size = [], 0
-    for entry in entries:
-        if entry.is_dir or entry.digest not in missing:
+async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
+    """Put the bytes of every file batch from `batches` (until None) in the blob store, each
+    distinct blob once. One batch is in flight at a time: on 2 CPUs two store threads creating
+    files contend, while the reader fills the next batch."""
+    asked: set[str] = set()
+    while (files := await batches.get()) is not None:
+        fresh = {e.digest for e in files} - asked
+        asked |= fresh
+        if not fresh:
             continue
-        missing.discard(entry.digest)
-        batch.append(spb.Blob(digest=entry.digest, data=entry.data))
-        size += len(entry.data)
-        if size >= _BATCH_BYTES:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+        missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(fresh)))).missing)
+        blobs = []
+        for entry in files:
+            if entry.digest in missing:
+                missing.discard(entry.digest)
+                blobs.append(spb.Blob(digest=entry.digest, data=entry.data))
+        if blobs:
+            await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs))
 
 
 async def pin_tasks(planner, results: ImportedResults, root: Path,
@@ -83,7 +73,8 @@ def _absolute(path: str, root: Path) -> str:
 
 
 def build_request(results: ImportedResults, root: Path, label: str, entries: list[Entry],
-                  by_path: dict[str, str], pinned: dict[str, ppb.PinnedTask]) -> spb.RecordRunRequest:
+                  pinned: dict[str, ppb.PinnedTask]) -> spb.RecordRunRequest:
+    by_path = {e.path: e.digest for e in entries if not e.is_dir}
     tasks: dict[str, pb.Task] = {}
     cells: dict[tuple[str, str, str], int] = {}
     planned, repetitions = [], defaultdict(int)
@@ -110,8 +101,7 @@ def build_request(results: ImportedResults, root: Path, label: str, entries: lis
         cells=[pb.Cell(dataset_name=name, dataset_digest=datasets[name].digest, harness_name=h.harness_name,
                        harness_digest=h.digest, model=h.model) for name, h in cell_rows],
         trials=planned, kind="import", import_format=f"{results.format} {results.version}", source=str(root),
-        tree=[spb.TreeEntry(path=e.path, is_dir=e.is_dir, executable=e.executable, size_bytes=len(e.data),
-                            blob_digest=by_path.get(e.path, "")) for e in entries])
+        tree_json=tree_json(entries))
 
 
 def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]) -> tuple[pb.Task, str]:

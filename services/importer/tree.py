@@ -3,8 +3,11 @@
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from services.importer.errors import ImportProblem
 
@@ -22,16 +25,43 @@ class Entry:
     digest: str = ""
 
 
-def read_tree(root: Path) -> list[Entry]:
+#: How much file data read_tree gathers before handing it to `batches`.
+BATCH_BYTES = 4 * 1024 * 1024
+
+
+def read_tree(root: Path, batches: Callable[[list[Entry]], None] | None = None) -> list[Entry]:
     """Entries in path order: each folder's subfolders, then its files, then what the subfolders
     hold. Every file is read and hashed once. Symlinks are refused: a copy must not depend on
-    the machine."""
+    the machine. `batches`, if given, is called with the files read so far every BATCH_BYTES
+    and once at the end, so their bytes can be stored while the rest is read."""
     entries: list[Entry] = []
-    _read_folder(str(root), "", entries)
+    batch = _Batch(batches)
+    _read_folder(str(root), "", entries, batch)
+    batch.flush()
     return entries
 
 
-def _read_folder(folder: str, prefix: str, entries: list[Entry]) -> None:
+class _Batch:
+    def __init__(self, sink: Callable[[list[Entry]], None] | None):
+        self.sink = sink
+        self.files: list[Entry] = []
+        self.size = 0
+
+    def add(self, entry: Entry) -> None:
+        if self.sink is None:
+            return
+        self.files.append(entry)
+        self.size += len(entry.data)
+        if self.size >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.files:
+            self.sink(self.files)
+            self.files, self.size = [], 0
+
+
+def _read_folder(folder: str, prefix: str, entries: list[Entry], batch: _Batch) -> None:
     # os.scandir with plain strings: pathlib costs more than the reads for 100,000s of small files.
     dirs, files = [], []
     with os.scandir(folder) as listing:
@@ -51,8 +81,9 @@ def _read_folder(folder: str, prefix: str, entries: list[Entry]) -> None:
         data, mode = _read_file(item.path)
         entries.append(Entry(prefix + item.name, False, bool(mode & 0o111), data,
                              "sha256:" + hashlib.sha256(data).hexdigest()))
+        batch.add(entries[-1])
     for name in dirs:
-        _read_folder(os.path.join(folder, name), f"{prefix}{name}/", entries)
+        _read_folder(os.path.join(folder, name), f"{prefix}{name}/", entries, batch)
 
 
 def _read_file(path: str) -> tuple[bytes, int]:
@@ -73,6 +104,22 @@ def _read_file(path: str) -> tuple[bytes, int]:
         return data, info.st_mode
     finally:
         os.close(fd)
+
+
+def tree_json(entries: list[Entry]) -> bytes:
+    """The entries as a JSON array of hemra.v1.TreeEntry in its JSON form (defaults left out)."""
+    rows = []
+    for entry in entries:
+        if entry.is_dir:
+            rows.append({"path": entry.path, "isDir": True})
+            continue
+        row = {"path": entry.path, "blobDigest": entry.digest}
+        if entry.executable:
+            row["executable"] = True
+        if entry.data:
+            row["sizeBytes"] = str(len(entry.data))  # int64 is a string in protobuf's JSON
+        rows.append(row)
+    return msgspec.json.encode(rows)
 
 
 def write_tree(entries, blobs: dict[str, bytes], root: Path) -> None:

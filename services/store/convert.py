@@ -1,5 +1,6 @@
 """Table rows to hemra.v1 messages and back, one function per type."""
 
+import msgspec
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.duration_pb2 import Duration
@@ -8,6 +9,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.store import tables as t
+from services.store.errors import InvalidArgument
 
 
 def timestamp(seconds: float | None) -> Timestamp | None:
@@ -40,6 +42,26 @@ def to_dict(message) -> dict:
             return json_format.MessageToDict(message)
         data[field.json_name] = str(value) if field.type in _INT64 else value
     return data
+
+
+class _TreeEntry(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=True):
+    """hemra.v1.TreeEntry's JSON form, to check a tree_json array without a message per entry."""
+
+    path: str
+    blob_digest: str = ""
+    is_dir: bool = False
+    executable: bool = False
+    size_bytes: str = "0"
+
+
+def tree_from_json(data: bytes) -> list[dict]:
+    """A RecordRunRequest.tree_json array, checked, as the JSON rows the store keeps."""
+    try:
+        return msgspec.to_builtins(msgspec.json.decode(data or b"[]", type=list[_TreeEntry]))
+    except msgspec.ValidationError as exc:
+        raise InvalidArgument(f"tree_json: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise InvalidArgument(f"tree_json: not JSON ({exc})") from None
 
 
 def from_dict(data: dict, message):

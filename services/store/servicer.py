@@ -233,7 +233,7 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         raise InvalidArgument(f"unknown kind {request.kind!r}")
     return PlannedRun(
         kind=request.kind or "run", import_format=request.import_format, source=request.source,
-        tree=[convert.to_dict(e) for e in request.tree] if request.kind == "import" else None,
+        tree=convert.tree_from_json(request.tree_json) if request.kind == "import" else None,
         label=spec.label or "run", spec=convert.to_dict(spec), concurrency=max(spec.concurrency, 1),
         max_infra_retries=max(spec.max_infra_retries, 0),
         datasets=[dict(digest=d.digest, dataset_name=d.dataset_name, source=d.source,

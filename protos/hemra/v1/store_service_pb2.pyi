@@ -96,7 +96,7 @@ class TreeEntry(_message.Message):
     def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., is_dir: _Optional[bool] = ..., executable: _Optional[bool] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class RecordRunRequest(_message.Message):
-    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials", "kind", "import_format", "source", "tree")
+    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials", "kind", "import_format", "source", "tree_json")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     DATASETS_FIELD_NUMBER: _ClassVar[int]
     HARNESSES_FIELD_NUMBER: _ClassVar[int]
@@ -105,7 +105,7 @@ class RecordRunRequest(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     IMPORT_FORMAT_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
-    TREE_FIELD_NUMBER: _ClassVar[int]
+    TREE_JSON_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.RunSpec
     datasets: _containers.RepeatedCompositeFieldContainer[_common_pb2.Dataset]
     harnesses: _containers.RepeatedCompositeFieldContainer[_common_pb2.Harness]
@@ -114,8 +114,8 @@ class RecordRunRequest(_message.Message):
     kind: str
     import_format: str
     source: str
-    tree: _containers.RepeatedCompositeFieldContainer[TreeEntry]
-    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., tree: _Optional[_Iterable[_Union[TreeEntry, _Mapping]]] = ...) -> None: ...
+    tree_json: bytes
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., tree_json: _Optional[bytes] = ...) -> None: ...
 
 class RecordRunResponse(_message.Message):
     __slots__ = ("run",)
