@@ -28,20 +28,58 @@ def duration_secs(d: Duration) -> float:
     return d.ToNanoseconds() / 1e9
 
 
-_STRINGS = {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_INT32,
+_SCALARS = {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_INT32,
             FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_SINT32}
 _INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64}
+_FLOATS = {FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT}
 
 
 def to_dict(message) -> dict:
-    """json_format.MessageToDict. Flat messages (strings, bools, ints), which imports record by
-    the 100,000 (tree entries, artifacts), take a path in C through ListFields."""
+    """json_format.MessageToDict. Messages of scalars, enums and maps of string to number, which
+    imports record by the 100,000 (tree entries, artifacts, scores), take a path in C through
+    ListFields; anything else goes to json_format."""
     data = {}
     for field, value in message.ListFields():
-        if field.is_repeated or field.type not in _STRINGS and field.type not in _INT64:
+        write = _writers.get(field)
+        if write is None:
+            write = _writers[field] = _writer(field)
+        if write is _FALLBACK:
             return json_format.MessageToDict(message)
-        data[field.json_name] = str(value) if field.type in _INT64 else value
+        data[field.json_name] = write(value)
     return data
+
+
+_FALLBACK = object()
+_writers: dict = {}
+
+
+def _writer(field: FieldDescriptor):
+    """How to_dict writes a field's value as json_format would, or _FALLBACK."""
+    if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.GetOptions().map_entry:
+        key, value = field.message_type.fields
+        if key.type == FieldDescriptor.TYPE_STRING and value.type in _FLOATS:
+            return lambda entries: {k: _number(v) for k, v in entries.items()}
+        return _FALLBACK
+    if field.is_repeated:
+        return _FALLBACK
+    if field.type in _SCALARS:
+        return lambda value: value
+    if field.type in _INT64:
+        return str  # int64 is a string in protobuf's JSON
+    if field.type in _FLOATS:
+        return _number
+    if field.type == FieldDescriptor.TYPE_ENUM:
+        names = {v.number: v.name for v in field.enum_type.values}
+        return lambda number: names.get(number, number)
+    return _FALLBACK
+
+
+def _number(value: float):
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
 
 
 class _TreeEntry(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=True):

@@ -16,6 +16,10 @@ def test_to_dict__flat_messages_as_json_format_writes_them():
                 spb.TreeEntry(path="x", blob_digest="sha256:1", executable=True, size_bytes=12),
                 pb.Artifact(path="p", blob_digest="d", size_bytes=0), pb.Artifact(path="p", size_bytes=2 ** 40),
                 pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": 1.0}, scorer="s"),
+                pb.Score(state=pb.SCORE_STATE_SCORER_FAILED, error="e", rewards={"a": float("nan"),
+                         "b": float("inf"), "c": float("-inf"), "d": -0.5, "e": 0.0}),
+                pb.Score(state=7, scorer_fingerprint="sha256:f"),  # an enum number this build has no name for
+                pb.Score(duration={"seconds": 2}),
                 pb.Harness(harness_name="h", env=["A", "B"])]
     for message in messages:
         assert convert.to_dict(message) == json_format.MessageToDict(message), message
