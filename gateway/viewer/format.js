@@ -268,3 +268,9 @@ export function summarize(attempt, events) {
   }
   return s;
 }
+
+// Rewards by name as one line: "reward 1, tokens 2,300".
+export function rewardsText(rewards) {
+  const entries = Object.entries(rewards || {});
+  return entries.length ? entries.map(([k, v]) => `${k} ${formatNumber(v)}`).join(', ') : '–';
+}

@@ -3,7 +3,7 @@
 import './app.css';
 import { h, put } from './dom.js';
 import { buildRoute, link, parseRoute, sameView } from './lib/route.js';
-import { attemptView } from './views/attempt.js';
+import { attemptView } from '../../../gateway/viewer/attempt.js';
 import { datasetView, datasetsView, harnessesView, judgesView, scorersView } from './views/catalog.js';
 import { compareView } from './views/compare.js';
 import { runView, runsView } from './views/runs.js';
@@ -24,6 +24,7 @@ let current = null; // { route, update(route) -> bool, close() } of the view on 
 
 const ui = {
   main: (...children) => put(mainEl, ...children),
+  link,
   crumbs: (...items) => crumbsEl.replaceChildren(...items.flatMap((item, i) => [i ? h('span', { class: 'sep' }, '›') : null, item]).filter(Boolean)),
   // Draw the view on screen again from fresh data (a run still going refreshes itself).
   refresh() {

@@ -1,16 +1,5 @@
 // Small pieces several views share.
-import { formatNumber, verdictOf } from '../../../../gateway/viewer/format.js';
 import { h } from '../dom.js';
-
-export function verdictTag(attempt) {
-  const v = verdictOf(attempt);
-  return h('span', { class: `verdict verdict-${v}` }, v);
-}
-
-export function rewardsText(rewards) {
-  const entries = Object.entries(rewards || {});
-  return entries.length ? entries.map(([k, v]) => `${k} ${formatNumber(v)}`).join(', ') : '–';
-}
 
 export function when(rfc3339) {
   return rfc3339 ? new Date(rfc3339).toLocaleString() : '–';

@@ -1,10 +1,10 @@
 // Compare two sides task by task: b − a, with the interval, McNemar, pass@k, flips and the paired table.
-import { formatNumber } from '../../../../gateway/viewer/format.js';
+import { formatNumber, rewardsText } from '../../../../gateway/viewer/format.js';
 import { deltaChart } from '../charts.js';
 import { api, h, put, q, table } from '../dom.js';
 import { link, sidesOf, withParams } from '../lib/route.js';
 import { heatClass } from '../lib/stats.js';
-import { empty, rewardsText } from './common.js';
+import { empty } from './common.js';
 
 function sidePicker(id, label, value, sides) {
   const input = h('input', { type: 'text', id, list: `${id}-options`, value: value || '', placeholder: `${label}: run, run/harness, run/dataset/harness or import`, 'aria-label': label });

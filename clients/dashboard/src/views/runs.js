@@ -1,10 +1,10 @@
 // Runs and imports, and one run: progress, its report, charts and its attempts.
-import { formatNumber, formatPercent, formatSeconds, verdictOf, wallTime } from '../../../../gateway/viewer/format.js';
+import { formatNumber, formatPercent, formatSeconds, rewardsText, verdictOf, wallTime } from '../../../../gateway/viewer/format.js';
 import { histogramChart, intervalBars, stripChart } from '../charts.js';
-import { api, card, h, put, q, table, virtualList } from '../dom.js';
+import { api, card, h, put, q, table, verdictTag, virtualList } from '../dom.js';
 import { link, sidesOf, withParams } from '../lib/route.js';
 import { histogram, rewardValues, wilson } from '../lib/stats.js';
-import { empty, rewardsText, verdictTag, when } from './common.js';
+import { empty, when } from './common.js';
 
 const ATTEMPT_PAGE = 500;
 const REFRESH_MS = 5000;

@@ -1,10 +1,11 @@
-// An attempt: summary cards, artifacts, score, and its events as a waterfall (live while it runs).
-import { formatCost, formatNumber, formatOffset, formatSeconds, isErrorEvent, prettyLines, previewText, shorten,
-  summarize, wallTime } from '../../../../gateway/viewer/format.js';
-import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType } from '../../../../gateway/viewer/state.js';
-import { api, card, h, put, q, virtualList } from '../dom.js';
-import { link, withParams } from '../lib/route.js';
-import { rewardsText, verdictTag } from './common.js';
+// An attempt: summary cards, artifacts, score, and its events as a waterfall (live while it
+// runs). One view for the trace viewer and the dashboard, which pass `ui`: main(...children),
+// crumbs(...items), go(route, replace) and link(view, id, params) -> href, or null for a view
+// that app does not have.
+import { formatCost, formatNumber, formatOffset, formatSeconds, isErrorEvent, prettyLines, previewText, rewardsText,
+  shorten, summarize, wallTime } from './format.js';
+import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType, withParams } from './state.js';
+import { api, card, h, put, q, verdictTag, virtualList } from './dom.js';
 
 const EVENT_PAGE = 1000;
 const MAX_AUTO_PAGES = 50;
@@ -13,7 +14,7 @@ const MAX_UNTRUNCATED = 64 * 1024 * 1024;
 export async function attemptView(route, ui) {
   const id = route.id;
   let attempt = await api(`/api/attempts/${encodeURIComponent(id)}`);
-  ui.crumbs(h('a', { href: link('runs') }, 'Runs'), h('a', { href: link('run', attempt.run_id) }, attempt.run_id),
+  ui.crumbs(h('a', { href: ui.link('runs') }, 'Runs'), h('a', { href: ui.link('run', attempt.run_id) }, attempt.run_id),
     h('span', {}, `${attempt.harness_name} · ${attempt.task_name}`));
   let events = [];
   let token = '';
@@ -151,8 +152,10 @@ export async function attemptView(route, ui) {
     h('a', { href: `/api/attempts/${id}/artifacts/${a.path.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/')}`, download: a.path.split('/').pop() },
       `${a.path} (${formatNumber(Number(a.size_bytes))} B)`)]) : 'none',
   score && score.stdout_blob_digest ? [' · ', h('a', { href: `/api/attempts/${id}/verifier-output`, download: '' }, 'verifier output')] : null);
+  const scorers = score && ui.link('scorers', '', { fingerprint: score.scorer_fingerprint });
+  const fingerprint = shorten((score && score.scorer_fingerprint) || '', 23);
   const scoreLine = score ? h('p', { class: 'muted' }, `Scored by ${score.scorer || '–'}${score.judge_model ? ` (judge model ${score.judge_model})` : ''} · `,
-    h('a', { href: link('scorers', '', { fingerprint: score.scorer_fingerprint }) }, shorten(score.scorer_fingerprint || '', 23)),
+    scorers ? h('a', { href: scorers }, fingerprint) : h('span', { class: 'mono' }, fingerprint),
     score.error ? h('span', { class: 'status-error' }, ` · ${shorten(score.error, 300)}`) : null) : null;
   put(layout, h('section', {}, h('div', { class: 'event-head' },
     ...['Offset', 'Duration', 'Type', 'Name', 'Status', 'Timeline', 'Preview'].map((t) => h('span', {}, t))), list.el), detail);
