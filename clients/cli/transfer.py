@@ -1,6 +1,6 @@
 """hemra import and hemra export: results made elsewhere in, self-contained copies out."""
 
-import json
+import asyncio
 import os
 import shutil
 import tempfile
@@ -16,7 +16,7 @@ from clients.cli.common import command, console, database_url, fail, home
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
 from services.importer.exports import MANIFEST
-from services.importer.tree import write_tree
+from services.importer.tree import write_new_file, write_tree
 
 BLOB_BATCH = 256
 EVENT_PAGE = 5000
@@ -58,7 +58,7 @@ async def _export(ref: str, out: Path) -> None:
     async with embedded.services(home(), database_url()) as services:
         store = services.store
         exported = await store.ExportRun(spb.ExportRunRequest(run=ref))
-        rows = json.loads(exported.manifest_json)
+        rows = msgspec.json.decode(exported.manifest_json)
         out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}-"))
         try:
@@ -82,16 +82,31 @@ async def _export(ref: str, out: Path) -> None:
 
 
 async def _write_blobs(store, digests: list[str], folder: Path) -> dict[str, bytes]:
-    found = {}
+    """Fetch the blobs a batch at a time and write them under `folder`, each batch written in a
+    thread while the next is fetched; digest -> bytes."""
+    found: dict[str, bytes] = {}
+    made: set[str] = set()  # fan-out folders made so far
+    writing = None
     for start in range(0, len(digests), BLOB_BATCH):
         response = await store.GetBlobs(spb.GetBlobsRequest(digests=digests[start:start + BLOB_BATCH]))
-        for blob in response.blobs:
-            hexdigest = blob.digest.removeprefix("sha256:")
-            target = folder / hexdigest[:2] / hexdigest[2:]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(blob.data)
-            found[blob.digest] = blob.data
+        batch = [(blob.digest, blob.data) for blob in response.blobs]
+        found.update(batch)
+        if writing is not None:
+            await writing
+        writing = asyncio.create_task(asyncio.to_thread(_save_blobs, batch, str(folder), made))
+    if writing is not None:
+        await writing
     return found
+
+
+def _save_blobs(blobs: list[tuple[str, bytes]], folder: str, made: set[str]) -> None:
+    for digest, data in blobs:
+        hexdigest = digest.removeprefix("sha256:")
+        fan_out = os.path.join(folder, hexdigest[:2])
+        if fan_out not in made:
+            os.makedirs(fan_out, exist_ok=True)
+            made.add(fan_out)
+        write_new_file(os.path.join(fan_out, hexdigest[2:]), data, 0o644)
 
 
 async def _write_events(store, attempt_ids: list[str], folder: Path) -> None:

@@ -2,6 +2,7 @@
 
 import json
 
+import msgspec
 from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
@@ -187,7 +188,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     @handle_errors
     async def ExportRun(self, request, context):
         rows, blobs = await self.store.export_run(request.run)
-        return spb.ExportRunResponse(manifest_json=json.dumps(rows), blob_digests=sorted(blobs))
+        return spb.ExportRunResponse(manifest_json=msgspec.json.encode(rows).decode(), blob_digests=sorted(blobs))
 
     @handle_errors
     async def RestoreRun(self, request, context):
