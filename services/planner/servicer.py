@@ -9,7 +9,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
-from services.planner import convert, plan
+from services.planner import convert, images, plan
 from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import harbor_content_hash, load_task
 from services.rpc import ServiceError, handle_errors
@@ -23,11 +23,15 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         self.store = store
         self.home = home
 
-    async def _resolve(self, request_spec) -> plan.Resolved:
+    async def _resolve(self, request_spec, build_images: bool = False) -> plan.Resolved:
         spec = convert.spec_from_proto(request_spec)
         try:
             # Reading and hashing task folders is file I/O: keep it off the event loop.
-            return await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
+            resolved = await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
+            if build_images and spec.sandbox == "docker":
+                tasks = list({task.digest: task for _, task, _ in resolved.trials}.values())
+                await asyncio.to_thread(images.build, tasks, spec.sandbox_image, self.home)
+            return resolved
         except NotFound as exc:
             raise ServiceError(str(exc), grpc.StatusCode.NOT_FOUND) from None
         except PlanError as exc:
@@ -43,7 +47,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
 
     @handle_errors
     async def PlanRun(self, request, context):
-        resolved = await self._resolve(request.spec)
+        resolved = await self._resolve(request.spec, build_images=True)
         await self._upload_task_files(resolved)
         spec = type(request.spec)()
         spec.CopyFrom(request.spec)

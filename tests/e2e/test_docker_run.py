@@ -4,12 +4,13 @@ built from the bundled Dockerfiles, and nothing of ours left behind, even after 
 import json
 import signal
 import socket
+from pathlib import Path
 
 import pytest
 
 from tests.e2e import test_cli_agents as cli
 from tests.e2e.helpers import BUNDLED, copy_task, hemra, runs, show
-from tests.e2e.queue_helpers import start, stop, wait_for
+from tests.e2e.queue_helpers import finished, start, stop, wait_for
 from tests.e2e.test_cli_agents import agent_clis  # noqa: F401  (a fixture)
 from tests.modelserver import ModelServer, parse
 
@@ -68,21 +69,59 @@ def test_require__refused_before_anything_is_recorded_where_the_sandbox_cannot_e
     assert attempt["score"]["rewards"] == {"reward": 1.0}
 
 
-def test_build_failure__infrastructure_failure_with_the_build_log_kept(hemra_env, tmp_path):
+def test_build_failure__stops_the_run_at_resolve_naming_the_task_and_keeping_the_log(hemra_env, tmp_path):
     task = copy_task("reverse-lines", tmp_path / "broken", "broken-build")
     dockerfile = task / "environment" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text() + "RUN echo cannot-build-this && exit 3\n")
     result = hemra(hemra_env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "broken"),
                    "--sandbox", "docker", "--label", "broken")
-    assert result.returncode != 0
-    attempts = show(hemra_env, "broken")["attempts"]
+    assert result.returncode == 2, result.stderr + result.stdout
+    [line] = result.stderr.strip().splitlines()
+    assert "docker build of task hemra/broken-build failed" in line
+    log = Path(line.rpartition("(build log: ")[2].removesuffix(")"))
+    assert "cannot-build-this" in log.read_text()
+    assert runs(hemra_env) == []  # nothing recorded
+
+
+def test_no_engine__stops_the_run_at_resolve(hemra_env, tmp_path):
+    gone = dict(hemra_env, DOCKER_HOST=f"unix://{tmp_path / 'no-engine.sock'}")
+    result = hemra(gone, "run", "-H", "nop", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--sandbox", "docker")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "sandbox docker: no Docker engine answers" in line
+    assert runs(hemra_env) == []
+
+
+def test_build_failure_on_a_worker__infrastructure_failure_with_the_build_log_kept(hemra_env, tmp_path,
+                                                                                   docker_engine):
+    # The run is planned (its image built) while the base image exists; then the engine loses
+    # both, so the executor's own build fails: an infrastructure failure, never a failed task.
+    queue_env = dict(hemra_env, HEMRA_TOKEN="docker-test-token")
+    docker_engine.api.tag("hemra-base:bookworm", "hemra-test-vanishing", "1")
+    task = copy_task("reverse-lines", tmp_path / "vanishing", "vanishing-base")
+    dockerfile = task / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("FROM debian:bookworm-slim", "FROM hemra-test-vanishing:1"))
+    planned = hemra(queue_env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "vanishing"),
+                    "--sandbox", "docker", "--label", "vanishing", "--detach", "--max-infra-retries", "0")
+    assert planned.returncode == 0, planned.stderr
+    [attempt] = show(queue_env, "vanishing")["attempts"][:1]
+    for image in docker_engine.api.images(filters={"label": "hemra.task"}):
+        if image["Labels"].get("hemra.task") == attempt["task_digest"]:
+            docker_engine.api.remove_image(image["Id"], force=True)
+    docker_engine.api.remove_image("hemra-test-vanishing:1")
+    serve = start(queue_env, "serve", "--concurrency", "2", "--store-listen", "127.0.0.1:0", log=tmp_path / "serve.log")
+    try:
+        wait_for(lambda: finished(queue_env, "vanishing"), 300)
+    finally:
+        stop(serve)
+    attempts = show(queue_env, "vanishing")["attempts"]
     assert len(attempts) == 2
     for attempt in attempts:
-        assert attempt["outcome"] == "OUTCOME_INFRA_FAILED", attempt  # never a failed task
-        assert "docker build of task hemra/broken-build failed" in attempt["error"]
+        assert attempt["outcome"] == "OUTCOME_INFRA_FAILED", attempt
+        assert "docker build of task hemra/vanishing-base failed" in attempt["error"]
         assert [a["path"] for a in attempt["artifacts"]] == ["/logs/build/build.log"]
-        logged = [e for e in events_of(hemra_env, attempt["id"]) if e["name"] == "build.log"]
-        assert "cannot-build-this" in logged[0]["payload"]["text"]
+        logged = [e for e in events_of(queue_env, attempt["id"]) if e["name"] == "build.log"]
+        assert "hemra-test-vanishing" in logged[0]["payload"]["text"]
 
 
 def test_sandbox_image__every_task_is_built_on_the_runs_base_image(hemra_env, tmp_path, docker_engine):

@@ -1,0 +1,35 @@
+"""Task images, built while a run resolves (docker sandbox only).
+
+A Dockerfile that does not build stops the run before anything is recorded, naming the task
+and keeping the build's output; the executors then find every image ready (images are cached
+by task digest, so they never build twice). An executor on another engine still builds what
+its engine lacks when an attempt starts.
+"""
+
+from pathlib import Path
+
+from services.planner.errors import PlanError
+from services.planner.tasks import LoadedTask
+
+
+def build(tasks: list[LoadedTask], base_image: str, home: Path) -> None:
+    """Build each task's image (blocking), or raise PlanError for the first that fails."""
+    # The executor's builder: the same tags, locks and rebasing on [sandbox] image.
+    from services.executor.sandboxes.base import SandboxError
+    from services.executor.sandboxes.docker import BuildFailed, ensure_image
+
+    for task in tasks:
+        try:
+            ensure_image(task, task.folder, base_image)
+        except BuildFailed as exc:
+            raise PlanError(f"{exc} (build log: {_keep_log(home, task, exc.log)})") from None
+        except SandboxError as exc:
+            raise PlanError(f"sandbox docker: {exc}") from None
+
+
+def _keep_log(home: Path, task: LoadedTask, log: str) -> Path:
+    folder = home / "logs" / "builds"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{task.task_name.replace('/', '-')}-{task.digest.removeprefix('sha256:')[:12]}.log"
+    path.write_text(log)
+    return path
