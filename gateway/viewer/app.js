@@ -1,7 +1,7 @@
 // HEMRA trace viewer: runs -> a run's report and attempts -> an attempt's events as a
 // waterfall. Plain ES modules, no build step; all state lives in the location hash.
 import { attemptView } from './attempt.js';
-import { api, card, h, q, verdictTag, virtualList } from './dom.js';
+import { api, card, h, oneAtATime, put, q, verdictTag, virtualList } from './dom.js';
 import { formatNumber, formatPercent, formatSeconds, rewardsText, verdictOf, wallTime } from './format.js';
 import { buildHash, parseHash, withParams } from './state.js';
 
@@ -129,11 +129,7 @@ async function runView(route) {
     list.set(rows);
     status.textContent = `${rows.length} of ${attempts.length}${done ? '' : '+'} attempts shown`;
   }
-  let loading = null;
-  function more() {
-    if (!loading) loading = load().finally(() => { loading = null; });
-    return loading;
-  }
+  const more = oneAtATime(load);
   async function load() {
     if (done) return;
     const page = await api(`/api/runs/${encodeURIComponent(run.id)}/attempts?${q({ page_size: ATTEMPT_PAGE, page_token: token })}`);
@@ -193,7 +189,7 @@ async function compareView(route) {
 
 // What the attempt view, shared with the dashboard, asks of this app.
 const ui = {
-  main: (...children) => main.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)),
+  main: (...children) => put(main, ...children),
   crumbs: setCrumbs,
   go: navigate,
   link: (view, id = '', params = {}) => (['runs', 'run', 'attempt', 'compare'].includes(view) ? buildHash({ view, id, params }) : null),

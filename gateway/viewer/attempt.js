@@ -5,7 +5,7 @@
 import { formatCost, formatNumber, formatOffset, formatSeconds, isErrorEvent, prettyLines, previewText, rewardsText,
   shorten, summarize, wallTime } from './format.js';
 import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType, withParams } from './state.js';
-import { api, card, h, put, q, verdictTag, virtualList } from './dom.js';
+import { api, card, h, oneAtATime, put, q, verdictTag, virtualList } from './dom.js';
 
 const EVENT_PAGE = 1000;
 const MAX_AUTO_PAGES = 50;
@@ -49,11 +49,7 @@ export async function attemptView(route, ui) {
     onNeedMore: () => more(),
     onClick: (e) => ui.go(withParams(route, { event: e.seq })),
   });
-  let loading = null;
-  function more() {
-    if (!loading) loading = load().finally(() => { loading = null; });
-    return loading;
-  }
+  const more = oneAtATime(load);
   async function load() {
     if (done) return;
     let pages = 0;

@@ -58,6 +58,15 @@ export function q(params) {
   return p.toString();
 }
 
+// `load` wrapped so that calls while one is running share it instead of starting another.
+export function oneAtATime(load) {
+  let running = null;
+  return () => {
+    if (!running) running = load().finally(() => { running = null; });
+    return running;
+  };
+}
+
 export function card(label, value, cls = '') {
   return h('div', { class: `card ${cls}` }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value));
 }

@@ -185,6 +185,7 @@ function attemptsTab(route, ui, run, body) {
     onNeedMore: () => more(),
     onClick: (a) => ui.go({ view: 'attempt', id: a.id, params: {} }),
   });
+  // Not oneAtATime: reset() drops a load in flight (its page belongs to the old filters).
   let loading = null;
   function more() {
     if (!loading) loading = load().finally(() => { loading = null; });
