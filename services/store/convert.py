@@ -83,13 +83,19 @@ def _number(value: float):
 
 
 class _TreeEntry(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=True):
-    """hemra.v1.TreeEntry's JSON form, to check a tree_json array without a message per entry."""
+    """hemra.v1.TreeEntry's JSON form, to check a tree without a message per entry."""
 
     path: str
     blob_digest: str = ""
     is_dir: bool = False
     executable: bool = False
     size_bytes: str = "0"
+
+    def __post_init__(self):
+        # `hemra export` writes the tree back under a folder: no path may lead out of it.
+        parts = self.path.split("/")
+        if self.path.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise ValueError(f"path {self.path!r} is not a relative path inside the folder")
 
 
 def tree_from_json(data: bytes) -> list[dict]:
@@ -100,6 +106,16 @@ def tree_from_json(data: bytes) -> list[dict]:
         raise InvalidArgument(f"tree_json: {exc}") from None
     except msgspec.DecodeError as exc:
         raise InvalidArgument(f"tree_json: not JSON ({exc})") from None
+
+
+def checked_tree(rows: list | None) -> list[dict] | None:
+    """A tree already decoded (an export's run row), checked as tree_from_json checks."""
+    if rows is None:
+        return None
+    try:
+        return msgspec.to_builtins(msgspec.convert(rows, type=list[_TreeEntry]))
+    except msgspec.ValidationError as exc:
+        raise InvalidArgument(f"tree: {exc}") from None
 
 
 def from_dict(data: dict, message):

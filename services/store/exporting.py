@@ -10,7 +10,7 @@ import posixpath
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.store import records
+from services.store import convert, records
 from services.store import tables as t
 from services.store.errors import FailedPrecondition, InvalidArgument
 
@@ -82,6 +82,7 @@ async def restore_rows(session: AsyncSession, rows: dict, events: dict[str, list
     if rows.get("format") != FORMAT or rows.get("version") != VERSION:
         raise InvalidArgument(f"not a {FORMAT} version {VERSION} manifest")
     [run] = rows["runs"]
+    run["tree"] = convert.checked_tree(run.get("tree"))
     if await session.get(t.Run, run["id"]) is not None:
         raise FailedPrecondition(f"{run['id']} ({run['label']}) is already in this store")
     for name in ("tasks", "datasets", "harnesses"):

@@ -110,6 +110,23 @@ def test_import__keeps_every_file_byte_for_byte_and_export_reimports_identically
     assert events == show(hemra_env, attempt["id"], "--events")["events"]
 
 
+def test_import_of_an_export__a_tree_path_leading_out_of_the_folder_is_refused(hemra_env, tmp_path):
+    job = unpack("harbor-0.25-nop.tar", tmp_path / "jobs")
+    assert hemra(hemra_env, "import", str(job), "--label", "nop-job").returncode == 0
+    out = tmp_path / "export"
+    assert hemra(hemra_env, "export", "nop-job", "--out", str(out)).returncode == 0
+    manifest = json.loads((out / "hemra-export.json").read_text())
+    entry = next(e for e in manifest["runs"][0]["tree"] if not e.get("isDir"))
+    entry["path"] = "../../outside.txt"  # a later export would write there
+    (out / "hemra-export.json").write_text(json.dumps(manifest))
+    fresh = dict(hemra_env, HEMRA_HOME=str(tmp_path / "fresh"))
+    result = hemra(fresh, "import", str(out))
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "'../../outside.txt' is not a relative path inside the folder" in line
+    assert runs(fresh) == []
+
+
 @pytest.mark.parametrize("version", ["5.0.2", "4.1.0"])
 def test_swebench__only_resolved_pass_environment_and_errors_are_infra(hemra_env, tmp_path, version):
     folder = write_run(tmp_path / "run", version)

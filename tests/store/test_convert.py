@@ -37,7 +37,17 @@ def test_tree_json__the_importers_array_reads_back_as_json_format_writes_tree_en
 
 @pytest.mark.parametrize("data, problem", [(b"[{", "not JSON"), (b'[{"path": 1}]', "Expected `str`"),
                                            (b'[{"path": "a", "owner": "x"}]', "unknown field `owner`"),
-                                           (b'{"path": "a"}', "Expected `array`")])
+                                           (b'{"path": "a"}', "Expected `array`"),
+                                           (b'[{"path": "a/../../etc/x"}]', "not a relative path inside"),
+                                           (b'[{"path": "/etc/x"}]', "not a relative path inside"),
+                                           (b'[{"path": "a//b"}]', "not a relative path inside")])
 def test_tree_json__malformed_arrays_are_refused_naming_the_problem(data, problem):
     with pytest.raises(InvalidArgument, match=re.escape(problem)):
         convert.tree_from_json(data)
+
+
+def test_checked_tree__an_exports_tree_is_held_to_the_same_rules():
+    assert convert.checked_tree(None) is None
+    assert convert.checked_tree([{"path": "a", "isDir": True}]) == [{"path": "a", "isDir": True}]
+    with pytest.raises(InvalidArgument, match="not a relative path inside"):
+        convert.checked_tree([{"path": "../outside", "blobDigest": "sha256:1"}])
