@@ -32,7 +32,7 @@ def test_ctrl_c__cancels_running_and_queued_attempts(hemra_env, tmp_path):
     out, err = process.communicate(timeout=30)
     assert time.monotonic() - started < 10
     assert process.returncode == 1, err
-    assert "cancelling" in err and "Traceback" not in err
+    assert "cancelling" in err and "Traceback" not in err, err
     data = show(hemra_env, "interrupted")
     outcomes = {a["outcome"] for a in data["attempts"]}
     assert outcomes == {"OUTCOME_CANCELLED"}, [(a["outcome"], a.get("error")) for a in data["attempts"]]
