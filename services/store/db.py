@@ -1,6 +1,7 @@
 """Engine and sessions for SQLite (embedded default) and PostgreSQL (through asyncpg)."""
 
 import re
+import time
 from pathlib import Path
 
 import msgspec
@@ -55,15 +56,33 @@ def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool) -> None:
     def _on_connect(dbapi_conn, _record):
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA busy_timeout=30000")
+        _use_wal(cursor)
+        cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn):
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _use_wal(cursor) -> None:
+    """Put the database in WAL mode (it stays so: later connections find it there). Setting the
+    mode takes a lock without waiting on the busy handler, so a connection opened while another
+    process writes could fail with "database is locked": the mode is read first, and set (with
+    retries) only on a database that is not in WAL mode yet."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode")
+            if cursor.fetchone()[0].lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:  # the driver's OperationalError, through the async adapter
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker:
