@@ -29,11 +29,11 @@ class Entry:
 BATCH_BYTES = 4 * 1024 * 1024
 
 
-def read_tree(root: Path, batches: Callable[[list[Entry]], None] | None = None) -> list[Entry]:
+def read_tree(root: Path, batches: Callable[[list[Entry]], None]) -> list[Entry]:
     """Entries in path order: each folder's subfolders, then its files, then what the subfolders
     hold. Every file is read and hashed once. Symlinks are refused: a copy must not depend on
-    the machine. `batches`, if given, is called with the files read so far every BATCH_BYTES
-    and once at the end, so their bytes can be stored while the rest is read."""
+    the machine. `batches` is called with the files read so far every BATCH_BYTES and once at
+    the end, so their bytes can be stored while the rest is read."""
     entries: list[Entry] = []
     batch = _Batch(batches)
     _read_folder(str(root), "", entries, batch)
@@ -42,14 +42,12 @@ def read_tree(root: Path, batches: Callable[[list[Entry]], None] | None = None) 
 
 
 class _Batch:
-    def __init__(self, sink: Callable[[list[Entry]], None] | None):
+    def __init__(self, sink: Callable[[list[Entry]], None]):
         self.sink = sink
         self.files: list[Entry] = []
         self.size = 0
 
     def add(self, entry: Entry) -> None:
-        if self.sink is None:
-            return
         self.files.append(entry)
         self.size += len(entry.data)
         if self.size >= BATCH_BYTES:
