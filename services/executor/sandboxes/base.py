@@ -60,8 +60,17 @@ class Sandbox(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def read_file(self, path: str) -> bytes:
-        """Raises FileNotFoundError when absent, PermissionError outside writable paths."""
+    async def read_file(self, path: str, limit: int | None = None) -> bytes:
+        """The file's content, at most `limit` bytes of it (read no further: a file may be huge).
+
+        Never follows a symbolic link out of the sandbox's root: a link the agent planted is
+        resolved inside the sandbox (as the agent would see it) or refused.
+
+        Raises FileNotFoundError when absent, PermissionError outside readable paths."""
+
+    async def file_size(self, path: str) -> int:
+        """The size of a regular file, without reading it (FileNotFoundError when absent)."""
+        return len(await self.read_file(path))
 
     @abc.abstractmethod
     async def write_files(self, files: list[tuple[str, bytes, bool]]) -> None:
@@ -78,6 +87,29 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     async def kill(self) -> None:
         """Kill everything running inside at once (cancel, timeout)."""
+
+    @abc.abstractmethod
+    async def stop_processes(self) -> None:
+        """Kill every process still alive inside (whatever the harness left behind, however it
+        hid: a new session, a cleared environment, a renamed binary) and check that none is
+        left, keeping the files. Called when the harness phase ends, before the verifier's
+        inputs are placed, and again after the verifier, before artifacts are collected.
+
+        Raises:
+          SandboxError: when a process survives (the attempt must not be scored).
+        """
+
+    async def fresh(self, carry: list[str]) -> "Sandbox":
+        """A new sandbox of the same task environment (prepared), holding only the folders
+        in `carry` copied over from this one as plain data: regular files, folders and
+        symbolic links (kept as links, never followed); devices, FIFOs and sockets are
+        dropped. Called after `stop_processes`, for `[verifier] isolation = "fresh"`.
+        The caller tears both down.
+
+        Raises:
+          SandboxError: when this kind cannot make one (the planner refuses such runs).
+        """
+        raise SandboxError(f"{type(self).__name__} cannot make a fresh sandbox for the verifier")
 
     async def oom_kills(self) -> int:
         """How many processes the task's memory limit has killed so far (0 where it is not enforced)."""
