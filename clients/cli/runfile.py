@@ -5,13 +5,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
+from services.executor.sandboxes.base import ISOLATIONS
 
 #: Every key a run file may hold, with its type.
 KEYS = {"name": str, "baseline": str, "harnesses": list, "datasets": list, "attempts": int,
         "concurrency": int, "model": str, "timeout_secs": int, "max_infra_retries": int, "tasks": list,
         "exclude": list, "require": list, "sandbox": dict, "verifier": dict, "judge": list}
 SANDBOX_KEYS = {"kind": str, "image": str, "network": str}
-VERIFIER_KEYS = {"network": str, "env": list}
+VERIFIER_KEYS = {"network": str, "env": list, "isolation": str}
 
 
 class RunFileError(ValueError):
@@ -56,6 +57,8 @@ def read(path: Path) -> dict:
             raise RunFileError(f"{path}: {list_key} must be a list of strings")
     if not all(isinstance(v, str) for v in data.get("verifier", {}).get("env", [])):
         raise RunFileError(f"{path}: verifier.env must be a list of environment variable names")
+    if data.get("verifier", {}).get("isolation", "fresh") not in ISOLATIONS:
+        raise RunFileError(f"{path}: verifier.isolation must be one of {', '.join(ISOLATIONS)}")
     for judge in data.get("judge", []):
         if not isinstance(judge, dict) or not isinstance(judge.get("name"), str):
             raise RunFileError(f"{path}: every [[judge]] needs a name")
@@ -105,7 +108,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         sandbox=flags.sandbox or sandbox.get("kind", "host"), sandbox_network=sandbox.get("network", ""),
         sandbox_image=sandbox.get("image", ""),
         verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),
-        verifier_network=verifier.get("network", ""),
+        verifier_network=verifier.get("network", ""), verifier_isolation=verifier.get("isolation", ""),
         judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),
         run_file=str(run_file.resolve()) if run_file else "")
     if not all(isinstance(v, str) and v.isidentifier() for v in spec.verifier_env):

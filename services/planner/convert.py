@@ -14,7 +14,7 @@ def spec_from_proto(message: pb.RunSpec) -> Spec:
                 max_infra_retries=message.max_infra_retries, tasks=list(message.tasks),
                 exclude=list(message.exclude), require=list(message.require), sandbox=message.sandbox or "host",
                 sandbox_network=message.sandbox_network, sandbox_image=message.sandbox_image,
-                verifier_network=message.verifier_network,
+                verifier_network=message.verifier_network, verifier_isolation=message.verifier_isolation,
                 run_file=message.run_file, judges=list(message.judges))
 
 
@@ -25,6 +25,7 @@ def task_to_proto(task: LoadedTask) -> pb.Task:
         files=[pb.TaskFile(path=f.path, blob_digest=f.digest, size_bytes=len(f.data), executable=f.executable)
                for f in task.files],
         verifier_env=task.verifier_env, solution_env=task.solution_env, has_solution=task.has_solution,
+        verifier_isolation=task.verifier_isolation,
         environment=pb.Environment(
             base_image=env.base_image, workdir=env.workdir, env=env.env,
             copies=[pb.CopyStep(source=c.source, destination=c.destination, line=c.line) for c in env.copies],

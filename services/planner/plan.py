@@ -4,7 +4,7 @@ the sandbox against `require` and every task. Pure functions over the file syste
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.executor.sandboxes.base import ENFORCES
+from services.executor.sandboxes.base import ENFORCES, ISOLATIONS, fresh_refusal
 from services.planner import datasets as ds
 from services.planner import harnesses as hs
 from services.planner.errors import PlanError
@@ -35,6 +35,7 @@ class Spec:
     sandbox_network: str = ""
     sandbox_image: str = ""
     verifier_network: str = ""
+    verifier_isolation: str = ""
     run_file: str = ""
     judges: list[str] = field(default_factory=list)
 
@@ -124,6 +125,8 @@ def _check_sandbox(spec: Spec) -> None:
     _check_network(spec)
     _check_image(spec)
     _check_verifier_network(spec)
+    if spec.verifier_isolation not in ("", *ISOLATIONS):
+        raise PlanError(f"verifier.isolation = {spec.verifier_isolation!r}: must be one of {', '.join(ISOLATIONS)}")
 
 
 def _check_network(spec: Spec) -> None:
@@ -152,6 +155,13 @@ def _check_verifier_network(spec: Spec) -> None:
 
 
 def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:
+    for task in tasks:
+        if (spec.verifier_isolation or task.verifier_isolation) == "fresh":
+            refusal = fresh_refusal(task.environment.workdir, spec.sandbox)
+            if refusal:
+                where = "the run's verifier.isolation" if spec.verifier_isolation else \
+                    f"{task.folder / 'task.toml'}: [verifier] isolation"
+                raise PlanError(f"{where} is \"fresh\", but task {task.task_name} cannot have it: {refusal}")
     if spec.sandbox != "host":
         return
     for task in tasks:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services import digests
+from services.executor.sandboxes.base import ISOLATIONS
 from services.planner import dockerfile
 from services.planner.errors import PlanError
 
@@ -39,6 +40,8 @@ class LoadedTask:
     verifier_timeout: float
     verifier_env: dict[str, str] = field(default_factory=dict)
     solution_env: dict[str, str] = field(default_factory=dict)
+    #: [verifier] isolation ("" when the task does not say).
+    verifier_isolation: str = ""
 
     @property
     def has_solution(self) -> bool:
@@ -100,6 +103,7 @@ def load_task(folder: Path) -> LoadedTask:
         verifier_timeout=_seconds(_table(config, "verifier", folder), "timeout_sec", DEFAULT_VERIFIER_TIMEOUT, folder),
         verifier_env=_env_table(_table(config, "verifier", folder), folder, "verifier"),
         solution_env=_env_table(_table(config, "solution", folder), folder, "solution"),
+        verifier_isolation=_isolation(_table(config, "verifier", folder), folder),
     )
 
 
@@ -128,6 +132,14 @@ def _seconds(section: dict, key: str, default: float, folder: Path) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         raise PlanError(f"{folder / 'task.toml'}: {key} must be a positive number of seconds")
     return float(value)
+
+
+def _isolation(section: dict, folder: Path) -> str:
+    value = section.get("isolation", "")
+    if value not in ("", *ISOLATIONS):
+        raise PlanError(f"{folder / 'task.toml'}: [verifier] isolation must be one of {', '.join(ISOLATIONS)} "
+                        f"(got {value!r})")
+    return value
 
 
 def _env_table(section: dict, folder: Path, name: str) -> dict[str, str]:

@@ -94,7 +94,7 @@ class Environment(_message.Message):
     def __init__(self, base_image: _Optional[str] = ..., workdir: _Optional[str] = ..., env: _Optional[_Mapping[str, str]] = ..., copies: _Optional[_Iterable[_Union[CopyStep, _Mapping]]] = ..., cpus: _Optional[float] = ..., memory_mb: _Optional[int] = ..., host_unsupported: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("name", "digest", "task_name", "instruction", "files", "agent_timeout", "verifier_timeout", "verifier_env", "solution_env", "environment", "has_solution")
+    __slots__ = ("name", "digest", "task_name", "instruction", "files", "agent_timeout", "verifier_timeout", "verifier_env", "solution_env", "environment", "has_solution", "verifier_isolation")
     class VerifierEnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -120,6 +120,7 @@ class Task(_message.Message):
     SOLUTION_ENV_FIELD_NUMBER: _ClassVar[int]
     ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
     HAS_SOLUTION_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_ISOLATION_FIELD_NUMBER: _ClassVar[int]
     name: str
     digest: str
     task_name: str
@@ -131,7 +132,8 @@ class Task(_message.Message):
     solution_env: _containers.ScalarMap[str, str]
     environment: Environment
     has_solution: bool
-    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., task_name: _Optional[str] = ..., instruction: _Optional[str] = ..., files: _Optional[_Iterable[_Union[TaskFile, _Mapping]]] = ..., agent_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_env: _Optional[_Mapping[str, str]] = ..., solution_env: _Optional[_Mapping[str, str]] = ..., environment: _Optional[_Union[Environment, _Mapping]] = ..., has_solution: _Optional[bool] = ...) -> None: ...
+    verifier_isolation: str
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., task_name: _Optional[str] = ..., instruction: _Optional[str] = ..., files: _Optional[_Iterable[_Union[TaskFile, _Mapping]]] = ..., agent_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_env: _Optional[_Mapping[str, str]] = ..., solution_env: _Optional[_Mapping[str, str]] = ..., environment: _Optional[_Union[Environment, _Mapping]] = ..., has_solution: _Optional[bool] = ..., verifier_isolation: _Optional[str] = ...) -> None: ...
 
 class Dataset(_message.Message):
     __slots__ = ("name", "digest", "dataset_name", "source", "tasks")
@@ -174,7 +176,7 @@ class Harness(_message.Message):
     def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ...) -> None: ...
 
 class RunSpec(_message.Message):
-    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image")
+    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -194,6 +196,7 @@ class RunSpec(_message.Message):
     RUN_FILE_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_NETWORK_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_IMAGE_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_ISOLATION_FIELD_NUMBER: _ClassVar[int]
     label: str
     baseline: str
     attempts: int
@@ -213,7 +216,8 @@ class RunSpec(_message.Message):
     run_file: str
     sandbox_network: str
     sandbox_image: str
-    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ...) -> None: ...
+    verifier_isolation: str
+    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ..., verifier_isolation: _Optional[str] = ...) -> None: ...
 
 class Run(_message.Message):
     __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source")
