@@ -18,13 +18,17 @@ from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
 from services.executor.events import EventLog, event, text
 from services.executor.harnesses import HarnessDriver, HarnessResult, TrialContext, driver_for
+from services.executor.harnesses.base import TIMED_OUT
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
+from services.executor.sandboxes.base import carried, verifier_isolation
 from services.executor.taskcache import TaskCache
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_SECS = 900.0
+#: How long past its timeout a harness driver may take to stop before HEMRA cuts it off.
+DEADLINE_GRACE_SECS = 15.0
 #: Folders collected as artifacts after scoring.
 ARTIFACT_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts")
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
@@ -83,6 +87,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
     control = control or Control()
     heartbeat = asyncio.create_task(_heartbeat(job, deps, control))
     sandbox: Sandbox | None = None
+    verifier_box: Sandbox | None = None
     try:
         task_dir = await deps.cache.folder(job.task)
         driver = driver_for(job.harness)
@@ -94,8 +99,13 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
         result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
         await _note_oom(job, sandbox, events)
-        score = await _until_stopped(_score(job, deps, sandbox, events), control, sandbox)
-        artifacts = await _collect(sandbox, deps.store)
+        # Nothing the agent started may outlive its phase: a leftover process could rewrite
+        # the reward or the tests while the verifier runs.
+        await sandbox.stop_processes()
+        verifier_box = await _until_stopped(_verifier_sandbox(job, sandbox, events), control, sandbox)
+        score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
+        await verifier_box.stop_processes()
+        artifacts = await _collect(verifier_box, deps.store)
         await events.flush()
         await _complete(deps, job, _OUTCOMES[result.outcome], result.exit_code, result.error, started,
                         artifacts=artifacts, score=score, agent_version=result.agent_version,
@@ -121,8 +131,8 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
                         artifacts=artifacts)
     finally:
         heartbeat.cancel()
-        if sandbox is not None:
-            await sandbox.teardown()
+        for box in {verifier_box, sandbox} - {None}:
+            await box.teardown()
 
 
 async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_dir: Path,
@@ -136,7 +146,7 @@ async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_
                                sandbox, events, deps.harness_address, token)
         await events.emit(event("status", "harness_start", harness=job.harness.harness_name,
                                 kind=job.harness.kind, timeout_secs=timeout))
-        result = await driver.run(context)
+        result = await _run_until_deadline(driver, context, sandbox)
     finally:
         deps.grants.revoke(token)
     if grant.finish is not None:
@@ -146,6 +156,28 @@ async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_
     await events.emit(event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code,
                             error=result.error))
     return result
+
+
+async def _run_until_deadline(driver: HarnessDriver, context: TrialContext, sandbox: Sandbox) -> HarnessResult:
+    """The harness's time is wall-clock and final: drivers stop at it themselves, and a driver
+    still running a moment later (a process that ignored its kill, a stuck engine) is cut off
+    and every process in the sandbox killed."""
+    try:
+        return await asyncio.wait_for(driver.run(context), context.timeout + DEADLINE_GRACE_SECS)
+    except asyncio.TimeoutError:
+        await sandbox.kill()
+        return HarnessResult(TIMED_OUT, -1, f"the harness timed out after {context.timeout:g} s")
+
+
+async def _verifier_sandbox(job, sandbox: Sandbox, events: EventLog) -> Sandbox:
+    """Where the verifier runs: a fresh sandbox holding only the agent's workspace and logs,
+    or (shared) the agent's own, now without any of its processes."""
+    workdir = job.task.environment.workdir or "/"
+    isolation = verifier_isolation(job.spec.verifier_isolation, job.task.verifier_isolation, workdir,
+                                   job.spec.sandbox or "host")
+    box = await sandbox.fresh(carried(workdir)) if isolation == "fresh" else sandbox
+    await events.emit(event("status", "verifier_sandbox", isolation=isolation))
+    return box
 
 
 async def _note_oom(job, sandbox: Sandbox, events: EventLog) -> None:

@@ -24,7 +24,6 @@ import re
 import shlex
 import shutil
 import socket
-import stat
 import tarfile
 import tempfile
 import threading
@@ -33,6 +32,7 @@ import uuid
 from pathlib import Path
 
 from services.executor import processes
+from services.executor.sandboxes import safefs
 from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.relay import Relay
 
@@ -56,8 +56,16 @@ KILL_MARKED = r"""m="$0"; for round in 1 2 3 4 5 6 7 8; do found=""
 for d in /proc/[0-9]*; do p="${d#/proc/}"; [ "$p" = "$$" ] && continue
 if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$m"; then kill -STOP "$p" 2>/dev/null; found="$found $p"; fi
 done; [ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; done"""
-#: How long a killed command's output stream may take to close before the container is restarted.
-_KILL_GRACE_SECS = 10.0
+#: How long a killed command's output stream may take to close before the container is killed whole.
+_KILL_GRACE_SECS = 5.0
+#: How long the engine may take to kill a command's processes before HEMRA kills through the cgroup.
+_ENGINE_KILL_SECS = 5.0
+#: Limits when the task names none, so that one attempt (a fork bomb, a leak) cannot take the
+#: machine or the engine down: Harbor's defaults for cpus and memory, and a process cap.
+DEFAULT_CPUS = 1.0
+DEFAULT_MEMORY_MB = 2048
+PIDS_LIMIT_VAR = "HEMRA_DOCKER_PIDS_LIMIT"
+DEFAULT_PIDS_LIMIT = 1024
 
 _client = None
 _client_lock = threading.Lock()
@@ -183,6 +191,88 @@ def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Docker
         raise BuildFailed(f"docker build of task {task.task_name} failed: {error.splitlines()[-1]}", "".join(lines))
 
 
+def limits(env) -> tuple[float, int, int]:
+    """(cpus, memory MB, pids) of a task's container: the task's own, else the defaults, and
+    never more than this host has (cores; three quarters of its memory)."""
+    cores = os.cpu_count() or 1
+    memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    cpus = min(env.cpus if env.cpus > 0 else DEFAULT_CPUS, float(cores))
+    memory = min(env.memory_mb if env.memory_mb > 0 else DEFAULT_MEMORY_MB, memory_mb * 3 // 4)
+    pids = int(os.environ.get(PIDS_LIMIT_VAR) or DEFAULT_PIDS_LIMIT)
+    return cpus, max(int(memory), 64), max(pids, 64)
+
+
+def _cgroup_of(pid: int) -> Path | None:
+    """The unified-hierarchy cgroup folder of a container's init process, when this host
+    exposes one with cgroup.kill (Linux 5.14+; on cgroup v1 hosts too, as a hybrid mount)."""
+    if pid <= 0:
+        return None
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    relative = next((line[3:] for line in lines if line.startswith("0::")), None)
+    mount = next((line.split()[4] for line in mounts if " - cgroup2 " in line), None)
+    if not relative or not mount or relative == "/":
+        return None
+    folder = Path(mount) / relative.lstrip("/")
+    return folder if (folder / "cgroup.kill").exists() else None
+
+
+def _cgroup_kill(folder: Path) -> bool:
+    """SIGKILL every process of the cgroup, by the kernel: no engine call, no process can fork away."""
+    try:
+        (folder / "cgroup.kill").write_text("1")
+        return True
+    except OSError as exc:
+        logger.warning("could not kill through cgroup %s: %s", folder, exc)
+        return False
+
+
+def _cgroup_procs(folder: Path) -> list[str]:
+    try:
+        return (folder / "cgroup.procs").read_text().split()
+    except OSError:  # the cgroup went away with the container's last process
+        return []
+
+
+#: A workspace copied into a fresh container is spooled to disk past this size.
+_SPOOL_BYTES = 32 * 1024 * 1024
+
+
+def _plain_archive(chunks, out) -> None:
+    """Copy a tar stream (the engine's archive of a path) into `out`, keeping folders, regular
+    files and links only: a device node, FIFO or socket the agent made never reaches the verifier."""
+    reader = _ChunkReader(chunks)
+    with tarfile.open(fileobj=reader, mode="r|") as source, tarfile.open(fileobj=out, mode="w|") as target:
+        for member in source:
+            if member.isreg():
+                target.addfile(member, source.extractfile(member))
+            elif member.isdir() or member.issym() or member.islnk():
+                target.addfile(member)
+
+
+class _ChunkReader(io.RawIOBase):
+    """A readable file over an iterator of byte chunks (streamed, never joined whole)."""
+
+    def __init__(self, chunks):
+        self.chunks = iter(chunks)
+        self.pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self.pending:
+            self.pending = next(self.chunks, b"")
+            if not self.pending:
+                return 0
+        size = min(len(buffer), len(self.pending))
+        buffer[:size], self.pending = self.pending[:size], self.pending[size:]
+        return size
+
+
 class _file_lock:
     """An exclusive lock file shared by every process on the host (builds of one tag)."""
 
@@ -245,8 +335,15 @@ class DockerSandbox(Sandbox):
         if self.network != "none":
             self.enforces = ENFORCES["docker"] - {"network_block"}
         self.container_id = ""
+        self.image = ""
         self.started = 0.0
         self._failed_commands = 0
+        #: The container's cgroup folder in the unified hierarchy (None: kill through the engine).
+        self._cgroup: Path | None = None
+        #: Every process was killed (stop_processes, kill): the next command starts it again.
+        self._stopped = False
+        #: The model relay runs in the harness phase only; stop_processes ends that phase.
+        self._relay_allowed = True
         #: The only way out of a closed container: to the harness's model endpoints (relay.py).
         #: A container on the host's network reaches them itself (and the relay could not
         #: listen on their ports there).
@@ -273,28 +370,35 @@ class DockerSandbox(Sandbox):
 
     def _start(self, image: str) -> None:
         api = client().api
-        env = self.task.environment
         binds = {str(self.folder / top.lstrip("/")): {"bind": top, "mode": "rw"} for top in BOUND}
         binds.update({host: {"bind": inside, "mode": "ro"} for inside, host in self.mounts.items()})
         binds.update(self.relay.binds())
+        cpus, memory_mb, pids = limits(self.task.environment)
         host_config = api.create_host_config(
-            binds=binds, network_mode=self.network, init=True, pids_limit=4096,
+            binds=binds, network_mode=self.network, init=True, pids_limit=pids,
             extra_hosts=self.relay.extra_hosts() or None, sysctls=self.relay.sysctls() or None,
-            nano_cpus=int(env.cpus * 1e9) if env.cpus > 0 else None,
-            mem_limit=f"{env.memory_mb}m" if env.memory_mb > 0 else None,
+            nano_cpus=int(cpus * 1e9), mem_limit=f"{memory_mb}m",
             # No swap: a task over its memory limit is OOM-killed, not slowed down.
-            memswap_limit=f"{env.memory_mb}m" if env.memory_mb > 0 else None)
+            memswap_limit=f"{memory_mb}m")
+        self.image = image
         self.started = time.time()
         try:
             created = api.create_container(
                 image, entrypoint=["sleep", "infinity"], working_dir=self.workdir, hostname="hemra",
-                environment=dict(env.env), labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest,
-                                                   **executor_labels()},
+                environment=dict(self.task.environment.env),
+                labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **executor_labels()},
                 host_config=host_config, name=f"hemra-{self.attempt_id}")
             self.container_id = created["Id"]
-            api.start(self.container_id)
+            self._boot()
         except _errors().APIError as exc:
             raise SandboxError(f"cannot start a container of {image}: {exc.explanation or exc}") from None
+
+    def _boot(self) -> None:
+        """Start the (created or stopped) container and find its cgroup, so that a kill never
+        depends on the engine answering in time."""
+        api = client().api
+        api.start(self.container_id)
+        self._cgroup = _cgroup_of(api.inspect_container(self.container_id)["State"].get("Pid") or 0)
 
     def _launch_relay(self) -> None:
         try:
@@ -305,13 +409,81 @@ class DockerSandbox(Sandbox):
 
     async def kill(self) -> None:
         if self.container_id:
-            await asyncio.to_thread(self._kill_container)
+            await asyncio.to_thread(self._kill_all)
 
-    def _kill_container(self) -> None:
+    def _kill_all(self) -> None:
+        """Kill every process in the container at once, its init included, through the kernel
+        (cgroup.kill) when HEMRA can reach the container's cgroup, else through the engine. The
+        container stops; its files stay, and the next command starts it again."""
+        self._stopped = True
+        if self._cgroup is not None and _cgroup_kill(self._cgroup):
+            return
         try:
             client().api.kill(self.container_id)
         except _errors().APIError:  # already stopped or gone
             pass
+
+    async def stop_processes(self) -> None:
+        if not self.container_id:
+            return
+        await asyncio.to_thread(self._stop_all)
+
+    def _stop_all(self) -> None:
+        self._relay_allowed = False
+        self._kill_all()
+        api = client().api
+        deadline = time.monotonic() + 60
+        while api.inspect_container(self.container_id)["State"].get("Running"):
+            if time.monotonic() > deadline:
+                raise SandboxError(f"container {self.container_id[:12]} still runs after every process was killed")
+            time.sleep(0.02)
+        if self._cgroup is not None and _cgroup_procs(self._cgroup):
+            raise SandboxError(f"container {self.container_id[:12]}: processes survived the kill")
+
+    async def fresh(self, carry: list[str]) -> "DockerSandbox":
+        other = DockerSandbox(f"{self.attempt_id}-verifier", self.task, self.task_dir, self.folder.parent,
+                              image=self.base_image)
+        try:
+            await other.prepare()
+            for path in carry:
+                path = self._absolute(path)
+                if self._host(path) is not None:
+                    await asyncio.to_thread(safefs.copy_tree, self.folder, path.lstrip("/"),
+                                            other.folder, path.lstrip("/"))
+                else:
+                    await asyncio.to_thread(self._copy_to, other, path)
+        except BaseException:
+            await other.teardown()
+            raise
+        return other
+
+    def _copy_to(self, other: "DockerSandbox", path: str) -> None:
+        """Replace `path` in the other container with this one's, through the engine, as plain
+        data: regular files, folders and links only (see _plain_archive)."""
+        api = client().api
+        try:
+            chunks, _ = api.get_archive(self.container_id, path)
+        except _errors().NotFound:
+            chunks = None
+        other._run_root(f"rm -rf -- {shlex.quote(path)} && mkdir -p -- {shlex.quote(posixpath.dirname(path))}")
+        if chunks is None:
+            return
+        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as archive:
+            _plain_archive(chunks, archive)
+            archive.seek(0)
+            try:
+                api.put_archive(other.container_id, posixpath.dirname(path) or "/", archive)
+            except _errors().APIError as exc:
+                raise SandboxError(f"cannot copy {path} into the verifier's container: {exc.explanation or exc}") \
+                    from None
+
+    def _run_root(self, script: str) -> None:
+        api = client().api
+        exec_id = api.exec_create(self.container_id, ["sh", "-c", script], user="0")["Id"]
+        said = api.exec_start(exec_id)
+        if api.exec_inspect(exec_id).get("ExitCode") != 0:
+            raise SandboxError(f"container {self.container_id[:12]}: {script!r} failed: "
+                               f"{said.decode(errors='replace').strip()[-300:]}")
 
     async def teardown(self) -> None:
         """Kill and remove the container and the attempt's folder in the background: the
@@ -351,52 +523,85 @@ class DockerSandbox(Sandbox):
         pump = stream.start(lambda: client().api.exec_start(exec_id, stream=True, demux=True))
         timed_out = False
         try:
+            # The engine ends the stream when the command's own process exits, even if something
+            # it started still holds the output open.
             done, _ = await asyncio.wait({pump}, timeout=timeout)
             if not done:
                 timed_out = True
-                await self._kill_marked(marker)
-                done, _ = await asyncio.wait({pump}, timeout=_KILL_GRACE_SECS)
-                if not done:  # something ignored the kill: restart the container (files are kept)
-                    await asyncio.to_thread(self._restart)
-                    await pump
+                await self._end(marker, pump)
         except asyncio.CancelledError:
+            stream.close()
             await asyncio.shield(self._kill_marked(marker))
             raise
-        await pump  # re-raises a broken stream
+        if pump.done():
+            pump.result()  # re-raises a broken stream
+        else:  # nothing more can be killed: stop reading, the command is over
+            stream.close()
+            pump.cancel()
         code = (await asyncio.to_thread(client().api.exec_inspect, exec_id)).get("ExitCode")
         if code is None:
             code = -1
         self._failed_commands += code != 0
-        return ExecResult(code, stream.data("stdout"), stream.data("stderr"), timed_out, time.monotonic() - started)
+        return ExecResult(code, stream.data("stdout"), stream.data("stderr"), timed_out,
+                          time.monotonic() - started)
+
+    async def _end(self, marker: str, pump: asyncio.Future) -> None:
+        """At a timeout, kill the command's processes (all of them, through the cgroup, when
+        the engine is slow or one hid from the marker and kept the output open)."""
+        await self._kill_marked(marker)
+        done, _ = await asyncio.wait({pump}, timeout=_KILL_GRACE_SECS)
+        if not done:
+            await asyncio.to_thread(self._kill_all)
+            await asyncio.wait({pump}, timeout=_KILL_GRACE_SECS)
 
     def _exec_create(self, argv: list[str], cwd: str, env: dict[str, str]) -> str:
+        api = client().api
+        if self._stopped:
+            self._revive()
+        for attempt in (1, 2):
+            try:
+                return api.exec_create(self.container_id, argv, stdout=True, stderr=True, environment=env,
+                                       workdir=self._absolute(cwd or self.workdir))["Id"]
+            except _errors().APIError as exc:
+                # The agent may stop its own container (kill its init): its processes are gone, its
+                # files are not; start it again rather than blame the infrastructure.
+                if attempt == 1 and exc.status_code == 409 and "not running" in str(exc.explanation or exc):
+                    self._revive()
+                    continue
+                raise SandboxError(f"cannot run a command in container {self.container_id[:12]}: "
+                                   f"{exc.explanation or exc}") from None
+        raise AssertionError("unreachable")
+
+    def _revive(self) -> None:
+        """Start the stopped container again; the model relay too, unless the harness phase is over."""
         try:
-            return client().api.exec_create(self.container_id, argv, stdout=True, stderr=True, environment=env,
-                                            workdir=self._absolute(cwd or self.workdir))["Id"]
+            self._boot()
+            if self._relay_allowed:
+                self._launch_relay()
         except _errors().APIError as exc:
-            raise SandboxError(f"cannot run a command in container {self.container_id[:12]}: "
+            raise SandboxError(f"cannot start container {self.container_id[:12]} again: "
                                f"{exc.explanation or exc}") from None
+        self._stopped = False
 
     async def _kill_marked(self, marker: str) -> None:
-        def kill():
+        """Kill one command's processes by the marker in their environment; when the engine does
+        not manage it in time, or one hid from the marker, kill the whole container instead."""
+        def kill() -> bool:
             api = client().api
             try:
                 exec_id = api.exec_create(self.container_id, ["sh", "-c", KILL_MARKED, f"{MARKER_VAR}={marker}"],
                                           user="0")["Id"]
                 api.exec_start(exec_id)
-                if api.exec_inspect(exec_id).get("ExitCode") == 0:
-                    return
+                return api.exec_inspect(exec_id).get("ExitCode") == 0
             except _errors().APIError as exc:
                 logger.warning("could not kill a command's processes: %s", exc)
-            self._restart()
-        await asyncio.to_thread(kill)
-
-    def _restart(self) -> None:
+                return False
         try:
-            client().api.restart(self.container_id, timeout=0)
-            self._launch_relay()  # the restart ended it
-        except (_errors().APIError, SandboxError) as exc:
-            logger.warning("could not restart container %s: %s", self.container_id[:12], exc)
+            killed = await asyncio.wait_for(asyncio.to_thread(kill), _ENGINE_KILL_SECS)
+        except asyncio.TimeoutError:
+            killed = False
+        if not killed:
+            await asyncio.to_thread(self._kill_all)
 
     # --- files ------------------------------------------------------------
     def _absolute(self, path: str) -> str:
@@ -404,46 +609,54 @@ class DockerSandbox(Sandbox):
             path = self.workdir.rstrip("/") + "/" + path
         return posixpath.normpath(path).replace("//", "/")
 
-    def _host(self, path: str) -> Path | None:
-        """Where a bound path lives on the host; None for the container's own paths, and for
-        bound paths behind a symbolic link (resolved in the container, never on the host)."""
+    def _host(self, path: str) -> str | None:
+        """The path of a bound path relative to the attempt's folder on the host (opened there
+        with safefs, never through a link); None for the container's own paths."""
         for top in BOUND:
             if path == top or path.startswith(top + "/"):
-                host = self.folder / path.lstrip("/")
-                return host if host.resolve().is_relative_to(self.folder.resolve()) else None
+                return path.lstrip("/")
         return None
 
-    async def read_file(self, path):
+    async def read_file(self, path, limit=None):
         path = self._absolute(path)
         host = self._host(path)
         if host is not None:
-            return await asyncio.to_thread(host.read_bytes)
-        return await asyncio.to_thread(self._read_container, path, 0)
+            try:
+                return await asyncio.to_thread(safefs.read, self.folder, host, limit)
+            except safefs.LinkRefused:  # a link the agent made: resolve it as the container sees it
+                pass
+        return await asyncio.to_thread(self._read_container, path, limit)
 
-    def _read_container(self, path: str, depth: int) -> bytes:
-        member, data = self._archive(path)
-        if member is None or (depth > 8 and member.issym()):
-            raise FileNotFoundError(path)
-        if member.issym():
-            return self._read_container(posixpath.normpath(posixpath.join(posixpath.dirname(path),
-                                                                          member.linkname)), depth + 1)
-        if member.isdir():
-            raise IsADirectoryError(path)
-        return data
+    async def file_size(self, path):
+        path = self._absolute(path)
+        host = self._host(path)
+        if host is not None:
+            try:
+                return await asyncio.to_thread(safefs.size, self.folder, host)
+            except safefs.LinkRefused:
+                pass
+        return len(await self.read_file(path))
 
-    def _archive(self, path: str):
-        """(first tar member, its content) of a container path; (None, b"") when absent."""
+    def _read_container(self, path: str, limit: int | None, depth: int = 0) -> bytes:
+        """Read through the engine, which resolves every link inside the container's own root."""
         try:
             chunks, _ = client().api.get_archive(self.container_id, path)
-            raw = b"".join(chunks)
         except _errors().NotFound:
-            return None, b""
-        with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+            raise FileNotFoundError(path) from None
+        with tarfile.open(fileobj=_ChunkReader(chunks), mode="r|") as tar:
             member = tar.next()
             if member is None:
-                return None, b""
-            content = tar.extractfile(member).read() if member.isfile() else b""
-            return member, content
+                raise FileNotFoundError(path)
+            if member.issym():
+                if depth > 8:
+                    raise FileNotFoundError(path)
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(path), member.linkname))
+                return self._read_container(target, limit, depth + 1)
+            if member.isdir():
+                raise IsADirectoryError(path)
+            if not member.isreg():
+                raise FileNotFoundError(f"{path}: not a regular file")
+            return tar.extractfile(member).read(-1 if limit is None else limit)
 
     async def write_files(self, files):
         inside = []
@@ -453,7 +666,7 @@ class DockerSandbox(Sandbox):
             if host is None:
                 inside.append((path, content, executable))
             else:
-                await asyncio.to_thread(_write_host, host, content, executable)
+                await asyncio.to_thread(safefs.write, self.folder, host, content, 0o755 if executable else 0o644)
         if inside:
             await asyncio.to_thread(self._put, inside)
 
@@ -474,7 +687,7 @@ class DockerSandbox(Sandbox):
         path = self._absolute(path)
         host = self._host(path)
         if host is not None:
-            await asyncio.to_thread(_remove_host, host, path in BOUND)
+            await asyncio.to_thread(safefs.remove, self.folder, host, path in BOUND)
             return
         if path == "/":
             raise PermissionError("/: cannot remove the container's root")
@@ -486,17 +699,17 @@ class DockerSandbox(Sandbox):
         folder = self._absolute(folder)
         host = self._host(folder)
         if host is not None:
-            return await asyncio.to_thread(_walk_host, host, folder)
+            return [folder.rstrip("/") + "/" + name
+                    for name in await asyncio.to_thread(safefs.walk, self.folder, host)]
         return await asyncio.to_thread(self._list_container, folder)
 
     def _list_container(self, folder: str) -> list[str]:
         try:
             chunks, _ = client().api.get_archive(self.container_id, folder.rstrip("/") + "/.")
-            raw = b"".join(chunks)
         except _errors().NotFound:
             return []
-        with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
-            names = [m.name for m in tar.getmembers() if m.isfile()]
+        with tarfile.open(fileobj=_ChunkReader(chunks), mode="r|") as tar:
+            names = [m.name for m in tar if m.isreg()]
         base = folder.rstrip("/")
         return sorted(base + "/" + name.split("/", 1)[1] for name in names if "/" in name)
 
@@ -529,6 +742,8 @@ class _Stream:
 
     def __init__(self, on_output):
         self.on_output = on_output
+        #: Set when nobody reads any more: the reading thread stops at its next chunk.
+        self.closed = False
         self.chunks = {"stdout": [], "stderr": []}
         self.sizes = {"stdout": 0, "stderr": 0}
 
@@ -545,6 +760,8 @@ class _Stream:
         def pump():
             try:
                 for out, err in open_stream():
+                    if self.closed:
+                        return
                     for name, chunk in (("stdout", out), ("stderr", err)):
                         if chunk:
                             post((name, chunk))
@@ -566,30 +783,8 @@ class _Stream:
                 self.chunks[name].append(chunk[: MAX_OUTPUT_BYTES - self.sizes[name]])
             self.sizes[name] += len(chunk)
 
+    def close(self) -> None:
+        self.closed = True
+
     def data(self, name: str) -> bytes:
         return b"".join(self.chunks[name])
-
-
-def _write_host(target: Path, content: bytes, executable: bool) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(content)
-    target.chmod(0o755 if executable else 0o644)
-
-
-def _remove_host(target: Path, keep_folder: bool) -> None:
-    """Remove a bound file or tree; a bound root itself stays, emptied (it is a mount point)."""
-    if target.is_dir() and not target.is_symlink():
-        if keep_folder:
-            for child in target.iterdir():
-                _remove_host(child, False)
-        else:
-            shutil.rmtree(target)
-    else:
-        target.unlink(missing_ok=True)
-
-
-def _walk_host(base: Path, folder: str) -> list[str]:
-    if not base.is_dir():
-        return []
-    return sorted(folder.rstrip("/") + "/" + p.relative_to(base).as_posix()
-                  for p in base.rglob("*") if stat.S_ISREG(p.lstat().st_mode))

@@ -110,6 +110,15 @@ def _load_modal():
     return modal
 
 
+#: Stops, then kills, every process that is not init (pid 1) nor an ancestor of this script;
+#: prints the survivors and fails when any is left after eight rounds.
+KILL_ALL_BUT_INIT = r"""keep=" 1 "; p=$$; while [ "$p" -gt 1 ]; do keep="$keep$p "; p=$(awk '{print $4}' /proc/$p/stat); done
+for round in 1 2 3 4 5 6 7 8; do found=""
+for d in /proc/[0-9]*; do q="${d#/proc/}"; case "$keep" in *" $q "*) continue;; esac
+[ -r "$d/stat" ] || continue; kill -STOP "$q" 2>/dev/null && found="$found $q"; done
+[ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; sleep 0.05; done; echo "$found"; exit 1"""
+
+
 class ModalSandbox(Sandbox):
     enforces = ENFORCES["modal"]
 
@@ -176,10 +185,21 @@ class ModalSandbox(Sandbox):
         process = await self.box.exec.aio("sh", "-c", KILL_MARKED, f"{MARKER_VAR}={marker}")
         await process.wait.aio()
 
-    async def read_file(self, path):
+    async def stop_processes(self) -> None:
+        """Kill every process but the sandbox's init and this killer's own ancestry (Modal's exec
+        agent), stopping them first so none forks away, then check that none is left."""
+        if self.box is None:
+            return
+        process = await self.box.exec.aio("sh", "-c", KILL_ALL_BUT_INIT)
+        if await process.wait.aio() != 0:
+            left = (await process.stdout.read.aio()).decode(errors="replace").strip()
+            raise SandboxError(f"processes survived the kill in the modal sandbox: {left[:200]}")
+
+    async def read_file(self, path, limit=None):
         errors = self._modal.exception
         try:
-            return await self.box.filesystem.read_bytes.aio(self._absolute(path))
+            data = await self.box.filesystem.read_bytes.aio(self._absolute(path))
+            return data if limit is None else data[:limit]
         except errors.SandboxFilesystemNotFoundError:
             raise FileNotFoundError(path) from None
         except errors.SandboxFilesystemIsADirectoryError:
