@@ -99,7 +99,7 @@ class Listener:
     named: bool  # a host name, mapped to addresses[0] in /etc/hosts
 
 
-def plan(endpoints) -> list[Listener]:
+def plan(endpoints, sandbox: str = "docker") -> list[Listener]:
     """Listeners for the declared endpoints (deduplicated, in order).
 
     Raises:
@@ -120,7 +120,7 @@ def plan(endpoints) -> list[Listener]:
         elif address is not None and address.is_loopback:
             addresses = (str(address),)
         elif address is not None:
-            raise SandboxError(f"model endpoint {host}:{port}: the docker sandbox relays host names and loopback "
+            raise SandboxError(f"model endpoint {host}:{port}: the {sandbox} sandbox relays host names and loopback "
                                "addresses only (name the endpoint by its host name)")
         else:
             if host not in names:
@@ -136,8 +136,10 @@ class Relay:
     """The relay of one attempt's sandbox: `open` before its container starts, `launch`
     once it runs (and after each restart), `close` at teardown. No endpoints: does nothing."""
 
-    def __init__(self, endpoints=()):
+    def __init__(self, endpoints=(), sandbox: str = "docker"):
         self.endpoints = list(endpoints or ())
+        #: The sandbox kind it serves, named in its errors.
+        self.sandbox = sandbox
         self.listeners: list[Listener] = []
         self.folder: Path | None = None
         self.node = ""
@@ -150,12 +152,12 @@ class Relay:
         Raises:
           SandboxError: bad endpoints, or no node on the host to run the relay with.
         """
-        self.listeners = plan(self.endpoints)
+        self.listeners = plan(self.endpoints, self.sandbox)
         if not self.listeners:
             return
         node = shutil.which("node")
         if node is None:
-            raise SandboxError("the docker sandbox relays model endpoints with node, and this host has none "
+            raise SandboxError(f"the {self.sandbox} sandbox relays model endpoints with node, and this host has none "
                                "(install Node.js)")
         self.node = os.path.realpath(node)
         # Short: a Unix socket's path is limited to 107 bytes.
@@ -187,6 +189,19 @@ class Relay:
             return {"net.ipv6.conf.lo.disable_ipv6": "0"}
         return {}
 
+    def config(self) -> str:
+        """relay.js's argument: every listener as JSON (its sockets as seen inside)."""
+        return json.dumps([{"address": address, "port": item.port, "socket": f"{SOCKETS_INSIDE}/{item.socket}",
+                            "optional": index > 0}
+                           for item in self.listeners for index, address in enumerate(item.addresses)])
+
+    def hosts(self) -> str:
+        """An /etc/hosts for a sandbox without the container engine's extra_hosts: loopback,
+        and each relayed host name at its relay's address."""
+        lines = ["127.0.0.1\tlocalhost", "::1\tlocalhost ip6-localhost ip6-loopback"]
+        lines += [f"{address}\t{host}" for host, address in self.extra_hosts().items()]
+        return "\n".join(lines) + "\n"
+
     def launch(self, api, container_id: str) -> None:
         """Start the relay in the running container and wait until it listens (blocking).
 
@@ -195,9 +210,7 @@ class Relay:
         """
         if not self.listeners:
             return
-        config = json.dumps([{"address": address, "port": item.port, "socket": f"{SOCKETS_INSIDE}/{item.socket}",
-                              "optional": index > 0}
-                             for item in self.listeners for index, address in enumerate(item.addresses)])
+        config = self.config()
         run = f"/tmp/hemra-relay/{uuid.uuid4().hex[:12]}"  # fresh: a restarted container keeps its files
         started = api.exec_create(container_id, ["sh", "-c", _LAUNCH, run, f"{RELAY_INSIDE}/node",
                                                  f"{RELAY_INSIDE}/relay.js", config],
