@@ -1,17 +1,41 @@
-"""An attempt's event log on its way to the store: buffered, sent in batches."""
+"""An attempt's event log on its way to the store: buffered, sent in batches, and bounded.
+
+Most events say what the agent did, and the agent controls their number and size (its
+output, its JSON lines, the events it emits through the harness protocol). So the log
+keeps at most MAX_EVENT_BYTES of payloads per attempt; past that, events are dropped and
+counted, a marker event says where, and a last one (at flush) how much was dropped. The
+harness keeps running. HEMRA's own short status and error events past the cap still get
+a small reserve, and `emit_own` (HEMRA's code only) is never capped.
+"""
 
 import asyncio
+import codecs
 import json
+import os
 import time
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 
-#: Flush when this many events are waiting, or after FLUSH_SECS.
+#: Flush when this many events (or bytes of payload) are waiting, or after FLUSH_SECS.
 FLUSH_EVENTS = 200
+FLUSH_BYTES = 4 * 1024 * 1024
 FLUSH_SECS = 0.5
 #: Longest text kept inline in an event payload; the whole text is in the artifacts.
 MAX_TEXT = 256 * 1024
+#: Total payload bytes an attempt's events keep (every type: output, messages, tool calls,
+#: events emitted through the protocol). $HEMRA_MAX_EVENT_BYTES lowers or raises it.
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+#: Largest payload one event keeps; a bigger one keeps its first MAX_TEXT bytes (marked).
+MAX_EVENT_PAYLOAD = 1024 * 1024
+#: Past the cap, status and error events up to SMALL_EVENT_BYTES are still kept, this many
+#: bytes of them (HEMRA's own: harness_end, scored, ...).
+RESERVE_BYTES = 256 * 1024
+SMALL_EVENT_BYTES = 4 * 1024
+#: Longest event type or name kept.
+MAX_NAME = 256
+#: Slices of output text per event when long output is split.
+OUTPUT_SLICE = 64 * 1024
 
 
 def event(type_: str, name: str = "", duration: float = 0.0, when: float | None = None, **payload) -> pb.Event:
@@ -26,25 +50,169 @@ def text(data: bytes) -> str:
     return decoded if len(decoded) <= MAX_TEXT else decoded[:MAX_TEXT] + f"\n[... {len(decoded) - MAX_TEXT} more characters]"
 
 
+def output_events(name: str, data: bytes, **extra) -> list[pb.Event]:
+    """Output events for `data`, split into OUTPUT_SLICE pieces (at UTF-8 boundaries): long
+    output is split, never cut."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    events = []
+    for start in range(0, len(data), OUTPUT_SLICE):
+        piece = decoder.decode(data[start:start + OUTPUT_SLICE], final=start + OUTPUT_SLICE >= len(data))
+        if piece:
+            events.append(event("output", name, text=piece, **extra))
+    return events
+
+
+def max_event_bytes() -> int:
+    configured = os.environ.get("HEMRA_MAX_EVENT_BYTES", "")
+    return int(configured) if configured.isdigit() else MAX_EVENT_BYTES
+
+
+class Lines:
+    """Bytes split into lines, none longer than `limit`: a longer line comes out in pieces
+    of `limit` bytes marked not whole (to be kept as output, never parsed), so whatever the
+    agent prints, memory holds at most one line."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._partial = bytearray()
+        self._long = False  # the partial line already had pieces split off
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes, bool]]:
+        """(line, whole) for each line (with its newline) or piece `chunk` completes."""
+        out, start = [], 0
+        while (newline := chunk.find(b"\n", start)) >= 0:
+            self._partial += chunk[start:newline + 1]
+            start = newline + 1
+            self._split(out)
+            out.append((bytes(self._partial), not self._long))
+            self._partial.clear()
+            self._long = False
+        self._partial += chunk[start:]
+        self._split(out)
+        return out
+
+    def close(self) -> list[tuple[bytes, bool]]:
+        """The last line, without its newline."""
+        rest, whole = bytes(self._partial), not self._long
+        self._partial.clear()
+        self._long = False
+        return [(rest, whole)] if rest else []
+
+    def _split(self, out: list) -> None:
+        while len(self._partial) > self.limit:
+            cut = self.limit
+            while cut > self.limit - 3 and 0x80 <= self._partial[cut] < 0xC0:  # not inside a character
+                cut -= 1
+            out.append((bytes(self._partial[:cut]), False))
+            del self._partial[:cut]
+            self._long = True
+
+
 class EventLog:
     def __init__(self, store, job_id: str, lease_token: int):
         self.store = store
         self.job_id = job_id
         self.lease_token = lease_token
+        #: Artifacts HEMRA stored itself (the harness's own output), added to the sandbox's.
+        self.artifacts: list[pb.Artifact] = []
+        self.max_bytes = max_event_bytes()
         self._pending: list[pb.Event] = []
+        self._pending_bytes = 0
+        self._kept = 0
+        self._reserve = 0
+        self._dropped_bytes = 0
+        self._dropped_events = 0
+        self._reported = 0
         self._last_flush = time.monotonic()
         self._lock = asyncio.Lock()
 
     async def emit(self, *events: pb.Event) -> None:
-        self._pending.extend(events)
-        if len(self._pending) >= FLUSH_EVENTS or time.monotonic() - self._last_flush > FLUSH_SECS:
-            await self.flush()
+        """Events from anywhere, the agent's included: bounded (see the module's docstring)."""
+        for message in events:
+            self._admit(message)
+        await self._maybe_flush()
+
+    async def emit_own(self, *events: pb.Event) -> None:
+        """HEMRA's own few, bounded events (markers, exits): never dropped."""
+        for message in events:
+            message = _bounded(message)
+            self._queue(message, _size(message))
+        await self._maybe_flush()
+
+    @property
+    def dropped_bytes(self) -> int:
+        return self._dropped_bytes
+
+    def _admit(self, message: pb.Event) -> None:
+        message = _bounded(message)
+        size = _size(message)
+        if self._kept + size <= self.max_bytes:
+            self._kept += size
+            self._queue(message, size)
+        elif (message.type in ("status", "error") and size <= SMALL_EVENT_BYTES
+              and self._reserve + size <= RESERVE_BYTES):
+            self._reserve += size
+            self._queue(message, size)
+        else:
+            if not self._dropped_events:
+                self._queue(event("status", "events_truncated", kept_bytes=self._kept, max_bytes=self.max_bytes,
+                                  message=f"the attempt's events reached {self.max_bytes} bytes: "
+                                          "later output and events are dropped (counted at the end)"), 0)
+            self._dropped_bytes += size
+            self._dropped_events += 1
+
+    def _queue(self, message: pb.Event, size: int) -> None:
+        self._pending.append(message)
+        self._pending_bytes += size
+
+    async def _maybe_flush(self) -> None:
+        if (len(self._pending) >= FLUSH_EVENTS or self._pending_bytes >= FLUSH_BYTES
+                or time.monotonic() - self._last_flush > FLUSH_SECS):
+            await self._send()
 
     async def flush(self) -> None:
+        """Send what waits, with a count of what was dropped since the last count."""
+        if self._dropped_events > self._reported:
+            self._reported = self._dropped_events
+            self._queue(event("status", "events_dropped", dropped_bytes=self._dropped_bytes,
+                              dropped_events=self._dropped_events, kept_bytes=self._kept,
+                              max_bytes=self.max_bytes), 0)
+        await self._send()
+
+    async def _send(self) -> None:
         async with self._lock:
             if not self._pending:
                 return
-            batch, self._pending = self._pending, []
+            batch, self._pending, self._pending_bytes = self._pending, [], 0
             self._last_flush = time.monotonic()
             await self.store.AppendEvents(spb.AppendEventsRequest(
                 job_id=self.job_id, lease_token=self.lease_token, events=batch))
+
+
+def _size(message: pb.Event) -> int:
+    return len(message.payload_json.encode()) + len(message.type) + len(message.name)
+
+
+def _bounded(message: pb.Event) -> pb.Event:
+    """The event with a short type and name and a JSON object payload of at most
+    MAX_EVENT_PAYLOAD bytes (a longer or invalid one is replaced by its head, marked)."""
+    payload = message.payload_json
+    size = len(payload.encode()) if len(payload) <= MAX_EVENT_PAYLOAD else MAX_EVENT_PAYLOAD + 1
+    valid = False
+    if size <= MAX_EVENT_PAYLOAD:
+        try:
+            valid = isinstance(json.loads(payload or "{}"), dict)
+        except ValueError:
+            valid = False
+    if valid and len(message.type) <= MAX_NAME and len(message.name) <= MAX_NAME:
+        return message
+    bounded = pb.Event()
+    bounded.CopyFrom(message)
+    bounded.type, bounded.name = message.type[:MAX_NAME], message.name[:MAX_NAME]
+    if not valid:
+        head = payload[:MAX_TEXT]
+        bounded.payload_json = json.dumps({"payload_truncated": size > MAX_EVENT_PAYLOAD,
+                                           "payload_invalid": size <= MAX_EVENT_PAYLOAD,
+                                           "payload_chars": len(payload), "payload_head": head},
+                                          ensure_ascii=False)
+    return bounded

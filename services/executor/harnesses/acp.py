@@ -17,7 +17,11 @@ session/request_permission is answered by the harness file's `permission`
 policy; fs/* and terminal/* requests are served from the sandbox. At the
 attempt's timeout the driver sends session/cancel, waits a few seconds for
 the prompt to end, then kills the agent. The whole JSON-RPC transcript is
-kept as /logs/agent/acp.jsonl.
+kept as the artifact /logs/agent/acp.jsonl (standard error as acp-stderr.txt),
+stored by HEMRA directly, never written into the agent's sandbox. The agent
+shares the sandbox with the message channel: a channel it broke ends the
+attempt as a harness failure, never an infrastructure one. A stdout line longer
+than MAX_LINE_BYTES is split into output, never parsed.
 """
 
 import asyncio
@@ -30,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services import envtemplate
-from services.executor.events import event, text
+from services.executor import artifacts
+from services.executor.artifacts import OwnLog
+from services.executor.events import Lines, event, output_events
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.harnesses.cli import install
@@ -44,8 +50,21 @@ CHANNEL = "/tmp/hemra-acp"
 #: How long a cancelled prompt may take to end, and a finished agent to exit, before it is killed.
 CANCEL_GRACE_SECS = 5.0
 EXIT_GRACE_SECS = 2.0
-#: Output a terminal keeps when the agent names no limit.
+#: Output a terminal keeps when the agent names no limit, and the most it may name.
 TERMINAL_OUTPUT_BYTES = 1024 * 1024
+MAX_TERMINAL_OUTPUT_BYTES = 16 * 1024 * 1024
+#: Longest JSON-RPC line read from the agent; a longer one is split into output, never parsed.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+#: The largest file fs/read_text_file serves (a bigger one is refused, never cut).
+MAX_READ_BYTES = 16 * 1024 * 1024
+#: Longest agent version kept, and the end of standard error kept for messages.
+MAX_VERSION = 200
+_TAIL_BYTES = 4096
+#: Streamed message text logged in parts of this many characters; tool calls remembered until
+#: they end, at most this many, each argument kept up to MAX_REMEMBERED_BYTES of JSON.
+MAX_MESSAGE_CHARS = 256 * 1024
+MAX_OPEN_TOOL_CALLS = 1000
+MAX_REMEMBERED_BYTES = 64 * 1024
 _CLIENT_INFO = {"name": "hemra", "title": "HEMRA", "version": "1"}
 #: JSON-RPC error codes.
 _METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL, _RESOURCE_NOT_FOUND = -32601, -32602, -32603, -32002
@@ -73,6 +92,10 @@ class AgentExited(Exception):
 
 class RemoteError(Exception):
     """The agent answered a request with a JSON-RPC error."""
+
+
+class ChannelBroken(Exception):
+    """A message could not be written into the sandbox's channel (the agent's doing)."""
 
 
 class AcpDriver(HarnessDriver):
@@ -120,10 +143,12 @@ class Session:
         self._sent = itertools.count(1)
         self._send_lock = asyncio.Lock()
         self._pending: dict[int, tuple[str, asyncio.Future]] = {}
-        self._partial = b""
-        self._transcript = bytearray()
-        self._stderr = bytearray()
+        self._lines = Lines(MAX_LINE_BYTES)
+        self._transcript = OwnLog("/logs/agent/acp.jsonl")
+        self._stderr = OwnLog("/logs/agent/acp-stderr.txt")
+        self._stderr_tail = bytearray()
         self._text: dict[str, list[str]] = {}
+        self._text_chars = 0
         self._tools: dict[str, dict] = {}
         self._handlers: set[asyncio.Task] = set()
         self.terminals: dict[str, Terminal] = {}
@@ -145,12 +170,16 @@ class Session:
                                                               on_output=self._on_output))
         self.agent_version = version
         try:
-            result = await self._converse()
+            try:
+                result = await self._converse()
+            finally:
+                await self._stop()
+            await artifacts.keep(trial.events, self._transcript)
+            await artifacts.keep(trial.events, self._stderr)
         finally:
-            await self._stop()
-        await trial.sandbox.write_files([("/logs/agent/acp.jsonl", bytes(self._transcript), False),
-                                         ("/logs/agent/acp-stderr.txt", bytes(self._stderr), False)])
-        result.agent_version = result.agent_version or self.agent_version
+            self._transcript.close()
+            self._stderr.close()
+        result.agent_version = (result.agent_version or self.agent_version)[:MAX_VERSION]
         return result
 
     async def _converse(self) -> HarnessResult:
@@ -185,6 +214,9 @@ class Session:
             return HarnessResult(TIMED_OUT, -1, f"the agent timed out after {trial.timeout:g} s before its prompt")
         except AgentExited as exc:
             return HarnessResult(HARNESS_FAILED, self._exit_code(), str(exc))
+        except ChannelBroken as exc:
+            await trial.events.emit(event("error", "acp", message=str(exc)))
+            return HarnessResult(HARNESS_FAILED, -1, str(exc))
         except RemoteError as exc:
             await trial.events.emit(event("error", "acp", message=str(exc)))
             return HarnessResult(HARNESS_FAILED, 0, str(exc))
@@ -212,11 +244,11 @@ class Session:
 
     async def _cancel(self, session_id: str, answered: asyncio.Future) -> HarnessResult:
         """The attempt's time is up: session/cancel, a short wait for the turn to end, then the kill."""
-        await self.notify("session/cancel", {"sessionId": session_id})
         self.deadline = time.monotonic() + CANCEL_GRACE_SECS
         try:
+            await self.notify("session/cancel", {"sessionId": session_id})
             stop = (await self._wait(answered, "session/prompt")).get("stopReason", "")
-        except (asyncio.TimeoutError, AgentExited, RemoteError):
+        except (asyncio.TimeoutError, AgentExited, RemoteError, ChannelBroken):
             stop = ""
         await self.trial.events.emit(event("status", "cancel", reason="timeout", stop_reason=stop,
                                            ended=bool(stop)))
@@ -236,9 +268,8 @@ class Session:
         done, _ = await asyncio.wait({self.process}, timeout=EXIT_GRACE_SECS)
         if not done:
             self.process.cancel()
-        if self._partial:  # a last line without its newline
-            line, self._partial = self._partial, b""
-            await self._receive(line)
+        for line, whole in self._lines.close():  # a last line without its newline
+            await self._receive(line, whole)
         try:
             result = await self.process
             await self.trial.events.emit(event("status", "exit", result.duration, exit_code=result.exit_code,
@@ -257,7 +288,10 @@ class Session:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         self._log("client->agent", message)
         async with self._send_lock:  # numbered files must appear in order
-            await self.trial.sandbox.write_files([(f"{CHANNEL}/in/{next(self._sent):08d}", line, False)])
+            try:
+                await self.trial.sandbox.write_files([(f"{CHANNEL}/in/{next(self._sent):08d}", line, False)])
+            except (OSError, SandboxError) as exc:  # the agent shares the folder: it may have broken it
+                raise ChannelBroken(f"cannot write a message into the agent's channel {CHANNEL}: {exc}") from None
 
     async def request(self, method: str, params: dict) -> dict:
         return await self._wait(await self.start_request(method, params), method)
@@ -284,30 +318,32 @@ class Session:
             return future.result()
         if self.process in done:
             code = self._exit_code()
-            said = _last_line(bytes(self._stderr).decode(errors="replace"))
+            said = _last_line(bytes(self._stderr_tail).decode(errors="replace"))
             raise AgentExited(f"the agent exited {code} before answering {method}" + (f": {said}" if said else ""))
         raise asyncio.TimeoutError
 
     async def _on_output(self, stream: str, chunk: bytes) -> None:
         if stream != "stdout":
-            self._stderr.extend(chunk)
-            await self.trial.events.emit(event("output", "stderr", text=text(chunk)))
+            self._stderr.write(chunk)
+            self._stderr_tail += chunk[-_TAIL_BYTES:]
+            del self._stderr_tail[:-_TAIL_BYTES]
+            await self.trial.events.emit(*output_events("stderr", chunk))
             return
-        lines = (self._partial + chunk).split(b"\n")
-        self._partial = lines.pop()
-        for line in lines:
-            await self._receive(line)
+        for line, whole in self._lines.feed(chunk):
+            await self._receive(line, whole)
 
-    async def _receive(self, line: bytes) -> None:
+    async def _receive(self, line: bytes, whole: bool = True) -> None:
         if not line.strip():
             return
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
+        message = None
+        if whole:
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                message = None
         if not isinstance(message, dict):
-            self._log("agent->client", {"unparsed": line.decode(errors="replace")})
-            await self.trial.events.emit(event("output", "stdout", text=text(line)))
+            self._log("agent->client", {"unparsed": line.decode(errors="replace"), "split": not whole})
+            await self.trial.events.emit(*output_events("stdout", line.rstrip(b"\n")))
             return
         self._log("agent->client", message)
         if "method" not in message:
@@ -344,11 +380,14 @@ class Session:
         except Exception as exc:  # whatever broke, the agent must not wait for an answer forever
             reply = {"jsonrpc": "2.0", "id": message["id"],
                      "error": {"code": _INTERNAL, "message": f"{method} failed: {exc}"}}
-        await self._send(reply)
+        try:
+            await self._send(reply)
+        except ChannelBroken as exc:  # the conversation notices when its own messages fail
+            await self.trial.events.emit(event("error", "acp", message=str(exc)))
 
     def _log(self, direction: str, message: dict) -> None:
         entry = {"t": round(time.monotonic() - self.started, 3), "dir": direction, "msg": message}
-        self._transcript.extend(json.dumps(entry, ensure_ascii=False).encode() + b"\n")
+        self._transcript.write(json.dumps(entry, ensure_ascii=False).encode() + b"\n")
 
     # -- session/update into events --------------------------------------------------------------
 
@@ -358,7 +397,11 @@ class Session:
         if chunk is not None:
             content = update.get("content") or {}
             if content.get("type") == "text":
-                self._text.setdefault(chunk, []).append(content.get("text", ""))
+                piece = str(content.get("text", ""))
+                self._text.setdefault(chunk, []).append(piece)
+                self._text_chars += len(piece)
+                if self._text_chars >= MAX_MESSAGE_CHARS:  # a long message is logged in parts
+                    await self._flush_text()
             return
         await self._flush_text()
         emit = self.trial.events.emit
@@ -378,9 +421,13 @@ class Session:
         """A tool call is logged once its arguments are known (agents often announce it first with
         none), and its result when its status ends."""
         call = self._tools.setdefault(update.get("toolCallId", ""), {"emitted": False})
-        call.update({k: update[k] for k in ("title", "kind", "rawInput", "locations") if update.get(k)})
+        call.update({k: _small(update[k]) for k in ("title", "kind", "rawInput", "locations") if update.get(k)})
         status = update.get("status", "")
         ended = status in ("completed", "failed")
+        if ended:
+            self._tools.pop(update.get("toolCallId", ""), None)
+        while len(self._tools) > MAX_OPEN_TOOL_CALLS:  # calls that never end are forgotten, oldest first
+            self._tools.pop(next(iter(self._tools)))
         if not call["emitted"] and (call.get("rawInput") or ended):
             call["emitted"] = True
             await self.trial.events.emit(event(
@@ -399,6 +446,7 @@ class Session:
             if parts:
                 await self.trial.events.emit(event("message", role, role=role, text="".join(parts)))
         self._text.clear()
+        self._text_chars = 0
 
 
 class _Refusal(Exception):
@@ -426,11 +474,14 @@ async def _permission(session: Session, params: dict) -> dict:
 async def _read_text_file(session: Session, params: dict) -> dict:
     path = params["path"]
     try:
-        data = (await session.trial.sandbox.read_file(path)).decode("utf-8", errors="replace")
+        raw = await session.trial.sandbox.read_file(path, limit=MAX_READ_BYTES + 1)
     except (FileNotFoundError, IsADirectoryError):
         raise _Refusal(_RESOURCE_NOT_FOUND, f"{path}: no such file") from None
     except PermissionError as exc:
         raise _Refusal(_INTERNAL, str(exc)) from None
+    if len(raw) > MAX_READ_BYTES:
+        raise _Refusal(_INTERNAL, f"{path}: larger than {MAX_READ_BYTES} bytes, the most this client reads")
+    data = raw.decode("utf-8", errors="replace")
     if params.get("line") or params.get("limit"):
         lines = data.splitlines(keepends=True)
         start = max(int(params.get("line") or 1) - 1, 0)
@@ -498,8 +549,8 @@ async def _terminal_create(session: Session, params: dict) -> dict:
     args = [str(a) for a in params.get("args") or []]
     command = shlex.join([params["command"], *args]) if args else params["command"]
     env = {e["name"]: e["value"] for e in params.get("env") or []}
-    terminal = Terminal(session, command, params.get("cwd") or "", env,
-                        int(params.get("outputByteLimit") or TERMINAL_OUTPUT_BYTES))
+    limit = min(int(params.get("outputByteLimit") or TERMINAL_OUTPUT_BYTES), MAX_TERMINAL_OUTPUT_BYTES)
+    terminal = Terminal(session, command, params.get("cwd") or "", env, max(limit, 0))
     terminal_id = f"term-{next(session.terminal_ids)}"
     session.terminals[terminal_id] = terminal
     return {"terminalId": terminal_id}
@@ -595,6 +646,12 @@ def _bin_name(folder: Path, package: str) -> str:
 
 def _installed_version(folder: Path, package: str) -> str:
     return str(_package_json(folder, package).get("version") or "")
+
+
+def _small(value):
+    """`value`, or a stand-in when its JSON is longer than MAX_REMEMBERED_BYTES."""
+    size = len(json.dumps(value, ensure_ascii=False, default=str))
+    return value if size <= MAX_REMEMBERED_BYTES else {"truncated": True, "json_chars": size}
 
 
 def _content_text(content) -> str:

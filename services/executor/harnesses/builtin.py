@@ -1,7 +1,8 @@
 """The calibration harnesses: oracle runs the task's solution (must score 1), nop does nothing (must score 0)."""
 
 from services import envtemplate
-from services.executor.events import event, text
+from services.executor.events import MAX_TEXT, event, text
+from services.executor.sandboxes import SandboxError
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 
@@ -36,9 +37,11 @@ class Nop(HarnessDriver):
 
 
 async def _read_or_empty(trial: TrialContext, path: str) -> bytes:
+    """The head of the solution's output; nothing when it is gone or was made unreadable
+    (solve.sh runs in the sandbox and may do anything there)."""
     try:
-        return await trial.sandbox.read_file(path)
-    except FileNotFoundError:
+        return await trial.sandbox.read_file(path, limit=MAX_TEXT)
+    except (OSError, SandboxError):
         return b""
 
 

@@ -5,7 +5,11 @@ process group, with a clean environment: the harness file's named variables,
 HEMRA_HARNESS_ADDRESS and HEMRA_HARNESS_TOKEN for the harness protocol (or the
 `hemra harness` commands that speak it), the instruction on stdin and in
 HEMRA_INSTRUCTION, and the limits. Each stdout line that is a JSON object with
-a "type" becomes an event; other output is kept as output events.
+a "type" becomes an event; other output is kept as output events (a line longer
+than MAX_LINE_BYTES is split into output, never parsed). Its stdout and stderr
+are also kept whole (up to the own-log cap) as the artifacts
+/logs/agent/harness-stdout.txt and harness-stderr.txt, stored by HEMRA directly:
+never written into the agent's sandbox, where the agent could get in the way.
 """
 
 import asyncio
@@ -17,13 +21,20 @@ import time
 from pathlib import Path
 
 from services import envtemplate
-from services.executor.events import event, text
+from services.executor import artifacts
+from services.executor.artifacts import OwnLog
+from services.executor.events import Lines, event, output_events
 from services.executor.processes import feed_stdin, kill_group
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.sandboxes import SandboxError
 
 _OUTPUT_CHUNK = 64 * 1024
+#: Longest stdout line read as a possible JSON event; a longer one is split into output.
+MAX_LINE_BYTES = 1024 * 1024
+#: The end of stderr kept for the error message.
+_TAIL_BYTES = 4096
+STDOUT_LOG, STDERR_LOG = "/logs/agent/harness-stdout.txt", "/logs/agent/harness-stderr.txt"
 
 
 class ProgramDriver(HarnessDriver):
@@ -41,27 +52,31 @@ class ProgramDriver(HarnessDriver):
             await trial.events.emit(event("error", "start", message=str(exc)))
             return HarnessResult(HARNESS_FAILED, -1, f"cannot start {trial.harness.command[0]}: {exc}")
         await trial.events.emit(event("status", "start", command=list(trial.harness.command), pid=process.pid))
-        stdout, stderr = bytearray(), bytearray()
+        stdout, stderr = OwnLog(STDOUT_LOG), _Tailed(STDERR_LOG)
         try:
-            await asyncio.wait_for(_pump(process, trial, stdout, stderr), trial.timeout)
-            code = await process.wait()
-            timed_out = False
-        except asyncio.TimeoutError:
-            kill_group(process)
-            code, timed_out = await process.wait(), True
-        except asyncio.CancelledError:
-            kill_group(process)
-            raise
+            try:
+                await asyncio.wait_for(_pump(process, trial, stdout, stderr), trial.timeout)
+                code = await process.wait()
+                timed_out = False
+            except asyncio.TimeoutError:
+                kill_group(process)
+                code, timed_out = await process.wait(), True
+            except asyncio.CancelledError:
+                kill_group(process)
+                raise
+            finally:
+                kill_group(process)  # anything it left running in its group
+            await trial.events.emit_own(event("status", "exit", time.monotonic() - started, exit_code=code,
+                                              timed_out=timed_out))
+            await artifacts.keep(trial.events, stdout)
+            await artifacts.keep(trial.events, stderr)
         finally:
-            kill_group(process)  # anything it left running in its group
-        await trial.sandbox.write_files([("/logs/agent/harness-stdout.txt", bytes(stdout), False),
-                                         ("/logs/agent/harness-stderr.txt", bytes(stderr), False)])
-        await trial.events.emit(event("status", "exit", time.monotonic() - started, exit_code=code,
-                                      timed_out=timed_out))
+            stdout.close()
+            stderr.close()
         if timed_out:
             return HarnessResult(TIMED_OUT, -1, f"the harness timed out after {trial.timeout:g} s")
         if code != 0:
-            return HarnessResult(HARNESS_FAILED, code, f"the harness exited {code}: {_tail(stderr)}")
+            return HarnessResult(HARNESS_FAILED, code, f"the harness exited {code}: {_tail(stderr.tail)}")
         return HarnessResult(COMPLETED, 0)
 
 
@@ -78,34 +93,58 @@ def _environment(trial: TrialContext) -> dict[str, str]:
     }
 
 
-async def _pump(process, trial: TrialContext, stdout: bytearray, stderr: bytearray) -> None:
+class _Tailed(OwnLog):
+    """An OwnLog that also remembers its last _TAIL_BYTES."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.tail = bytearray()
+
+    def write(self, data: bytes) -> None:
+        super().write(data)
+        self.tail += data[-_TAIL_BYTES:]
+        del self.tail[:-_TAIL_BYTES]
+
+
+async def _pump(process, trial: TrialContext, stdout: OwnLog, stderr: OwnLog) -> None:
     # A coroutine around the gather, so that cancelling it also collects the
     # readers' cancellation instead of leaving it unretrieved.
     await asyncio.gather(feed_stdin(process, trial.task.instruction.encode()),
                          _read_events(process.stdout, stdout, trial), _read_output(process.stderr, stderr, trial))
 
 
-async def _read_events(stream, keep: bytearray, trial: TrialContext) -> None:
-    """JSON lines with a "type" are events; the rest is output."""
-    pending = bytearray()
-    while line := await stream.readline():
-        keep.extend(line)
-        parsed = _as_event(line)
-        if parsed is None:
-            pending.extend(line)
-            if len(pending) >= _OUTPUT_CHUNK:
-                await trial.events.emit(event("output", "stdout", text=text(bytes(pending))))
-                pending.clear()
-            continue
-        await trial.events.emit(parsed)
-    if pending:
-        await trial.events.emit(event("output", "stdout", text=text(bytes(pending))))
+async def _read_events(stream, keep: OwnLog, trial: TrialContext) -> None:
+    """JSON lines with a "type" are events; the rest is output. Read in chunks, never by
+    readline: a line has no length limit but MAX_LINE_BYTES of it is all memory holds."""
+    pending, lines = bytearray(), Lines(MAX_LINE_BYTES)
 
+    async def flush_output() -> None:
+        if pending:
+            await trial.events.emit(*output_events("stdout", bytes(pending)))
+            pending.clear()
 
-async def _read_output(stream, keep: bytearray, trial: TrialContext) -> None:
+    async def take(found) -> None:
+        for line, whole in found:
+            parsed = _as_event(line) if whole else None
+            if parsed is None:
+                pending.extend(line)
+                if len(pending) >= _OUTPUT_CHUNK:
+                    await flush_output()
+                continue
+            await flush_output()
+            await trial.events.emit(parsed)
+
     while chunk := await stream.read(_OUTPUT_CHUNK):
-        keep.extend(chunk)
-        await trial.events.emit(event("output", "stderr", text=text(chunk)))
+        keep.write(chunk)
+        await take(lines.feed(chunk))
+    await take(lines.close())
+    await flush_output()
+
+
+async def _read_output(stream, keep: OwnLog, trial: TrialContext) -> None:
+    while chunk := await stream.read(_OUTPUT_CHUNK):
+        keep.write(chunk)
+        await trial.events.emit(*output_events("stderr", chunk))
 
 
 def _as_event(line: bytes):
@@ -132,6 +171,6 @@ def _with_parent_death(command: list[str]) -> list[str]:
 
 
 
-def _tail(data: bytearray, limit: int = 200) -> str:
+def _tail(data: bytes | bytearray, limit: int = 200) -> str:
     lines = bytes(data).decode(errors="replace").strip().splitlines()
     return (lines[-1] if lines else "")[:limit]

@@ -4,7 +4,10 @@ An agent's CLI runs inside the attempt's sandbox, from its cached npm folder
 mounted read-only at /opt/hemra/tools/<agent>, in the task's working folder,
 with a fresh HOME, stdin closed, and only the harness's named variables plus
 the agent's own offline switches. Its JSON event stream becomes events while
-it runs; the raw stream is kept as /logs/agent/<agent>.jsonl.
+it runs; the raw stream is kept as the artifact /logs/agent/<agent>.jsonl (and
+standard error as <agent>-stderr.txt), stored by HEMRA directly, never written
+into the agent's sandbox. A stream line longer than MAX_LINE_BYTES is split
+into output events, never parsed.
 """
 
 import abc
@@ -15,7 +18,9 @@ import time
 from dataclasses import dataclass, field
 
 from services import envtemplate
-from services.executor.events import event, text
+from services.executor import artifacts
+from services.executor.artifacts import OwnLog
+from services.executor.events import Lines, event, output_events, text
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.harnesses.cli import install
@@ -30,8 +35,12 @@ MAX_RETRIES = 1
 VERSION_TIMEOUT_SECS = 60.0
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?")
-#: The most of each output stream kept whole (as an artifact); events still see all of it.
-KEEP_BYTES = 64 * 1024 * 1024
+#: Longest line of the agent's stream parsed as JSON; a longer one is split into output.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+#: Longest agent version kept.
+MAX_VERSION = 200
+#: The end of standard error kept for the error message.
+_TAIL_BYTES = 4096
 
 
 @dataclass
@@ -45,32 +54,31 @@ class Stream(abc.ABC):
     version: str = ""
     #: The last text the agent said.
     final_text: str = ""
-    _partial: bytes = field(default=b"", repr=False)
+    _lines: Lines = field(default_factory=lambda: Lines(MAX_LINE_BYTES), repr=False)
 
     def feed(self, chunk: bytes) -> list:
         """Events for the complete lines in `chunk` (the rest waits for the next chunk)."""
-        lines = (self._partial + chunk).split(b"\n")
-        self._partial = lines.pop()
-        return [e for line in lines for e in self._line(line)]
+        return [e for line, whole in self._lines.feed(chunk) for e in self._line(line, whole)]
 
     def close(self) -> list:
-        rest, self._partial = self._partial, b""
-        return self._line(rest)
+        return [e for line, whole in self._lines.close() for e in self._line(line, whole)]
 
-    def _line(self, raw: bytes) -> list:
+    def _line(self, raw: bytes, whole: bool = True) -> list:
+        if not whole:  # a piece of a line too long to parse
+            return output_events(self.agent, raw, split=True)
         line = raw.strip()
         if not line:
             return []
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if not isinstance(data, dict):
-            return [event("output", self.agent, text=text(line))]
+            return output_events(self.agent, line)
         try:
             return self.translate(data)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:  # a shape we do not know
-            return [event("output", self.agent, text=text(line), note=f"unreadable event: {exc!r}")]
+            return output_events(self.agent, line, note=f"unreadable event: {exc!r}")
 
     @abc.abstractmethod
     def translate(self, data: dict) -> list:
@@ -146,31 +154,41 @@ class CliDriver(HarnessDriver):
         return await self._run_agent(trial, env, passed, version, deadline)
 
     async def _run_agent(self, trial, env, passed, version, deadline) -> HarnessResult:
-        stream, stdout, stderr = self.stream(), bytearray(), bytearray()
+        stream = self.stream()
+        stdout = OwnLog(f"/logs/agent/{self.agent}.jsonl")
+        stderr, tails = OwnLog(f"/logs/agent/{self.agent}-stderr.txt"), {"stdout": bytearray(), "stderr": bytearray()}
 
         async def on_output(name: str, chunk: bytes) -> None:
-            kept = stdout if name == "stdout" else stderr
-            kept.extend(chunk[:max(KEEP_BYTES - len(kept), 0)])
+            (stdout if name == "stdout" else stderr).write(chunk)
+            tail = tails[name]
+            tail += chunk[-_TAIL_BYTES:]
+            del tail[:-_TAIL_BYTES]
             if name == "stdout":
                 await trial.events.emit(*stream.feed(chunk))
             else:
-                await trial.events.emit(event("output", "stderr", text=text(chunk)))
+                await trial.events.emit(*output_events("stderr", chunk))
 
-        argv = self.command(trial, passed)
-        await trial.events.emit(event("status", "start", command=_named(argv[:-1], passed) + ["<instruction>"]))
-        remaining = max(deadline - time.monotonic(), 1.0)
-        result = await trial.sandbox.exec(shlex.join(argv) + " </dev/null", env=env, timeout=remaining,
-                                          on_output=on_output)
-        await trial.events.emit(*stream.close())
-        await trial.sandbox.write_files([(f"/logs/agent/{self.agent}.jsonl", bytes(stdout), False),
-                                         (f"/logs/agent/{self.agent}-stderr.txt", bytes(stderr), False)])
-        version = stream.version or version
-        await trial.events.emit(event("status", "exit", result.duration, exit_code=result.exit_code,
-                                      timed_out=result.timed_out, version=version))
+        try:
+            argv = self.command(trial, passed)
+            await trial.events.emit_own(event("status", "start",
+                                              command=_named(argv[:-1], passed) + ["<instruction>"]))
+            remaining = max(deadline - time.monotonic(), 1.0)
+            result = await trial.sandbox.exec(shlex.join(argv) + " </dev/null", env=env, timeout=remaining,
+                                              on_output=on_output)
+            await trial.events.emit(*stream.close())
+            await artifacts.keep(trial.events, stdout)
+            await artifacts.keep(trial.events, stderr)
+        finally:
+            stdout.close()
+            stderr.close()
+        version = (stream.version or version)[:MAX_VERSION]  # the stream's is the agent's to say
+        await trial.events.emit_own(event("status", "exit", result.duration, exit_code=result.exit_code,
+                                          timed_out=result.timed_out, version=version))
         if result.timed_out:
             return HarnessResult(TIMED_OUT, -1, f"{self.binary} timed out after {remaining:.0f} s", version)
         if result.exit_code != 0:
-            why = stream.failure or _last_line(text(bytes(stderr))) or _last_line(text(bytes(stdout)))
+            why = (stream.failure or _last_line(text(bytes(tails["stderr"])))
+                   or _last_line(text(bytes(tails["stdout"]))))
             return HarnessResult(HARNESS_FAILED, result.exit_code, f"{self.binary} exited {result.exit_code}: {why}",
                                  version)
         if stream.failure:
