@@ -8,9 +8,11 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from clients import rpc as clients
 from clients.cli.runfile import RunFileError
+from clients.cli.safe import clean_logging, plain
 
 # Reports are tables; piped output gets room for them instead of 80 columns.
 console = Console(width=None if Console().is_terminal else 120)
@@ -32,7 +34,8 @@ def database_url() -> str | None:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> None:
-    err_console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    err_console.print(Text("error:", style="red").append(" ").append(plain(message, multiline=True)),
+                      highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -41,6 +44,7 @@ def command(coroutine_function):
 
     @functools.wraps(coroutine_function)
     def wrapper(*args, **kwargs):
+        clean_logging()
         try:
             return asyncio.run(coroutine_function(*args, **kwargs))
         except _BAD_INPUT as exc:

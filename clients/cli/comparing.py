@@ -10,6 +10,7 @@ from rich.text import Text
 from clients import embedded
 from clients.cli import render
 from clients.cli.common import command, console, database_url, fail, home
+from clients.cli.safe import clean, plain, safe_json
 from hemra.v1 import store_service_pb2 as spb
 
 #: Lists longer than this are cut in text output (--json has everything).
@@ -37,7 +38,7 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
         if b is None:
             report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=a))).report
             if as_json:
-                print(json_format.MessageToJson(report, preserving_proto_field_name=True))
+                print(safe_json(json_format.MessageToJson(report, preserving_proto_field_name=True)))
             else:
                 render.print_report(console, report)
             return
@@ -54,7 +55,8 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
 
 
 def print_comparison(c) -> None:
-    console.print(Text(f"compare b - a\n  a: {c.a.label}\n  b: {c.b.label}", style="bold"), highlight=False)
+    console.print(Text(f"compare b - a\n  a: {clean(c.a.label)}\n  b: {clean(c.b.label)}", style="bold"),
+                  highlight=False)
     table = Table(title_justify="left")
     for column in ("", "a", "b", "b - a"):
         table.add_column(column)
@@ -66,7 +68,7 @@ def print_comparison(c) -> None:
                       f"{100 * c.delta:+.1f} pts [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}] "
                       f"{int(interval.level * 100)}% CI")
     for delta in c.reward_deltas:
-        table.add_row(f"mean {delta.name} ({delta.tasks} tasks)", f"{delta.a_mean:.3f}", f"{delta.b_mean:.3f}",
+        table.add_row(plain(f"mean {delta.name} ({delta.tasks} tasks)"), f"{delta.a_mean:.3f}", f"{delta.b_mean:.3f}",
                       f"{delta.delta:+.3f} [{delta.interval.low:+.3f}, {delta.interval.high:+.3f}]")
     for k in sorted(set(c.a.pass_at_k) | set(c.b.pass_at_k)):
         table.add_row(f"pass@{k} / pass^{k}", _k(c.a, k), _k(c.b, k), "")
@@ -82,7 +84,7 @@ def print_comparison(c) -> None:
     _listing("flipped to fail (a 1 -> b 0)", c.flipped_to_fail)
     _listing("not comparable", [f"{x.task_name}: {x.reason}" for x in c.not_comparable])
     for flag in c.flags:
-        console.print(Text(f"! {flag}", style="yellow"))
+        console.print(plain(f"! {flag}", style="yellow"))
 
 
 def _k(side, k: int) -> str:
@@ -97,6 +99,6 @@ def _listing(title: str, items) -> None:
         return
     console.print(f"{title} ({len(items)}):", highlight=False)
     for item in items[:SHOWN]:
-        console.print(f"  {item}", highlight=False)
+        console.print(plain(f"  {item}"))
     if len(items) > SHOWN:
         console.print(f"  ... and {len(items) - SHOWN} more (--json lists all)", highlight=False)

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from clients.cli.safe import clean, plain, safe_json
+
 _COUNTS = ("trials", "queued", "running", "passed", "failed", "errored", "cancelled")
 
 
@@ -26,9 +28,9 @@ def runs_table(runs) -> Table:
         table.add_column(column, justify="right" if column in _COUNTS else "left",
                          no_wrap=column in ("run / cell", "created (UTC)"))
     for run in runs:
-        table.add_row(run.id, run.label, when(run.create_time), *_counts(run.progress), style="bold")
+        table.add_row(plain(run.id), plain(run.label), when(run.create_time), *_counts(run.progress), style="bold")
         for cell in run.cells:
-            table.add_row(f"  {cell.dataset_name}/{cell.harness_name}", "", "", *_counts(cell.progress))
+            table.add_row(plain(f"  {cell.dataset_name}/{cell.harness_name}"), "", "", *_counts(cell.progress))
     return table
 
 
@@ -38,28 +40,27 @@ def _counts(progress) -> list[str]:
 
 def print_report(console: Console, report) -> None:
     kind = "import" if report.run_id.startswith("i-") else "run"
-    console.print(Text(f"{kind} {report.run_id} ({report.label}), baseline {report.baseline}", style="bold"))
+    console.print(plain(f"{kind} {report.run_id} ({report.label}), baseline {report.baseline}", style="bold"))
     for dataset in report.datasets:
         console.print(report_table(dataset, report.baseline))
         for row in dataset.rows:
             for flag in row.flags:
-                console.print(Text(f"  ! {row.harness_name}: {flag}", style="yellow"))
+                console.print(plain(f"  ! {row.harness_name}: {flag}", style="yellow"))
             for reason in row.vs_baseline.not_comparable:
-                console.print(f"  not comparable ({row.harness_name} vs {report.baseline}): {reason}",
-                              highlight=False)
+                console.print(plain(f"  not comparable ({row.harness_name} vs {report.baseline}): {reason}"))
     if not report.complete:
         console.print(Text("incomplete: some cells did not finish", style="yellow"))
 
 
 def report_table(dataset, baseline: str) -> Table:
-    table = Table(title=f"dataset {dataset.dataset_name} ({dataset.dataset_digest[:19]}, {dataset.tasks} tasks)",
+    table = Table(title=plain(f"dataset {dataset.dataset_name} ({dataset.dataset_digest[:19]}, {dataset.tasks} tasks)"),
                   title_justify="left")
     for column in ("harness", "model", "pass rate (0/1 tasks)", "mean reward (other tasks)", f"vs {baseline}",
                    "failed / timed out", "not graded"):
-        table.add_column(column)
+        table.add_column(plain(column))
     for row in dataset.rows:
-        name = row.harness_name + (" (baseline)" if row.is_baseline else "")
-        table.add_row(name, row.model or "-", pass_rate(row), means(row.mean_rewards, row.numeric_graded),
+        name = plain(row.harness_name + (" (baseline)" if row.is_baseline else ""))
+        table.add_row(name, plain(row.model or "-"), pass_rate(row), means(row.mean_rewards, row.numeric_graded),
                       versus(row) if not row.is_baseline else "-", f"{row.harness_failed} / {row.timed_out}",
                       not_graded(row))
     return table
@@ -74,7 +75,8 @@ def pass_rate(row) -> str:
 def means(rewards, count: int) -> str:
     if not count:
         return "-"
-    return "\n".join(f"{k} {v:.3f}" for k, v in sorted(rewards.items())) + f"\n(n={count})"
+    return plain("\n".join(f"{clean(k)} {v:.3f}" for k, v in sorted(rewards.items())) + f"\n(n={count})",
+                 multiline=True)
 
 
 def not_graded(row) -> str:
@@ -90,10 +92,10 @@ def versus(row) -> str:
         delta = 100 * (paired.passed - paired.baseline_passed) / paired.binary_tasks
         parts.append(f"{delta:+.1f} pts on {paired.binary_tasks} tasks")
     if paired.numeric_tasks:
-        parts += [f"{k} {paired.mean_rewards[k] - paired.baseline_mean_rewards.get(k, 0):+.3f}"
+        parts += [f"{clean(k)} {paired.mean_rewards[k] - paired.baseline_mean_rewards.get(k, 0):+.3f}"
                   for k in sorted(paired.mean_rewards)]
         parts.append(f"(on {paired.numeric_tasks} tasks)")
-    return "\n".join(parts) or "no paired tasks"
+    return plain("\n".join(parts) or "no paired tasks", multiline=True)
 
 
 #: Field types a flat message may hold for flat_dicts (scalars json_format prints as they are).
@@ -144,4 +146,4 @@ def flat_dicts(messages, descriptor) -> list[dict]:
 def dumps(data) -> str:
     """JSON as json.dumps(indent=2, sort_keys=True, ensure_ascii=False) would write it, in C
     (the standard library's indenting encoder is pure Python: seconds for megabytes)."""
-    return msgspec.json.format(msgspec.json.encode(data, order="sorted"), indent=2).decode()
+    return safe_json(msgspec.json.format(msgspec.json.encode(data, order="sorted"), indent=2).decode())

@@ -9,6 +9,7 @@ from google.protobuf import json_format
 from clients import embedded
 from clients.cli import render
 from clients.cli.common import command, console, database_url, home
+from clients.cli.safe import safe_json
 from hemra.v1 import store_service_pb2 as spb
 from services.store.ids import kind_of
 
@@ -26,7 +27,7 @@ async def _runs(limit: int, as_json: bool) -> None:
     async with embedded.services(home(), database_url()) as services:
         response = await services.store.ListRuns(spb.ListRunsRequest(page_size=limit))
         if as_json:
-            print(json.dumps([_dict(r) for r in response.runs], indent=2))
+            print(safe_json(json.dumps([_dict(r) for r in response.runs], indent=2)))
         else:
             console.print(render.runs_table(response.runs))
 
@@ -49,7 +50,7 @@ async def _show(ref: str, report: bool, events: bool) -> None:
             data = {"attempt": _dict(attempt)}
             if events:
                 data["events"] = [_event(e) for e in await _all_events(store, ref)]
-            print(json.dumps(data, indent=2, ensure_ascii=False))
+            print(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))
             return
         if events:
             raise typer.BadParameter("--events takes an attempt ID")
@@ -60,8 +61,8 @@ async def _show(ref: str, report: bool, events: bool) -> None:
         run = (await store.GetRun(spb.GetRunRequest(run=ref))).run
         attempts = await _all_attempts(store, run.id)
         result = (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
-        print(json.dumps({"run": _dict(run), "report": _dict(result), "attempts": [_dict(a) for a in attempts]},
-                         indent=2, ensure_ascii=False))
+        print(safe_json(json.dumps({"run": _dict(run), "report": _dict(result),
+                                    "attempts": [_dict(a) for a in attempts]}, indent=2, ensure_ascii=False)))
 
 
 async def _all_attempts(store, run_id: str) -> list:

@@ -12,6 +12,7 @@ from clients import embedded
 from clients.cli import render
 from clients.cli.common import EXIT_INCOMPLETE, command, console, database_url, err_console, home
 from clients.cli.runfile import Flags, merge
+from clients.cli.safe import plain
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services.store.ids import kind_of
@@ -57,7 +58,7 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         if detach:
             print(run.id)
             return True
-        console.print(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}", highlight=False)
+        console.print(plain(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}"))
         worker = await services.start_executor(run.spec.concurrency, run_id=run.id)
         cancel = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -108,10 +109,9 @@ async def _cancel(ref: str) -> None:
         response = await services.planner.CancelRun(ppb.PlannerCancelRunRequest(run=ref))
     run = response.run
     if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
-        console.print(f"run {run.id}: cancelled {response.cancelled_jobs} queued attempts; "
-                      f"running ones stop at their next heartbeat", highlight=False)
+        console.print(plain(f"run {run.id}: cancelled {response.cancelled_jobs} queued attempts; "
+                            f"running ones stop at their next heartbeat"))
     elif response.cancelled_jobs:
-        console.print(f"{ref}: cancelled its trial's unfinished attempt; the rest of run {run.id} goes on",
-                      highlight=False)
+        console.print(plain(f"{ref}: cancelled its trial's unfinished attempt; the rest of run {run.id} goes on"))
     else:
-        console.print(f"{ref}: its trial has no unfinished attempt; nothing to cancel", highlight=False)
+        console.print(plain(f"{ref}: its trial has no unfinished attempt; nothing to cancel"))

@@ -13,6 +13,7 @@ from google.protobuf import json_format
 
 from clients import embedded
 from clients.cli.common import command, console, database_url, fail, home
+from clients.cli.safe import plain
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
 from services.importer.exports import MANIFEST
@@ -39,8 +40,8 @@ async def _import(path: Path, label: str, swebench_version: str, tasks: Path | N
             path=str(path.resolve()), label=label, swebench_version=swebench_version,
             tasks_dir=str(tasks.resolve()) if tasks else ""))
         run = (await services.store.GetRun(spb.GetRunRequest(run=response.import_id))).run
-        console.print(f"{run.kind} {run.id} ({run.label}): {run.progress.trials} trials"
-                      f"{', ' + run.import_format if run.import_format else ''}", highlight=False)
+        console.print(plain(f"{run.kind} {run.id} ({run.label}): {run.progress.trials} trials"
+                            f"{', ' + run.import_format if run.import_format else ''}"))
 
 
 def export(
@@ -77,8 +78,8 @@ async def _export(ref: str, out: Path) -> None:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        console.print(f"exported {run['kind']} {run['id']} ({run['label']}) to {out}: {len(rows['attempts'])} "
-                      f"attempts, {len(blobs)} blobs", highlight=False)
+        console.print(plain(f"exported {run['kind']} {run['id']} ({run['label']}) to {out}: {len(rows['attempts'])} "
+                            f"attempts, {len(blobs)} blobs"))
 
 
 async def _write_blobs(store, digests: list[str], folder: Path) -> dict[str, bytes]:
