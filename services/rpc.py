@@ -1,9 +1,11 @@
 """What every service's gRPC server shares: server construction, error mapping, logging."""
 
 import functools
+import ipaddress
 import logging
 
 import grpc
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 
 from services.store import errors as store_errors
 
@@ -40,6 +42,51 @@ _STATUS = {
 }
 
 
+#: google.rpc.Status and google.rpc.ErrorInfo, the standard rich error model, in a private pool
+#: (googleapis-common-protos is not a dependency; the wire format is all that matters).
+_POOL = descriptor_pool.DescriptorPool()
+_POOL.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
+_FILE = descriptor_pb2.FileDescriptorProto(name="hemra/private/google_rpc.proto", package="google.rpc",
+                                           syntax="proto3", dependency=["google/protobuf/any.proto"])
+_error_info = _FILE.message_type.add(name="ErrorInfo")
+_error_info.field.add(name="reason", number=1, type=9, label=1)
+_error_info.field.add(name="domain", number=2, type=9, label=1)
+_status = _FILE.message_type.add(name="Status")
+_status.field.add(name="code", number=1, type=5, label=1)
+_status.field.add(name="message", number=2, type=9, label=1)
+_status.field.add(name="details", number=3, type=11, label=3, type_name=".google.protobuf.Any")
+_POOL.Add(_FILE)
+ErrorInfo = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("google.rpc.ErrorInfo"))
+Status = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("google.rpc.Status"))
+_Any = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("google.protobuf.Any"))
+#: The trailer gRPC's rich error model travels in.
+DETAILS_KEY = "grpc-status-details-bin"
+ERROR_DOMAIN = "hemra.dev"
+
+
+def status_details(code: grpc.StatusCode, message: str, reason: str) -> bytes:
+    """A serialized google.rpc.Status whose one detail is an ErrorInfo naming `reason`."""
+    detail = _Any(type_url="type.googleapis.com/google.rpc.ErrorInfo",
+                  value=ErrorInfo(reason=reason, domain=ERROR_DOMAIN).SerializeToString())
+    return Status(code=code.value[0], message=message, details=[detail]).SerializeToString()
+
+
+def error_reason(trailing_metadata) -> str:
+    """The ErrorInfo reason of an error's trailing metadata, or "" when it carries none."""
+    for key, value in trailing_metadata or ():
+        if key == DETAILS_KEY:
+            status = Status.FromString(value)
+            for detail in status.details:
+                if detail.type_url.endswith("/google.rpc.ErrorInfo"):
+                    return ErrorInfo.FromString(detail.value).reason
+    return ""
+
+
+def reason_of(exc: Exception) -> str:
+    """A store error's reason (e.g. LEASE_LOST), else ""."""
+    return getattr(exc, "reason", "") if isinstance(exc, store_errors.StoreError) else ""
+
+
 def status_of(exc: Exception) -> grpc.StatusCode | None:
     if isinstance(exc, ServiceError):
         return exc.code
@@ -69,6 +116,10 @@ def handle_errors(method):
                 code, message = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}: {first_line}"
             else:
                 message = str(exc)
+            reason = reason_of(exc)
+            if reason:
+                await context.abort(code, message, trailing_metadata=(
+                    (DETAILS_KEY, status_details(code, message, reason)),))
             await context.abort(code, message)
 
     return wrapper
@@ -82,8 +133,41 @@ def new_server(token: str = "") -> grpc.aio.Server:
     return grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
 
 
+class NotLoopback(OSError):
+    """A listener on an address other machines can reach, without --expose."""
+
+
+#: Set once by a command given --expose (hemra serve, hemra service): listeners may then
+#: bind addresses other than loopback. Nothing else turns it on.
+_EXPOSE = False
+
+
+def allow_exposed() -> None:
+    global _EXPOSE
+    _EXPOSE = True
+
+
+def is_loopback(listen: str) -> bool:
+    """Whether `host:port` names a loopback address only ("" or 0.0.0.0 or a hostname do not)."""
+    host, _ = split_listen(listen)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen(listen: str, option: str = "--listen") -> None:
+    """Refuse an address that is not loopback unless --expose allowed it."""
+    if not _EXPOSE and not is_loopback(listen):
+        raise NotLoopback(f"{option} {listen} is not a loopback address; add --expose to allow it")
+
+
 def bind(server: grpc.aio.Server, listen: str, tls: tuple[bytes, bytes] | None = None) -> int:
-    """Bind `host:port` (port 0 picks a free one) and return the port. `tls` is (key, cert) PEM."""
+    """Bind `host:port` (port 0 picks a free one) and return the port. `tls` is (key, cert) PEM.
+    Every service's listener comes here: an address other than loopback needs allow_exposed()."""
+    check_listen(listen)
     try:
         if tls is None:
             port = server.add_insecure_port(listen)
@@ -98,4 +182,7 @@ def bind(server: grpc.aio.Server, listen: str, tls: tuple[bytes, bytes] | None =
 
 def split_listen(listen: str) -> tuple[str, int]:
     host, _, port = listen.rpartition(":")
-    return host.strip("[]"), int(port)
+    try:
+        return host.strip("[]"), int(port)
+    except ValueError:
+        raise ValueError(f"{listen!r} is not host:port") from None

@@ -2,7 +2,6 @@
 
 import asyncio
 import importlib
-import ipaddress
 import signal
 import socket
 from enum import Enum
@@ -18,6 +17,7 @@ from hemra.v1 import store_service_pb2 as spb
 from services import auth
 from services.entry import configure_logging
 from services.executor.server import build_executor
+from services import rpc
 from services.rpc import split_listen
 from services.scorer.server import build_server as build_scorer
 
@@ -35,21 +35,47 @@ class ServiceName(str, Enum):
 
 def service(
     name: Annotated[ServiceName, typer.Argument(help="Which service to run.")],
-    args: Annotated[Optional[list[str]], typer.Argument(help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT.")] = None,
+    args: Annotated[Optional[list[str]], typer.Argument(help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT; add --expose to listen on an address other than loopback.")] = None,
 ) -> None:
     """Run one service alone (the same as python -m services.<name>)."""
+    args = list(args or [])
+    expose = "--expose" in args
+    args = [a for a in args if a != "--expose"]
+    for listen in listen_options(args, name.value):
+        try:
+            if not expose and not is_loopback(listen):
+                fail(f"--listen {listen} is not a loopback address; add --expose to allow it")
+        except ValueError as exc:
+            fail(f"--listen: {exc}")
+    if expose:
+        rpc.allow_exposed()
     module = importlib.import_module(f"services.{name.value}.__main__")
-    asyncio.run(module.main(args or []))
-
-
-def is_loopback(listen: str) -> bool:
-    host, _ = split_listen(listen)
-    if host in ("localhost", ""):
-        return host == "localhost"
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        asyncio.run(module.main(args))
+    except rpc.NotLoopback as exc:  # a listener the options above did not name
+        fail(str(exc))
+
+
+#: Each service's listener when --listen is not given (all loopback).
+_DEFAULT_LISTEN = {"store": "127.0.0.1:7801", "planner": "127.0.0.1:7802", "executor": "127.0.0.1:7803",
+                   "scorer": "127.0.0.1:7804", "importer": "127.0.0.1:7805"}
+
+
+def listen_options(args: list[str], name: str) -> list[str]:
+    """The addresses a service's arguments ask it to listen on (--listen X, --listen=X; argparse
+    also takes an unambiguous prefix such as --lis X), else its default."""
+    found = []
+    for index, arg in enumerate(args):
+        option, equals, value = arg.partition("=")
+        if len(option) >= 3 and "--listen".startswith(option):
+            if equals:
+                found.append(value)
+            elif index + 1 < len(args):
+                found.append(args[index + 1])
+    return found or [_DEFAULT_LISTEN.get(name, "127.0.0.1:0")]
+
+
+is_loopback = rpc.is_loopback
 
 
 def serve(
@@ -67,8 +93,13 @@ def serve(
     SIGTERM or Ctrl-C hands running attempts back to the queue; nothing is lost.
     """
     for option, address in (("--listen", listen), ("--store-listen", store_listen)):
-        if not is_loopback(address) and not expose:
-            fail(f"{option} {address} is not a loopback address; add --expose to allow it")
+        try:
+            if not is_loopback(address) and not expose:
+                fail(f"{option} {address} is not a loopback address; add --expose to allow it")
+        except ValueError as exc:
+            fail(f"{option}: {exc}")
+    if expose:
+        rpc.allow_exposed()
     if ui is not None and not (ui / "index.html").is_file():
         fail(f"--ui {ui}: no index.html there (build the dashboard first: npm run build)")
     if (tls_cert is None) != (tls_key is None):

@@ -3,6 +3,7 @@
 import argparse
 import asyncio
 
+from services import rpc
 from services.entry import add_auth_options, serve_forever, token_of
 from services.store.server import build_server
 from services.store.service import Store
@@ -13,8 +14,16 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.store", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7801", help="host:port (port 0 picks one)")
     parser.add_argument("--database-url", default=None, help="default: HEMRA_DATABASE_URL, else HEMRA_HOME/hemra.db")
+    parser.add_argument("--expose", action="store_true",
+                        help="allow --listen on an address other than loopback (other machines can reach it)")
     add_auth_options(parser)
     args = parser.parse_args(argv)
+    if args.expose:
+        rpc.allow_exposed()
+    try:
+        rpc.check_listen(args.listen)
+    except (rpc.NotLoopback, ValueError) as exc:
+        parser.exit(2, f"error: {exc}\n")
     token = token_of(args)
     settings = StoreSettings.from_env(args.database_url)
     store = await Store.open(settings.database_url, settings.blob_dir)

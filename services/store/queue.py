@@ -293,6 +293,8 @@ async def _repeated_completion(conn, job_id: str, token: int):
                               .where(JOBS.c.id == job_id))).first()
     if job is None:
         raise NotFound(f"no job {job_id!r}")
+    # Only a completion keeps the token of the lease it closed: recovery, release and
+    # cancel close a job under a new token, so a stale token never reads as a repeat.
     if job.state == "done" and job.lease_token == token:
         attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
         retry = (await conn.execute(select(ATTEMPTS.c.id).where(
@@ -358,7 +360,7 @@ async def release(conn, pinned: Pinned, job_id: str, token: int, reason: str, no
     infrastructure failure marked released and a fresh attempt is queued. Returns its ID."""
     error = f"released: {reason}"
     job = (await conn.execute(update(JOBS).where(*_live_lease(job_id, token, now))
-                              .values(state="done", last_error=error)
+                              .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
                               .returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
     if job is None:
         raise await _lease_failure(conn, job_id)
@@ -376,7 +378,9 @@ async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) ->
     jobs = (await conn.execute(query)).all()
     for job in jobs:
         error = f"worker lost: {job.lease_owner} stopped heartbeating"
-        await conn.execute(update(JOBS).where(JOBS.c.id == job.id).values(state="done", last_error=error))
+        # A new token: the lost worker's late CompleteJob is LEASE_LOST, never a "repeat".
+        await conn.execute(update(JOBS).where(JOBS.c.id == job.id)
+                           .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1))
         await _free_slot(conn, pinned, job.run_id)
         cancelled = (await conn.execute(select(RUNS.c.cancel_requested)
                                         .where(RUNS.c.id == job.run_id))).scalar_one()
@@ -414,7 +418,8 @@ async def cancel_trial(session: AsyncSession, pinned: Pinned, trial_id: str, now
         .where(ATTEMPTS.c.trial_id == trial_id, JOBS.c.state != "done"))).first()
     if job is None:
         return ""
-    await session.execute(update(JOBS).where(JOBS.c.id == job.id).values(state="done", last_error="cancelled"))
+    await session.execute(update(JOBS).where(JOBS.c.id == job.id)
+                          .values(state="done", last_error="cancelled", lease_token=JOBS.c.lease_token + 1))
     await _close_attempt_row(session, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
     if job.state == "leased":
         await _free_slot(session, pinned, job.run_id)
