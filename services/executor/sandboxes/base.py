@@ -8,7 +8,7 @@ from dataclasses import dataclass
 #: What each sandbox kind enforces, checked against a run's `require` when it is planned.
 #: Plain data, so the planner reads it without loading any sandbox's SDK.
 ENFORCES: dict[str, frozenset[str]] = {
-    "host": frozenset({"filesystem_isolation", "process_isolation"}),
+    "host": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
     "docker": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
     "modal": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
 }
