@@ -132,3 +132,98 @@ async def test_mounts__host_folders_shown_read_only(tmp_path):
     assert result.stdout.decode().splitlines() == ["agent ran", "refused"]
     assert sorted(p.name for p in tools.iterdir()) == ["agent.sh"]
     await sandbox.teardown()
+
+
+async def test_timeout__a_new_session_cannot_outlive_it(tmp_path):
+    sandbox = await sandbox_for(tmp_path)
+    started = time.monotonic()
+    result = await sandbox.exec("setsid sleep infinity & exec sleep 1000", timeout=2)
+    assert result.timed_out and time.monotonic() - started < 5
+    started = time.monotonic()
+    result = await sandbox.exec("sleep 20 & exit 0", timeout=10)
+    assert not result.timed_out and result.exit_code == 0 and time.monotonic() - started < 2
+    await sandbox.teardown()
+
+
+def _host_processes(word: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if word.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+async def test_stop_processes__kills_what_the_harness_left_and_checks(tmp_path):
+    sandbox = await sandbox_for(tmp_path)
+    running = asyncio.create_task(sandbox.exec("(setsid sleep 987651 &); exec -a hidden sleep 987652", timeout=60))
+    for _ in range(100):
+        if len(_host_processes("98765")) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(_host_processes("98765")) >= 2
+    await sandbox.stop_processes()
+    assert _host_processes("98765") == []
+    assert (await asyncio.wait_for(running, 5)).exit_code != 0
+    assert (await sandbox.exec("echo still usable")).stdout == b"still usable\n"
+    await sandbox.stop_processes()  # nothing left: at once
+    await sandbox.teardown()
+
+
+async def test_read_file__reads_no_more_than_its_limit(tmp_path):
+    sandbox = await sandbox_for(tmp_path)
+    await sandbox.exec("echo 0123456789 > /app/small; truncate -s 50G /app/huge; echo inside > /tmp/x")
+    assert await sandbox.read_file("/app/small", limit=4) == b"0123"
+    assert await sandbox.read_file("small", limit=100) == b"0123456789\n"
+    started = time.monotonic()
+    assert await sandbox.read_file("/app/huge", limit=3) == b"\0\0\0"
+    assert await sandbox.file_size("/app/huge") == 50 * 1024**3 and time.monotonic() - started < 2
+    assert await sandbox.file_size("/app/small") == 11
+    assert await sandbox.read_file("/etc/hostname", limit=2) == Path("/etc/hostname").read_bytes()[:2]
+    assert await sandbox.file_size("/etc/hostname") == Path("/etc/hostname").stat().st_size
+    with pytest.raises(FileNotFoundError):
+        await sandbox.read_file("/app/absent")
+    with pytest.raises(FileNotFoundError):
+        await sandbox.file_size("/usr/absent")
+    with pytest.raises(IsADirectoryError):
+        await sandbox.read_file("/app")
+    await sandbox.teardown()
+
+
+async def test_fresh__carries_only_its_folders_as_plain_data(tmp_path):
+    sandbox = await sandbox_for(tmp_path, copies=[("data/", "/app/data/")])
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "secret.txt").write_text("host\n")
+    await sandbox.exec(f"echo work > /app/out.txt; mkdir -p /app/sub && echo deep > /app/sub/f; rm /app/data/input.txt; "
+                       f"ln -s {host} /app/hostlink; ln -s {host}/secret.txt /logs/agent/leaf; mkfifo /app/fifo; "
+                       f"echo log > /logs/agent/log.txt; echo art > /logs/artifacts/a; echo x > /tmp/x; "
+                       f"echo rc > /root/.bashrc; chmod 4755 /app/out.txt; echo v > /logs/verifier/old")
+    await sandbox.stop_processes()
+    started = time.monotonic()
+    verifier = await asyncio.wait_for(sandbox.fresh(["/app", "/logs/agent", "/logs/artifacts"]), 10)
+    assert time.monotonic() - started < 5
+    try:
+        assert verifier.folder == tmp_path / "work" / "a-1-verifier"
+        assert await verifier.list_files("/app") == ["/app/out.txt", "/app/sub/f"]
+        assert await verifier.read_file("/app/out.txt") == b"work\n"
+        assert await verifier.read_file("/logs/agent/log.txt") == b"log\n"
+        assert await verifier.list_files("/logs/artifacts") == ["/logs/artifacts/a"]
+        assert os.readlink(verifier.root / "app" / "hostlink") == str(host)  # a link, kept as one
+        assert not os.path.lexists(verifier.root / "app" / "fifo")
+        for path in ("/tmp/x", "/root/.bashrc", "/logs/verifier/old", "/app/data/input.txt"):
+            with pytest.raises(FileNotFoundError):
+                await verifier.read_file(path)
+        with pytest.raises(FileNotFoundError):  # the host's file is not where the link points inside
+            await verifier.read_file("/app/hostlink/secret.txt")
+        with pytest.raises(PermissionError):
+            await verifier.write_files([("/logs/agent/leaf", b"x", False)])
+        assert (host / "secret.txt").read_text() == "host\n"
+        result = await verifier.exec("pwd; cat out.txt; stat -c %a out.txt; touch /app/new /logs/verifier/r && echo w")
+        assert result.stdout == b"/app\nwork\n755\nw\n", result.stderr
+    finally:
+        await verifier.teardown()
+        await sandbox.teardown()
+    assert sorted(os.listdir(tmp_path / "work")) == []
