@@ -17,6 +17,12 @@ from services.importer.results import COMPLETED, INFRA_FAILED, ImportedResults, 
 KNOWN_VERSIONS = re.compile(r"^(2\.0\.\d+|2\.1\.\d+|3\.0\.[0-9]+|4\.0\.\d+|4\.1\.0|5\.0\.[0-2])$")
 _REQUIRED = ("submitted_ids", "resolved_ids", "unresolved_ids", "error_ids", "completed_ids")
 _INFRA_KEYS = ("infra_failure_ids", "ambiguous_failure_ids", "failure_reasons")
+_ID_LISTS = ("submitted_ids", "resolved_ids", "unresolved_ids", "error_ids", "completed_ids", "empty_patch_ids",
+             "infra_failure_ids", "ambiguous_failure_ids", "incomplete_ids")
+#: An instance ID: `<owner>__<repo>-<number>` (astropy__astropy-12907, django__django-11099), or a
+#: derived benchmark's longer form (SWE-smith: `<owner>__<repo>.<commit>.<rule>__<hash>`). IDs name
+#: folders of the logs: letters, digits, `_`, `-` and `.` only, no leading dot, never a path.
+INSTANCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}__[A-Za-z0-9][A-Za-z0-9_.-]{0,155}$")
 
 
 def looks_like(root: Path) -> bool:
@@ -43,10 +49,12 @@ def read_run(root: Path, version: str) -> ImportedResults:
     if not KNOWN_VERSIONS.match(version):
         raise ImportProblem(f"--swebench-version {version}: unknown (known: 2.0.x-2.1.x, 3.0.x, 4.0.x, 4.1.0, 5.0.0-5.0.2)")
     _check_shape(summary_path, summary, version)
+    _check_ids(summary_path, summary)
     model, run_id = _model_and_run(summary_path, root)
     logs = root / "logs" / "run_evaluation" / run_id / model
     if not logs.is_dir():
         raise ImportProblem(f"{logs}: missing (the per-instance logs of run {run_id})")
+    _inside(root, logs)
     dataset = _dataset(root / "logs" / "run_evaluation" / run_id / "run.json")
     _check_against_logs(summary_path, summary, logs)
     # Grading rules changed between harness generations (e.g. SKIPPED in 5.x): runs pair
@@ -66,12 +74,35 @@ def _check_shape(path: Path, summary: dict, version: str) -> None:
         raise ImportProblem(f"{path}: infra_failure_ids appear only in 5.x reports, not {version}")
 
 
+def _check_ids(path: Path, summary: dict) -> None:
+    """Every instance ID the report lists has the shape of one (it becomes a folder name)."""
+    for key in _ID_LISTS:
+        ids = summary.get(key, [])
+        if not isinstance(ids, list):
+            raise ImportProblem(f"{path}: {key} must be a list of instance IDs")
+        for iid in ids:
+            if not isinstance(iid, str) or not INSTANCE_ID.fullmatch(iid):
+                raise ImportProblem(f"{path}: {key} lists {str(iid)[:200]!r}, which is not a SWE-bench instance ID "
+                                    f"(owner__repo-number: letters, digits, _, - and .)")
+    reasons = summary.get("failure_reasons", {})
+    if not isinstance(reasons, dict):
+        raise ImportProblem(f"{path}: failure_reasons must map instance IDs to reasons")
+
+
+def _inside(root: Path, path: Path) -> None:
+    """Refuse a path of the run that leads out of it (a symlink to elsewhere)."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ImportProblem(f"{path}: leads outside {root} (a symlink to {path.resolve()}); refused")
+
+
 def _model_and_run(summary_path: Path, root: Path) -> tuple[str, str]:
     """`<model with / as __>.<run_id>.json`; the logs folder settles where the split goes."""
     stem = summary_path.name[: -len(".json")]
     runs = root / "logs" / "run_evaluation"
     for index in range(len(stem)):
-        if stem[index] == "." and (runs / stem[index + 1:] / stem[:index]).is_dir():
+        model, run_id = stem[:index], stem[index + 1:]
+        if stem[index] == "." and model not in ("", ".", "..") and run_id not in ("", ".", "..") \
+                and (runs / run_id / model).is_dir():
             return stem[:index], stem[index + 1:]
     raise ImportProblem(f"{summary_path}: no logs/run_evaluation/<run_id>/<model>/ folder matches its name")
 
@@ -87,6 +118,7 @@ def _dataset(run_json: Path) -> str:
 
 def _report(logs: Path, iid: str) -> dict | None:
     path = logs / iid / "report.json"
+    _inside(logs, path)
     if not path.is_file():
         return None
     try:
@@ -120,6 +152,7 @@ def _trial(root: Path, logs: Path, summary: dict, iid: str, dataset: str, model:
     reasons = summary.get("failure_reasons", {})
     environment = set(summary.get("infra_failure_ids", []))
     folder = logs / iid
+    _inside(logs, folder)
     files = [p.relative_to(root).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()] \
         if folder.is_dir() else []
     pin = f"swebench:{dataset}:{iid}"

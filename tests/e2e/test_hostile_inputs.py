@@ -52,3 +52,51 @@ def test_service_store_with_expose__listens(hemra_env):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+# --------------------------------------------------------------------------- SWE-bench instance IDs (item 3)
+
+def _swebench_with(root, iid: str, key: str = "resolved_ids"):
+    """A SWE-bench run whose report lists `iid` (submitted and under `key`)."""
+    from tests.importer.swebench_fixture import write_run
+
+    folder = write_run(root)
+    summary = next(folder.glob("*.json"))
+    data = json.loads(summary.read_text())
+    data["submitted_ids"].append(iid)
+    data.setdefault(key, []).append(iid)
+    summary.write_text(json.dumps(data))
+    return folder
+
+
+@pytest.mark.parametrize("iid", ["../../../../tmp/{unique}/x", "/etc", "..", ".", "a__b/../../c", ".hidden__x-1",
+                                 "django__django-1\n", ""])
+def test_swebench_instance_id_that_is_a_path__refused(iid, hemra_env, tmp_path):
+    outside = tmp_path / "outside" / "x"
+    outside.mkdir(parents=True)
+    iid = iid.replace("{unique}", str(outside.parent).lstrip("/"))
+    (outside / "report.json").write_text(json.dumps({iid: {"resolved": True}}))
+    folder = _swebench_with(tmp_path / "run", iid)
+    line = one_line(hemra(hemra_env, "import", str(folder), "--swebench-version", "5.0.2"))
+    assert "which is not a SWE-bench instance ID" in line
+    assert json.loads(hemra(hemra_env, "runs", "--json").stdout) == []
+
+
+def test_swebench_instance_folder_that_is_a_symlink_out__refused(hemra_env, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "report.json").write_text(json.dumps({"z__z-9": {"resolved": True}}))
+    folder = _swebench_with(tmp_path / "run", "z__z-9")
+    logs = next(folder.glob("logs/run_evaluation/*/*/"))
+    (logs / "z__z-9").symlink_to(outside)
+    line = one_line(hemra(hemra_env, "import", str(folder), "--swebench-version", "5.0.2"))
+    assert "z__z-9" in line and "leads outside" in line
+    assert json.loads(hemra(hemra_env, "runs", "--json").stdout) == []
+
+
+def test_swebench_real_instance_ids__accepted(hemra_env, tmp_path):
+    from services.importer.swebench import INSTANCE_ID
+
+    for iid in ("astropy__astropy-12907", "django__django-11099", "sympy__sympy-20590", "scikit-learn__scikit-learn-25500",
+                "Project-MONAI__MONAI-1234", "pandas-dev__pandas.95280573.func_pm_op_change__2pd0y8q1"):
+        assert INSTANCE_ID.fullmatch(iid), iid
