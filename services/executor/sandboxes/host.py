@@ -253,8 +253,10 @@ class HostSandbox(Sandbox):
                      "--ro-bind", self.relay.node, f"{RELAY_INSIDE}/node",
                      "--ro-bind", str(SCRIPT), f"{RELAY_INSIDE}/relay.js",
                      "--perms", "0777", "--tmpfs", _RELAY_RUN]
-            if self.owner is None:  # in bwrap's user namespace: let the relay listen on ports < 1024
-                args += ["--cap-add", "CAP_NET_BIND_SERVICE"]
+            if self.owner is None:
+                # In bwrap's user namespace: the relay may listen on ports < 1024, and setpriv
+                # (CAP_SETPCAP) then empties the bounding set of the relay and of the command.
+                args += ["--cap-add", "CAP_NET_BIND_SERVICE", "--cap-add", "CAP_SETPCAP"]
         args += ["--chdir", cwd or self.workdir, "--clearenv"]
         for key, value in {"PATH": _PATH, "HOME": "/root", "LANG": "C.UTF-8", **self.env, **env}.items():
             args += ["--setenv", key, value]
@@ -263,19 +265,16 @@ class HostSandbox(Sandbox):
     def _command(self, command: str, relaying: bool, marker: str) -> list[str]:
         """What bwrap runs: the command, as the sandbox's user without capabilities, after
         the model relay has started in its network namespace when it has endpoints."""
+        if self.owner is None and not relaying:
+            return ["bash", "-c", command]  # bwrap's user namespace left it no capability
+        user = [setpriv_path()]
         if self.owner is not None:
             uid, gid = self.owner
-            user = [setpriv_path(), f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
-            drop = [*user, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-            # The relay only gets to listen on the endpoint's port, which may be below 1024.
-            relay_as = [*user, "--inh-caps=-all,+net_bind_service", "--ambient-caps=-all,+net_bind_service",
-                        "--bounding-set=-all,+net_bind_service", "--no-new-privs", "--"]
-        elif relaying:
-            drop = [setpriv_path(), "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
-                    "--no-new-privs", "--"]
-            relay_as = []
-        else:
-            return ["bash", "-c", command]
+            user += [f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
+        drop = [*user, "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+        # The relay only keeps what listening on the endpoint's port needs (it may be below 1024).
+        relay_as = [*user, "--inh-caps=-all,+net_bind_service", "--ambient-caps=-all,+net_bind_service",
+                    "--bounding-set=-all,+net_bind_service", "--no-new-privs", "--"]
         if not relaying:
             return [*drop, "bash", "-c", command]
         run = _RELAY_RUN
