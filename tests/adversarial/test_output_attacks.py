@@ -46,7 +46,7 @@ def make_tasks(root: Path, names=("answer",)) -> Path:
 
 
 def run_attack(env: dict, tmp_path: Path, script: str, sandbox: str, tasks=("answer",),
-               extra_env: dict | None = None) -> subprocess.CompletedProcess:
+               extra_env: dict | None = None, isolation: str = "") -> subprocess.CompletedProcess:
     """Run bash `script` as a program harness (it reaches into the sandbox with `hemra harness
     exec`) on each task once."""
     (tmp_path / "harnesses").mkdir(exist_ok=True)
@@ -55,7 +55,8 @@ def run_attack(env: dict, tmp_path: Path, script: str, sandbox: str, tasks=("ans
     dataset = make_tasks(tmp_path, tasks)
     run_file = tmp_path / "run.toml"
     run_file.write_text(f'name = "attack"\nharnesses = ["attack"]\ndatasets = ["{dataset}"]\n'
-                        f'[sandbox]\nkind = "{sandbox}"\n')
+                        f'[sandbox]\nkind = "{sandbox}"\n'
+                        + (f'[verifier]\nisolation = "{isolation}"\n' if isolation else ""))
     result = hemra({**env, **(extra_env or {})}, "run", str(run_file), cwd=tmp_path, timeout=600)
     assert result.returncode in (0, 1), result.stderr + result.stdout
     return result
@@ -187,12 +188,12 @@ def test_big_artifacts_are_cut_and_marked_within_the_caps(hemra_env, tmp_path, s
 
 def test_a_2_gib_artifact_is_read_no_further_than_its_cap(hemra_env, tmp_path):
     """The default caps, a sparse 2 GiB file: HEMRA keeps 64 MiB of it and its memory stays far
-    below the file's size."""
+    below the file's size. (A shared verifier: a fresh one would copy the 2 GiB first.)"""
     script = """
     hemra harness exec 'truncate -s 2G /logs/artifacts/huge; echo 42 > /app/answer.txt'
     """
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    run_attack(hemra_env, tmp_path, script, "host")
+    run_attack(hemra_env, tmp_path, script, "host", isolation="shared")
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     [attempt] = attempts(hemra_env)
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt
