@@ -95,6 +95,9 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
                                mounts=await driver.mounts(job.harness), network=job.spec.sandbox_network,
                                image=job.spec.sandbox_image,
                                endpoints=driver.endpoints(job.harness))
+        isolation = _isolation(job)
+        if isolation == "fresh":
+            sandbox.reserve_fresh(carried(job.task.environment.workdir or "/"))
         await sandbox.prepare()
         await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
         result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
@@ -102,9 +105,8 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         # Nothing the agent started may outlive its phase: a leftover process could rewrite
         # the reward or the tests while the verifier runs.
         await sandbox.stop_processes()
-        verifier_box = await _until_stopped(_verifier_sandbox(job, sandbox, events), control, sandbox)
+        verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox, events), control, sandbox)
         score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
-        await verifier_box.stop_processes()
         artifacts = await _collect(verifier_box, deps.store)
         await events.flush()
         await _complete(deps, job, _OUTCOMES[result.outcome], result.exit_code, result.error, started,
@@ -169,12 +171,15 @@ async def _run_until_deadline(driver: HarnessDriver, context: TrialContext, sand
         return HarnessResult(TIMED_OUT, -1, f"the harness timed out after {context.timeout:g} s")
 
 
-async def _verifier_sandbox(job, sandbox: Sandbox, events: EventLog) -> Sandbox:
+def _isolation(job) -> str:
+    return verifier_isolation(job.spec.verifier_isolation, job.task.verifier_isolation,
+                              job.task.environment.workdir or "/", job.spec.sandbox or "host")
+
+
+async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox, events: EventLog) -> Sandbox:
     """Where the verifier runs: a fresh sandbox holding only the agent's workspace and logs,
     or (shared) the agent's own, now without any of its processes."""
     workdir = job.task.environment.workdir or "/"
-    isolation = verifier_isolation(job.spec.verifier_isolation, job.task.verifier_isolation, workdir,
-                                   job.spec.sandbox or "host")
     box = await sandbox.fresh(carried(workdir)) if isolation == "fresh" else sandbox
     await events.emit(event("status", "verifier_sandbox", isolation=isolation))
     return box

@@ -46,9 +46,9 @@ def test_run__oracle_scores_1_and_nop_0_on_every_task_and_no_container_is_left(h
 
 
 def test_require__refused_before_anything_is_recorded_where_the_sandbox_cannot_enforce_it(hemra_env, tmp_path):
-    refused = hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "--require", "network_block")
+    refused = hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "--require", "gpu")
     assert refused.returncode == 2
-    assert "sandbox host cannot enforce network_block" in refused.stderr
+    assert "sandbox host cannot enforce gpu" in refused.stderr
     (tmp_path / "run.toml").write_text('datasets = ["hemra-offline"]\nharnesses = ["nop"]\n'
                                        'tasks = ["hemra/reverse-lines"]\nrequire = ["gpu"]\n'
                                        '[sandbox]\nkind = "docker"\n')

@@ -133,6 +133,10 @@ class Sandbox(abc.ABC):
           SandboxError: when a process survives (the attempt must not be scored).
         """
 
+    def reserve_fresh(self, carry: list[str]) -> None:
+        """Say, before `prepare`, that `fresh(carry)` will be called: a kind that can make the
+        fresh sandbox ahead, while the harness works, may start it then. Nothing by default."""
+
     async def fresh(self, carry: list[str]) -> "Sandbox":
         """A new sandbox of the same task environment (prepared), holding only the folders
         in `carry` copied over from this one as plain data: regular files, folders and

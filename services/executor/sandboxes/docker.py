@@ -344,6 +344,9 @@ class DockerSandbox(Sandbox):
         self._stopped = False
         #: The model relay runs in the harness phase only; stop_processes ends that phase.
         self._relay_allowed = True
+        #: The verifier's container: True once reserved, then its start (a future) from `prepare` on.
+        self._spare: bool | asyncio.Future | None = None
+        self._carry: list[str] = []
         #: The only way out of a closed container: to the harness's model endpoints (relay.py).
         #: A container on the host's network reaches them itself (and the relay could not
         #: listen on their ports there).
@@ -357,6 +360,27 @@ class DockerSandbox(Sandbox):
         await self.relay.open()
         await asyncio.to_thread(self._start, image)
         await asyncio.to_thread(self._launch_relay)
+        if self._spare is not None:  # the verifier's container starts while the harness works
+            self._spare = asyncio.ensure_future(self._spare_container(self._carry))
+
+    def reserve_fresh(self, carry: list[str]) -> None:
+        self._spare, self._carry = True, [self._absolute(path) for path in carry]
+
+    async def _spare_container(self, carry: list[str]) -> "DockerSandbox":
+        """A container for the verifier, with the container paths of `carry` removed (they are
+        replaced by the agent's)."""
+        spare = DockerSandbox(f"{self.attempt_id}-verifier", self.task, self.task_dir, self.folder.parent,
+                              image=self.base_image)
+        try:
+            await spare.prepare()
+            inside = [path for path in carry if spare._host(path) is None]
+            if inside:
+                await asyncio.to_thread(spare._run_root, " && ".join(
+                    f"rm -rf -- {shlex.quote(p)} && mkdir -p -- {shlex.quote(posixpath.dirname(p))}" for p in inside))
+        except BaseException:
+            await spare.teardown()
+            raise
+        return spare
 
     def _prepare_folder(self) -> None:
         if self.folder.exists():
@@ -397,6 +421,8 @@ class DockerSandbox(Sandbox):
         """Start the (created or stopped) container and find its cgroup, so that a kill never
         depends on the engine answering in time."""
         api = client().api
+        if self._stopped:  # killed by the kernel: wait until the engine has seen it stop
+            api.wait(self.container_id, timeout=60)
         api.start(self.container_id)
         self._cgroup = _cgroup_of(api.inspect_container(self.container_id)["State"].get("Pid") or 0)
 
@@ -431,20 +457,23 @@ class DockerSandbox(Sandbox):
     def _stop_all(self) -> None:
         self._relay_allowed = False
         self._kill_all()
-        api = client().api
+        # Its processes are gone once its cgroup is empty (read from the kernel, not the engine).
         deadline = time.monotonic() + 60
-        while api.inspect_container(self.container_id)["State"].get("Running"):
+        while self._cgroup is not None and _cgroup_procs(self._cgroup) or \
+                self._cgroup is None and client().api.inspect_container(self.container_id)["State"].get("Running"):
             if time.monotonic() > deadline:
-                raise SandboxError(f"container {self.container_id[:12]} still runs after every process was killed")
-            time.sleep(0.02)
-        if self._cgroup is not None and _cgroup_procs(self._cgroup):
-            raise SandboxError(f"container {self.container_id[:12]}: processes survived the kill")
+                raise SandboxError(f"container {self.container_id[:12]}: processes survived the kill")
+            time.sleep(0.01)
 
     async def fresh(self, carry: list[str]) -> "DockerSandbox":
-        other = DockerSandbox(f"{self.attempt_id}-verifier", self.task, self.task_dir, self.folder.parent,
-                              image=self.base_image)
+        carry = [self._absolute(path) for path in carry]
+        spare, self._spare = self._spare, None
+        if not isinstance(spare, asyncio.Future) or carry != self._carry:
+            if isinstance(spare, asyncio.Future):
+                await _discard(spare)
+            spare = self._spare_container(carry)
+        other = await spare
         try:
-            await other.prepare()
             for path in carry:
                 path = self._absolute(path)
                 if self._host(path) is not None:
@@ -458,15 +487,12 @@ class DockerSandbox(Sandbox):
         return other
 
     def _copy_to(self, other: "DockerSandbox", path: str) -> None:
-        """Replace `path` in the other container with this one's, through the engine, as plain
-        data: regular files, folders and links only (see _plain_archive)."""
+        """Copy `path` into the other container (where it was removed), through the engine, as
+        plain data: regular files, folders and links only (see _plain_archive)."""
         api = client().api
         try:
             chunks, _ = api.get_archive(self.container_id, path)
         except _errors().NotFound:
-            chunks = None
-        other._run_root(f"rm -rf -- {shlex.quote(path)} && mkdir -p -- {shlex.quote(posixpath.dirname(path))}")
-        if chunks is None:
             return
         with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as archive:
             _plain_archive(chunks, archive)
@@ -490,6 +516,9 @@ class DockerSandbox(Sandbox):
         attempt's result is already kept, and the next attempt need not wait. The thread is
         not a daemon, so the process finishes the removal before it exits; after kill -9 the
         next executor removes the orphan."""
+        spare, self._spare = self._spare, None
+        if isinstance(spare, asyncio.Future):  # made for a verifier that never ran
+            await _discard(spare)
         await self.relay.close()
         container_id, self.container_id = self.container_id, ""
         if container_id or self.folder.exists():
@@ -712,6 +741,13 @@ class DockerSandbox(Sandbox):
             names = [m.name for m in tar if m.isreg()]
         base = folder.rstrip("/")
         return sorted(base + "/" + name.split("/", 1)[1] for name in names if "/" in name)
+
+
+async def _discard(spare: asyncio.Future) -> None:
+    """Tear down a spare container that was started but is not used (or failed to start)."""
+    results = await asyncio.gather(spare, return_exceptions=True)
+    if isinstance(results[0], DockerSandbox):
+        await results[0].teardown()
 
 
 #: Removals still running (teardown does not wait for them).
