@@ -18,6 +18,8 @@ from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
 from services.importer.exports import MANIFEST
 from services.importer.tree import write_new_file, write_tree
+from services.store.exporting import DIGEST
+from services.store.ids import kind_of
 
 BLOB_BATCH = 256
 EVENT_PAGE = 5000
@@ -60,6 +62,7 @@ async def _export(ref: str, out: Path) -> None:
         store = services.store
         exported = await store.ExportRun(spb.ExportRunRequest(run=ref))
         rows = msgspec.json.decode(exported.manifest_json)
+        _check_names(rows, list(exported.blob_digests))
         out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}-"))
         try:
@@ -82,6 +85,18 @@ async def _export(ref: str, out: Path) -> None:
                             f"attempts, {len(blobs)} blobs"))
 
 
+def _check_names(rows: dict, digests: list[str]) -> None:
+    """Every name a file of the export is made from is HEMRA's own shape (attempt IDs, blob
+    digests): a store that holds something else (a crafted import restored before IDs were
+    checked) must not make an export write outside --out."""
+    for attempt in rows["attempts"]:
+        if kind_of(attempt["id"]) != "attempt":
+            fail(f"the store holds {attempt['id'][:100]!r}, which is not a HEMRA attempt ID; nothing exported")
+    for digest in digests:
+        if not DIGEST.fullmatch(digest):
+            fail(f"the store holds blob {digest[:100]!r}, which is not a sha256:<hex> digest; nothing exported")
+
+
 async def _write_blobs(store, digests: list[str], folder: Path) -> dict[str, bytes]:
     """Fetch the blobs a batch at a time and write them under `folder`, each batch written in a
     thread while the next is fetched; digest -> bytes."""
@@ -102,6 +117,8 @@ async def _write_blobs(store, digests: list[str], folder: Path) -> dict[str, byt
 
 def _save_blobs(blobs: list[tuple[str, bytes]], folder: str, made: set[str]) -> None:
     for digest, data in blobs:
+        if not DIGEST.fullmatch(digest):  # checked before; the name of a file must never be anything else
+            raise ValueError(f"not a digest: {digest[:100]!r}")
         hexdigest = digest.removeprefix("sha256:")
         fan_out = os.path.join(folder, hexdigest[:2])
         if fan_out not in made:
@@ -113,6 +130,8 @@ def _save_blobs(blobs: list[tuple[str, bytes]], folder: str, made: set[str]) -> 
 async def _write_events(store, attempt_ids: list[str], folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for attempt_id in attempt_ids:
+        if kind_of(attempt_id) != "attempt":  # checked before; the name of a file must never be anything else
+            raise ValueError(f"not an attempt ID: {attempt_id[:100]!r}")
         lines, token = [], ""
         while True:
             page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE,

@@ -5,14 +5,17 @@ labels, cells, trials, attempts, scores and events, hence the same report and
 the same compare output.
 """
 
+import math
 import posixpath
+import re
 
-from sqlalchemy import select
+from sqlalchemy import JSON, Boolean, Float, Integer, String, Text, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.store import convert, records
 from services.store import tables as t
 from services.store.errors import FailedPrecondition, InvalidArgument
+from services.store.ids import kind_of
 
 FORMAT, VERSION = "hemra-export", 1
 _TABLES = {"runs": t.Run, "cells": t.Cell, "trials": t.Trial, "attempts": t.Attempt, "tasks": t.Task,
@@ -63,37 +66,228 @@ def tree_of(tree: list[dict], files: list[str]) -> list[dict]:
             or (common and e["path"].startswith(common + "/"))]
 
 
+#: A content digest as HEMRA writes them (tasks, datasets, harnesses, blobs).
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+#: Which kind of ID each table's rows carry (ids.kind_of).
+_ID_KINDS = {"runs": ("run", "import"), "cells": ("cell",), "trials": ("trial",), "attempts": ("attempt",)}
+_DIGEST_TABLES = ("tasks", "datasets", "harnesses")
+#: JSON numbers a row may hold: finite (PostgreSQL's JSON refuses NaN and Infinity, and a
+#: report's averages of them are not numbers).
+_MAX_NESTING = 64
+
+
+def check_rows(rows) -> None:
+    """Refuse a manifest that is not exactly what export_rows writes: every row a dict of its
+    table's columns with values of the column's type and length, every ID of HEMRA's own shape
+    (they become file names on a later export) and unique, every digest sha256:<hex>, every
+    reference to a row the manifest holds. One InvalidArgument naming the first problem."""
+    if not isinstance(rows, dict):
+        raise InvalidArgument("the export manifest is not a JSON object")
+    if rows.get("format") != FORMAT or rows.get("version") != VERSION:
+        raise InvalidArgument(f"not a {FORMAT} version {VERSION} manifest")
+    unknown = sorted(set(rows) - {"format", "version", *_TABLES})
+    if unknown:
+        raise InvalidArgument(f"manifest: unknown key {unknown[0]!r}")
+    for name, table in _TABLES.items():
+        found = rows.get(name, [])
+        if not isinstance(found, list):
+            raise InvalidArgument(f"manifest: {name} must be a list of rows")
+        rows[name] = [_check_row(name, table.__table__, row, index) for index, row in enumerate(found)]
+    if len(rows["runs"]) != 1:
+        raise InvalidArgument(f"manifest: runs must hold exactly one run (it holds {len(rows['runs'])})")
+    for name, kinds in _ID_KINDS.items():
+        _unique(name, "id", rows[name])
+        for row in rows[name]:
+            if kind_of(row["id"]) not in kinds:
+                raise InvalidArgument(f"manifest: {name}: {row['id'][:100]!r} is not a HEMRA {kinds[0]} ID")
+    for name in _DIGEST_TABLES:
+        _unique(name, "digest", rows[name])
+        for row in rows[name]:
+            _digest(name, row["digest"])
+    [run] = rows["runs"]
+    if run["kind"] not in ("run", "import") or kind_of(run["id"]) != run["kind"]:
+        raise InvalidArgument(f"manifest: run {run['id']} has kind {run['kind'][:40]!r}")
+    cells = {c["id"] for c in rows["cells"]}
+    trials = {x["id"] for x in rows["trials"]}
+    digests = {name: {x["digest"] for x in rows[name]} for name in _DIGEST_TABLES}
+    _refer("cells", "run_id", rows["cells"], {run["id"]})
+    _refer("cells", "dataset_digest", rows["cells"], digests["datasets"])
+    _refer("cells", "harness_digest", rows["cells"], digests["harnesses"])
+    _refer("trials", "run_id", rows["trials"], {run["id"]})
+    _refer("trials", "cell_id", rows["trials"], cells)
+    _refer("trials", "task_digest", rows["trials"], digests["tasks"])
+    _refer("attempts", "run_id", rows["attempts"], {run["id"]})
+    _refer("attempts", "trial_id", rows["attempts"], trials)
+    for dataset in rows["datasets"]:
+        listed = dataset["task_digests"]
+        if not isinstance(listed, list) or not all(isinstance(d, str) for d in listed):
+            raise InvalidArgument(f"manifest: datasets: {dataset['digest']}: task_digests must be a list of digests")
+        for digest in listed:
+            _digest("datasets", digest)
+    _shapes(rows)
+    for digest in blob_digests(rows):
+        _digest("blob", digest)
+
+
+def _shapes(rows: dict) -> None:
+    """The JSON columns blob_digests and the verifiers read have the shapes they expect."""
+    def objects(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+    for name in ("tasks", "harnesses"):
+        for row in rows[name]:
+            if not isinstance(row["record"], dict):
+                raise InvalidArgument(f"manifest: {name}: {row['digest']}: record must be an object")
+    for task in rows["tasks"]:
+        if not objects(task["record"].get("files", [])):
+            raise InvalidArgument(f"manifest: tasks: {task['digest']}: files must be a list of objects")
+    for attempt in rows["attempts"]:
+        if not objects(attempt["artifacts"] or []) or not isinstance(attempt["score"] or {}, dict):
+            raise InvalidArgument(f"manifest: attempts: {attempt['id']}: malformed artifacts or score")
+    for run in rows["runs"]:
+        run["tree"] = convert.checked_tree(run["tree"])
+        if not isinstance(run["spec"], dict):
+            raise InvalidArgument(f"manifest: runs: {run['id']}: spec must be an object")
+
+
+def check_events(events: dict[str, list[dict]], attempts: list[dict]) -> None:
+    """Events belong to attempts the export holds, have distinct positive sequence numbers and
+    fit their columns."""
+    held = {a["id"] for a in attempts}
+    for attempt_id, batch in events.items():
+        if attempt_id not in held:
+            shown = attempt_id[:100]
+            raise InvalidArgument(f"events of attempt {shown!r}, which the export does not hold")
+        seen = set()
+        for index, event in enumerate(batch):
+            _check_row(f"events of {attempt_id}", t.Event.__table__, dict(attempt_id=attempt_id, **event), index)
+            if event["seq"] <= 0 or event["seq"] in seen:
+                raise InvalidArgument(f"events of {attempt_id}: sequence number {event['seq']} is repeated or not "
+                                      f"positive")
+            seen.add(event["seq"])
+
+
+def _check_row(name: str, table, row, index: int) -> dict:
+    where = f"manifest: {name} row {index + 1}"
+    if not isinstance(row, dict):
+        raise InvalidArgument(f"{where}: not an object")
+    columns = {c.key: c for c in table.columns}
+    unknown = sorted(set(row) - set(columns))
+    if unknown:
+        raise InvalidArgument(f"{where}: unknown column {str(unknown[0])[:60]!r}")
+    checked = {}
+    for key, column in columns.items():
+        if key not in row:
+            if column.default is not None and not column.default.is_callable:
+                checked[key] = column.default.arg
+            elif column.default is not None:  # default=list
+                checked[key] = []
+            elif column.nullable:
+                checked[key] = None
+            else:
+                raise InvalidArgument(f"{where}: missing column {key!r}")
+            continue
+        checked[key] = _check_value(where, column, row[key])
+    return checked
+
+
+def _check_value(where: str, column, value):
+    kind = column.type
+    if value is None:
+        if not column.nullable:
+            raise InvalidArgument(f"{where}: {column.key} may not be null")
+        return None
+    if isinstance(kind, (String, Text)):
+        if not isinstance(value, str):
+            raise InvalidArgument(f"{where}: {column.key} must be a string")
+        if kind.length is not None and len(value) > kind.length:
+            raise InvalidArgument(f"{where}: {column.key} is {len(value)} characters long, more than its "
+                                  f"{kind.length}")
+        if "\0" in value:
+            raise InvalidArgument(f"{where}: {column.key} holds a NUL character")
+    elif isinstance(kind, Boolean):
+        if not isinstance(value, bool):
+            raise InvalidArgument(f"{where}: {column.key} must be true or false")
+    elif isinstance(kind, Integer):
+        if not isinstance(value, int) or isinstance(value, bool) or not -2 ** 31 <= value < 2 ** 31:
+            raise InvalidArgument(f"{where}: {column.key} must be a 32-bit integer")
+    elif isinstance(kind, Float):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise InvalidArgument(f"{where}: {column.key} must be a finite number")
+        value = float(value)
+    elif isinstance(kind, JSON):
+        _check_json(where, column.key, value, 0)
+    return value
+
+
+def _check_json(where: str, key: str, value, depth: int) -> None:
+    if depth > _MAX_NESTING:
+        raise InvalidArgument(f"{where}: {key} is nested more than {_MAX_NESTING} deep")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidArgument(f"{where}: {key} holds a number that is not finite")
+    if isinstance(value, str) and "\0" in value:
+        raise InvalidArgument(f"{where}: {key} holds a NUL character")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_json(where, key, k, depth + 1)
+            _check_json(where, key, v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_json(where, key, v, depth + 1)
+
+
+def _unique(name: str, key: str, rows: list[dict]) -> None:
+    seen = set()
+    for row in rows:
+        if row[key] in seen:
+            raise InvalidArgument(f"manifest: {name}: {row[key][:100]!r} appears twice")
+        seen.add(row[key])
+
+
+def _digest(name: str, value) -> None:
+    if not isinstance(value, str) or not DIGEST.fullmatch(value):
+        raise InvalidArgument(f"manifest: {name}: {str(value)[:100]!r} is not a sha256:<hex> digest")
+
+
+def _refer(name: str, key: str, rows: list[dict], known: set) -> None:
+    for row in rows:
+        if row[key] not in known:
+            raise InvalidArgument(f"manifest: {name}: {row['id']} names {key} {row[key][:100]!r}, which the "
+                                  f"export does not hold")
+
+
 def blob_digests(rows: dict) -> set[str]:
     """Every blob the rows refer to: task files, artifacts, verifier output, an import's tree."""
-    found = set()
-    for task in rows["tasks"]:
-        found.update(f.get("blobDigest", "") for f in task["record"].get("files", []))
+    found = [f.get("blobDigest", "") for task in rows["tasks"] for f in task["record"].get("files", [])]
     for attempt in rows["attempts"]:
-        found.update(a.get("blobDigest", "") for a in attempt["artifacts"] or [])
-        found.add((attempt["score"] or {}).get("stdoutBlobDigest", ""))
+        found += [a.get("blobDigest", "") for a in attempt["artifacts"] or []]
+        found.append((attempt["score"] or {}).get("stdoutBlobDigest", ""))
     for run in rows["runs"]:
-        found.update(e.get("blobDigest", "") for e in run.get("tree") or [])
-    found.discard("")
-    return found
+        found += [e.get("blobDigest", "") for e in run.get("tree") or []]
+    # A digest that is not a string (a crafted manifest) comes out as its repr: check_rows refuses it.
+    return {d if isinstance(d, str) else repr(d) for d in found} - {""}
 
 
 async def restore_rows(session: AsyncSession, rows: dict, events: dict[str, list[dict]]) -> t.Run:
-    """Insert an export's rows as they are, in one transaction (the caller's)."""
-    if rows.get("format") != FORMAT or rows.get("version") != VERSION:
-        raise InvalidArgument(f"not a {FORMAT} version {VERSION} manifest")
+    """Insert an export's rows as they are, in one transaction (the caller's). The rows and
+    events were checked (check_rows, check_events) and its tasks and harnesses verified."""
     [run] = rows["runs"]
-    run["tree"] = convert.checked_tree(run.get("tree"))
     if await session.get(t.Run, run["id"]) is not None:
         raise FailedPrecondition(f"{run['id']} ({run['label']}) is already in this store")
+    for name in ("cells", "trials", "attempts"):
+        table = _TABLES[name]
+        ids = [row["id"] for row in rows[name]]
+        for start in range(0, len(ids), 1000):
+            taken = (await session.execute(select(table.id).where(table.id.in_(ids[start:start + 1000])))).first()
+            if taken is not None:
+                raise FailedPrecondition(f"{name[:-1]} {taken[0]} of the export is already in this store "
+                                         f"(another run holds it)")
     for name in ("tasks", "datasets", "harnesses"):
         await records.insert_ignore(session, _TABLES[name].__table__, rows[name])
     for name in ("runs", "cells", "trials", "attempts"):
         if rows[name]:
             await session.execute(_TABLES[name].__table__.insert(), rows[name])
-    attempt_ids = {a["id"] for a in rows["attempts"]}
     for attempt_id, batch in events.items():
-        if attempt_id not in attempt_ids:
-            raise InvalidArgument(f"events of attempt {attempt_id}, which the export does not hold")
         if batch:
             await session.execute(t.Event.__table__.insert(), [dict(attempt_id=attempt_id, **e) for e in batch])
     return await session.get(t.Run, run["id"])

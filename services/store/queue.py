@@ -86,7 +86,9 @@ class Pinned:
     """Rows that never change once recorded, read at most once per store process.
 
     Bounded: past `size` entries the oldest go first (and are read again when
-    needed). Nothing cached here is ever updated or deleted by the store.
+    needed). Nothing cached here is ever deleted by the store; a task or harness
+    record is replaced only by a new run that records it as its planner read it
+    (records.insert_or_replace), and that run forgets the cached copy.
     """
 
     def __init__(self, size: int = 16384):
@@ -111,6 +113,10 @@ class Pinned:
             TrialInfo(row.id, row.run_id, row.cell_id, row.task_digest, row.task_name, row.repetition),
             CellInfo(row.cell_id, row.run_id, row.position, row.dataset_digest, row.dataset_name,
                      row.harness_digest, row.harness_name, row.model)))
+
+    def forget(self, kind: str, key: str) -> None:
+        """Drop a task or harness record a new run recorded again (it may have replaced it)."""
+        self._rows.pop((kind, key), None)
 
     def cached(self, kind: str, key: str):
         """A row already read ("trial", "run", or a table name with a digest), else None."""

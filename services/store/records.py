@@ -25,6 +25,30 @@ async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
     await session.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
 
+async def insert_or_replace(session: AsyncSession, table, name_key: str, rows: list[dict]) -> list[str]:
+    """Record tasks or harnesses as the planner read them. A row already stored under the same
+    digest with another record (an older record format, another run's model, or a record an
+    import planted before imports were verified) is replaced: what a run executes comes from
+    the user's own files, never from whatever was stored under their digest. Returns the
+    digests replaced (their cached copies are stale)."""
+    if not rows:
+        return []
+    await insert_ignore(session, table.__table__, rows)
+    wanted = {row["digest"]: row for row in rows}
+    replaced = []
+    digests = list(wanted)
+    for start in range(0, len(digests), 1000):
+        query = select(table.digest, getattr(table, name_key), table.record).where(
+            table.digest.in_(digests[start:start + 1000]))
+        for digest, name, record in (await session.execute(query)).all():
+            row = wanted[digest]
+            if record != row["record"] or name != row[name_key]:
+                await session.execute(update(table).where(table.digest == digest)
+                                      .values(record=row["record"], **{name_key: row[name_key]}))
+                replaced.append(digest)
+    return replaced
+
+
 @dataclass
 class PlannedRun:
     """A resolved run, ready to record. Records are plain dicts of table columns."""
@@ -51,9 +75,9 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
     """Record the run, its cells, trials, first attempts and jobs. One transaction (the caller's)."""
     if not plan.cells:
         raise InvalidArgument("a run needs at least one harness and one dataset")
-    await insert_ignore(session, t.Task.__table__, plan.tasks)
+    await insert_or_replace(session, t.Task, "task_name", plan.tasks)
     await insert_ignore(session, t.Dataset.__table__, plan.datasets)
-    await insert_ignore(session, t.Harness.__table__, plan.harnesses)
+    await insert_or_replace(session, t.Harness, "harness_name", plan.harnesses)
     run = t.Run(id=new_id("import" if plan.kind == "import" else "run", now), label=plan.label,
                 create_time=now, spec=plan.spec, concurrency=plan.concurrency,
                 max_infra_retries=plan.max_infra_retries, cancel_requested=False, kind=plan.kind,

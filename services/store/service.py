@@ -7,7 +7,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.bulk import gc_paused
-from services.store import catalog, compare, criteria, db, exporting, queue, records, report
+from services.store import catalog, compare, criteria, db, exporting, queue, records, report, verify
 from services.store.errors import FailedPrecondition, InvalidArgument, LeaseLost
 from services.store import tables as t
 from services.store.blobs import BlobStore
@@ -62,7 +62,12 @@ class Store:
     async def _record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
         async with self.sessions.begin() as session:
             run = await records.record_run(session, plan, self.clock())
-            return run, await records.cells_of(session, run.id)
+            cells = await records.cells_of(session, run.id)
+        for row in plan.tasks:
+            self.pinned.forget(queue.TASKS.name, row["digest"])
+        for row in plan.harnesses:
+            self.pinned.forget(queue.HARNESSES.name, row["digest"])
+        return run, cells
 
     async def get_run(self, ref: str) -> tuple[t.Run, list[t.Cell], dict]:
         async with self.sessions() as session:
@@ -274,12 +279,24 @@ class Store:
         return rows, exporting.blob_digests(rows)
 
     async def restore_run(self, rows: dict, events: dict[str, list[dict]]):
+        """Restore an export: its rows checked (exporting.check_rows), its tasks and harnesses
+        recomputed from what their digests cover (verify.py), all or nothing."""
+        exporting.check_rows(rows)
+        exporting.check_events(events, rows["attempts"])
         missing = self.missing_blobs(sorted(exporting.blob_digests(rows)))
         if missing:
             raise InvalidArgument(f"{len(missing)} blobs the export needs are not stored (first {missing[0]})")
+        await asyncio.to_thread(self._verify_records, rows)
         async with self.sessions.begin() as session:
             run = await exporting.restore_rows(session, rows, events)
             return run, await records.cells_of(session, run.id)
+
+    def _verify_records(self, rows: dict) -> None:
+        import_format = rows["runs"][0]["import_format"] if rows["runs"][0]["kind"] == "import" else ""
+        for task in rows["tasks"]:
+            task["record"] = verify.verify_task(task, self.blobs.get)
+        for harness in rows["harnesses"]:
+            harness["record"] = verify.verify_harness(harness, import_format)
 
     async def put_blobs(self, blobs: list[tuple[str, bytes]]) -> list[str]:
         # In a thread: writing files would hold up every other call this store serves.

@@ -133,15 +133,22 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
                       task=self._parsed(("task", work.task.digest), work.task.record, pb.Task),
                       harness=self._parsed(("harness", work.harness.digest), work.harness.record, pb.Harness),
                       spec=self._parsed(("run", work.run.id), work.run.spec, pb.RunSpec))
+        if job.harness.model != work.cell.model:
+            # The model is the run's (its cell's): runs of one harness file with different
+            # models share its digest, and the record stored under it holds one of them.
+            job.harness.model = work.cell.model
         return spb.ClaimJobResponse(job=job)
 
     def _parsed(self, key, record: dict, message_type):
-        """Pinned records never change: parse each once (JSON to protobuf is slow in Python)."""
-        if key not in self._messages:
+        """Parse each pinned record once (JSON to protobuf is slow in Python). Keyed by the
+        record object too: a record a later run replaced (records.insert_or_replace) is a new
+        object once the store's cache forgot the old one."""
+        found = self._messages.get(key)
+        if found is None or found[0] is not record:
             if len(self._messages) >= PARSED_CACHE_SIZE:
                 self._messages.pop(next(iter(self._messages)))
-            self._messages[key] = convert.from_dict(record, message_type())
-        return self._messages[key]
+            found = self._messages[key] = (record, convert.from_dict(record, message_type()))
+        return found[1]
 
     @handle_errors
     async def HeartbeatJob(self, request, context):

@@ -3,6 +3,7 @@ Each refusal is one line naming the problem, exit 2, and the store unchanged."""
 
 import json
 import subprocess
+from pathlib import Path
 import sys
 
 import pytest
@@ -100,3 +101,185 @@ def test_swebench_real_instance_ids__accepted(hemra_env, tmp_path):
     for iid in ("astropy__astropy-12907", "django__django-11099", "sympy__sympy-20590", "scikit-learn__scikit-learn-25500",
                 "Project-MONAI__MONAI-1234", "pandas-dev__pandas.95280573.func_pm_op_change__2pd0y8q1"):
         assert INSTANCE_ID.fullmatch(iid), iid
+
+
+# --------------------------------------------------------------------------- crafted exports (items 1 and 2)
+
+import hashlib  # noqa: E402
+import shutil  # noqa: E402
+
+from tests.e2e.helpers import BUNDLED, runs, show  # noqa: E402
+
+TASK = "hemra/text-stats"
+ALWAYS_PASS = b"#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n"
+
+
+def _exported(env, tmp_path, *harness: str) -> tuple[Path, dict]:
+    """A real run of `harness` (default nop) on one bundled task, exported: (folder, manifest)."""
+    harness = harness or ("nop",)
+    result = hemra(env, "run", "-H", *harness, "-d", "hemra-offline", "-t", TASK, "--label", "theirs")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "export"
+    assert hemra(env, "export", "theirs", "--out", str(out)).returncode == 0
+    return out, json.loads((out / "hemra-export.json").read_text())
+
+
+def _save(out: Path, manifest: dict) -> None:
+    (out / "hemra-export.json").write_text(json.dumps(manifest))
+
+
+def _add_blob(out: Path, data: bytes) -> str:
+    hexdigest = hashlib.sha256(data).hexdigest()
+    (out / "blobs" / hexdigest[:2]).mkdir(parents=True, exist_ok=True)
+    (out / "blobs" / hexdigest[:2] / hexdigest[2:]).write_bytes(data)
+    return "sha256:" + hexdigest
+
+
+def _plant_command(manifest: dict, marker: Path) -> None:
+    [harness] = manifest["harnesses"]
+    harness["record"].update(kind="program", command=["touch", str(marker)])
+
+
+def _plant_always_pass(out: Path, manifest: dict) -> None:
+    [task] = manifest["tasks"]
+    digest = _add_blob(out, ALWAYS_PASS)
+    for file in task["record"]["files"]:
+        if file["path"] == "tests/test.sh":
+            file.update(blobDigest=digest, sizeBytes=str(len(ALWAYS_PASS)), executable=True)
+
+
+def _victim(tmp_path, hemra_env) -> dict:
+    return dict(hemra_env, HEMRA_HOME=str(tmp_path / "victim"))
+
+
+def _program_harness(tmp_path) -> Path:
+    path = tmp_path / "harnesses" / "quiet.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('kind = "program"\ncommand = ["true"]\n')
+    return path
+
+
+@pytest.mark.parametrize("which", ["nop", "harness file"])
+def test_export_with_a_planted_harness_command__refused_and_never_runs(which, hemra_env, tmp_path):
+    harness = "nop" if which == "nop" else str(_program_harness(tmp_path))
+    out, manifest = _exported(hemra_env, tmp_path, harness)
+    marker = tmp_path / "planted-command-ran"
+    _plant_command(manifest, marker)
+    _save(out, manifest)
+    victim = _victim(tmp_path, hemra_env)
+    line = one_line(hemra(victim, "import", str(out)))
+    assert "does not match its digest" in line or "does not hash to its digest" in line
+    assert runs(victim) == []
+    result = hemra(victim, "run", "-H", harness, "-d", "hemra-offline", "-t", TASK, "--label", "mine")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()
+
+
+def test_export_with_a_planted_task_test__refused_and_never_scores(hemra_env, tmp_path):
+    out, manifest = _exported(hemra_env, tmp_path)
+    _plant_always_pass(out, manifest)
+    _save(out, manifest)
+    victim = _victim(tmp_path, hemra_env)
+    assert "do not hash to its digest" in one_line(hemra(victim, "import", str(out)))
+    assert runs(victim) == []
+
+
+def test_export_with_a_task_record_that_lies_about_its_files__refused(hemra_env, tmp_path):
+    out, manifest = _exported(hemra_env, tmp_path)
+    [task] = manifest["tasks"]
+    task["record"]["environment"]["workdir"] = "/"  # files intact, what they say changed
+    _save(out, manifest)
+    victim = _victim(tmp_path, hemra_env)
+    line = one_line(hemra(victim, "import", str(out)))
+    assert "does not match its digest" in line and "environment" in line
+    assert runs(victim) == []
+
+
+def _database_url(env: dict) -> str:
+    return env.get("HEMRA_DATABASE_URL") or f"sqlite:///{env['HEMRA_HOME']}/hemra.db"
+
+
+def _plant_rows(env: dict, tasks: list[dict], harnesses: list[dict]) -> None:
+    """Rows as an unverified import left them in a store (before this fix), straight into the database."""
+    import asyncio
+
+    from services.store import db, records
+    from services.store import tables as t
+
+    async def plant():
+        await db.migrate(_database_url(env))
+        engine = db.create_engine(_database_url(env))
+        async with db.session_factory(engine).begin() as session:
+            await records.insert_ignore(session, t.Task.__table__, tasks)
+            await records.insert_ignore(session, t.Harness.__table__, harnesses)
+        await engine.dispose()
+
+    asyncio.run(plant())
+
+
+def test_planted_records_already_in_a_store__a_run_uses_what_it_read(hemra_env, tmp_path):
+    out, manifest = _exported(hemra_env, tmp_path)
+    marker = tmp_path / "planted-command-ran"
+    _plant_command(manifest, marker)
+    _plant_always_pass(out, manifest)
+    victim = _victim(tmp_path, hemra_env)
+    (tmp_path / "victim").mkdir()
+    shutil.copytree(out / "blobs", tmp_path / "victim" / "blobs")  # the planted test.sh is stored too
+    _plant_rows(victim, manifest["tasks"], manifest["harnesses"])
+    result = hemra(victim, "run", "-H", "nop", "-d", "hemra-offline", "-t", TASK, "--label", "mine")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()
+    [attempt] = show(victim, "mine")["attempts"]
+    assert attempt["score"]["rewards"]["reward"] == 0.0  # nop fails the real tests
+
+
+def _with_attempt_id(manifest: dict, out: Path, new_id: str) -> None:
+    [attempt] = manifest["attempts"]
+    old = attempt["id"]
+    attempt["id"] = new_id
+    events = out / "events" / f"{old}.jsonl"
+    if events.exists():
+        events.unlink()
+    attempt["event_count"] = 0
+
+
+@pytest.mark.parametrize("bad", ["../../x/{id}", "{tmp}/abs/{id}", "{id}/..", "r-0000000000000000", "", "{id}\n"])
+def test_export_with_an_attempt_id_that_is_a_path__refused(bad, hemra_env, tmp_path):
+    out, manifest = _exported(hemra_env, tmp_path)
+    bad = bad.replace("{id}", manifest["attempts"][0]["id"]).replace("{tmp}", str(tmp_path))
+    _with_attempt_id(manifest, out, bad)
+    _save(out, manifest)
+    victim = _victim(tmp_path, hemra_env)
+    line = one_line(hemra(victim, "import", str(out)))
+    assert "attempts" in line and ("is not a HEMRA attempt ID" in line or "characters long, more than" in line)
+    assert runs(victim) == []
+
+
+def test_export_never_writes_outside_out_even_for_a_stored_path_id(hemra_env, tmp_path):
+    """An attempt row already in a store (planted before restores checked IDs) with a path for an ID."""
+    out, manifest = _exported(hemra_env, tmp_path)
+    import asyncio
+
+    from sqlalchemy import select
+
+    from services.store import db
+    from services.store import tables as t
+
+    [attempt] = manifest["attempts"]
+    evil = "../../escaped/" + attempt["id"]
+
+    async def rename():
+        engine = db.create_engine(_database_url(hemra_env))
+        async with engine.begin() as conn:
+            row = (await conn.execute(select(t.Attempt.__table__).where(t.Attempt.id == attempt["id"]))).one()
+            await conn.execute(t.Attempt.__table__.insert(), [dict(row._mapping, id=evil)])
+            events = (await conn.execute(select(t.Event.__table__).where(t.Event.attempt_id == attempt["id"]))).all()
+            assert events
+            await conn.execute(t.Event.__table__.insert(), [dict(e._mapping, attempt_id=evil) for e in events])
+        await engine.dispose()
+
+    asyncio.run(rename())
+    target = tmp_path / "deep" / "one" / "out"
+    result = hemra(hemra_env, "export", "theirs", "--out", str(target))
+    assert "is not a HEMRA attempt ID" in one_line(result)
+    assert not (tmp_path / "deep").exists()  # nothing written anywhere
