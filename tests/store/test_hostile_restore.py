@@ -1,0 +1,193 @@
+"""Restoring crafted exports into the store, on SQLite and PostgreSQL: every row checked, every
+task and harness record recomputed from what its digest covers, nothing recorded on refusal;
+and a run's own tasks and harnesses win over anything stored under their digests."""
+
+import copy
+
+import pytest
+
+from services import digests
+from services.planner import harnesses as hs
+from services.planner.convert import harness_to_proto, task_to_proto
+from services.planner.tasks import load_task
+from services.store import convert, exporting, records
+from services.store.errors import FailedPrecondition, InvalidArgument
+from services.store.ids import new_id
+from services.store.service import Store
+from tests.conftest import REPO
+from tests.store.test_queue import FakeClock
+
+TASK_DIR = REPO / "examples" / "hemra-offline" / "text-stats"
+ALWAYS_PASS = b"#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n"
+
+
+@pytest.fixture
+async def store(database_url, tmp_path):
+    store = await Store.open(database_url, tmp_path / "blobs", FakeClock())
+    yield store
+    await store.close()
+
+
+async def _real_task(store) -> dict:
+    loaded = load_task(TASK_DIR)
+    await store.put_blobs([(f.digest, f.data) for f in loaded.files] + [(digests.sha256(ALWAYS_PASS), ALWAYS_PASS)])
+    return dict(digest=loaded.digest, task_name=loaded.task_name, record=convert.to_dict(task_to_proto(loaded)))
+
+
+def _nop(model: str = "") -> dict:
+    harness = harness_to_proto(hs.builtin("nop"), model)
+    return dict(digest=harness.digest, harness_name="nop", record=convert.to_dict(harness))
+
+
+def _manifest(task: dict, harness: dict) -> dict:
+    """A one-trial run's rows, as export_rows writes them."""
+    run_id, cell_id, trial_id, attempt_id = (new_id(k) for k in ("run", "cell", "trial", "attempt"))
+    dataset = dict(digest="sha256:" + "d" * 64, dataset_name="ds", source="/x", task_digests=[task["digest"]],
+                   create_time=0.0)
+    return {
+        "format": "hemra-export", "version": 1,
+        "runs": [dict(id=run_id, label="theirs", create_time=1.0, spec={"label": "theirs"}, concurrency=1,
+                      max_infra_retries=0, cancel_requested=False, leased=0, limited=False, kind="run",
+                      import_format="", source="", tree=None)],
+        "cells": [dict(id=cell_id, run_id=run_id, position=0, dataset_digest=dataset["digest"], dataset_name="ds",
+                       harness_digest=harness["digest"], harness_name=harness["harness_name"], model="")],
+        "trials": [dict(id=trial_id, run_id=run_id, cell_id=cell_id, task_digest=task["digest"],
+                        task_name=task["task_name"], repetition=1)],
+        "attempts": [dict(id=attempt_id, run_id=run_id, trial_id=trial_id, number=1, state="finished",
+                          outcome="completed", exit_code=0, error="", create_time=1.0, start_time=1.0, end_time=2.0,
+                          agent_version="", agent_name="", score=None, artifacts=[], event_count=0, verdict="errored",
+                          released=False)],
+        "tasks": [task], "datasets": [dataset], "harnesses": [harness],
+    }
+
+
+async def _unchanged(store) -> None:
+    runs, _ = await store.list_runs(100, "")
+    assert runs == []
+
+
+async def test_restore_of_an_honest_export__accepted(store):
+    rows = _manifest(await _real_task(store), _nop())
+    run, _ = await store.restore_run(copy.deepcopy(rows), {})
+    assert run.id == rows["runs"][0]["id"]
+
+
+def _planted_command(rows):
+    rows["harnesses"][0]["record"].update(kind="program", command=["touch", "/tmp/planted"])
+
+
+def _planted_test(rows):
+    files = rows["tasks"][0]["record"]["files"]
+    test = next(f for f in files if f["path"] == "tests/test.sh")
+    test.update(blobDigest=digests.sha256(ALWAYS_PASS), sizeBytes=str(len(ALWAYS_PASS)))
+
+
+def _lying_timeout(rows):
+    rows["tasks"][0]["record"]["verifierTimeout"] = "99999s"
+
+
+def _file_less_task(rows):
+    rows["tasks"][0]["record"] = {"digest": rows["tasks"][0]["digest"], "taskName": rows["tasks"][0]["task_name"],
+                                  "instruction": "planted"}
+
+
+def _escaping_file(rows):
+    rows["tasks"][0]["record"]["files"][0]["path"] = "../outside"
+
+
+def _duplicate_attempt(rows):
+    rows["attempts"].append(dict(rows["attempts"][0]))
+
+
+def _attempt_id(value):
+    def change(rows):
+        rows["attempts"][0]["id"] = value
+    return change
+
+
+def _long_label(rows):
+    rows["runs"][0]["label"] = "x" * 400
+
+
+def _infinite_time(rows):
+    rows["attempts"][0]["end_time"] = float("inf")
+
+
+def _unknown_column(rows):
+    rows["cells"][0]["owner"] = "me"
+
+
+def _not_a_list(rows):
+    rows["trials"] = {"a": 1}
+
+
+def _digest_shape(rows):
+    rows["tasks"][0]["record"]["files"][0]["blobDigest"] = "sha256:../../x"
+
+
+CRAFTED = {
+    "harness command under nop's digest": (_planted_command, "does not hash to its digest"),
+    "always-pass test under the real digest": (_planted_test, "do not hash to its digest"),
+    "a timeout its task.toml does not say": (_lying_timeout, "verifier_timeout"),
+    "a file-less task with an instruction": (_file_less_task, "imported one"),
+    "a task file outside its folder": (_escaping_file, "do not hash to its digest"),
+    "a duplicate attempt": (_duplicate_attempt, "appears twice"),
+    "an attempt ID that is a path": (_attempt_id("../../x/a-01m8xjg59vwvt8s65g"), "is not a HEMRA attempt ID"),
+    "an attempt ID of another kind": (_attempt_id("r-01m8xjg59vwvt8s65g"), "is not a HEMRA attempt ID"),
+    "a 400-character label": (_long_label, "more than its 300"),
+    "an infinite time": (_infinite_time, "finite"),
+    "an unknown column": (_unknown_column, "unknown column"),
+    "trials not a list": (_not_a_list, "must be a list"),
+    "a blob digest that is a path": (_digest_shape, "digest"),
+}
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+async def test_restore_of_a_crafted_export__refused_with_nothing_recorded(case, store):
+    rows = _manifest(await _real_task(store), _nop())
+    craft, fragment = CRAFTED[case]
+    craft(rows)
+    with pytest.raises((InvalidArgument, FailedPrecondition)) as refused:
+        await store.restore_run(rows, {})
+    assert fragment in str(refused.value) and "\n" not in str(refused.value)
+    await _unchanged(store)
+    assert await store.list_harnesses() == []
+
+
+async def test_restore__events_of_an_attempt_it_does_not_hold_or_repeated__refused(store):
+    rows = _manifest(await _real_task(store), _nop())
+    event = dict(seq=1, time=1.0, type="status", name="x", payload="{}", duration=0.0)
+    with pytest.raises(InvalidArgument, match="does not hold"):
+        await store.restore_run(copy.deepcopy(rows), {"../../x": [event]})
+    with pytest.raises(InvalidArgument, match="repeated"):
+        await store.restore_run(copy.deepcopy(rows), {rows["attempts"][0]["id"]: [event, event]})
+    with pytest.raises(InvalidArgument, match="more than its 40"):
+        await store.restore_run(rows, {rows["attempts"][0]["id"]: [dict(event, type="t" * 41)]})
+    await _unchanged(store)
+
+
+async def test_run__records_what_its_planner_read_over_a_planted_record(store):
+    """Records planted under real digests (as unverified restores left them) lose to the run's own."""
+    task, nop = await _real_task(store), _nop()
+    planted_task, planted_nop = copy.deepcopy(task), copy.deepcopy(nop)
+    _planted_test({"tasks": [planted_task]})
+    planted_nop["record"].update(kind="program", command=["touch", "/tmp/planted"])
+    async with store.sessions.begin() as session:
+        from services.store import tables as t
+
+        await records.insert_ignore(session, t.Task.__table__, [planted_task])
+        await records.insert_ignore(session, t.Harness.__table__, [planted_nop])
+    plan = records.PlannedRun(
+        label="mine", spec={"label": "mine"}, concurrency=1, max_infra_retries=0,
+        datasets=[dict(digest="sha256:" + "d" * 64, dataset_name="ds", source="/x", task_digests=[task["digest"]],
+                       create_time=0.0)],
+        tasks=[task], harnesses=[_nop("model-b")],
+        cells=[("sha256:" + "d" * 64, "ds", nop["digest"], "nop", "model-b")],
+        trials=[(0, task["digest"], task["task_name"], 1, None)])
+    await store.record_run(plan)
+    claimed = await store.claim_job("w1", 30)
+    assert claimed.task.record == task["record"]
+    assert claimed.harness.record["kind"] == "builtin" and "command" not in claimed.harness.record
+    assert claimed.harness.record["model"] == "model-b"
+
+
