@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 
 from services.importer.errors import ImportProblem
+from services.store.records import reward_problem
 from services.importer.results import (CANCELLED, COMPLETED, HARNESS_FAILED, INFRA_FAILED, TIMED_OUT,
                                        ImportedResults, ImportedTrial)
 from services.importer.tree import Entry
@@ -82,6 +83,9 @@ def _trial(job: Job, folder: str, locks: dict[str, str]) -> ImportedTrial:
     exception = result.get("exception_info") or {}
     kind = exception.get("exception_type", "")
     rewards = (result.get("verifier_result") or {}).get("rewards")
+    problem = reward_problem(rewards) if rewards is not None else ""
+    if problem:
+        raise ImportProblem(f"{job.root / folder / 'result.json'}: verifier_result.rewards: {problem}")
     outcome, error, score_error = _classify(kind, exception.get("exception_message", ""), rewards)
     config = result.get("config") or {}
     task_path = ((config.get("task") or {}).get("path")) or ""

@@ -8,6 +8,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+from services.store import records
 from services.store import tables as t
 from services.store.errors import InvalidArgument
 
@@ -165,11 +166,21 @@ _ARTIFACT_KEYS = {"path", "blobDigest", "sizeBytes"}
 def score_from_dict(data: dict) -> pb.Score:
     """A stored Score (MessageToDict form), built directly: json_format.ParseDict costs ~100 µs
     an attempt, which a page of attempts pays hundreds of times."""
+    rewards, error = data.get("rewards", {}), data.get("error", "")
+    problem = records.reward_problem(rewards)
+    if problem:  # recorded before rewards had a range (or by hand): shown, never a failure to show
+        rewards = {str(k): float(v) for k, v in (rewards.items() if isinstance(rewards, dict) else ())
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        error = error or f"not usable: {problem}"
+        data = {k: v for k, v in data.items() if k not in ("rewards", "error")}
     if not data.keys() <= _SCORE_KEYS:
-        return from_dict(data, pb.Score())
+        score = from_dict(data, pb.Score())
+        score.rewards.update(rewards)
+        score.error = error
+        return score
     score = pb.Score(state=pb.ScoreState.Value(data.get("state", "SCORE_STATE_UNSPECIFIED")),
-                     rewards=data.get("rewards", {}), scorer_fingerprint=data.get("scorerFingerprint", ""),
-                     scorer=data.get("scorer", ""), error=data.get("error", ""),
+                     rewards=rewards, scorer_fingerprint=data.get("scorerFingerprint", ""),
+                     scorer=data.get("scorer", ""), error=error,
                      stdout_blob_digest=data.get("stdoutBlobDigest", ""), judge_model=data.get("judgeModel", ""))
     if "duration" in data:
         score.duration.FromJsonString(data["duration"])

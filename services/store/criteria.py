@@ -57,7 +57,7 @@ def choose(candidates: list[dict], source: str) -> list[dict]:
 
 def _trial_value(score: dict) -> tuple[float, bool]:
     """A graded trial's value, and whether it is a 0/1 pass."""
-    rewards = score.get("rewards", {})
+    rewards = records.usable_rewards(score.get("rewards", {})) or {}
     values = list(rewards.values())
     if len(values) == 1 and values[0] in (0, 1):
         return float(values[0]), True
@@ -82,8 +82,9 @@ async def _latest_attempts(session: AsyncSession, cell_ids: list[str]) -> dict[s
 
 
 def _graded(attempt: dict) -> bool:
+    score = attempt["score"] or {}
     return (attempt["state"] == "finished" and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
-            and (attempt["score"] or {}).get("state") == SCORED)
+            and score.get("state") == SCORED and records.usable_rewards(score.get("rewards", {})) is not None)
 
 
 def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool) -> list[dict]:

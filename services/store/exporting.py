@@ -144,6 +144,9 @@ def _shapes(rows: dict) -> None:
     for attempt in rows["attempts"]:
         if not objects(attempt["artifacts"] or []) or not isinstance(attempt["score"] or {}, dict):
             raise InvalidArgument(f"manifest: attempts: {attempt['id']}: malformed artifacts or score")
+        problem = records.reward_problem((attempt["score"] or {}).get("rewards", {}))
+        if problem:
+            raise InvalidArgument(f"manifest: attempts: {attempt['id']}: {problem}")
     for run in rows["runs"]:
         run["tree"] = convert.checked_tree(run["tree"])
         if not isinstance(run["spec"], dict):

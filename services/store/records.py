@@ -12,6 +12,34 @@ from services.store import tables as t
 from services.store.errors import InvalidArgument, NotFound
 from services.store.ids import kind_of, new_id
 
+#: The largest reward magnitude HEMRA records: a reward is a finite number within
+#: [-MAX_ABS_REWARD, MAX_ABS_REWARD]. Anything else (1e308, Infinity, NaN, a string) is a
+#: scorer failure when scored and a bad import when imported; reports and compares read a
+#: stored one (recorded before this rule) as a scorer failure. Sums of a million such
+#: rewards stay exact enough and far from overflow.
+MAX_ABS_REWARD = 1e12
+
+
+def reward_problem(rewards) -> str:
+    """Why these rewards (name -> value) cannot be recorded, or "" when they can."""
+    if not isinstance(rewards, dict):
+        return "rewards are not a map of names to numbers"
+    for name, value in rewards.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return f"reward {str(name)[:100]!r} is {type(value).__name__}, not a number"
+        if not -MAX_ABS_REWARD <= value <= MAX_ABS_REWARD:  # NaN fails this too
+            return (f"reward {str(name)[:100]!r} is {value!r}, outside the range a reward may have "
+                    f"(a finite number within ±{MAX_ABS_REWARD:g})")
+    return ""
+
+
+def usable_rewards(rewards) -> dict[str, float] | None:
+    """A stored score's rewards as floats, or None when any of them breaks the rule above."""
+    if reward_problem(rewards):
+        return None
+    return {name: float(value) for name, value in rewards.items()}
+
+
 #: Attempt outcomes (the Outcome enum's names without prefix, lower case).
 COMPLETED, HARNESS_FAILED, TIMED_OUT = "completed", "harness_failed", "timed_out"
 INFRA_FAILED, CANCELLED = "infra_failed", "cancelled"
@@ -49,6 +77,42 @@ async def insert_or_replace(session: AsyncSession, table, name_key: str, rows: l
     return replaced
 
 
+def _length(column) -> int | None:
+    return getattr(column.type, "length", None)
+
+
+def check_strings(table, row: dict, what: str) -> None:
+    """Refuse what a column cannot hold the same way on both databases: a string longer than
+    the column (PostgreSQL refuses it, SQLite would keep it) or one holding NUL (PostgreSQL
+    refuses it). One line naming the field."""
+    for key, value in row.items():
+        column = table.c.get(key)
+        if column is None or not isinstance(value, str):
+            continue
+        length = _length(column)
+        if length is not None and len(value) > length:
+            raise InvalidArgument(f"{what}: {key} {value[:40]!r}... is {len(value)} characters long; at most "
+                                  f"{length}")
+        if "\0" in value:
+            raise InvalidArgument(f"{what}: {key} {value[:40]!r} holds a NUL character")
+
+
+def fit(table, row: dict) -> dict:
+    """A row a worker sent, made to fit its columns on both databases (nothing is refused,
+    so nothing it reported is dropped): over-long strings cut to the column, NUL replaced."""
+    fitted = {}
+    for key, value in row.items():
+        if isinstance(value, str):
+            if "\0" in value:
+                value = value.replace("\0", "\ufffd")
+            column = table.c.get(key)
+            length = _length(column) if column is not None else None
+            if length is not None and len(value) > length:
+                value = value[:length - 1] + "\u2026"
+        fitted[key] = value
+    return fitted
+
+
 @dataclass
 class PlannedRun:
     """A resolved run, ready to record. Records are plain dicts of table columns."""
@@ -75,6 +139,17 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
     """Record the run, its cells, trials, first attempts and jobs. One transaction (the caller's)."""
     if not plan.cells:
         raise InvalidArgument("a run needs at least one harness and one dataset")
+    check_strings(t.Run.__table__, dict(label=plan.label, kind=plan.kind, import_format=plan.import_format,
+                                        source=plan.source), "run")
+    for table, rows in ((t.Task, plan.tasks), (t.Dataset, plan.datasets), (t.Harness, plan.harnesses)):
+        for row in rows:
+            check_strings(table.__table__, row, table.__tablename__[:-1])
+    for ds_digest, ds_name, h_digest, h_name, model in plan.cells:
+        check_strings(t.Cell.__table__, dict(dataset_name=ds_name, harness_name=h_name, model=model), "cell")
+    for _, _, task_name, _, result in plan.trials:
+        check_strings(t.Trial.__table__, dict(task_name=task_name), "trial")
+        if result is not None:
+            check_strings(t.Attempt.__table__, result, "imported result")
     await insert_or_replace(session, t.Task, "task_name", plan.tasks)
     await insert_ignore(session, t.Dataset.__table__, plan.datasets)
     await insert_or_replace(session, t.Harness, "harness_name", plan.harnesses)
@@ -223,7 +298,9 @@ def verdict(attempt: t.Attempt) -> str:
     score = attempt.score or {}
     if attempt.outcome == INFRA_FAILED or score.get("state") != "SCORE_STATE_SCORED":
         return "errored"
-    rewards = score.get("rewards", {})
+    rewards = usable_rewards(score.get("rewards", {}))
+    if rewards is None:
+        return "errored"
     return "passed" if rewards and all(v >= 1 for v in rewards.values()) else "failed"
 
 
@@ -301,7 +378,9 @@ async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
     """Events after the token's sequence number. With `max_payload_bytes`, payloads are read
     only that far (a page of multi-megabyte prompts stays small); see payload_columns."""
     page_size = page_size if 0 < page_size <= 10000 else 1000
-    after = int(page_token) if page_token.isdigit() else 0
+    after = _after_seq(page_token)
+    if after >= MAX_SEQ:  # after every event there can be: the column holds 32-bit numbers
+        return [], ""
     if max_payload_bytes > 0:
         query = (select(*payload_columns(session, max_payload_bytes))
                  .where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
@@ -314,6 +393,19 @@ async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
     more = len(events) > page_size
     events = events[:page_size]
     return events, (str(events[-1].seq) if more else "")
+
+
+#: Event sequence numbers are 32-bit integers on both databases.
+MAX_SEQ = 2 ** 31 - 1
+
+
+def _after_seq(page_token: str) -> int:
+    """An events page token: the sequence number of the last event seen ("" for none)."""
+    if not page_token:
+        return 0
+    if not (page_token.isascii() and page_token.isdigit()) or len(page_token) > 30:
+        raise InvalidArgument(f"malformed page token {page_token[:40]!r}: expected an event sequence number")
+    return int(page_token)
 
 
 async def record_blobs(session: AsyncSession, blobs: list[tuple[str, int]], now: float) -> None:

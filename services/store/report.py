@@ -26,9 +26,11 @@ class ScoreInfo:
     def __init__(self, score: dict | None):
         score = score or {}
         self.score = score
-        self.rewards = score.get("rewards") or {}
+        # A reward outside records.MAX_ABS_REWARD (or not a number) reads as a scorer failure.
+        usable = records.usable_rewards(score.get("rewards") or {})
+        self.rewards = usable or {}
         self.fingerprint = score.get("scorerFingerprint", "")
-        self.is_scored = score.get("state") == SCORED
+        self.is_scored = score.get("state") == SCORED and usable is not None
         values = list(self.rewards.values())
         self.is_binary = len(values) == 1 and values[0] in (0, 1)
         #: 1 when a binary reward is 1, else 0.

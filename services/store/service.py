@@ -1,6 +1,7 @@
 """The store's domain facade: one transaction per operation over records, queue and report."""
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 
@@ -205,6 +206,7 @@ class Store:
                                                   progress=lambda run_ids: self._progress(session, run_ids))
 
     async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
+        worker = records.fit(t.Job.__table__, dict(lease_owner=worker))["lease_owner"]
         now = self.clock()
         # Looking for expired leases on every claim costs a query each; once a
         # second is plenty when leases last tens of seconds.
@@ -247,11 +249,17 @@ class Store:
             return await queue.heartbeat(conn, job_id, token, lease_secs, self.clock())
 
     async def append_events(self, job_id: str, token: int, events: list[dict]) -> int:
+        # Fitted, never refused: a type longer than its column would fail the whole batch on
+        # PostgreSQL (and pass on SQLite), and the worker has nowhere else to put it.
+        events = [records.fit(t.Event.__table__, e) for e in events]
         async with self.engine.begin() as conn:
             return await queue.append_events(conn, job_id, token, events, self.clock())
 
     async def complete_job(self, job_id: str, token: int, done: queue.Completion):
         """(attempt row, trial, cell, retry attempt ID or "")."""
+        fitted = records.fit(t.Attempt.__table__, dict(agent_version=done.agent_version, agent_name=done.agent_name,
+                                                       error=done.error))
+        done = dataclasses.replace(done, **fitted)
         if self.fast is not None and done.outcome != records.INFRA_FAILED:
             attempt = await self.fast.complete(job_id, token, done, self.clock())
             trial = attempt and self.pinned.cached("trial", attempt.trial_id)

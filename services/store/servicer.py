@@ -13,7 +13,7 @@ from services.rpc import handle_errors
 from services.store import convert
 from services.store.errors import InvalidArgument
 from services.store.queue import Completion
-from services.store.records import PlannedRun
+from services.store.records import PlannedRun, reward_problem
 from services.store.service import Store
 
 DEFAULT_LEASE_SECS = 60.0
@@ -170,7 +170,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         done = Completion(
             outcome=convert.outcome_name(request.outcome), exit_code=request.exit_code, error=request.error,
             artifacts=[convert.to_dict(a) for a in request.artifacts],
-            score=convert.to_dict(request.score) if request.HasField("score") else None,
+            score=_recordable_score(request.score) if request.HasField("score") else None,
             agent_version=request.agent_version, start_time=convert.seconds(request.start_time),
             end_time=convert.seconds(request.end_time), agent_name=request.agent_name)
         attempt, trial, cell, retry = await self.store.complete_job(request.job_id, request.lease_token, done)
@@ -212,6 +212,20 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     @handle_errors
     async def FindMissingBlobs(self, request, context):
         return spb.FindMissingBlobsResponse(missing=self.store.missing_blobs(list(request.digests)))
+
+
+def _recordable_score(score: pb.Score) -> dict:
+    """The score as recorded: rewards outside the range a reward may have (records.MAX_ABS_REWARD)
+    make it a scorer failure saying which, whatever sent them (the scorer refuses them first)."""
+    problem = reward_problem(dict(score.rewards))
+    if not problem:
+        return convert.to_dict(score)
+    failed = pb.Score()
+    failed.CopyFrom(score)
+    failed.ClearField("rewards")
+    failed.state = pb.SCORE_STATE_SCORER_FAILED
+    failed.error = problem
+    return convert.to_dict(failed)
 
 
 def _summary(data: dict, message_type, time_field: str):
@@ -258,11 +272,15 @@ def imported_result(result: spb.ImportedResult) -> dict:
     if result.outcome == pb.OUTCOME_UNSPECIFIED:
         raise InvalidArgument("an imported result needs an outcome")
     score = convert.to_dict(result.score) if result.HasField("score") else None
+    problem = reward_problem(dict(result.score.rewards))
     if score is not None and result.rewards_json:
         try:
             score["rewards"] = json.loads(result.rewards_json)
         except ValueError:
             raise InvalidArgument("rewards_json is not JSON") from None
+        problem = problem or reward_problem(score["rewards"])
+    if problem:
+        raise InvalidArgument(f"an imported result: {problem}")
     return dict(outcome=convert.outcome_name(result.outcome), error=result.error, score=score,
                 agent_version=result.agent_version, agent_name=result.agent_name,
                 start_time=convert.seconds(result.start_time),
