@@ -59,7 +59,7 @@ async def stream_attempt_events(request: Request, store: StoreDep, attempt: Atte
     then `event: end` once the attempt is finished and every event was sent."""
     record = await _attempt(store, attempt)  # 404 before the stream starts
     last = request.headers.get("last-event-id", "")
-    if last.isdigit() and len(last) < 19:
+    if last.isascii() and last.isdigit() and len(last) < 19:  # "²" is a digit to isdigit, not to int
         after = max(after, int(last))
 
     async def events():
