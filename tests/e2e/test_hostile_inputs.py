@@ -283,3 +283,25 @@ def test_export_never_writes_outside_out_even_for_a_stored_path_id(hemra_env, tm
     result = hemra(hemra_env, "export", "theirs", "--out", str(target))
     assert "is not a HEMRA attempt ID" in one_line(result)
     assert not (tmp_path / "deep").exists()  # nothing written anywhere
+
+
+# --------------------------------------------------------------------------- rewards and names (items 5 and 6)
+
+@pytest.mark.parametrize("reward", ["1e308", "-1e13", "\"1\"", "null", "[1]", "{\"a\": 1}", "true"])
+def test_harbor_trial_with_a_reward_out_of_range_or_not_a_number__refused(reward, hemra_env, tmp_path):
+    from tests.importer.test_imports import unpack
+
+    job = unpack("harbor-0.25-nop.tar", tmp_path)
+    trial = next(p for p in sorted(job.iterdir()) if p.is_dir())
+    result = json.loads((trial / "result.json").read_text())
+    result["verifier_result"] = {"rewards": {"reward": "__REWARD__"}}
+    (trial / "result.json").write_text(json.dumps(result).replace('"__REWARD__"', reward))
+    line = one_line(hemra(hemra_env, "import", str(job)))
+    assert "result.json: verifier_result.rewards: reward 'reward'" in line
+    assert runs(hemra_env) == []
+
+
+def test_run_label_longer_than_its_column__one_line(hemra_env):
+    line = one_line(hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "-t", TASK, "--label", "x" * 400))
+    assert "label" in line and "at most 300" in line
+    assert runs(hemra_env) == []
