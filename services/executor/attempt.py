@@ -16,6 +16,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
+from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, text
 from services.executor.harnesses import HarnessDriver, HarnessResult, TrialContext, driver_for
 from services.executor.harnesses.base import TIMED_OUT
@@ -29,9 +30,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_SECS = 900.0
 #: How long past its timeout a harness driver may take to stop before HEMRA cuts it off.
 DEADLINE_GRACE_SECS = 15.0
-#: Folders collected as artifacts after scoring.
-ARTIFACT_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts")
-MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+#: The most of a failed build's log kept.
+MAX_BUILD_LOG_BYTES = 64 * 1024 * 1024
+#: What the harness may say of itself through Finish (its version, its failure) is cut to this.
+MAX_FINISH_CHARS = 1000
 #: Where a failed sandbox's build output is kept among the attempt's artifacts.
 BUILD_LOG = "/logs/build/build.log"
 _OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
@@ -99,7 +101,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         if isolation == "fresh":
             sandbox.reserve_fresh(carried(job.task.environment.workdir or "/"))
         await sandbox.prepare()
-        await events.emit(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
+        await events.emit_own(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
         result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
         await _note_oom(job, sandbox, events)
         # Nothing the agent started may outlive its phase: a leftover process could rewrite
@@ -107,7 +109,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         await sandbox.stop_processes()
         verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox, events), control, sandbox)
         score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
-        artifacts = await _collect(verifier_box, deps.store)
+        artifacts = await collect_artifacts(verifier_box, deps.store, events)
         await events.flush()
         await _complete(deps, job, _OUTCOMES[result.outcome], result.exit_code, result.error, started,
                         artifacts=artifacts, score=score, agent_version=result.agent_version,
@@ -146,16 +148,17 @@ async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_
     try:
         context = TrialContext(job.attempt.id, job.task, task_dir, job.harness, job.harness.model, timeout,
                                sandbox, events, deps.harness_address, token)
-        await events.emit(event("status", "harness_start", harness=job.harness.harness_name,
+        await events.emit_own(event("status", "harness_start", harness=job.harness.harness_name,
                                 kind=job.harness.kind, timeout_secs=timeout))
         result = await _run_until_deadline(driver, context, sandbox)
     finally:
         deps.grants.revoke(token)
     if grant.finish is not None:
-        result.agent_version = grant.finish.agent_version or result.agent_version
+        result.agent_version = grant.finish.agent_version[:MAX_FINISH_CHARS] or result.agent_version
         if grant.finish.status == hpb.FINISH_STATUS_FAILED and result.outcome == "completed":
-            result.outcome, result.error = "harness_failed", grant.finish.message or "the harness reported failure"
-    await events.emit(event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code,
+            result.outcome = "harness_failed"
+            result.error = grant.finish.message[:MAX_FINISH_CHARS] or "the harness reported failure"
+    await events.emit_own(event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code,
                             error=result.error))
     return result
 
@@ -181,7 +184,7 @@ async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox, events: Event
     or (shared) the agent's own, now without any of its processes."""
     workdir = job.task.environment.workdir or "/"
     box = await sandbox.fresh(carried(workdir)) if isolation == "fresh" else sandbox
-    await events.emit(event("status", "verifier_sandbox", isolation=isolation))
+    await events.emit_own(event("status", "verifier_sandbox", isolation=isolation))
     return box
 
 
@@ -189,14 +192,14 @@ async def _note_oom(job, sandbox: Sandbox, events: EventLog) -> None:
     """A command killed by the task's own memory limit is part of the result; say so."""
     kills = await sandbox.oom_kills()
     if kills:
-        await events.emit(event("error", "oom", kills=kills, memory_mb=job.task.environment.memory_mb,
+        await events.emit_own(event("error", "oom", kills=kills, memory_mb=job.task.environment.memory_mb,
                                 message=f"the task's memory limit killed {kills} process(es)"))
 
 
 async def _keep_log(store, log: str) -> list[pb.Artifact]:
     """The build log of a failed sandbox, kept as the attempt's one artifact."""
     try:
-        data = log.encode()[-MAX_ARTIFACT_BYTES:]
+        data = log.encode()[-MAX_BUILD_LOG_BYTES:]
         [digest] = (await store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=data)]))).digests
         return [pb.Artifact(path=BUILD_LOG, size_bytes=len(data), blob_digest=digest)]
     except clients.RpcError:
@@ -213,7 +216,7 @@ async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Scor
     finally:
         deps.grants.revoke(token)
     score = response.score
-    await events.emit(event("status", "scored", score.duration.ToNanoseconds() / 1e9,
+    await events.emit_own(event("status", "scored", score.duration.ToNanoseconds() / 1e9,
                             state=pb.ScoreState.Name(score.state), rewards=dict(score.rewards), error=score.error))
     return score
 
@@ -253,22 +256,6 @@ async def _heartbeat(job, deps: Deps, control: Control) -> None:
             return
 
 
-async def _collect(sandbox: Sandbox, store) -> list[pb.Artifact]:
-    artifacts, blobs = [], []
-    for folder in ARTIFACT_DIRS:
-        for path in await sandbox.list_files(folder):
-            data = await sandbox.read_file(path)
-            if len(data) > MAX_ARTIFACT_BYTES:
-                data = data[:MAX_ARTIFACT_BYTES]
-            blobs.append(spb.Blob(data=data))
-            artifacts.append(pb.Artifact(path=path, size_bytes=len(data)))
-    if blobs:
-        digests = (await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs))).digests
-        for artifact, digest in zip(artifacts, digests):
-            artifact.blob_digest = digest
-    return artifacts
-
-
 async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, started: float,
                     artifacts=(), score: pb.Score | None = None, agent_version: str = "",
                     agent_name: str = "") -> None:
@@ -297,7 +284,7 @@ async def _release(deps: Deps, job) -> None:
 
 async def _finish_quietly(events: EventLog, *extra) -> None:
     try:
-        await events.emit(*extra)
+        await events.emit_own(*extra)
         await events.flush()
     except clients.RpcError:
         pass

@@ -27,6 +27,35 @@ def kill_group(process: asyncio.subprocess.Process) -> None:
         pass
 
 
+def kill_marked(marker: str) -> int:
+    """SIGKILL every process of this host whose environment holds `marker` ("NAME=value"), as
+    children that started sessions of their own (out of their group's reach) still do, stopping
+    each first so that none forks away between the scan and the kill. Returns how many."""
+    wanted, found = marker.encode(), []
+    for _ in range(8):
+        round_ = []
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/environ", "rb") as environ:
+                    if wanted not in environ.read().split(b"\0"):
+                        continue
+                os.kill(int(entry.name), signal.SIGSTOP)
+                round_.append(int(entry.name))
+            except (OSError, ValueError):  # gone, or not ours to read
+                continue
+        if not round_:
+            break
+        for pid in round_:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        found += round_
+    return len(set(found))
+
+
 def alive(pid: int) -> bool:
     """Whether a process with this ID runs on this host (an executor's, whose leftovers
     must then be kept)."""

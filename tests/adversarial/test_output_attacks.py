@@ -201,7 +201,7 @@ def test_a_2_gib_artifact_is_read_no_further_than_its_cap(hemra_env, tmp_path):
     assert int(artifact["size_bytes"]) == 2 * 1024 ** 3
     assert len(blob(hemra_env, attempt, "/logs/artifacts/huge")) == 64 * 1024 * 1024
     if peak_kib > before:  # ru_maxrss is the largest child so far: only a new peak is this run's
-        assert peak_kib < 700 * 1024, f"hemra run peaked at {peak_kib // 1024} MiB"
+        assert peak_kib < 1024 * 1024, f"hemra run peaked at {peak_kib // 1024} MiB"
 
 
 # -- C: strings that drive the terminal --------------------------------------------------------------

@@ -152,21 +152,22 @@ def test_fresh_verifier_gets_the_workspace_and_the_logs_only(hemra_env, tmp_path
     assert "/logs/agent/note.txt" in {a["path"] for a in attempt["artifacts"]}
 
 
-def test_a_child_holding_the_output_open_does_not_outlive_the_timeout(hemra_env, tmp_path, sandbox):
-    script = """
-    hemra harness exec 'setsid sleep infinity & exec sleep 1000'
-    """
+@pytest.mark.parametrize("held_by", ["harness", "command"])
+def test_a_child_holding_the_output_open_does_not_outlive_the_timeout(hemra_env, tmp_path, sandbox, held_by):
+    # The harness program's own output (on the host), or a command's in the sandbox.
+    script = ("setsid sleep 1000 & exec sleep 1000\n" if held_by == "harness" else
+              "hemra harness exec 'setsid sleep infinity & exec sleep 1000'\n")
     started = time.monotonic()
     attempt = attack(hemra_env, tmp_path, script, sandbox, timeout=5)
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < 40
     assert attempt["outcome"] == "OUTCOME_TIMED_OUT", attempt
     assert reward(attempt) == 0.0
 
 
-def test_a_command_that_exited_is_finished_whatever_it_left_running(hemra_env, tmp_path, sandbox):
-    script = """
-    hemra harness exec 'sleep 30 & echo 42 > /app/answer.txt; exit 0'
-    """
+@pytest.mark.parametrize("held_by", ["harness", "command"])
+def test_a_harness_that_exited_is_finished_whatever_it_left_running(hemra_env, tmp_path, sandbox, held_by):
+    script = ("hemra harness exec 'echo 42 > /app/answer.txt'\nsleep 30 &\nexit 0\n" if held_by == "harness" else
+              "hemra harness exec 'sleep 30 & echo 42 > /app/answer.txt; exit 0'\n")
     started = time.monotonic()
     attempt = attack(hemra_env, tmp_path, script, sandbox, timeout=20)
     assert time.monotonic() - started < 25

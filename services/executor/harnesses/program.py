@@ -24,7 +24,7 @@ from services import envtemplate
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import Lines, event, output_events
-from services.executor.processes import feed_stdin, kill_group
+from services.executor.processes import feed_stdin, kill_group, kill_marked
 from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
                                               HarnessResult, TrialContext)
 from services.executor.sandboxes import SandboxError
@@ -32,6 +32,8 @@ from services.executor.sandboxes import SandboxError
 _OUTPUT_CHUNK = 64 * 1024
 #: Longest stdout line read as a possible JSON event; a longer one is split into output.
 MAX_LINE_BYTES = 1024 * 1024
+#: How long the harness's output may go on once its process exited (or was killed).
+DRAIN_SECS = 2.0
 #: The end of stderr kept for the error message.
 _TAIL_BYTES = 4096
 STDOUT_LOG, STDERR_LOG = "/logs/agent/harness-stdout.txt", "/logs/agent/harness-stderr.txt"
@@ -55,17 +57,10 @@ class ProgramDriver(HarnessDriver):
         stdout, stderr = OwnLog(STDOUT_LOG), _Tailed(STDERR_LOG)
         try:
             try:
-                await asyncio.wait_for(_pump(process, trial, stdout, stderr), trial.timeout)
-                code = await process.wait()
-                timed_out = False
-            except asyncio.TimeoutError:
-                kill_group(process)
-                code, timed_out = await process.wait(), True
-            except asyncio.CancelledError:
-                kill_group(process)
-                raise
+                code, timed_out = await _until_exit(process, trial, stdout, stderr)
             finally:
                 kill_group(process)  # anything it left running in its group
+                kill_marked(f"HEMRA_HARNESS_TOKEN={trial.harness_token}")  # and in sessions of their own
             await trial.events.emit_own(event("status", "exit", time.monotonic() - started, exit_code=code,
                                               timed_out=timed_out))
             await artifacts.keep(trial.events, stdout)
@@ -104,6 +99,32 @@ class _Tailed(OwnLog):
         super().write(data)
         self.tail += data[-_TAIL_BYTES:]
         del self.tail[:-_TAIL_BYTES]
+
+
+async def _until_exit(process, trial: TrialContext, stdout: OwnLog, stderr: OwnLog) -> tuple[int, bool]:
+    """(exit status, timed out). The harness is over when its own process exits, whatever it
+    left holding its output open (its output gets DRAIN_SECS more), or at its timeout (wall
+    clock, final)."""
+    pump = asyncio.ensure_future(_pump(process, trial, stdout, stderr))
+    exited = asyncio.ensure_future(_exit_status(process))
+    try:
+        done, _ = await asyncio.wait({exited}, timeout=trial.timeout)
+        if not done:
+            kill_group(process)
+        await asyncio.wait({pump}, timeout=DRAIN_SECS)
+        return await exited, not done
+    finally:
+        for task in (pump, exited):
+            task.cancel()
+        await asyncio.gather(pump, exited, return_exceptions=True)
+
+
+async def _exit_status(process) -> int:
+    """The process's exit status as soon as it exits. (asyncio's `wait` also waits until its
+    pipes close, which a child holding them open would put off.)"""
+    while process.returncode is None:
+        await asyncio.sleep(0.05)
+    return process.returncode
 
 
 async def _pump(process, trial: TrialContext, stdout: OwnLog, stderr: OwnLog) -> None:
