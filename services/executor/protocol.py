@@ -53,6 +53,10 @@ class Grants:
         return grant
 
 
+#: The most one ReadFile call returns (well under the gRPC message limit).
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+
 class HarnessServicer(hpb_grpc.HarnessServiceServicer):
     def __init__(self, grants: Grants):
         self.grants = grants
@@ -89,8 +93,15 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
     @handle_errors
     async def ReadFile(self, request, context):
         grant = self.grants.check(context)
+        limit = min(request.limit, MAX_READ_BYTES) if request.limit > 0 else MAX_READ_BYTES
         try:
-            return hpb.ReadFileResponse(content=await grant.sandbox.read_file(request.path))
+            content = await grant.sandbox.read_file(request.path, limit=limit + (request.limit <= 0))
+            if len(content) > limit:  # no limit asked for, and the file is over ours
+                size = await grant.sandbox.file_size(request.path)
+                raise ServiceError(f"{request.path}: {size} bytes, more than a call may read "
+                                   f"({MAX_READ_BYTES}); ask for a limit", grpc.StatusCode.RESOURCE_EXHAUSTED)
+            size = await grant.sandbox.file_size(request.path) if len(content) == limit else len(content)
+            return hpb.ReadFileResponse(content=content, size_bytes=size)
         except (FileNotFoundError, IsADirectoryError):
             raise ServiceError(f"{request.path}: no such file", grpc.StatusCode.NOT_FOUND) from None
         except PermissionError as exc:

@@ -31,9 +31,9 @@ class ProtocolSandbox(verifier.SandboxAccess):
         response = await self.client.RunCommand(request, timeout=timeout + 60)
         return response.exit_code, response.timed_out
 
-    async def read(self, path):
+    async def read(self, path, limit=0):
         try:
-            return (await self.client.ReadFile(hpb.ReadFileRequest(path=path))).content
+            return (await self.client.ReadFile(hpb.ReadFileRequest(path=path, limit=limit))).content
         except clients.NotFound:
             return None
 

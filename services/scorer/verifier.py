@@ -10,7 +10,12 @@ import time
 from dataclasses import dataclass, field
 
 from services.scorer import rewards as rw
+from services.store.records import reward_problem
 
+#: The most of the verifier's output kept with its score (the whole file stays an artifact, within caps).
+MAX_STDOUT_BYTES = 4 * 1024 * 1024
+#: A reward file is a few numbers; anything larger is not one.
+MAX_REWARD_FILE_BYTES = 1024 * 1024
 TEST_COMMAND = "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
 
 
@@ -30,7 +35,8 @@ class SandboxAccess:
     async def run(self, command: str, env: dict[str, str], timeout: float):  # -> (exit, timed_out)
         raise NotImplementedError
 
-    async def read(self, path: str) -> bytes | None:
+    async def read(self, path: str, limit: int = 0) -> bytes | None:
+        """At most `limit` bytes of the file (0: all of it); None when absent."""
         raise NotImplementedError
 
     async def write(self, files: list[tuple[str, bytes, bool]]) -> None:
@@ -48,7 +54,7 @@ async def verify(sandbox: SandboxAccess, tests: list[tuple[str, bytes]], tests_d
     await sandbox.write([("/tests/" + path.removeprefix("tests/"), data, path.endswith(".sh"))
                          for path, data in tests])
     _, timed_out = await sandbox.run(TEST_COMMAND, env, timeout)
-    stdout = await sandbox.read("/logs/verifier/test-stdout.txt") or b""
+    stdout = await sandbox.read("/logs/verifier/test-stdout.txt", MAX_STDOUT_BYTES) or b""
     elapsed = time.monotonic() - started
     if timed_out:
         return Verdict(False, error=f"the verifier timed out after {timeout:g} s", stdout=stdout, duration=elapsed)
@@ -60,10 +66,15 @@ async def verify(sandbox: SandboxAccess, tests: list[tuple[str, bytes]], tests_d
 
 
 async def _read_rewards(sandbox: SandboxAccess) -> dict[str, float]:
-    data = await sandbox.read("/logs/verifier/reward.json")
-    if data is not None:
-        return rw.parse_reward_json(data)
-    data = await sandbox.read("/logs/verifier/reward.txt")
-    if data is not None:
-        return rw.parse_reward_txt(data)
+    for name, parse in (("reward.json", rw.parse_reward_json), ("reward.txt", rw.parse_reward_txt)):
+        data = await sandbox.read(f"/logs/verifier/{name}", MAX_REWARD_FILE_BYTES + 1)
+        if data is None:
+            continue
+        if len(data) > MAX_REWARD_FILE_BYTES:
+            raise rw.RewardError(f"{name} is larger than {MAX_REWARD_FILE_BYTES} bytes")
+        found = parse(data)
+        problem = reward_problem(found)
+        if problem:
+            raise rw.RewardError(f"{name}: {problem}")
+        return found
     raise rw.RewardError("the verifier wrote no reward file (reward.json or reward.txt)")

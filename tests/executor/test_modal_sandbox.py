@@ -71,7 +71,7 @@ def test_enforces__one_table_for_the_planner_and_the_sandboxes():
 
     assert plan.SANDBOXES["modal"] == modal_sandbox.ModalSandbox.enforces
     assert plan.SANDBOXES["docker"] == DockerSandbox.enforces and "network_block" in DockerSandbox.enforces
-    assert plan.SANDBOXES["host"] == HostSandbox.enforces and "network_block" not in HostSandbox.enforces
+    assert plan.SANDBOXES["host"] == HostSandbox.enforces and "network_block" in HostSandbox.enforces
 
 
 @pytest.mark.skipif(bool(modal_sandbox.credentials_missing()),

@@ -76,16 +76,20 @@ class RunCommandResponse(_message.Message):
     def __init__(self, exit_code: _Optional[int] = ..., stdout: _Optional[bytes] = ..., stderr: _Optional[bytes] = ..., timed_out: _Optional[bool] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ReadFileRequest(_message.Message):
-    __slots__ = ("path",)
+    __slots__ = ("path", "limit")
     PATH_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
     path: str
-    def __init__(self, path: _Optional[str] = ...) -> None: ...
+    limit: int
+    def __init__(self, path: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class ReadFileResponse(_message.Message):
-    __slots__ = ("content",)
+    __slots__ = ("content", "size_bytes")
     CONTENT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
     content: bytes
-    def __init__(self, content: _Optional[bytes] = ...) -> None: ...
+    size_bytes: int
+    def __init__(self, content: _Optional[bytes] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class FileContent(_message.Message):
     __slots__ = ("path", "content", "executable")

@@ -1,0 +1,52 @@
+"""The harness protocol's ReadFile over a real gRPC server on 127.0.0.1: a read never returns
+more than asked for, nor more than one call may carry, whatever the agent left in its sandbox."""
+
+import grpc
+import pytest
+
+from clients import rpc as clients
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import harness_service_pb2 as hpb
+from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
+from services.executor import protocol
+
+
+class Files:
+    """Stands in for a sandbox's files only (the sandboxes have tests of their own)."""
+
+    def __init__(self, files: dict[str, bytes]):
+        self.files = files
+
+    async def read_file(self, path, limit=None):
+        return self.files[path][:limit]
+
+    async def file_size(self, path):
+        return len(self.files[path])
+
+
+@pytest.fixture
+async def harness_client():
+    grants = protocol.Grants()
+    server = grpc.aio.server()
+    hpb_grpc.add_HarnessServiceServicer_to_server(protocol.HarnessServicer(grants), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    files = Files({"/app/small": b"hello", "/logs/artifacts/big": b"x" * (protocol.MAX_READ_BYTES + 1)})
+    token = grants.issue(protocol.Grant("a-1", "harness", files, pb.Task(), "", float("inf")))
+    channel = clients.channel(f"127.0.0.1:{port}")
+    yield clients.harness(channel, token)
+    await channel.close()
+    await server.stop(None)
+
+
+async def test_read_file__a_limit_returns_the_head_and_the_whole_size(harness_client):
+    response = await harness_client.ReadFile(hpb.ReadFileRequest(path="/logs/artifacts/big", limit=10))
+    assert response.content == b"x" * 10 and response.size_bytes == protocol.MAX_READ_BYTES + 1
+    whole = await harness_client.ReadFile(hpb.ReadFileRequest(path="/app/small"))
+    assert whole.content == b"hello" and whole.size_bytes == 5
+
+
+async def test_read_file__a_file_over_the_call_limit_is_refused_without_a_limit(harness_client):
+    with pytest.raises(clients.RpcError) as refused:
+        await harness_client.ReadFile(hpb.ReadFileRequest(path="/logs/artifacts/big"))
+    assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED and "ask for a limit" in str(refused.value)
