@@ -9,8 +9,16 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
 from services.importer.errors import ImportProblem
+from services.store.exporting import DIGEST
+from services.store.ids import kind_of
 
 MANIFEST = "hemra-export.json"
+
+
+def _no_links(path: Path) -> None:
+    """An export is files and folders: a symbolic link would read from outside it."""
+    if path.is_symlink():
+        raise ImportProblem(f"{path}: a symbolic link; an export holds none (refused)")
 
 
 def looks_like(root: Path) -> bool:
@@ -19,15 +27,22 @@ def looks_like(root: Path) -> bool:
 
 async def restore(store, root: Path) -> str:
     """Upload the export's blobs, then restore its rows and events in one store transaction."""
+    for top in (MANIFEST, "blobs", "events"):
+        _no_links(root / top)
     try:
         manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ImportProblem(f"{root / MANIFEST}: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise ImportProblem(f"{root / MANIFEST}: not JSON ({str(exc)[:200] or 'nested too deep'})") from None
+    if not isinstance(manifest, dict):
+        raise ImportProblem(f"{root / MANIFEST}: not a HEMRA export manifest (a JSON object)")
     blobs = []
     for path in sorted((root / "blobs").rglob("*")) if (root / "blobs").is_dir() else []:
+        _no_links(path)
         if path.is_file():
-            data = path.read_bytes()
             expected = "sha256:" + path.parent.name + path.name
+            if path.parent.parent != root / "blobs" or not DIGEST.fullmatch(expected):
+                raise ImportProblem(f"{path}: not a blob of an export (blobs/<2 hex>/<62 hex>)")
+            data = path.read_bytes()
             if digests.sha256(data) != expected:
                 raise ImportProblem(f"{path}: content does not match its name (a damaged export)")
             blobs.append(spb.Blob(digest=expected, data=data))
@@ -35,12 +50,19 @@ async def restore(store, root: Path) -> str:
         await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs[start:start + 256]))
     events = []
     for path in sorted((root / "events").glob("*.jsonl")) if (root / "events").is_dir() else []:
+        _no_links(path)
+        if kind_of(path.stem) != "attempt":
+            raise ImportProblem(f"{path}: not named after a HEMRA attempt ID")
         batch = spb.AttemptEvents(attempt_id=path.stem)
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ImportProblem(f"{path}: not UTF-8 text") from None
+        for number, line in enumerate(text.splitlines(), 1):
             try:
                 batch.events.append(json_format.Parse(line, pb.Event()))
-            except json_format.ParseError as exc:
-                raise ImportProblem(f"{path}: line {number}: {exc}") from None
+            except (json_format.ParseError, RecursionError) as exc:
+                raise ImportProblem(f"{path}: line {number}: {str(exc)[:200] or 'nested too deep'}") from None
         events.append(batch)
     response = await store.RestoreRun(spb.RestoreRunRequest(manifest_json=json.dumps(manifest), events=events))
     return response.run.id

@@ -75,31 +75,51 @@ class Job:
 
 
 def _trial(job: Job, folder: str, locks: dict[str, str]) -> ImportedTrial:
+    path = job.root / folder / "result.json"
     result = job.json(f"{folder}/result.json")
     if not isinstance(result, dict) or "trial_name" not in result:
-        raise ImportProblem(f"{job.root / folder / 'result.json'}: not a Harbor trial result (no trial_name)")
-    agent = result.get("agent_info") or {}
-    model = (agent.get("model_info") or {}).get("name") or ""
-    exception = result.get("exception_info") or {}
-    kind = exception.get("exception_type", "")
-    rewards = (result.get("verifier_result") or {}).get("rewards")
+        raise ImportProblem(f"{path}: not a Harbor trial result (no trial_name)")
+    agent = _object(result, "agent_info", path)
+    model = _text(_object(agent, "model_info", path), "name", path)
+    exception = _object(result, "exception_info", path)
+    kind = _text(exception, "exception_type", path)
+    rewards = _object(result, "verifier_result", path).get("rewards")
     problem = reward_problem(rewards) if rewards is not None else ""
     if problem:
-        raise ImportProblem(f"{job.root / folder / 'result.json'}: verifier_result.rewards: {problem}")
-    outcome, error, score_error = _classify(kind, exception.get("exception_message", ""), rewards)
-    config = result.get("config") or {}
-    task_path = ((config.get("task") or {}).get("path")) or ""
+        raise ImportProblem(f"{path}: verifier_result.rewards: {problem}")
+    outcome, error, score_error = _classify(kind, _text(exception, "exception_message", path), rewards)
+    task_path = _text(_object(_object(result, "config", path), "task", path), "path", path)
     trial_lock = _trial_lock_digest(job, folder)
+    task_name = _text(result, "task_name", path)
     return ImportedTrial(
-        dataset=result.get("source") or "adhoc", agent=agent.get("name") or "unknown", model=model,
-        task_name=result.get("task_name") or folder.split("__")[0], outcome=outcome,
+        dataset=_text(result, "source", path) or "adhoc", agent=_text(agent, "name", path) or "unknown", model=model,
+        task_name=task_name or folder.split("__")[0], outcome=outcome,
         rewards=rewards if outcome not in (INFRA_FAILED, CANCELLED) else None, score_error=score_error,
-        error=error, agent_version=str(agent.get("version") or ""), task_path=task_path,
-        task_pin=trial_lock or locks.get(result.get("task_name", ""), "") or
-        ("harbor-checksum:" + str(result.get("task_checksum", ""))),
-        verifier_pin="harbor-checksum:" + str(result.get("task_checksum", "")),
+        error=error, agent_version=_text(agent, "version", path), task_path=task_path,
+        task_pin=trial_lock or locks.get(task_name, "") or ("harbor-checksum:" + _text(result, "task_checksum", path)),
+        verifier_pin="harbor-checksum:" + _text(result, "task_checksum", path),
         start_time=_time(result.get("started_at")), end_time=_time(result.get("finished_at")),
         files=job.files[folder])
+
+
+def _object(data: dict, key: str, path: Path) -> dict:
+    """data[key] when it is an object, {} when absent or null; anything else is refused by name."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ImportProblem(f"{path}: {key} must be an object, not {type(value).__name__}")
+    return value
+
+
+def _text(data: dict, key: str, path: Path) -> str:
+    """data[key] as text ("" when absent or null; a number as written); anything else is refused."""
+    value = data.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ImportProblem(f"{path}: {key} must be a string, not {type(value).__name__}")
+    return str(value)
 
 
 def _classify(kind: str, message: str, rewards) -> tuple[str, str, str]:
@@ -122,10 +142,11 @@ def _lock_digests(job: Job) -> dict[str, str]:
     if lock is None:
         return {}
     found = {}
-    for trial in lock.get("trials", []) if isinstance(lock, dict) else []:
-        task = trial.get("task") or {}
-        name, digest = task.get("name"), task.get("digest")
-        if name and digest:
+    trials = lock.get("trials", []) if isinstance(lock, dict) else []
+    for trial in trials if isinstance(trials, list) else []:
+        task = trial.get("task") if isinstance(trial, dict) else None
+        name, digest = (task.get("name"), task.get("digest")) if isinstance(task, dict) else (None, None)
+        if isinstance(name, str) and isinstance(digest, str) and name and digest:
             found[name] = digest
     return found
 
@@ -134,7 +155,9 @@ def _trial_lock_digest(job: Job, folder: str) -> str:
     lock = job.json(f"{folder}/lock.json", missing_ok=True)
     if lock is None:
         return ""
-    return ((lock.get("task") or {}).get("digest") or "") if isinstance(lock, dict) else ""
+    task = lock.get("task") if isinstance(lock, dict) else None
+    digest = task.get("digest") if isinstance(task, dict) else None
+    return digest if isinstance(digest, str) else ""
 
 
 def _time(value) -> float | None:
@@ -142,8 +165,8 @@ def _time(value) -> float | None:
         return None
     try:
         parsed = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+        if parsed.tzinfo is None:  # naive local time, as Harbor writes some fields
+            parsed = parsed.astimezone()
+        return parsed.timestamp()
+    except (ValueError, OverflowError, OSError):  # not a time, or one no clock can hold
         return None
-    if parsed.tzinfo is None:  # naive local time, as Harbor writes some fields
-        parsed = parsed.astimezone()
-    return parsed.timestamp()
