@@ -477,14 +477,25 @@ class DockerSandbox(Sandbox):
             for path in carry:
                 path = self._absolute(path)
                 if self._host(path) is not None:
-                    await asyncio.to_thread(safefs.copy_tree, self.folder, path.lstrip("/"),
-                                            other.folder, path.lstrip("/"))
+                    await asyncio.to_thread(self._move_to, other, path)
                 else:
                     await asyncio.to_thread(self._copy_to, other, path)
         except BaseException:
             await other.teardown()
             raise
         return other
+
+    def _move_to(self, other: "DockerSandbox", path: str) -> None:
+        """Hand a bound folder (such as /logs/agent) over to the other sandbox: moved on the host,
+        not copied (this container's processes are dead and its files are not read again), so
+        however much the agent wrote there costs no time and no disk. Whatever it is (a folder, a
+        file, a link) it moves as it is; HEMRA reads it later through safefs, never following a link."""
+        # Its parent is a bound top folder (/logs): HEMRA's own, a mount point, never a link.
+        safefs.remove(other.folder, path.lstrip("/"))
+        try:
+            os.rename(self.folder / path.lstrip("/"), other.folder / path.lstrip("/"))
+        except FileNotFoundError:  # the agent removed it: nothing to carry
+            pass
 
     def _copy_to(self, other: "DockerSandbox", path: str) -> None:
         """Copy `path` into the other container (where it was removed), through the engine, as
