@@ -99,6 +99,10 @@ def status_of(exc: Exception) -> grpc.StatusCode | None:
     return None
 
 
+#: An error message travels in a gRPC trailer (16 KiB at most, with its details): longer ones are cut.
+MAX_ERROR_CHARS = 2000
+
+
 def handle_errors(method):
     """Map domain exceptions to status codes at the servicer boundary (one table, one place)."""
 
@@ -116,6 +120,8 @@ def handle_errors(method):
                 code, message = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}: {first_line}"
             else:
                 message = str(exc)
+            if len(message) > MAX_ERROR_CHARS:  # e.g. a 100,000-character reference quoted back
+                message = message[:MAX_ERROR_CHARS] + "..."
             reason = reason_of(exc)
             if reason:
                 await context.abort(code, message, trailing_metadata=(

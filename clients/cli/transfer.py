@@ -51,8 +51,13 @@ def export(
     out: Annotated[Path, typer.Option("--out", help="A folder to create (or an empty one).")],
 ) -> None:
     """Write a self-contained copy: manifests, events, blobs (and an import's files as they were)."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        fail(f"{out}: exists and is not an empty folder")
+    if out.is_symlink():
+        fail(f"{out}: a symbolic link; --out names a folder to create (or an empty one)")
+    try:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            fail(f"{out}: exists and is not an empty folder")
+    except OSError as exc:
+        fail(f"--out {out}: {exc.strerror or exc}")
     _export(run, out)
 
 
@@ -63,8 +68,11 @@ async def _export(ref: str, out: Path) -> None:
         exported = await store.ExportRun(spb.ExportRunRequest(run=ref))
         rows = msgspec.json.decode(exported.manifest_json)
         _check_names(rows, list(exported.blob_digests))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}-"))
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}-"))
+        except OSError as exc:  # under a file, in /proc or /sys, not allowed
+            fail(f"--out {out}: cannot create it there: {exc.strerror or exc}")
         try:
             blobs = await _write_blobs(store, list(exported.blob_digests), staging / "blobs")
             # Only attempts that logged events: an import's thousands of attempts have none.
@@ -78,6 +86,9 @@ async def _export(ref: str, out: Path) -> None:
             if out.exists():
                 out.rmdir()
             os.rename(staging, out)
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            fail(f"--out {out}: cannot write the export: {exc.strerror or exc}")
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.store import records
+from services.store.records import shown as _shown
 from services.store import tables as t
 from services.store.errors import InvalidArgument, NotFound
 
@@ -46,7 +47,7 @@ async def find_dataset(session: AsyncSession, ref: str) -> t.Dataset:
     if prefix:
         rows = [r for r in rows if r.digest.removeprefix("sha256:").startswith(prefix.removeprefix("sha256:"))]
     if not rows:
-        raise NotFound(f"no dataset {ref!r}")
+        raise NotFound(f"no dataset {_shown(ref)}")
     if len(rows) > 1:
         used = await _last_use(session, t.Cell.dataset_digest, [r.digest for r in rows])
         rows.sort(key=lambda r: (used.get(r.digest, 0.0), r.digest), reverse=True)

@@ -46,11 +46,11 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
         chosen = [c for c in cells if rest in (c.harness_name, f"{c.dataset_name}/{c.harness_name}")]
         if not chosen:
             known = ", ".join(sorted({f"{c.dataset_name}/{c.harness_name}" for c in cells}))
-            raise NotFound(f"{ref}: {run.label} has no cell {rest!r} (cells: {known})")
+            raise NotFound(f"{records.shown(ref, quote=False)}: {run.label} has no cell {records.shown(rest)} (cells: {known})")
         cells = chosen
     harnesses = sorted({c.harness_name for c in cells})
     if len(harnesses) > 1:
-        raise InvalidArgument(f"{ref}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
+        raise InvalidArgument(f"{records.shown(ref, quote=False)}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
                               f"name one, e.g. {run.label}/{harnesses[0]}")
     side = Side(ref, run, cells)
     await _load_trials(session, side, scores)
@@ -60,12 +60,13 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
 async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
     """The longest leading part of `ref` that names a run or import, and the rest."""
     parts = ref.split("/")
-    for cut in range(len(parts), 0, -1):
+    # The longest few only: a label holds a slash or two, not thousands (each cut is a query).
+    for cut in range(len(parts), max(len(parts) - 16, 0), -1):
         try:
             return await records.find_run(session, "/".join(parts[:cut])), "/".join(parts[cut:])
         except NotFound:
             continue
-    raise NotFound(f"{ref}: no run or import by that ID or label")
+    raise NotFound(f"{records.shown(ref, quote=False)}: no run or import by that ID or label")
 
 
 async def _load_trials(session: AsyncSession, side: Side, scores: dict | None) -> None:
@@ -90,7 +91,8 @@ def compare(a: Side, b: Side, judge: str = "") -> dict:
         if not any(x for ts in a.trials.values() for x in ts) and not any(x for ts in b.trials.values() for x in ts):
             raise InvalidArgument(f"no trial on either side was scored by judge {judge!r}")
     if not a.trials.keys() & b.trials.keys():
-        raise InvalidArgument(f"{a.ref} and {b.ref} have no task in common")
+        raise InvalidArgument(f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)} have no task "
+                              f"in common")
     result = dict(a=side_summary(a), b=side_summary(b), notComparable=[], tasks=[], flippedToPass=[],
                   flippedToFail=[], flags=flags_of(a, b))
     binary, numeric = [], []

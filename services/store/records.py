@@ -207,6 +207,12 @@ class AttemptView:
         self.__dict__.update(fields)
 
 
+def shown(ref: str, limit: int = 200, quote: bool = True) -> str:
+    """A reference as an error message quotes it: a 100,000-character one is cut."""
+    cut = ref if len(ref) <= limit else ref[:limit]
+    return (repr(cut) if quote else cut) + ("" if cut is ref else f"... ({len(ref)} characters)")
+
+
 async def find_run(session: AsyncSession, ref: str) -> t.Run:
     """A run or import by ID, else the newest one with that label."""
     ref = ref.removeprefix("runs/")
@@ -217,7 +223,7 @@ async def find_run(session: AsyncSession, ref: str) -> t.Run:
     run = (await session.execute(select(t.Run).where(t.Run.label == ref)
                                  .order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(1))).scalar_one_or_none()
     if run is None:
-        raise NotFound(f"no run or import with ID or label {ref!r}")
+        raise NotFound(f"no run or import with ID or label {shown(ref)}")
     return run
 
 
@@ -348,13 +354,13 @@ async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt
     if kind_of(attempt_id) == "job":
         job = await session.get(t.Job, attempt_id)
         if job is None:
-            raise NotFound(f"no job {attempt_id!r}")
+            raise NotFound(f"no job {shown(attempt_id)}")
         attempt_id = job.attempt_id
     row = (await session.execute(
         select(t.Attempt, t.Trial, t.Cell).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
         .join(t.Cell, t.Trial.cell_id == t.Cell.id).where(t.Attempt.id == attempt_id))).first()
     if row is None:
-        raise NotFound(f"no attempt {attempt_id!r}")
+        raise NotFound(f"no attempt {shown(attempt_id)}")
     return tuple(row)
 
 

@@ -305,3 +305,26 @@ def test_run_label_longer_than_its_column__one_line(hemra_env):
     line = one_line(hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "-t", TASK, "--label", "x" * 400))
     assert "label" in line and "at most 300" in line
     assert runs(hemra_env) == []
+
+
+# --------------------------------------------------------------------------- hemra export --out
+
+def test_export_out_where_no_folder_can_be__one_line(hemra_env, tmp_path):
+    assert hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "-t", TASK, "--label", "r").returncode == 0
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "link").symlink_to(empty)
+    for out, fragment in ((a_file / "out", "cannot create it there"), ("/proc/hemra-x", "cannot create it there"),
+                          ("/sys/hemra/x", "cannot create it there"), (tmp_path / "link", "a symbolic link"),
+                          (a_file, "exists and is not an empty folder")):
+        assert fragment in one_line(hemra(hemra_env, "export", "r", "--out", str(out))), out
+    assert a_file.read_text() == "x" and list(empty.iterdir()) == []
+
+
+def test_a_100000_character_reference__one_line(hemra_env):
+    ref = "x" * 100_000
+    for args in (["show", ref], ["export", ref, "--out", "unused"], ["compare", ref, "other"], ["cancel", ref]):
+        line = one_line(hemra(hemra_env, *args))
+        assert "no run or import" in line and "(100000 characters)" in line and len(line) < 1000, args
