@@ -9,6 +9,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
 from services.importer.errors import ImportProblem
+from services.importer.tree import MAX_FILE_BYTES
 from services.store.exporting import DIGEST
 from services.store.ids import kind_of
 
@@ -42,6 +43,9 @@ async def restore(store, root: Path) -> str:
             expected = "sha256:" + path.parent.name + path.name
             if path.parent.parent != root / "blobs" or not DIGEST.fullmatch(expected):
                 raise ImportProblem(f"{path}: not a blob of an export (blobs/<2 hex>/<62 hex>)")
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise ImportProblem(f"{path}: {path.stat().st_size:,} bytes; an import keeps files of at most "
+                                    f"{MAX_FILE_BYTES // 1024 // 1024} MiB")
             data = path.read_bytes()
             if digests.sha256(data) != expected:
                 raise ImportProblem(f"{path}: content does not match its name (a damaged export)")

@@ -27,6 +27,9 @@ class Entry:
 
 #: How much file data read_tree gathers before handing it to `batches`.
 BATCH_BYTES = 4 * 1024 * 1024
+#: The largest file an import keeps: each file travels to the store whole, in one message of at
+#: most services.rpc.MAX_MESSAGE_BYTES (256 MiB). A larger one is refused by name before it is read.
+MAX_FILE_BYTES = 200 * 1024 * 1024
 
 
 def read_tree(root: Path, batches: Callable[[list[Entry]], None]) -> list[Entry]:
@@ -64,6 +67,11 @@ def _read_folder(folder: str, prefix: str, entries: list[Entry], batch: _Batch) 
     dirs, files = [], []
     with os.scandir(folder) as listing:
         for item in listing:
+            try:
+                item.name.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = item.path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                raise ImportProblem(f"{shown}: a file name that is not UTF-8 cannot be imported") from None
             if item.is_symlink():
                 raise ImportProblem(f"{item.path}: symbolic links cannot be imported byte for byte")
             if item.is_dir(follow_symlinks=False):
@@ -92,12 +100,17 @@ def _read_file(path: str) -> tuple[bytes, int]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ImportProblem(f"{path}: only regular files and folders can be imported")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ImportProblem(f"{path}: {info.st_size:,} bytes; an import keeps files of at most "
+                                f"{MAX_FILE_BYTES // 1024 // 1024} MiB")
         # One byte more than stat says: getting exactly the size means the end was reached.
         data = os.read(fd, info.st_size + 1)
         if len(data) != info.st_size:  # a short read, or the file changed: read on to the end
             chunks = [data]
             while chunk := os.read(fd, 1 << 20):
                 chunks.append(chunk)
+                if sum(map(len, chunks)) > MAX_FILE_BYTES:
+                    raise ImportProblem(f"{path}: grew past {MAX_FILE_BYTES // 1024 // 1024} MiB while read")
             data = b"".join(chunks)
         return data, info.st_mode
     finally:

@@ -2,6 +2,7 @@
 Each refusal is one line naming the problem, exit 2, and the store unchanged."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 import sys
@@ -328,3 +329,30 @@ def test_a_100000_character_reference__one_line(hemra_env):
     for args in (["show", ref], ["export", ref, "--out", "unused"], ["compare", ref, "other"], ["cancel", ref]):
         line = one_line(hemra(hemra_env, *args))
         assert "no run or import" in line and "(100000 characters)" in line and len(line) < 1000, args
+
+
+# --------------------------------------------------------------------------- files an import cannot keep
+
+def _harbor_job(tmp_path) -> Path:
+    from tests.importer.test_imports import unpack
+
+    return unpack("harbor-0.25-nop.tar", tmp_path)
+
+
+def test_import_of_a_file_too_big_to_keep__refused_by_name_before_reading(hemra_env, tmp_path):
+    job = _harbor_job(tmp_path)
+    trial = next(p for p in sorted(job.iterdir()) if p.is_dir())
+    with open(trial / "huge.bin", "wb") as sparse:  # 2 GB on paper, nothing on disk
+        sparse.truncate(2 * 1024 ** 3)
+    line = one_line(hemra(hemra_env, "import", str(job)))
+    assert "huge.bin: 2,147,483,648 bytes; an import keeps files of at most 200 MiB" in line
+    assert runs(hemra_env) == []
+
+
+def test_import_of_a_file_name_that_is_not_utf8__refused(hemra_env, tmp_path):
+    job = _harbor_job(tmp_path)
+    trial = next(p for p in sorted(job.iterdir()) if p.is_dir())
+    with open(os.path.join(os.fsencode(trial), b"caf\xe9.txt"), "wb") as odd:
+        odd.write(b"x")
+    assert "not UTF-8" in one_line(hemra(hemra_env, "import", str(job)))
+    assert runs(hemra_env) == []
