@@ -61,10 +61,12 @@ async def insert_or_replace(session: AsyncSession, table, name_key: str, rows: l
     digests replaced (their cached copies are stale)."""
     if not rows:
         return []
-    await insert_ignore(session, table.__table__, rows)
+    dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
+    inserted = set((await session.execute(
+        dialect.insert(table.__table__).on_conflict_do_nothing().returning(table.digest), rows)).scalars())
     wanted = {row["digest"]: row for row in rows}
     replaced = []
-    digests = list(wanted)
+    digests = [digest for digest in wanted if digest not in inserted]  # stored before: compare
     for start in range(0, len(digests), 1000):
         query = select(table.digest, getattr(table, name_key), table.record).where(
             table.digest.in_(digests[start:start + 1000]))
