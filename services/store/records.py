@@ -53,12 +53,12 @@ async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
     await session.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
 
-async def insert_or_replace(session: AsyncSession, table, name_key: str, rows: list[dict]) -> list[str]:
-    """Record tasks or harnesses as the planner read them. A row already stored under the same
-    digest with another record (an older record format, another run's model, or a record an
-    import planted before imports were verified) is replaced: what a run executes comes from
-    the user's own files, never from whatever was stored under their digest. Returns the
-    digests replaced (their cached copies are stale)."""
+async def insert_or_replace(session: AsyncSession, table, columns: tuple[str, ...], rows: list[dict]) -> list[str]:
+    """Record tasks, harnesses or datasets as the planner read them. A row already stored under
+    the same digest whose `columns` differ (an older record format, another run's model, or a
+    record an import planted before imports were verified) is replaced: what a run executes
+    comes from the user's own files, never from whatever was stored under their digest.
+    Returns the digests replaced (their cached copies are stale)."""
     if not rows:
         return []
     dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
@@ -68,13 +68,13 @@ async def insert_or_replace(session: AsyncSession, table, name_key: str, rows: l
     replaced = []
     digests = [digest for digest in wanted if digest not in inserted]  # stored before: compare
     for start in range(0, len(digests), 1000):
-        query = select(table.digest, getattr(table, name_key), table.record).where(
+        query = select(table.digest, *(getattr(table, c) for c in columns)).where(
             table.digest.in_(digests[start:start + 1000]))
-        for digest, name, record in (await session.execute(query)).all():
+        for digest, *stored in (await session.execute(query)).all():
             row = wanted[digest]
-            if record != row["record"] or name != row[name_key]:
+            if stored != [row[c] for c in columns]:
                 await session.execute(update(table).where(table.digest == digest)
-                                      .values(record=row["record"], **{name_key: row[name_key]}))
+                                      .values(**{c: row[c] for c in columns}))
                 replaced.append(digest)
     return replaced
 
@@ -152,9 +152,9 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         check_strings(t.Trial.__table__, dict(task_name=task_name), "trial")
         if result is not None:
             check_strings(t.Attempt.__table__, result, "imported result")
-    await insert_or_replace(session, t.Task, "task_name", plan.tasks)
-    await insert_ignore(session, t.Dataset.__table__, plan.datasets)
-    await insert_or_replace(session, t.Harness, "harness_name", plan.harnesses)
+    await insert_or_replace(session, t.Task, ("task_name", "record"), plan.tasks)
+    await insert_or_replace(session, t.Dataset, ("dataset_name", "task_digests"), plan.datasets)
+    await insert_or_replace(session, t.Harness, ("harness_name", "record"), plan.harnesses)
     run = t.Run(id=new_id("import" if plan.kind == "import" else "run", now), label=plan.label,
                 create_time=now, spec=plan.spec, concurrency=plan.concurrency,
                 max_infra_retries=plan.max_infra_retries, cancel_requested=False, kind=plan.kind,

@@ -33,6 +33,8 @@ from hemra.v1 import common_pb2 as pb
 from services import digests
 from services.store.errors import InvalidArgument
 
+#: The largest task file a restore loads to check it (imports keep files of at most 200 MiB).
+MAX_FILE_BYTES = 256 * 1024 * 1024
 #: Fields a file-less (imported) task record may carry.
 _IMPORTED_TASK = {"name", "digest", "task_name"}
 _IMPORT_HARNESS = {"name", "digest", "harness_name", "kind", "agent", "agent_version", "model"}
@@ -90,6 +92,9 @@ def _load_task(claimed: pb.Task, blob: Callable[[str], bytes], what: str) -> pb.
             parts = file.path.split("/")
             if file.path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\0" in file.path:
                 raise InvalidArgument(f"{what}: file {file.path[:100]!r} is not a relative path inside the task")
+            if file.size_bytes > MAX_FILE_BYTES:
+                raise InvalidArgument(f"{what}: {file.path} is {file.size_bytes:,} bytes; a restored task file may "
+                                      f"have at most {MAX_FILE_BYTES // 1024 // 1024} MiB")
             data = blob(file.blob_digest)
             if len(data) != file.size_bytes:
                 raise InvalidArgument(f"{what}: {file.path} has {len(data)} bytes, its record says {file.size_bytes}")

@@ -177,6 +177,9 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
 
         await records.insert_ignore(session, t.Task.__table__, [planted_task])
         await records.insert_ignore(session, t.Harness.__table__, [planted_nop])
+        await records.insert_ignore(session, t.Dataset.__table__, [dict(
+            digest="sha256:" + "d" * 64, dataset_name="ds", source="/planted", task_digests=["sha256:" + "e" * 64],
+            create_time=0.0)])
     plan = records.PlannedRun(
         label="mine", spec={"label": "mine"}, concurrency=1, max_infra_retries=0,
         datasets=[dict(digest="sha256:" + "d" * 64, dataset_name="ds", source="/x", task_digests=[task["digest"]],
@@ -189,5 +192,9 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
     assert claimed.task.record == task["record"]
     assert claimed.harness.record["kind"] == "builtin" and "command" not in claimed.harness.record
     assert claimed.harness.record["model"] == "model-b"
+    [dataset] = await store.list_datasets()
+    assert dataset["tasks"] == 1
+    async with store.sessions() as session:
+        assert (await session.get(t.Dataset, "sha256:" + "d" * 64)).task_digests == [task["digest"]]
 
 
