@@ -1,12 +1,15 @@
 """Load a Harbor-format task folder and pin it by the digest of its files."""
 
+import math
 import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from services import digests
 from services.executor.sandboxes.base import ISOLATIONS
+from services.importer.tree import MAX_FILE_BYTES
 from services.planner import dockerfile
 from services.planner.errors import PlanError
 
@@ -14,6 +17,16 @@ from services.planner.errors import PlanError
 _IGNORED = {".git", "__pycache__", ".DS_Store"}
 DEFAULT_AGENT_TIMEOUT = 900.0
 DEFAULT_VERIFIER_TIMEOUT = 600.0
+#: The longest timeout a task (or a run) may set: 7 days. Past it a timer is no longer a limit,
+#: and nan, inf or 1e308 reach no clock.
+MAX_TIMEOUT_SECS = 7 * 24 * 3600
+#: [environment] cpus and memory_mb: at most this much (a machine far larger than any sandbox's).
+MAX_CPUS = 1024
+MAX_MEMORY_MB = 64 * 1024 * 1024
+# MAX_FILE_BYTES (200 MiB, the importer's): a task file larger than it is refused by name before it
+# is read. Each file travels to the store whole, in one message of at most 256 MiB.
+# O_NOFOLLOW is not used: a link to a file inside the task is read as that file.
+_READ = os.O_RDONLY | os.O_CLOEXEC
 
 
 @dataclass
@@ -49,18 +62,74 @@ class LoadedTask:
 
 
 def read_files(folder: Path) -> list[TaskFile]:
+    """Every file of the task, in path order. A link to a file inside the task is read as that
+    file; a link to a folder, outside the task, that dangles or loops is refused by name, as is
+    a name that is not UTF-8, anything but a regular file, and a file over MAX_FILE_BYTES."""
     files = []
-    for root, dirs, names in os.walk(folder):
+    root = folder.resolve()
+
+    def walk_error(exc: OSError) -> None:
+        raise PlanError(f"{exc.filename}: cannot be read: {exc.strerror or exc}")
+
+    for top, dirs, names in os.walk(folder, onerror=walk_error):
+        for name in (*dirs, *names):
+            _check_name(Path(top) / name)
+        for name in dirs:
+            if name not in _IGNORED and (Path(top) / name).is_symlink():
+                raise PlanError(f"{Path(top) / name}: a symbolic link to a folder; a task's links may point "
+                                f"only to files inside the task (copy the folder instead)")
         dirs[:] = sorted(d for d in dirs if d not in _IGNORED)
         for name in sorted(names):
             if name in _IGNORED:
                 continue
-            path = Path(root) / name
-            if path.is_symlink() and not path.resolve().is_relative_to(folder.resolve()):
-                raise PlanError(f"{path}: symlink points outside the task")
-            mode = path.stat().st_mode
-            files.append(TaskFile(path.relative_to(folder).as_posix(), path.read_bytes(), bool(mode & 0o111)))
+            path = Path(top) / name
+            if path.is_symlink():
+                _check_link(path, root)
+            data, mode = _read_file(path)
+            files.append(TaskFile(path.relative_to(folder).as_posix(), data, bool(mode & 0o111)))
     return files
+
+
+def _check_name(path: Path) -> None:
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise PlanError(f"{shown}: a file name that is not UTF-8 cannot be part of a task") from None
+
+
+def _check_link(path: Path, root: Path) -> None:
+    try:
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        raise PlanError(f"{path}: symbolic link to {os.readlink(path)!r}, which does not exist") from None
+    except (RuntimeError, OSError) as exc:  # RuntimeError: a loop (Python < 3.13)
+        if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == 40:
+            raise PlanError(f"{path}: symbolic link loop") from None
+        raise PlanError(f"{path}: cannot follow the symbolic link: {exc}") from None
+    if not target.is_relative_to(root):
+        raise PlanError(f"{path}: symlink points outside the task")
+
+
+def _read_file(path: Path) -> tuple[bytes, int]:
+    """The bytes and mode of a regular file of at most MAX_FILE_BYTES; never reads past that."""
+    limit = f"a task file may hold at most {MAX_FILE_BYTES // 1024 // 1024} MiB"
+    try:
+        with os.fdopen(os.open(path, _READ | os.O_NONBLOCK), "rb", buffering=0) as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise PlanError(f"{path}: not a regular file (a task holds files and folders only)")
+            if info.st_size > MAX_FILE_BYTES:
+                raise PlanError(f"{path}: {info.st_size:,} bytes; {limit}")
+            chunks, size = [], 0
+            while chunk := handle.read(min(1 << 24, MAX_FILE_BYTES + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_FILE_BYTES:
+                    raise PlanError(f"{path}: grew past {MAX_FILE_BYTES // 1024 // 1024} MiB while read; {limit}")
+            return b"".join(chunks), info.st_mode
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
 
 def task_digest(files: list[TaskFile]) -> str:
@@ -93,14 +162,16 @@ def load_task(folder: Path) -> LoadedTask:
         raise PlanError(f"{folder / 'task.toml'}: multi-step tasks ([[steps]]) are not supported yet")
     files = read_files(folder)
     env_section = _table(config, "environment", folder)
+    _check_environment(env_section, folder)
     environment = _environment(folder, env_section)
     return LoadedTask(
         folder=folder, digest=task_digest(files),
         task_name=str(_table(config, "task", folder).get("name") or folder.name),
         instruction=(folder / "instruction.md").read_text(encoding="utf-8", errors="replace"),
         files=files, config=config, environment=environment,
-        agent_timeout=_seconds(_table(config, "agent", folder), "timeout_sec", DEFAULT_AGENT_TIMEOUT, folder),
-        verifier_timeout=_seconds(_table(config, "verifier", folder), "timeout_sec", DEFAULT_VERIFIER_TIMEOUT, folder),
+        agent_timeout=_seconds(_table(config, "agent", folder), "timeout_sec", DEFAULT_AGENT_TIMEOUT, folder, "agent"),
+        verifier_timeout=_seconds(_table(config, "verifier", folder), "timeout_sec", DEFAULT_VERIFIER_TIMEOUT, folder,
+                                  "verifier"),
         verifier_env=_env_table(_table(config, "verifier", folder), folder, "verifier"),
         solution_env=_env_table(_table(config, "solution", folder), folder, "solution"),
         verifier_isolation=_isolation(_table(config, "verifier", folder), folder),
@@ -116,6 +187,8 @@ def _read_toml(path: Path) -> dict:
         raise PlanError(f"{path}: malformed TOML: {exc}") from None
     except UnicodeDecodeError:
         raise PlanError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
 
 def _table(config: dict, key: str, folder: Path) -> dict:
@@ -125,13 +198,20 @@ def _table(config: dict, key: str, folder: Path) -> dict:
     return value
 
 
-def _seconds(section: dict, key: str, default: float, folder: Path) -> float:
+def _seconds(section: dict, key: str, default: float, folder: Path, table: str) -> float:
     value = section.get(key)
     if value is None:
         return default
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-        raise PlanError(f"{folder / 'task.toml'}: {key} must be a positive number of seconds")
+    if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0
+            or value > MAX_TIMEOUT_SECS):
+        raise PlanError(f"{folder / 'task.toml'}: [{table}] {key} must be a positive number of seconds, "
+                        f"at most {MAX_TIMEOUT_SECS:,} (7 days) (got {_shown(value)})")
     return float(value)
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _isolation(section: dict, folder: Path) -> str:
@@ -144,9 +224,31 @@ def _isolation(section: dict, folder: Path) -> str:
 
 def _env_table(section: dict, folder: Path, name: str) -> dict[str, str]:
     env = section.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, (str, int, float)) for v in env.values()):
-        raise PlanError(f"{folder / 'task.toml'}: [{name}].env must map names to strings")
+    if not isinstance(env, dict) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                            for v in env.values()):
+        raise PlanError(f"{folder / 'task.toml'}: [{name}].env must map names to strings or numbers")
     return {str(k): str(v) for k, v in env.items()}
+
+
+def _check_environment(section: dict, folder: Path) -> None:
+    """The [environment] keys HEMRA reads, each of its type and range (others are kept, unread)."""
+    where = f"{folder / 'task.toml'}: [environment]"
+    for key in ("docker_image", "workdir"):
+        if key in section and not isinstance(section[key], str):
+            raise PlanError(f"{where} {key} must be a string (got {_shown(section[key])})")
+    workdir = section.get("workdir")
+    if workdir and (not workdir.startswith("/") or "\0" in workdir):
+        raise PlanError(f"{where} workdir must be an absolute path (got {_shown(workdir)})")
+    cpus = section.get("cpus")
+    if cpus is not None and (not isinstance(cpus, (int, float)) or isinstance(cpus, bool)
+                             or not math.isfinite(cpus) or not 0 < cpus <= MAX_CPUS):
+        raise PlanError(f"{where} cpus must be a positive number, at most {MAX_CPUS} (got {_shown(cpus)})")
+    memory = section.get("memory_mb")
+    if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool)
+                               or not 0 < memory <= MAX_MEMORY_MB):
+        raise PlanError(f"{where} memory_mb must be a positive whole number of megabytes, at most "
+                        f"{MAX_MEMORY_MB:,} (got {_shown(memory)})")
+    _env_table(section, folder, "environment")
 
 
 def _expand(context: Path, copy: dockerfile.Copy, path: Path) -> list[dockerfile.Copy]:
@@ -170,10 +272,14 @@ def _environment(folder: Path, section: dict) -> dockerfile.EnvironmentPlan:
             plan = dockerfile.parse(path.read_text(encoding="utf-8"))
         except dockerfile.DockerfileError as exc:
             raise PlanError(f"{path}: {exc}") from None
+        except UnicodeDecodeError:
+            raise PlanError(f"{path}: not UTF-8 text") from None
+        except OSError as exc:
+            raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         plan.copies = [expanded for copy in plan.copies for expanded in _expand(folder / "environment", copy, path)]
     else:
         plan = dockerfile.EnvironmentPlan(base_image=str(section.get("docker_image") or ""), workdir="/app")
     if section.get("workdir"):
         plan.workdir = str(section["workdir"])
-    plan.env.update({str(k): str(v) for k, v in (section.get("env") or {}).items()})
+    plan.env.update(_env_table(section, folder, "environment"))
     return plan
