@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 #: Instructions that only describe the image; a sandbox may ignore them.
 _METADATA = {"LABEL", "EXPOSE", "CMD", "ENTRYPOINT", "SHELL", "STOPSIGNAL", "HEALTHCHECK", "VOLUME", "MAINTAINER"}
 #: Host folders the host sandbox shares read-only.
-_SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/proc", "/dev", "/sys")
+_SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/sys")
 _VAR = re.compile(r"\$(?:\{(\w+)(?::-([^}]*))?\}|(\w+))")
 
 
@@ -33,6 +33,8 @@ class EnvironmentPlan:
     copies: list[Copy] = field(default_factory=list)
     #: "line N: <instruction>: why" for each step the host cannot honour.
     host_unsupported: list[str] = field(default_factory=list)
+    #: The line of the WORKDIR that set `workdir` (0: not set by the Dockerfile).
+    workdir_line: int = 0
 
 
 class DockerfileError(ValueError):
@@ -84,6 +86,7 @@ def parse(text: str, workdir_default: str = "/") -> EnvironmentPlan:
             plan.env.update({k: expand(v) for k, v in _env_pairs(rest, line).items()})
         elif keyword == "WORKDIR":
             plan.workdir = _absolute(expand(rest.strip('"')), plan.workdir)
+            plan.workdir_line = line
         elif keyword in ("COPY", "ADD"):
             _copy(plan, keyword, expand(rest), line)
         elif keyword == "USER":
@@ -94,6 +97,15 @@ def parse(text: str, workdir_default: str = "/") -> EnvironmentPlan:
         elif keyword not in _METADATA:
             plan.host_unsupported.append(f"line {line}: {keyword}: not supported on the host")
     return plan
+
+
+def host_workdir_problem(workdir: str) -> str:
+    """Why the host sandbox cannot make `workdir` the workspace ("" when it can): the host's own
+    system folders are shared read-only, and a folder made over one of them hides the host's."""
+    top = "/" + _absolute(workdir or "/", "/").strip("/").split("/")[0]
+    if top in _SYSTEM_DIRS:
+        return f"{top} is a host system folder the host sandbox shares read-only; the workspace must be elsewhere"
+    return ""
 
 
 def _copy(plan: EnvironmentPlan, keyword: str, rest: str, line: int) -> None:

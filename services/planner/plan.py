@@ -6,13 +6,18 @@ from pathlib import Path
 
 from services.executor.sandboxes.base import ENFORCES, ISOLATIONS, fresh_refusal
 from services.planner import datasets as ds
+from services.planner import dockerfile
 from services.planner import harnesses as hs
 from services.planner.errors import PlanError
-from services.planner.tasks import LoadedTask
+from services.planner.tasks import MAX_TIMEOUT_SECS, LoadedTask
 
 #: What each sandbox enforces, checked against a run's `require` (the executor's own table).
 SANDBOXES = ENFORCES
 KNOWN_REQUIREMENTS = {"network_block", "filesystem_isolation", "process_isolation", "gpu"}
+#: The largest value of each of a run's numbers (docs/runs.md); past it a run is refused.
+MAXIMA = {"attempts": 1000, "concurrency": 1000, "timeout_secs": MAX_TIMEOUT_SECS, "max_infra_retries": 100}
+#: Trials a run may plan at most (tasks x harnesses x attempts).
+MAX_TRIALS = 1_000_000
 
 
 @dataclass
@@ -78,6 +83,10 @@ def resolve(spec: Spec, home: Path, cwd: Path) -> Resolved:
         _check_tasks(spec, selected)
         loaded.append((dataset, selected))
     cells = [(d, h) for d in range(len(loaded)) for h in range(len(harnesses))]
+    count = sum(len(selected) for _, selected in loaded) * spec.attempts * len(harnesses)
+    if count > MAX_TRIALS:
+        raise PlanError(f"the run would plan {count:,} trials; a run holds at most {MAX_TRIALS:,} "
+                        f"(fewer attempts, tasks or harnesses)")
     trials = []
     # Task-major order: every harness makes progress on the same tasks together.
     for d, (_, selected) in enumerate(loaded):
@@ -95,6 +104,9 @@ def _check_numbers(spec: Spec) -> None:
     for key in ("timeout_secs", "max_infra_retries"):
         if getattr(spec, key) < 0:
             raise PlanError(f"{key} must not be negative (got {getattr(spec, key)})")
+    for key, maximum in MAXIMA.items():
+        if getattr(spec, key) > maximum:
+            raise PlanError(f"{key} must be at most {maximum:,} (got {getattr(spec, key):,})")
 
 
 def _check_names(harnesses: list[hs.LoadedHarness]) -> None:
@@ -165,7 +177,23 @@ def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:
     if spec.sandbox != "host":
         return
     for task in tasks:
+        _check_host_workdir(task)
         if task.environment.host_unsupported:
             problem = task.environment.host_unsupported[0]
             raise PlanError(f"{task.folder / 'environment' / 'Dockerfile'}: {problem} "
                             f"(task {task.task_name} needs a container sandbox)")
+
+
+def _check_host_workdir(task: LoadedTask) -> None:
+    """A workspace the host sandbox cannot make fails every attempt: refuse it here, naming
+    where it was set (task.toml's [environment] workdir, else the Dockerfile's WORKDIR line)."""
+    workdir = task.environment.workdir
+    problem = dockerfile.host_workdir_problem(workdir)
+    if not problem:
+        return
+    environment = task.config.get("environment", {})
+    if environment.get("workdir"):
+        where = f"{task.folder / 'task.toml'}: [environment] workdir = {workdir!r}"
+    else:
+        where = f"{task.folder / 'environment' / 'Dockerfile'}: line {task.environment.workdir_line}: WORKDIR {workdir}"
+    raise PlanError(f"{where}: {problem} (task {task.task_name} needs another WORKDIR or a container sandbox)")

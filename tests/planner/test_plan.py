@@ -111,14 +111,13 @@ def test_resolve__model_conflict_raises(project):
     assert "prog" in str(info.value)
 
 
-def test_resolve__network_block_on_host_raises(project):
-    with pytest.raises(PlanError, match="network_block") as info:
-        _resolve(project, require=["network_block"])
-    assert "host" in str(info.value)
+def test_resolve__gpu_on_host_raises(project):
+    with pytest.raises(PlanError, match="sandbox host cannot enforce gpu"):
+        _resolve(project, require=["gpu"])
 
 
 def test_resolve__host_requirements_accepted(project):
-    assert _resolve(project, require=["filesystem_isolation", "process_isolation"]).trials
+    assert _resolve(project, require=["filesystem_isolation", "process_isolation", "network_block"]).trials
 
 
 def test_resolve__unknown_requirement_raises(project):
@@ -187,6 +186,10 @@ def test_resolve__judges_refused(project):
     ("concurrency", 0, "concurrency must be at least 1"),
     ("timeout_secs", -1, "timeout_secs must not be negative"),
     ("max_infra_retries", -2, "max_infra_retries must not be negative"),
+    ("attempts", 1001, "attempts must be at most 1,000 \\(got 1,001\\)"),
+    ("concurrency", 2**31 - 1, "concurrency must be at most 1,000"),
+    ("timeout_secs", 604_801, "timeout_secs must be at most 604,800"),
+    ("max_infra_retries", 101, "max_infra_retries must be at most 100"),
 ])
 def test_resolve__bad_numbers_raise(project, field, value, message):
     with pytest.raises(PlanError, match=message):
@@ -211,3 +214,34 @@ def test_resolve__two_datasets_make_cells_per_dataset(project):
     assert resolved.cells == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert len(resolved.trials) == (2 + 1) * 2
     assert [c for c, t, _ in resolved.trials if t.task_name == "z"] == [2, 3]
+
+
+def test_resolve__too_many_trials_raise(project, monkeypatch):
+    monkeypatch.setattr(plan, "MAX_TRIALS", 7)
+    with pytest.raises(PlanError, match="the run would plan 8 trials; a run holds at most 7"):
+        _resolve(project, attempts=2)
+
+
+@pytest.mark.parametrize("workdir", ["/usr", "/usr/local/src", "/bin", "/lib", "/lib64", "/etc/app", "/proc",
+                                     "/app/../usr"])
+def test_resolve__host_workdir_in_a_system_folder_raises_naming_the_line(project, workdir):
+    make_task(project / "ds" / "c", dockerfile=f"FROM ubuntu\nWORKDIR /app\n\nWORKDIR {workdir}\n")
+    with pytest.raises(PlanError) as info:
+        _resolve(project)
+    message = str(info.value)
+    assert message.startswith(f"{project / 'ds' / 'c' / 'environment' / 'Dockerfile'}: line 4: WORKDIR ")
+    assert "host system folder" in message and "task c" in message
+    assert _resolve(project, sandbox="docker").trials  # a container has folders of its own
+
+
+def test_resolve__host_workdir_from_task_toml_raises_naming_the_key(project):
+    folder = make_task(project / "ds" / "c")
+    (folder / "task.toml").write_text('[environment]\nworkdir = "/usr/src"\n')
+    with pytest.raises(PlanError, match=r"task.toml: \[environment\] workdir = '/usr/src': /usr is a host system"):
+        _resolve(project)
+
+
+@pytest.mark.parametrize("workdir", ["/", "/srv", "/work/app", "/usrx"])
+def test_resolve__host_workdir_elsewhere_accepted(project, workdir):
+    make_task(project / "ds" / "c", dockerfile=f"FROM ubuntu\nWORKDIR {workdir}\n")
+    assert _resolve(project).trials
