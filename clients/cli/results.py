@@ -8,28 +8,41 @@ from google.protobuf import json_format
 
 from clients import embedded
 from clients.cli import render
-from clients.cli.common import command, console, database_url, home
+from clients.cli.common import command, console, database_url, fail, home
 from clients.cli.safe import safe_json
 from hemra.v1 import store_service_pb2 as spb
 from services.store.ids import kind_of
 
 EVENT_PAGE = 5000
+#: `hemra runs --limit` at most (read from the store 1000 runs a page).
+MAX_RUNS_LIMIT = 100_000
+_RUNS_PAGE = 1000
 
 
-def runs(limit: Annotated[int, typer.Option("--limit", help="How many runs to list.")] = 50,
+def runs(limit: Annotated[int, typer.Option("--limit", help=f"How many runs to list (1 to {MAX_RUNS_LIMIT:,}).")] = 50,
          as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False) -> None:
     """Runs, newest first, with their progress."""
+    if not 1 <= limit <= MAX_RUNS_LIMIT:
+        shown = f"{limit:,}" if len(str(limit)) <= 30 else f"{str(limit)[:27]}..."
+        fail(f"--limit must be from 1 to {MAX_RUNS_LIMIT:,} (got {shown})")
     _runs(limit, as_json)
 
 
 @command
 async def _runs(limit: int, as_json: bool) -> None:
     async with embedded.services(home(), database_url()) as services:
-        response = await services.store.ListRuns(spb.ListRunsRequest(page_size=limit))
+        found, token = [], ""
+        while len(found) < limit:
+            response = await services.store.ListRuns(spb.ListRunsRequest(
+                page_size=min(_RUNS_PAGE, limit - len(found)), page_token=token))
+            found.extend(response.runs)
+            token = response.next_page_token
+            if not token:
+                break
         if as_json:
-            print(safe_json(json.dumps([_dict(r) for r in response.runs], indent=2)))
+            print(safe_json(json.dumps([_dict(r) for r in found], indent=2)))
         else:
-            console.print(render.runs_table(response.runs))
+            console.print(render.runs_table(found))
 
 
 def show(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
 from services.executor.sandboxes.base import ISOLATIONS
+from services.planner.plan import MAXIMA
 
 #: Every key a run file may hold, with its type.
 KEYS = {"name": str, "baseline": str, "harnesses": list, "datasets": list, "attempts": int,
@@ -88,11 +89,14 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     baseline = flags.baseline if flags.baseline is not None else data.get("baseline", "")
     if flags.harnesses and flags.baseline is None and baseline not in harnesses:
         baseline = ""  # -H replaced the file's harnesses: the first one given is the baseline
-    for key, flag in (("attempts", flags.attempts), ("concurrency", flags.concurrency)):
-        value = _pick(flag, data.get(key), 1)
-        if value < 1:
-            raise RunFileError(f"{'--' + key if flag is not None else f'{run_file}: {key}'} must be at least 1 "
-                               f"(got {value})")
+    for key, flag, default, least in (("attempts", flags.attempts, 1, 1), ("concurrency", flags.concurrency, 1, 1),
+                                      ("timeout_secs", flags.timeout_secs, 0, 0),
+                                      ("max_infra_retries", flags.max_infra_retries, 0, 0)):
+        value = _pick(flag, data.get(key), default)
+        if not least <= value <= MAXIMA[key]:
+            where = "--" + _FLAG.get(key, key).replace("_", "-") if flag is not None else f"{run_file}: {key}"
+            bound = f"at least {least}" if value < least else f"at most {MAXIMA[key]:,}"
+            raise RunFileError(f"{where} must be {bound} (got {_shown(value)})")
     spec = pb.RunSpec(
         label=flags.label or data.get("name", "run"),
         baseline=baseline,
@@ -114,6 +118,15 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     if not all(isinstance(v, str) and v.isidentifier() for v in spec.verifier_env):
         raise RunFileError(f"{run_file or 'flags'}: verifier env lists variable names only")
     return spec
+
+
+#: The flag of a run file key when its name differs.
+_FLAG = {"timeout_secs": "timeout"}
+
+
+def _shown(value: int) -> str:
+    text = f"{value:,}"
+    return text if len(text) <= 30 else text[:27] + "..."
 
 
 def _pick(flag, value, default):

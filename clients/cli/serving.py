@@ -19,6 +19,7 @@ from services.entry import configure_logging
 from services.executor.server import build_executor
 from services import rpc
 from services.rpc import split_listen
+from services.planner.plan import MAXIMA
 from services.scorer.server import build_server as build_scorer
 
 DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
@@ -79,7 +80,7 @@ is_loopback = rpc.is_loopback
 
 
 def serve(
-    concurrency: Annotated[int, typer.Option("--concurrency", min=0, help="Attempts this process works at once (0: serve only, workers do the work).")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this process works at once (0: serve only, workers do the work).")] = 1,
     listen: Annotated[str, typer.Option("--listen", help="Where the HTTP API and the viewer are served.")] = DEFAULT_LISTEN,
     ui: Annotated[Optional[Path], typer.Option("--ui", help="Serve this folder at / instead of the trace viewer (e.g. clients/dashboard/dist).")] = None,
     store_listen: Annotated[str, typer.Option("--store-listen", help="Where remote workers reach the store (gRPC).")] = DEFAULT_STORE_LISTEN,
@@ -92,6 +93,7 @@ def serve(
 
     SIGTERM or Ctrl-C hands running attempts back to the queue; nothing is lost.
     """
+    check_concurrency(concurrency, least=0)
     for option, address in (("--listen", listen), ("--store-listen", store_listen)):
         try:
             if not is_loopback(address) and not expose:
@@ -197,6 +199,13 @@ async def _until_signalled(worker) -> None:
     await work
 
 
+def check_concurrency(concurrency: int, least: int) -> None:
+    """--concurrency of hemra serve and hemra worker: from `least` to the run's maximum (1000)."""
+    if not least <= concurrency <= MAXIMA["concurrency"]:
+        shown = f"{concurrency:,}" if len(str(concurrency)) <= 30 else f"{str(concurrency)[:27]}..."
+        fail(f"--concurrency must be from {least} to {MAXIMA['concurrency']:,} (got {shown})")
+
+
 def worker(
     store: Annotated[str, typer.Option("--store", help="The store's HOST:PORT (hemra serve --store-listen).")],
     concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this worker works at once.")] = 1,
@@ -204,6 +213,7 @@ def worker(
     tls_ca: Annotated[Optional[Path], typer.Option("--tls-ca", help="PEM CA certificate: connect with TLS.")] = None,
 ) -> None:
     """Work a shared store's queue from this machine (sandboxes and scoring run here)."""
+    check_concurrency(concurrency, least=1)
     try:
         token = auth.token_from_env(token_env)
     except auth.TokenError as exc:

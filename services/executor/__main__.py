@@ -5,8 +5,10 @@ import asyncio
 import signal
 
 from clients import rpc as clients
+from services import rpc
 from services.entry import add_auth_options, configure_logging, token_of
 from services.executor.server import build_executor
+from services.planner.plan import MAXIMA
 from services.store.settings import hemra_home
 
 
@@ -15,9 +17,19 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--listen", default="127.0.0.1:7803", help="where the harness protocol is served")
     parser.add_argument("--store", required=True)
     parser.add_argument("--scorer", required=True)
-    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=1, help="attempts worked at once (1 to 1000)")
+    parser.add_argument("--expose", action="store_true",
+                        help="allow --listen on an address other than loopback (other machines can reach it)")
     add_auth_options(parser)
     args = parser.parse_args(argv)
+    if args.expose:
+        rpc.allow_exposed()
+    try:
+        rpc.check_listen(args.listen)
+    except (rpc.NotLoopback, ValueError) as exc:
+        parser.exit(2, f"error: {exc}\n")
+    if not 1 <= args.concurrency <= MAXIMA["concurrency"]:
+        parser.exit(2, f"error: --concurrency must be from 1 to {MAXIMA['concurrency']:,} (got {args.concurrency:,})\n")
     token = token_of(args)
     configure_logging()
     store_channel, scorer_channel = clients.channel(args.store), clients.channel(args.scorer)

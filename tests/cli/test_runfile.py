@@ -242,3 +242,24 @@ def test_merge__zero_attempts_or_concurrency_refused(tmp_path, text, flags, mess
     with pytest.raises(RunFileError, match="must be at least 1") as raised:
         merge(write(tmp_path, text), flags)
     assert str(raised.value).endswith(message)
+
+
+@pytest.mark.parametrize("text, flags, message", [
+    ("", Flags(attempts=99999999999999999999), "--attempts must be at most 1,000 (got 99,999,999,999,999,999,999)"),
+    ("", Flags(concurrency=2**63), "--concurrency must be at most 1,000 (got 9,223,372,036,854,775,808)"),
+    ("", Flags(timeout_secs=10**30), "--timeout must be at most 604,800 (got 1,000,000,000,000,000,000,0...)"),
+    ("", Flags(timeout_secs=-1), "--timeout must be at least 0 (got -1)"),
+    ("", Flags(max_infra_retries=101), "--max-infra-retries must be at most 100 (got 101)"),
+    ("timeout_secs = 9999999999\n", Flags(), "hemra.toml: timeout_secs must be at most 604,800 (got 9,999,999,999)"),
+    ("max_infra_retries = -1\n", Flags(), "hemra.toml: max_infra_retries must be at least 0 (got -1)"),
+    ("attempts = 9223372036854775807\n", Flags(), "hemra.toml: attempts must be at most 1,000"),
+])
+def test_merge__numbers_past_their_maximum_refused_before_protobuf(tmp_path, text, flags, message):
+    with pytest.raises(RunFileError) as raised:
+        merge(write(tmp_path, text), flags)
+    assert message in str(raised.value)
+
+
+def test_merge__numbers_at_their_maximum_accepted(tmp_path):
+    spec = merge(write(tmp_path, ""), Flags(attempts=1000, concurrency=1000, timeout_secs=604800, max_infra_retries=100))
+    assert (spec.attempts, spec.concurrency, spec.timeout_secs, spec.max_infra_retries) == (1000, 1000, 604800, 100)
