@@ -44,6 +44,8 @@ async def _import(path: Path, label: str, swebench_version: str, tasks: Path | N
         run = (await services.store.GetRun(spb.GetRunRequest(run=response.import_id))).run
         console.print(plain(f"{run.kind} {run.id} ({run.label}): {run.progress.trials} trials"
                             f"{', ' + run.import_format if run.import_format else ''}"))
+        for warning in response.warnings:
+            console.print(plain(f"  warning: {warning}"), highlight=False, soft_wrap=True)
 
 
 def export(

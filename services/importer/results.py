@@ -38,3 +38,5 @@ class ImportedResults:
     #: The tool's version as far as the files tell ("0.25", "0.13", "5.0.2", ...).
     version: str
     trials: list[ImportedTrial]
+    #: What was noticed but not refused, one line each (ImportResultsResponse.warnings).
+    warnings: list[str] = field(default_factory=list)

@@ -49,7 +49,7 @@ class ImporterServicer(ipb_grpc.ImporterServiceServicer):
         except ImportProblem as exc:
             raise ServiceError(str(exc), grpc.StatusCode.INVALID_ARGUMENT) from None
         response = await self.store.RecordRun(plan)
-        return ipb.ImportResultsResponse(import_id=response.run.id)
+        return ipb.ImportResultsResponse(import_id=response.run.id, warnings=results.warnings)
 
 
 async def _read_into(batches: asyncio.Queue, root: Path, swebench_version: str):

@@ -62,7 +62,24 @@ def read_run(root: Path, version: str) -> ImportedResults:
     grader = f"swebench {version.split('.')[0]}.x:{dataset}"
     trials = [_trial(root, logs, summary, iid, dataset, model.replace("__", "/"), grader)
               for iid in summary["submitted_ids"]]
-    return ImportedResults("swebench", version, trials)
+    return ImportedResults("swebench", version, trials, _unsubmitted(summary_path, summary))
+
+
+def _unsubmitted(path: Path, summary: dict) -> list[str]:
+    """A warning for each list naming instance IDs that are not in submitted_ids: the harness
+    grades only what was submitted, so those are not imported (nor counted). incomplete_ids is
+    left out: it lists the dataset's instances without a prediction by design."""
+    submitted = set(summary["submitted_ids"])
+    warnings = []
+    for key in _ID_LISTS:
+        if key in ("submitted_ids", "incomplete_ids"):
+            continue
+        extra = list(dict.fromkeys(i for i in summary.get(key, []) if i not in submitted))
+        if extra:
+            shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+            warnings.append(f"{path.name}: {key} lists {len(extra)} instance ID{'s' if len(extra) > 1 else ''} "
+                            f"never submitted ({shown}); not imported")
+    return warnings
 
 
 def _check_shape(path: Path, summary: dict, version: str) -> None:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fhemra/v1/importer_service.proto\x12\x08hemra.v1\"`\n\x14ImportResultsRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x18\n\x10swebench_version\x18\x03 \x01(\t\x12\x11\n\ttasks_dir\x18\x04 \x01(\t\"*\n\x15ImportResultsResponse\x12\x11\n\timport_id\x18\x01 \x01(\t2c\n\x0fImporterService\x12P\n\rImportResults\x12\x1e.hemra.v1.ImportResultsRequest\x1a\x1f.hemra.v1.ImportResultsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fhemra/v1/importer_service.proto\x12\x08hemra.v1\"`\n\x14ImportResultsRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x18\n\x10swebench_version\x18\x03 \x01(\t\x12\x11\n\ttasks_dir\x18\x04 \x01(\t\"<\n\x15ImportResultsResponse\x12\x11\n\timport_id\x18\x01 \x01(\t\x12\x10\n\x08warnings\x18\x02 \x03(\t2c\n\x0fImporterService\x12P\n\rImportResults\x12\x1e.hemra.v1.ImportResultsRequest\x1a\x1f.hemra.v1.ImportResultsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,7 +34,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_IMPORTRESULTSREQUEST']._serialized_start=45
   _globals['_IMPORTRESULTSREQUEST']._serialized_end=141
   _globals['_IMPORTRESULTSRESPONSE']._serialized_start=143
-  _globals['_IMPORTRESULTSRESPONSE']._serialized_end=185
-  _globals['_IMPORTERSERVICE']._serialized_start=187
-  _globals['_IMPORTERSERVICE']._serialized_end=286
+  _globals['_IMPORTRESULTSRESPONSE']._serialized_end=203
+  _globals['_IMPORTERSERVICE']._serialized_start=205
+  _globals['_IMPORTERSERVICE']._serialized_end=304
 # @@protoc_insertion_point(module_scope)

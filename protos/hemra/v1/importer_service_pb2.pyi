@@ -1,5 +1,7 @@
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable
 from typing import ClassVar as _ClassVar, Optional as _Optional
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -17,7 +19,9 @@ class ImportResultsRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., label: _Optional[str] = ..., swebench_version: _Optional[str] = ..., tasks_dir: _Optional[str] = ...) -> None: ...
 
 class ImportResultsResponse(_message.Message):
-    __slots__ = ("import_id",)
+    __slots__ = ("import_id", "warnings")
     IMPORT_ID_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     import_id: str
-    def __init__(self, import_id: _Optional[str] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, import_id: _Optional[str] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
