@@ -475,7 +475,6 @@ class DockerSandbox(Sandbox):
         other = await spare
         try:
             for path in carry:
-                path = self._absolute(path)
                 if self._host(path) is not None:
                     await asyncio.to_thread(self._move_to, other, path)
                 else:
