@@ -36,7 +36,7 @@ class ServiceName(str, Enum):
 
 def service(
     name: Annotated[ServiceName, typer.Argument(help="Which service to run.")],
-    args: Annotated[Optional[list[str]], typer.Argument(help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT.")] = None,
+    args: Annotated[Optional[list[str]], typer.Argument(help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT; --expose allows a --listen that is not loopback.")] = None,
 ) -> None:
     """Run one service alone (the same as python -m services.<name>)."""
     args = list(args or [])

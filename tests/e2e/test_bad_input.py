@@ -30,8 +30,8 @@ CASES = {
                                  ["bad.toml", "unknown key 'modle'"]),
     "harness file holding a secret value": (lambda tmp: ["run", "-H", _harness(tmp, 'kind = "program"\ncommand = "true"\nenv = { KEY = "sk-123" }\n'), "-d", "hemra-offline"],
                                             ["bad.toml", "names only"]),
-    "requirement the sandbox cannot enforce": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--require", "network_block"],
-                                               ["network_block"]),
+    "requirement the sandbox cannot enforce": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--require", "gpu"],
+                                               ["sandbox host cannot enforce gpu"]),
     "unknown baseline": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--baseline", "nop"], ["baseline 'nop'"]),
     "dataset pinned to another digest": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline@0000"], ["pinned @0000"]),
 }
