@@ -53,6 +53,18 @@ async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
     await session.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
 
+async def _datasets_to_record(session: AsyncSession, rows: list[dict]) -> list[dict]:
+    """The dataset rows a run records: a row lists the tasks the run selected, so a stored row
+    of the same dataset listing more of its tasks (a run without `-t`) is kept, not replaced
+    by a selection; any other stored row (a planted one) gives way."""
+    if not rows:
+        return rows
+    stored = dict((await session.execute(select(t.Dataset.digest, t.Dataset.task_digests).where(
+        t.Dataset.digest.in_([row["digest"] for row in rows])))).all())
+    return [row for row in rows if not (row["digest"] in stored and
+                                        set(stored[row["digest"]]) > set(row["task_digests"]))]
+
+
 async def insert_or_replace(session: AsyncSession, table, columns: tuple[str, ...], rows: list[dict]) -> list[str]:
     """Record tasks, harnesses or datasets as the planner read them. A row already stored under
     the same digest whose `columns` differ (an older record format, another run's model, or a
@@ -153,7 +165,8 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         if result is not None:
             check_strings(t.Attempt.__table__, result, "imported result")
     await insert_or_replace(session, t.Task, ("task_name", "record"), plan.tasks)
-    await insert_or_replace(session, t.Dataset, ("dataset_name", "task_digests"), plan.datasets)
+    await insert_or_replace(session, t.Dataset, ("dataset_name", "task_digests"),
+                            await _datasets_to_record(session, plan.datasets))
     await insert_or_replace(session, t.Harness, ("harness_name", "record"), plan.harnesses)
     run = t.Run(id=new_id("import" if plan.kind == "import" else "run", now), label=plan.label,
                 create_time=now, spec=plan.spec, concurrency=plan.concurrency,
