@@ -167,11 +167,23 @@ async def _run_until_deadline(driver: HarnessDriver, context: TrialContext, sand
     """The harness's time is wall-clock and final: drivers stop at it themselves, and a driver
     still running a moment later (a process that ignored its kill, a stuck engine) is cut off
     and every process in the sandbox killed."""
+    running = asyncio.ensure_future(driver.run(context))
     try:
-        return await asyncio.wait_for(driver.run(context), context.timeout + DEADLINE_GRACE_SECS)
-    except asyncio.TimeoutError:
-        await sandbox.kill()
-        return HarnessResult(TIMED_OUT, -1, f"the harness timed out after {context.timeout:g} s")
+        done, _ = await asyncio.wait({running}, timeout=context.timeout + DEADLINE_GRACE_SECS)
+    except asyncio.CancelledError:
+        running.cancel()
+        raise
+    if done:
+        return running.result()
+    # Not wait_for: it waits for the cancelled driver without end, and a driver stuck in its
+    # own cleanup would hold the attempt (and the run) forever.
+    running.cancel()
+    await sandbox.kill()
+    await asyncio.wait({running}, timeout=DEADLINE_GRACE_SECS)
+    if not running.done():
+        logger.error("attempt %s: the harness driver did not stop after its cancel", context.attempt_id)
+        running.add_done_callback(lambda task: task.cancelled() or task.exception())  # retrieved, whenever
+    return HarnessResult(TIMED_OUT, -1, f"the harness timed out after {context.timeout:g} s")
 
 
 def _isolation(job) -> str:

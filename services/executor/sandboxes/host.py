@@ -26,9 +26,11 @@ Against the agent under test (and the verifier: both run the same way):
 """
 
 import asyncio
+import contextlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -54,6 +56,8 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 SANDBOX_UID = 2_000_000_000
 #: A read through the sandbox (`cat` as its user) of a file that does not end.
 _READ_TIMEOUT_SECS = 30.0
+#: How long a killed command's output may take to close (its whole namespace is dead by then).
+_DRAIN_SECS = 10.0
 #: Where a command's relay writes its ready file and errors: a tmpfs of that command's own.
 _RELAY_RUN = "/run/hemra-relay-run"
 _RELAY_READY_TRIES = 2000  # x 10 ms
@@ -166,7 +170,7 @@ class HostSandbox(Sandbox):
 
     async def kill(self):
         for process in list(self._processes):
-            kill_group(process)
+            _kill_command(process)
 
     async def stop_processes(self) -> None:
         """Each command is a PID namespace of its own, whose processes the kernel kills when its
@@ -176,7 +180,7 @@ class HostSandbox(Sandbox):
         processes = list(self._processes)
         inits = [init for process in processes for init in _children(process.pid)]
         for process in processes:
-            kill_group(process)
+            _kill_command(process)
         deadline = time.monotonic() + 10
         for process in processes:
             try:
@@ -310,10 +314,14 @@ exec {shlex.join(drop)} bash -c "$1"
             out, err = await asyncio.wait_for(_communicate(process, stdin, on_output, cap), timeout)
         except asyncio.TimeoutError:
             timed_out = True
-            kill_group(process)
-            out, err = await _communicate(process, b"", None, cap)
+            _kill_command(process)
+            try:
+                out, err = await asyncio.wait_for(_communicate(process, b"", None, cap), _DRAIN_SECS)
+            except asyncio.TimeoutError:
+                raise SandboxError(f"sandbox {self.attempt_id}: a timed-out command's output stayed open "
+                                   "after its kill") from None
         except asyncio.CancelledError:
-            kill_group(process)
+            _kill_command(process)
             raise
         finally:
             self._processes.discard(process)
@@ -445,6 +453,18 @@ def _open_to_others(folder: Path) -> None:
             folder.chmod((mode & 0o7777) | 0o005)
     except OSError:
         pass
+
+
+def _kill_command(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL a command: bubblewrap's group and, by its own PID, the init of the command's PID
+    namespace, whose death takes every process of the namespace with it (even one that left
+    the group, and whatever the order in which bubblewrap's parent-death signal lands)."""
+    inits = _children(process.pid)
+    kill_group(process)
+    for pid, start in inits:
+        if _alive(pid, start):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _children(pid: int) -> list[tuple[int, str]]:
