@@ -562,7 +562,7 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
 
 def compare_plans(size: int, rng: random.Random):
     """Two imports of `size` trials each, on the same tasks (digests, scorer fingerprints), 0/1 rewards,
-    shaped as services/importer/record.py + the store servicer's planned_run() would record them."""
+    shaped as services/importer/record.py + services/store/requests.py's planned_run() would record them."""
     from services import digests
     from services.store.records import PlannedRun
 
@@ -626,8 +626,9 @@ async def record_compare_store(home: Path, size: int) -> tuple[int, float]:
 
 async def compare_in_process(home: Path, samples: int) -> dict:
     """Store.compare timed in this process (median of `samples`), and one broken-down call."""
-    from clients.cli import comparing, render
     from hemra.v1 import store_service_pb2 as spb
+
+    from clients.cli import comparing, render
     from services.bulk import gc_paused
     from services.store import compare as cmp
     from services.store import convert

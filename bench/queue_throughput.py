@@ -454,13 +454,13 @@ def _cpu_seconds() -> float:
 async def work(address: str, name: str, deadline: float) -> dict:
     """One worker: ClaimJob + CompleteJob until the queue is empty."""
     from google.protobuf.duration_pb2 import Duration
-
-    from clients import rpc
     from hemra.v1 import common_pb2 as pb
     from hemra.v1 import store_service_pb2 as spb
 
-    channel = rpc.channel(address)
-    client = rpc.store(channel, os.environ[TOKEN_ENV])
+    from services.common import transport
+
+    channel = transport.channel(address)
+    client = transport.store(channel, os.environ[TOKEN_ENV])
     lease = Duration(seconds=LEASE_SECS)
     score = pb.Score(state=pb.SCORE_STATE_SCORED, rewards=SCORE["rewards"])
     completed = []

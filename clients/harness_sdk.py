@@ -11,15 +11,16 @@ import json
 import os
 import time
 
-from clients import rpc as clients
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
+
+from services.common import transport
 
 
 class HarnessSession:
     def __init__(self, address: str, token: str):
-        self._channel = clients.channel(address)
-        self._client = clients.harness(self._channel, token)
+        self._channel = transport.channel(address)
+        self._client = transport.harness(self._channel, token)
 
     @classmethod
     def from_env(cls) -> "HarnessSession":

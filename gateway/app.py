@@ -22,7 +22,7 @@ def _operation_id(route: APIRoute) -> str:
 
 def create_app(store, *, ui_dir: Path | None = None,
                allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS) -> FastAPI:
-    """The gateway over `store` (a clients.rpc store client); it never opens the database.
+    """The gateway over `store` (a services.common.transport store client); it never opens the database.
 
     `ui_dir` is served at / instead of the trace viewer. `allowed_hosts` are the Host
     names answered (loopback names by default; None answers any, for --expose).

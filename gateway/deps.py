@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
 
-from clients.rpc import Client
+from services.common.transport import Client
 
 
 def get_store(request: Request) -> Client:

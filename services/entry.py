@@ -8,7 +8,8 @@ import sys
 
 import grpc
 
-from services import auth, rpc
+from services import auth
+from services.common import transport
 
 
 def add_auth_options(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +35,7 @@ async def serve_forever(name: str, server: grpc.aio.Server, listen: str, port: i
     """Start, print the bound address on one line (tests read it), stop on SIGTERM/SIGINT."""
     configure_logging()
     await server.start()
-    host, _ = rpc.split_listen(listen)
+    host, _ = transport.split_listen(listen)
     print(f"{name} listening on {host}:{port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

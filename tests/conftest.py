@@ -72,7 +72,7 @@ def hemra_env(tmp_path):
 def docker_available() -> str | None:
     """None when the Docker engine answers and has the bundled tasks' base image, else why not."""
     try:
-        from services.executor.sandboxes import docker as sandbox
+        from services.environments import engine as sandbox
 
         sandbox.client().api.inspect_image("debian:bookworm-slim")
         return None
@@ -87,6 +87,6 @@ def docker_engine():
         if os.environ.get("HEMRA_REQUIRE_DOCKER"):
             pytest.fail(f"the Docker engine is required here but unusable: {problem}")
         pytest.skip(f"no usable Docker engine: {problem}")
-    from services.executor.sandboxes import docker as sandbox
+    from services.environments import engine as sandbox
 
     return sandbox.client()

@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from clients import rpc as clients
 from clients.cli.runfile import RunFileError
 from clients.cli.safe import clean_logging, plain
+from services.common import errors
 
 # Reports are tables; piped output gets room for them instead of 80 columns.
 console = Console(width=None if Console().is_terminal else 120)
@@ -20,11 +20,17 @@ err_console = Console(stderr=True)
 
 #: Exit statuses: 1 when a run did not finish or a service failed, 2 for bad input.
 EXIT_INCOMPLETE, EXIT_USAGE = 1, 2
-_BAD_INPUT = (clients.NotFound, clients.InvalidArgument, clients.FailedPrecondition, RunFileError)
+#: The one table from error class to exit status (the first class the error is an instance of).
+EXIT_CODES = {errors.NotFound: EXIT_USAGE, errors.InvalidArgument: EXIT_USAGE, errors.FailedPrecondition: EXIT_USAGE,
+              RunFileError: EXIT_USAGE, errors.HemraError: EXIT_INCOMPLETE}
+
+
+def exit_code(exc: Exception) -> int:
+    return next(code for kind, code in EXIT_CODES.items() if isinstance(exc, kind))
 
 
 def home() -> Path:
-    from services.store.settings import hemra_home
+    from services.common.settings import hemra_home
 
     return hemra_home()
 
@@ -47,12 +53,11 @@ def command(coroutine_function):
         clean_logging()
         try:
             return asyncio.run(coroutine_function(*args, **kwargs))
-        except _BAD_INPUT as exc:
+        except tuple(EXIT_CODES) as exc:
             _maybe_traceback()
-            fail(str(exc), EXIT_USAGE)
-        except clients.RpcError as exc:
-            _maybe_traceback()
-            fail(f"{exc.code.name.lower()}: {exc}", EXIT_INCOMPLETE)
+            code = exit_code(exc)
+            # Bad input names its problem; a service's failure says which status it was.
+            fail(str(exc) if code == EXIT_USAGE else f"{exc.code.name.lower()}: {exc}", code)
 
     return wrapper
 

@@ -7,7 +7,7 @@ from google.protobuf import json_format
 from rich.table import Table
 from rich.text import Text
 
-from clients import embedded
+from services import embedded
 from clients.cli import render
 from clients.cli.common import command, console, database_url, fail, home
 from clients.cli.safe import clean, plain, safe_json

@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 from google.protobuf import json_format
 
-from clients import embedded
+from services import embedded
 from clients.cli import render
 from clients.cli.common import command, console, database_url, fail, home
 from clients.cli.safe import safe_json

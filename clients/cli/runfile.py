@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes.base import ISOLATIONS
+from services.environments.capabilities import ISOLATIONS
 from services.planner.plan import MAXIMA
 
 #: Every key a run file may hold, with its type.

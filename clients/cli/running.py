@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from clients import embedded
+from services import embedded
 from clients.cli import render
 from clients.cli.common import EXIT_INCOMPLETE, command, console, database_url, err_console, home
 from clients.cli.runfile import Flags, merge

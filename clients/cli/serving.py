@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-
-from clients import embedded
-from clients import rpc as clients
-from clients.cli.common import command, console, database_url, fail, home
 from hemra.v1 import store_service_pb2 as spb
+
+from services import embedded
+from clients.cli.common import command, console, database_url, fail, home
 from services import auth
+from services.common import errors, transport
+from services.common.transport import split_listen
 from services.entry import configure_logging
 from services.executor.server import build_executor
-from services import rpc
-from services.rpc import split_listen
 from services.planner.plan import MAXIMA
 from services.scorer.server import build_server as build_scorer
 
@@ -49,11 +48,11 @@ def service(
         except ValueError as exc:
             fail(f"--listen: {exc}")
     if expose:
-        rpc.allow_exposed()
+        transport.allow_exposed()
     module = importlib.import_module(f"services.{name.value}.__main__")
     try:
         asyncio.run(module.main(args))
-    except rpc.NotLoopback as exc:  # a listener the options above did not name
+    except transport.NotLoopback as exc:  # a listener the options above did not name
         fail(str(exc))
 
 
@@ -76,7 +75,7 @@ def listen_options(args: list[str], name: str) -> list[str]:
     return found or [_DEFAULT_LISTEN.get(name, "127.0.0.1:0")]
 
 
-is_loopback = rpc.is_loopback
+is_loopback = transport.is_loopback
 
 
 def serve(
@@ -101,7 +100,7 @@ def serve(
         except ValueError as exc:
             fail(f"{option}: {exc}")
     if expose:
-        rpc.allow_exposed()
+        transport.allow_exposed()
     if ui is not None and not (ui / "index.html").is_file():
         fail(f"--ui {ui}: no index.html there (build the dashboard first: npm run build)")
     if (tls_cert is None) != (tls_key is None):
@@ -224,18 +223,18 @@ def worker(
 @command
 async def _worker(address: str, concurrency: int, token: str, token_env: str, ca: bytes | None) -> None:
     configure_logging()
-    channel = clients.channel(address, ca)
-    store = clients.store(channel, token)
+    channel = transport.channel(address, ca)
+    store = transport.store(channel, token)
     try:
         await store.FindMissingBlobs(spb.FindMissingBlobsRequest())
-    except clients.Unauthenticated:
+    except errors.Unauthenticated:
         fail(f"the store at {address} refused the token in {token_env}")
-    except clients.Unavailable as exc:
+    except errors.Unavailable as exc:
         fail(f"cannot reach the store at {address}: {exc}", 1)
     scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", token)
     await scorer_server.start()
-    scorer_channel = clients.channel(f"127.0.0.1:{scorer_port}")
-    server, _, worker_ = build_executor(store, clients.scorer(scorer_channel, token), home(), concurrency,
+    scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")
+    server, _, worker_ = build_executor(store, transport.scorer(scorer_channel, token), home(), concurrency,
                                         "127.0.0.1:0", token=token)
     await server.start()
     console.print(f"hemra worker: working {address} with concurrency {concurrency}", highlight=False)

@@ -10,16 +10,15 @@ from typing import Annotated, Optional
 import msgspec
 import typer
 from google.protobuf import json_format
-
-from clients import embedded
-from clients.cli.common import command, console, database_url, fail, home
-from clients.cli.safe import plain
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services.importer.exports import MANIFEST
+
+from clients.cli.common import command, console, database_url, fail, home
+from clients.cli.safe import plain
+from services import embedded
 from services.importer.tree import write_new_file, write_tree
-from services.store.exporting import DIGEST
-from services.store.ids import kind_of
+from services.store import exportformat
+from services.store.exportformat import MANIFEST, BadName
 
 BLOB_BATCH = 256
 EVENT_PAGE = 5000
@@ -76,13 +75,12 @@ async def _export(ref: str, out: Path) -> None:
         except OSError as exc:  # under a file, in /proc or /sys, not allowed
             fail(f"--out {out}: cannot create it there: {exc.strerror or exc}")
         try:
-            blobs = await _write_blobs(store, list(exported.blob_digests), staging / "blobs")
+            blobs = await _write_blobs(store, list(exported.blob_digests), staging)
             # Only attempts that logged events: an import's thousands of attempts have none.
-            await _write_events(store, [a["id"] for a in rows["attempts"] if a.get("event_count")],
-                                staging / "events")
+            await _write_events(store, [a["id"] for a in rows["attempts"] if a.get("event_count")], staging)
             run = rows["runs"][0]
             if run.get("tree"):
-                write_tree(run["tree"], blobs, staging / "source")
+                write_tree(run["tree"], blobs, staging / exportformat.SOURCE)
             (staging / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(rows, order="sorted"),
                                                                  indent=1) + b"\n")
             if out.exists():
@@ -102,17 +100,18 @@ def _check_names(rows: dict, digests: list[str]) -> None:
     """Every name a file of the export is made from is HEMRA's own shape (attempt IDs, blob
     digests): a store that holds something else (a crafted import restored before IDs were
     checked) must not make an export write outside --out."""
-    for attempt in rows["attempts"]:
-        if kind_of(attempt["id"]) != "attempt":
-            fail(f"the store holds {attempt['id'][:100]!r}, which is not a HEMRA attempt ID; nothing exported")
-    for digest in digests:
-        if not DIGEST.fullmatch(digest):
-            fail(f"the store holds blob {digest[:100]!r}, which is not a sha256:<hex> digest; nothing exported")
+    try:
+        for attempt in rows["attempts"]:
+            exportformat.events_path(Path(), attempt["id"])
+        for digest in digests:
+            exportformat.blob_path(Path(), digest)
+    except BadName as exc:
+        fail(f"the store holds {exc}; nothing exported")
 
 
-async def _write_blobs(store, digests: list[str], folder: Path) -> dict[str, bytes]:
-    """Fetch the blobs a batch at a time and write them under `folder`, each batch written in a
-    thread while the next is fetched; digest -> bytes."""
+async def _write_blobs(store, digests: list[str], root: Path) -> dict[str, bytes]:
+    """Fetch the blobs a batch at a time and write them where the export keeps them under
+    `root`, each batch written in a thread while the next is fetched; digest -> bytes."""
     found: dict[str, bytes] = {}
     made: set[str] = set()  # fan-out folders made so far
     writing = None
@@ -122,29 +121,25 @@ async def _write_blobs(store, digests: list[str], folder: Path) -> dict[str, byt
         found.update(batch)
         if writing is not None:
             await writing
-        writing = asyncio.create_task(asyncio.to_thread(_save_blobs, batch, str(folder), made))
+        writing = asyncio.create_task(asyncio.to_thread(_save_blobs, batch, root, made))
     if writing is not None:
         await writing
     return found
 
 
-def _save_blobs(blobs: list[tuple[str, bytes]], folder: str, made: set[str]) -> None:
+def _save_blobs(blobs: list[tuple[str, bytes]], root: Path, made: set[Path]) -> None:
     for digest, data in blobs:
-        if not DIGEST.fullmatch(digest):  # checked before; the name of a file must never be anything else
-            raise ValueError(f"not a digest: {digest[:100]!r}")
-        hexdigest = digest.removeprefix("sha256:")
-        fan_out = os.path.join(folder, hexdigest[:2])
-        if fan_out not in made:
-            os.makedirs(fan_out, exist_ok=True)
-            made.add(fan_out)
-        write_new_file(os.path.join(fan_out, hexdigest[2:]), data, 0o644)
+        path = exportformat.blob_path(root, digest)  # names checked before; checked again, never trusted
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        write_new_file(str(path), data, 0o644)
 
 
-async def _write_events(store, attempt_ids: list[str], folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+async def _write_events(store, attempt_ids: list[str], root: Path) -> None:
+    (root / exportformat.EVENTS).mkdir(parents=True, exist_ok=True)
     for attempt_id in attempt_ids:
-        if kind_of(attempt_id) != "attempt":  # checked before; the name of a file must never be anything else
-            raise ValueError(f"not an attempt ID: {attempt_id[:100]!r}")
+        path = exportformat.events_path(root, attempt_id)  # names checked before; checked again
         lines, token = [], ""
         while True:
             page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE,
@@ -154,4 +149,4 @@ async def _write_events(store, attempt_ids: list[str], folder: Path) -> None:
             if not token:
                 break
         if lines:
-            (folder / f"{attempt_id}.jsonl").write_text("\n".join(lines) + "\n")
+            path.write_text("\n".join(lines) + "\n")

@@ -2,11 +2,11 @@
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
+from hemra.v1 import store_service_pb2 as spb
 
-from clients import rpc
 from gateway.deps import StoreDep
 from gateway.schemas import Health
-from hemra.v1 import store_service_pb2 as spb
+from services.common import errors
 
 router = APIRouter(prefix="/api/health", tags=["health"])
 
@@ -15,6 +15,6 @@ router = APIRouter(prefix="/api/health", tags=["health"])
 async def get_health(store: StoreDep):
     try:
         await store.ListRuns(spb.ListRunsRequest(page_size=1), timeout=5)
-    except rpc.RpcError as exc:
+    except errors.HemraError as exc:
         return JSONResponse({"status": "unavailable", "store": str(exc)}, status_code=503)
     return {"status": "ok", "store": "ok"}

@@ -4,12 +4,11 @@ import argparse
 import asyncio
 import signal
 
-from clients import rpc as clients
-from services import rpc
+from services.common import transport
 from services.entry import add_auth_options, configure_logging, token_of
 from services.executor.server import build_executor
 from services.planner.plan import MAXIMA
-from services.store.settings import hemra_home
+from services.common.settings import hemra_home
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -23,17 +22,17 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:
-        rpc.allow_exposed()
+        transport.allow_exposed()
     try:
-        rpc.check_listen(args.listen)
-    except (rpc.NotLoopback, ValueError) as exc:
+        transport.check_listen(args.listen)
+    except (transport.NotLoopback, ValueError) as exc:
         parser.exit(2, f"error: {exc}\n")
     if not 1 <= args.concurrency <= MAXIMA["concurrency"]:
         parser.exit(2, f"error: --concurrency must be from 1 to {MAXIMA['concurrency']:,} (got {args.concurrency:,})\n")
     token = token_of(args)
     configure_logging()
-    store_channel, scorer_channel = clients.channel(args.store), clients.channel(args.scorer)
-    server, port, worker = build_executor(clients.store(store_channel, token), clients.scorer(scorer_channel, token),
+    store_channel, scorer_channel = transport.channel(args.store), transport.channel(args.scorer)
+    server, port, worker = build_executor(transport.store(store_channel, token), transport.scorer(scorer_channel, token),
                                           hemra_home(), args.concurrency, args.listen, token=token)
     await server.start()
     print(f"executor listening on {args.listen.rpartition(':')[0]}:{port}", flush=True)

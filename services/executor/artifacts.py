@@ -19,6 +19,7 @@ import tempfile
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+
 from services.executor.events import EventLog, event
 from services.executor.sandboxes import SandboxError
 
@@ -33,7 +34,7 @@ MAX_ARTIFACTS_BYTES = 256 * 1024 * 1024
 #: The most files kept per attempt, and the longest path (the web API serves up to 1024).
 MAX_ARTIFACT_FILES = 10_000
 MAX_PATH = 1024
-#: Blob bytes per PutBlobs request: services/rpc.py's MAX_MESSAGE_BYTES is 256 MiB.
+#: Blob bytes per PutBlobs request: services/common/transport.py's MAX_MESSAGE_BYTES is 256 MiB.
 BATCH_BYTES = 64 * 1024 * 1024
 #: Per-file marker events at most; the summary counts the rest.
 MAX_MARKERS = 100

@@ -11,18 +11,24 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from clients import rpc as clients
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
+
+from services.common import errors, transport
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, text
-from services.executor.harnesses import HarnessDriver, HarnessResult, TrialContext, driver_for
+from services.executor.harnesses import (
+    HarnessDriver,
+    HarnessResult,
+    TrialContext,
+    driver_for,
+)
 from services.executor.harnesses.base import TIMED_OUT
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
-from services.executor.sandboxes.base import carried, verifier_isolation
+from services.environments.capabilities import carried, verifier_isolation
 from services.executor.taskcache import TaskCache
 
 logger = logging.getLogger(__name__)
@@ -44,8 +50,8 @@ _OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HAR
 class Deps:
     """What an executor shares between its attempts."""
 
-    store: clients.Client
-    scorer: clients.Client
+    store: transport.Client
+    scorer: transport.Client
     cache: TaskCache
     grants: Grants
     work_root: Path
@@ -123,7 +129,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
             await _release(deps, job)
         else:
             logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
-    except clients.LeaseLost:
+    except errors.LeaseLost:
         logger.warning("attempt %s: lease lost; another worker owns it now", job.attempt.id)
     except Exception as exc:  # anything of ours that broke is an infrastructure failure
         logger.exception("attempt %s: infrastructure failure", job.attempt.id)
@@ -214,7 +220,7 @@ async def _keep_log(store, log: str) -> list[pb.Artifact]:
         data = log.encode()[-MAX_BUILD_LOG_BYTES:]
         [digest] = (await store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=data)]))).digests
         return [pb.Artifact(path=BUILD_LOG, size_bytes=len(data), blob_digest=digest)]
-    except clients.RpcError:
+    except errors.HemraError:
         return []
 
 
@@ -257,10 +263,10 @@ async def _heartbeat(job, deps: Deps, control: Control) -> None:
         await asyncio.sleep(deps.heartbeat_secs)
         try:
             response = await deps.store.HeartbeatJob(request)
-        except clients.LeaseLost:
+        except errors.LeaseLost:
             control.stop("lease lost")
             return
-        except clients.RpcError as exc:
+        except errors.HemraError as exc:
             logger.warning("heartbeat of %s failed: %s", job.id, exc)
             continue
         if response.cancel_requested:
@@ -280,9 +286,9 @@ async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, s
     request.end_time.FromNanoseconds(int(time.time() * 1e9))
     try:
         await deps.store.CompleteJob(request)
-    except clients.LeaseLost:
+    except errors.LeaseLost:
         logger.warning("attempt %s: lease lost before completion; its result is dropped", job.attempt.id)
-    except clients.RpcError as exc:  # the store is away: the lease expires and the trial is retried
+    except errors.HemraError as exc:  # the store is away: the lease expires and the trial is retried
         logger.warning("attempt %s: could not complete (%s); the store will reclaim it", job.attempt.id, exc)
 
 
@@ -290,7 +296,7 @@ async def _release(deps: Deps, job) -> None:
     try:
         await deps.store.ReleaseJob(spb.ReleaseJobRequest(job_id=job.id, lease_token=job.lease_token,
                                                           reason="worker stopped"))
-    except clients.RpcError as exc:  # the lease will expire instead; nothing is lost
+    except errors.HemraError as exc:  # the lease will expire instead; nothing is lost
         logger.warning("attempt %s: could not release its job: %s", job.attempt.id, exc)
 
 
@@ -298,5 +304,5 @@ async def _finish_quietly(events: EventLog, *extra) -> None:
     try:
         await events.emit_own(*extra)
         await events.flush()
-    except clients.RpcError:
+    except errors.HemraError:
         pass

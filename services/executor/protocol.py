@@ -10,12 +10,12 @@ import time
 from dataclasses import dataclass
 
 import grpc
-
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
+
+from services.common import errors
 from services.executor.events import EventLog, event
 from services.executor.sandboxes import Sandbox
-from services.rpc import ServiceError, handle_errors
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Grants:
         token = metadata.get("authorization", "").removeprefix("Bearer ").strip()
         grant = self._by_token.get(token)
         if grant is None:
-            raise ServiceError("unknown or expired attempt token", grpc.StatusCode.UNAUTHENTICATED)
+            raise errors.Unauthenticated("unknown or expired attempt token")
         return grant
 
 
@@ -61,7 +61,6 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
     def __init__(self, grants: Grants):
         self.grants = grants
 
-    @handle_errors
     async def GetTrial(self, request, context):
         grant = self.grants.check(context)
         response = hpb.GetTrialResponse(attempt_id=grant.attempt_id, instruction=grant.task.instruction,
@@ -70,12 +69,11 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
         response.timeout.FromNanoseconds(int(max(grant.deadline - time.monotonic(), 0) * 1e9))
         return response
 
-    @handle_errors
     async def RunCommand(self, request, context):
         grant = self.grants.check(context)
         remaining = grant.deadline - time.monotonic()
         if remaining <= 0:
-            raise ServiceError("the attempt's time is up", grpc.StatusCode.DEADLINE_EXCEEDED)
+            raise errors.DeadlineExceeded("the attempt's time is up")
         timeout = request.timeout.ToNanoseconds() / 1e9 if request.HasField("timeout") else 0
         timeout = min(timeout, remaining) if timeout > 0 else remaining
         result = await grant.sandbox.exec(request.command, cwd=request.cwd, env=dict(request.env),
@@ -90,7 +88,6 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
         response.duration.FromNanoseconds(int(result.duration * 1e9))
         return response
 
-    @handle_errors
     async def ReadFile(self, request, context):
         grant = self.grants.check(context)
         limit = min(request.limit, MAX_READ_BYTES) if request.limit > 0 else MAX_READ_BYTES
@@ -98,42 +95,38 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
             content = await grant.sandbox.read_file(request.path, limit=limit + (request.limit <= 0))
             if len(content) > limit:  # no limit asked for, and the file is over ours
                 size = await grant.sandbox.file_size(request.path)
-                raise ServiceError(f"{request.path}: {size} bytes, more than a call may read "
-                                   f"({MAX_READ_BYTES}); ask for a limit", grpc.StatusCode.RESOURCE_EXHAUSTED)
+                raise errors.ResourceExhausted(f"{request.path}: {size} bytes, more than a call may read "
+                                   f"({MAX_READ_BYTES}); ask for a limit")
             size = await grant.sandbox.file_size(request.path) if len(content) == limit else len(content)
             return hpb.ReadFileResponse(content=content, size_bytes=size)
         except (FileNotFoundError, IsADirectoryError):
-            raise ServiceError(f"{request.path}: no such file", grpc.StatusCode.NOT_FOUND) from None
+            raise errors.NotFound(f"{request.path}: no such file") from None
         except PermissionError as exc:
-            raise ServiceError(str(exc), grpc.StatusCode.PERMISSION_DENIED) from None
+            raise errors.PermissionDenied(str(exc)) from None
 
-    @handle_errors
     async def WriteFiles(self, request, context):
         grant = self.grants.check(context)
         try:
             await grant.sandbox.write_files([(f.path, f.content, f.executable) for f in request.files])
         except PermissionError as exc:
-            raise ServiceError(str(exc), grpc.StatusCode.PERMISSION_DENIED) from None
+            raise errors.PermissionDenied(str(exc)) from None
         return hpb.WriteFilesResponse()
 
-    @handle_errors
     async def RemovePath(self, request, context):
         grant = self.grants.check(context)
         try:
             await grant.sandbox.remove_path(request.path)
         except PermissionError as exc:
-            raise ServiceError(str(exc), grpc.StatusCode.PERMISSION_DENIED) from None
+            raise errors.PermissionDenied(str(exc)) from None
         return hpb.RemovePathResponse()
 
-    @handle_errors
     async def EmitEvents(self, request, context):
         grant = self.grants.check(context)
         if grant.events is None:
-            raise ServiceError("events are not accepted in this phase", grpc.StatusCode.FAILED_PRECONDITION)
+            raise errors.FailedPrecondition("events are not accepted in this phase")
         await grant.events.emit(*request.events)
         return hpb.EmitEventsResponse()
 
-    @handle_errors
     async def Finish(self, request, context):
         grant = self.grants.check(context)
         grant.finish = request

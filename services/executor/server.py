@@ -5,15 +5,14 @@ import threading
 from pathlib import Path
 
 import grpc
-
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-from services import rpc
-from services.executor import attempt, sandboxes
+
+from services.common import transport
+from services.executor import attempt, sandboxes, workdirs
 from services.executor.protocol import Grants, HarnessServicer
 from services.executor.servicer import ExecutorServicer
 from services.executor.taskcache import TaskCache
-from services.executor import workdirs
 from services.executor.workdirs import own_work_root
 from services.executor.worker import Worker, worker_name
 
@@ -42,9 +41,9 @@ def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "1
     threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans", daemon=True).start()
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
-    server = rpc.new_server(token)
-    port = rpc.bind(server, listen)
-    host, _ = rpc.split_listen(listen)
+    server = transport.new_server(token)
+    port = transport.bind(server, listen)
+    host, _ = transport.split_listen(listen)
     grants = Grants()
     deps = attempt.Deps(store=store, scorer=scorer, cache=TaskCache(home / "cache" / "tasks", store),
                         grants=grants, work_root=own_work_root(home), harness_address=f"{host}:{port}",

@@ -2,15 +2,14 @@
 
 from hemra.v1 import executor_service_pb2 as epb
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
-from services.executor.sandboxes import ENFORCES
-from services.rpc import handle_errors
+
+from services.environments.capabilities import ENFORCES
 
 
 class ExecutorServicer(epb_grpc.ExecutorServiceServicer):
     def __init__(self, worker):
         self.worker = worker
 
-    @handle_errors
     async def GetExecutorStatus(self, request, context):
         worker = self.worker
         return epb.GetExecutorStatusResponse(worker=worker.deps.worker, concurrency=worker.concurrency,

@@ -5,8 +5,9 @@ import logging
 import os
 import socket
 
-from clients import rpc as clients
 from hemra.v1 import store_service_pb2 as spb
+
+from services.common import errors
 from services.executor import attempt
 
 logger = logging.getLogger(__name__)
@@ -52,9 +53,9 @@ class Worker:
         request.lease.FromNanoseconds(int(self.deps.lease_secs * 1e9))
         try:
             response = await self.deps.store.ClaimJob(request)
-        except clients.Unauthenticated:
+        except errors.Unauthenticated:
             raise  # no point retrying a wrong token
-        except clients.RpcError as exc:  # the store is down or restarting: back off, keep going
+        except errors.HemraError as exc:  # the store is down or restarting: back off, keep going
             logger.warning("store unavailable (%s), backing off: %s", exc.code.name, exc)
             return None
         return response.job if response.HasField("job") else None

@@ -3,8 +3,7 @@
 import argparse
 import asyncio
 
-from clients import rpc as clients
-from services import rpc
+from services.common import transport
 from services.entry import add_auth_options, serve_forever, token_of
 from services.importer.server import build_server
 
@@ -19,14 +18,14 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:
-        rpc.allow_exposed()
+        transport.allow_exposed()
     try:
-        rpc.check_listen(args.listen)
-    except (rpc.NotLoopback, ValueError) as exc:
+        transport.check_listen(args.listen)
+    except (transport.NotLoopback, ValueError) as exc:
         parser.exit(2, f"error: {exc}\n")
     token = token_of(args)
-    store_channel, planner_channel = clients.channel(args.store), clients.channel(args.planner)
-    server, port = build_server(clients.store(store_channel, token), clients.planner(planner_channel, token),
+    store_channel, planner_channel = transport.channel(args.store), transport.channel(args.planner)
+    server, port = build_server(transport.store(store_channel, token), transport.planner(planner_channel, token),
                                 args.listen, token)
     try:
         await serve_forever("importer", server, args.listen, port)

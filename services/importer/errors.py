@@ -1,5 +1,8 @@
-"""The importer's exceptions: input it cannot take, named in one line."""
+"""The importer's exceptions: input it cannot take, named in one line. Part of the shared
+tree (services/common/errors.py): they travel as InvalidArgument."""
+
+from services.common import errors
 
 
-class ImportProblem(Exception):
+class ImportProblem(errors.InvalidArgument):
     """The folder is not a result set we can import as it is (the message names the file)."""

@@ -4,16 +4,20 @@ import json
 from pathlib import Path
 
 from google.protobuf import json_format
-
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+
 from services import digests
 from services.importer.errors import ImportProblem
 from services.importer.tree import MAX_FILE_BYTES
-from services.store.exporting import DIGEST
-from services.store.ids import kind_of
-
-MANIFEST = "hemra-export.json"
+from services.store.exportformat import (
+    BLOBS,
+    EVENTS,
+    MANIFEST,
+    BadName,
+    blob_digest,
+    events_attempt,
+)
 
 
 def _no_links(path: Path) -> None:
@@ -28,7 +32,7 @@ def looks_like(root: Path) -> bool:
 
 async def restore(store, root: Path) -> str:
     """Upload the export's blobs, then restore its rows and events in one store transaction."""
-    for top in (MANIFEST, "blobs", "events"):
+    for top in (MANIFEST, BLOBS, EVENTS):
         _no_links(root / top)
     try:
         manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
@@ -37,12 +41,10 @@ async def restore(store, root: Path) -> str:
     if not isinstance(manifest, dict):
         raise ImportProblem(f"{root / MANIFEST}: not a HEMRA export manifest (a JSON object)")
     blobs = []
-    for path in sorted((root / "blobs").rglob("*")) if (root / "blobs").is_dir() else []:
+    for path in sorted((root / BLOBS).rglob("*")) if (root / BLOBS).is_dir() else []:
         _no_links(path)
         if path.is_file():
-            expected = "sha256:" + path.parent.name + path.name
-            if path.parent.parent != root / "blobs" or not DIGEST.fullmatch(expected):
-                raise ImportProblem(f"{path}: not a blob of an export (blobs/<2 hex>/<62 hex>)")
+            expected = _named(blob_digest, root, path)
             if path.stat().st_size > MAX_FILE_BYTES:
                 raise ImportProblem(f"{path}: {path.stat().st_size:,} bytes; an import keeps files of at most "
                                     f"{MAX_FILE_BYTES // 1024 // 1024} MiB")
@@ -53,11 +55,9 @@ async def restore(store, root: Path) -> str:
     for start in range(0, len(blobs), 256):
         await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs[start:start + 256]))
     events = []
-    for path in sorted((root / "events").glob("*.jsonl")) if (root / "events").is_dir() else []:
+    for path in sorted((root / EVENTS).glob("*.jsonl")) if (root / EVENTS).is_dir() else []:
         _no_links(path)
-        if kind_of(path.stem) != "attempt":
-            raise ImportProblem(f"{path}: not named after a HEMRA attempt ID")
-        batch = spb.AttemptEvents(attempt_id=path.stem)
+        batch = spb.AttemptEvents(attempt_id=_named(events_attempt, path))
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
@@ -70,3 +70,11 @@ async def restore(store, root: Path) -> str:
         events.append(batch)
     response = await store.RestoreRun(spb.RestoreRunRequest(manifest_json=json.dumps(manifest), events=events))
     return response.run.id
+
+
+def _named(read, *args) -> str:
+    """A name read from the export's file layout (exportformat), refused by path when misshapen."""
+    try:
+        return read(*args)
+    except BadName as exc:
+        raise ImportProblem(str(exc)) from None

@@ -1,14 +1,14 @@
 """Build the importer's gRPC server."""
 
 import grpc
-
 from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
-from services import rpc
+
+from services.common import transport
 from services.importer.servicer import ImporterServicer
 
 
 def build_server(store, planner, listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
-    """`store` and `planner` are clients.rpc clients: the importer never opens the database."""
-    server = rpc.new_server(token)
+    """`store` and `planner` are services.common.transport clients: the importer never opens the database."""
+    server = transport.new_server(token)
     ipb_grpc.add_ImporterServiceServicer_to_server(ImporterServicer(store, planner), server)
-    return server, rpc.bind(server, listen)
+    return server, transport.bind(server, listen)

@@ -3,11 +3,10 @@
 import argparse
 import asyncio
 
-from clients import rpc as clients
-from services import rpc
+from services.common import transport
 from services.entry import add_auth_options, serve_forever, token_of
 from services.planner.server import build_server
-from services.store.settings import hemra_home
+from services.common.settings import hemra_home
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -19,14 +18,14 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:
-        rpc.allow_exposed()
+        transport.allow_exposed()
     try:
-        rpc.check_listen(args.listen)
-    except (rpc.NotLoopback, ValueError) as exc:
+        transport.check_listen(args.listen)
+    except (transport.NotLoopback, ValueError) as exc:
         parser.exit(2, f"error: {exc}\n")
     token = token_of(args)
-    channel = clients.channel(args.store)
-    server, port = build_server(clients.store(channel, token), hemra_home(), args.listen, token)
+    channel = transport.channel(args.store)
+    server, port = build_server(transport.store(channel, token), hemra_home(), args.listen, token)
     try:
         await serve_forever("planner", server, args.listen, port)
     finally:

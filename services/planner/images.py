@@ -8,16 +8,14 @@ its engine lacks when an attempt starts.
 
 from pathlib import Path
 
+from services.environments.errors import SandboxError
+from services.environments.images import BuildFailed, ensure_image
 from services.planner.errors import PlanError
 from services.planner.tasks import LoadedTask
 
 
 def build(tasks: list[LoadedTask], base_image: str, home: Path) -> None:
     """Build each task's image (blocking), or raise PlanError for the first that fails."""
-    # The executor's builder: the same tags, locks and rebasing on [sandbox] image.
-    from services.executor.sandboxes.base import SandboxError
-    from services.executor.sandboxes.docker import BuildFailed, ensure_image
-
     for task in tasks:
         try:
             ensure_image(task, task.folder, base_image)

@@ -4,7 +4,7 @@ the sandbox against `require` and every task. Pure functions over the file syste
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.executor.sandboxes.base import ENFORCES, ISOLATIONS, fresh_refusal
+from services.environments.capabilities import ENFORCES, ISOLATIONS, fresh_refusal
 from services.planner import datasets as ds
 from services.planner import dockerfile
 from services.planner import harnesses as hs

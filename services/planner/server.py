@@ -3,14 +3,14 @@
 from pathlib import Path
 
 import grpc
-
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
-from services import rpc
+
+from services.common import transport
 from services.planner.servicer import PlannerServicer
 
 
 def build_server(store, home: Path, listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
-    """`store` is a clients.rpc store client: the planner never opens the database."""
-    server = rpc.new_server(token)
+    """`store` is a services.common.transport store client: the planner never opens the database."""
+    server = transport.new_server(token)
     ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home), server)
-    return server, rpc.bind(server, listen)
+    return server, transport.bind(server, listen)

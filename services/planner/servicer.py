@@ -3,16 +3,14 @@
 import asyncio
 from pathlib import Path
 
-import grpc
-
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
+
 from services.planner import convert, images, plan
-from services.planner.errors import NotFound, PlanError
+from services.planner.errors import PlanError
 from services.planner.tasks import harbor_content_hash, load_task
-from services.rpc import ServiceError, handle_errors
 
 #: Upload task files in batches of about this many bytes.
 _BATCH_BYTES = 16 * 1024 * 1024
@@ -25,19 +23,13 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
 
     async def _resolve(self, request_spec, build_images: bool = False) -> plan.Resolved:
         spec = convert.spec_from_proto(request_spec)
-        try:
-            # Reading and hashing task folders is file I/O: keep it off the event loop.
-            resolved = await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
-            if build_images and spec.sandbox == "docker":
-                tasks = list({task.digest: task for _, task, _ in resolved.trials}.values())
-                await asyncio.to_thread(images.build, tasks, spec.sandbox_image, self.home)
-            return resolved
-        except NotFound as exc:
-            raise ServiceError(str(exc), grpc.StatusCode.NOT_FOUND) from None
-        except PlanError as exc:
-            raise ServiceError(str(exc), grpc.StatusCode.INVALID_ARGUMENT) from None
+        # Reading and hashing task folders is file I/O: keep it off the event loop.
+        resolved = await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
+        if build_images and spec.sandbox == "docker":
+            tasks = list({task.digest: task for _, task, _ in resolved.trials}.values())
+            await asyncio.to_thread(images.build, tasks, spec.sandbox_image, self.home)
+        return resolved
 
-    @handle_errors
     async def ResolveRun(self, request, context):
         resolved = await self._resolve(request.spec)
         return ppb.ResolveRunResponse(
@@ -45,7 +37,6 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             harnesses=[convert.harness_to_proto(h, request.spec.model) for h in resolved.harnesses],
             trials=len(resolved.trials))
 
-    @handle_errors
     async def PlanRun(self, request, context):
         resolved = await self._resolve(request.spec, build_images=True)
         await self._upload_task_files(resolved)
@@ -64,12 +55,10 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         response = await self.store.RecordRun(record)
         return ppb.PlanRunResponse(run=response.run)
 
-    @handle_errors
     async def CancelRun(self, request, context):
         response = await self.store.CancelRun(spb.CancelRunRequest(run=request.run))
         return ppb.PlannerCancelRunResponse(run=response.run, cancelled_jobs=response.cancelled_jobs)
 
-    @handle_errors
     async def PinTasks(self, request, context):
         pinned, loaded = [], []
         for path in request.paths:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services import digests
-from services.executor.sandboxes.base import ISOLATIONS
+from services.environments.capabilities import ISOLATIONS
 from services.importer.tree import MAX_FILE_BYTES
 from services.planner import dockerfile
 from services.planner.errors import PlanError

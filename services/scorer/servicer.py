@@ -3,15 +3,14 @@
 from collections import OrderedDict
 
 import grpc
-
-from clients import rpc as clients
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 from hemra.v1 import store_service_pb2 as spb
+
 from services import envtemplate
-from services.rpc import handle_errors
+from services.common import errors, transport
 from services.scorer import rewards, verifier
 
 SCORER_NAME = "verifier"
@@ -34,7 +33,7 @@ class ProtocolSandbox(verifier.SandboxAccess):
     async def read(self, path, limit=0):
         try:
             return (await self.client.ReadFile(hpb.ReadFileRequest(path=path, limit=limit))).content
-        except clients.NotFound:
+        except errors.NotFound:
             return None
 
     async def write(self, files):
@@ -53,19 +52,18 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
 
     def _channel(self, address: str) -> grpc.aio.Channel:
         if address not in self._channels:
-            self._channels[address] = clients.channel(address)
+            self._channels[address] = transport.channel(address)
         return self._channels[address]
 
     async def close(self) -> None:
         for channel in self._channels.values():
             await channel.close()
 
-    @handle_errors
     async def ScoreAttempt(self, request, context):
         task = request.task
         tests = await self._tests_of(task)
         env = {**envtemplate.resolve(dict(task.verifier_env)), **envtemplate.pass_through(request.verifier_env)}
-        sandbox = ProtocolSandbox(clients.harness(self._channel(request.sandbox_address), request.sandbox_token))
+        sandbox = ProtocolSandbox(transport.harness(self._channel(request.sandbox_address), request.sandbox_token))
         verdict = await verifier.verify(sandbox, tests, rewards.tests_digest(task.files), env,
                                         task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0)
         stdout_digest = ""

@@ -3,7 +3,7 @@
 import argparse
 import asyncio
 
-from services import rpc
+from services.common import transport
 from services.entry import add_auth_options, serve_forever, token_of
 from services.store.server import build_server
 from services.store.service import Store
@@ -19,10 +19,10 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:
-        rpc.allow_exposed()
+        transport.allow_exposed()
     try:
-        rpc.check_listen(args.listen)
-    except (rpc.NotLoopback, ValueError) as exc:
+        transport.check_listen(args.listen)
+    except (transport.NotLoopback, ValueError) as exc:
         parser.exit(2, f"error: {exc}\n")
     token = token_of(args)
     settings = StoreSettings.from_env(args.database_url)

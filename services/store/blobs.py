@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from services.store.errors import InvalidArgument, NotFound
+from services.common.errors import InvalidArgument, NotFound
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _FAN_OUT = [f"{i:02x}" for i in range(256)]

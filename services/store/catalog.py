@@ -11,10 +11,10 @@ from sqlalchemy import Float, cast, func, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from services.common.errors import InvalidArgument, NotFound
 from services.store import records
-from services.store.records import shown as _shown
 from services.store import tables as t
-from services.store.errors import InvalidArgument, NotFound
+from services.store.records import shown as _shown
 
 #: Tasks a scorer lists by name (the count covers them all).
 SCORER_TASKS = 200

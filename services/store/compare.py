@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from services.common.errors import InvalidArgument, NotFound
 from services.store import records
 from services.store import tables as t
-from services.store.errors import InvalidArgument, NotFound
 from services.store.report import TrialResult, load_trials, why_not
 
 BOOTSTRAP_RESAMPLES = 2000

@@ -5,12 +5,12 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
-
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+
+from services.common.errors import InvalidArgument
 from services.store import records
 from services.store import tables as t
-from services.store.errors import InvalidArgument
 
 
 def timestamp(seconds: float | None) -> Timestamp | None:

@@ -13,10 +13,10 @@ from collections import defaultdict
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from services.common.errors import InvalidArgument
 from services.store import records
 from services.store import tables as t
 from services.store.catalog import find_dataset
-from services.store.errors import InvalidArgument
 
 SOURCES = ("newest", "largest")
 SCORED = "SCORE_STATE_SCORED"

@@ -7,17 +7,16 @@ the same compare output.
 
 import math
 import posixpath
-import re
 
 from sqlalchemy import JSON, Boolean, Float, Integer, String, Text, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from services.common.errors import FailedPrecondition, InvalidArgument
 from services.store import convert, records
 from services.store import tables as t
-from services.store.errors import FailedPrecondition, InvalidArgument
+from services.store.exportformat import DIGEST, FORMAT, VERSION
 from services.store.ids import kind_of
 
-FORMAT, VERSION = "hemra-export", 1
 _TABLES = {"runs": t.Run, "cells": t.Cell, "trials": t.Trial, "attempts": t.Attempt, "tasks": t.Task,
            "datasets": t.Dataset, "harnesses": t.Harness}
 
@@ -67,7 +66,6 @@ def tree_of(tree: list[dict], files: list[str]) -> list[dict]:
 
 
 #: A content digest as HEMRA writes them (tasks, datasets, harnesses, blobs).
-DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 #: Which kind of ID each table's rows carry (ids.kind_of).
 _ID_KINDS = {"runs": ("run", "import"), "cells": ("cell",), "trials": ("trial",), "attempts": ("attempt",)}
 _DIGEST_TABLES = ("tasks", "datasets", "harnesses")

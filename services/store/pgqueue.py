@@ -15,8 +15,8 @@ from types import SimpleNamespace
 
 import asyncpg
 
+from services.common.errors import Unavailable
 from services.store import queue
-from services.store.errors import Unavailable
 
 #: The claimed job, its attempt (every column), and its trial and cell.
 _CLAIM = """

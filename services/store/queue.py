@@ -19,9 +19,9 @@ from typing import Any, Callable
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from services.common.errors import FailedPrecondition, LeaseLost, NotFound
 from services.store import records
 from services.store import tables as t
-from services.store.errors import FailedPrecondition, LeaseLost, NotFound
 
 Clock = Callable[[], float]
 

@@ -4,12 +4,12 @@ import base64
 from dataclasses import dataclass, field
 
 from sqlalchemy import LargeBinary, cast, exists, func, select, update
-from sqlalchemy.orm import aliased
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
+from services.common.errors import InvalidArgument, NotFound
 from services.store import tables as t
-from services.store.errors import InvalidArgument, NotFound
 from services.store.ids import kind_of, new_id
 
 #: The largest reward magnitude HEMRA records: a reward is a finite number within

@@ -8,13 +8,22 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.bulk import gc_paused
-from services.store import catalog, compare, criteria, db, exporting, queue, records, report, verify
-from services.store.errors import FailedPrecondition, InvalidArgument, LeaseLost
+from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost
+from services.store import (
+    catalog,
+    compare,
+    criteria,
+    db,
+    exporting,
+    queue,
+    records,
+    report,
+    verify,
+)
 from services.store import tables as t
 from services.store.blobs import BlobStore
 from services.store.ids import kind_of
 from services.store.queue import Clock
-
 
 #: How often claims also look for expired leases (store clock seconds).
 RECOVERY_INTERVAL_SECS = 1.0

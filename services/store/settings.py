@@ -4,10 +4,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-
-def hemra_home() -> Path:
-    """HEMRA_HOME, default ~/.hemra: the embedded database, blobs and caches."""
-    return Path(os.environ.get("HEMRA_HOME") or Path.home() / ".hemra").expanduser()
+from services.common.settings import hemra_home
 
 
 @dataclass

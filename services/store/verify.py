@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Callable
 
 from google.protobuf import json_format
-
 from hemra.v1 import common_pb2 as pb
+
 from services import digests
-from services.store.errors import InvalidArgument
+from services.common.errors import InvalidArgument
 
 #: The largest task file a restore loads to check it (imports keep files of at most 200 MiB).
 MAX_FILE_BYTES = 256 * 1024 * 1024

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes.base import ENFORCES
+from services.environments.capabilities import ENFORCES
 from services.executor.sandboxes.host import HostSandbox
 
 #: Prints the body of GET url, or the error's class name.

@@ -5,11 +5,11 @@ import subprocess
 import sys
 
 import pytest
-
-from clients import rpc as clients
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
+
+from services.common import errors, transport
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -55,14 +55,14 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
 
 
 async def _plan_and_wait(planner_addr: str, store_addr: str, token: str):
-    planner_channel, store_channel = clients.channel(planner_addr), clients.channel(store_addr)
+    planner_channel, store_channel = transport.channel(planner_addr), transport.channel(store_addr)
     try:
         spec = pb.RunSpec(label="procs", harnesses=["oracle", "nop"], datasets=["hemra-offline"],
                                        tasks=["hemra/text-stats", "hemra/reverse-lines"], concurrency=2)
-        run = (await clients.planner(planner_channel, token).PlanRun(ppb.PlanRunRequest(spec=spec))).run
-        store = clients.store(store_channel, token)
-        with pytest.raises(clients.Unauthenticated):
-            await clients.store(store_channel, "wrong").GetRun(spb.GetRunRequest(run=run.id))
+        run = (await transport.planner(planner_channel, token).PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        store = transport.store(store_channel, token)
+        with pytest.raises(errors.Unauthenticated):
+            await transport.store(store_channel, "wrong").GetRun(spb.GetRunRequest(run=run.id))
         for _ in range(300):
             progress = (await store.GetRun(spb.GetRunRequest(run=run.id))).run.progress
             if progress.done == progress.trials == 4:

@@ -16,7 +16,9 @@ import pytest
 
 from hemra.v1 import common_pb2 as pb
 from services.executor.sandboxes import docker as sandbox_module
-from services.executor.sandboxes.docker import BuildFailed, DockerSandbox
+from services.environments import images
+from services.environments.images import BuildFailed
+from services.executor.sandboxes.docker import DockerSandbox
 
 pytestmark = pytest.mark.usefixtures("docker_engine")
 
@@ -114,27 +116,27 @@ async def test_network__opened_by_the_run_reaches_the_hosts_loopback(tmp_path, d
 
 async def test_image__cached_by_digest_and_one_build_for_concurrent_attempts(tmp_path, monkeypatch, fresh_images):
     task, task_dir = make_task(tmp_path, fresh=True)
-    fresh_images.append(sandbox_module.image_tag(task))
+    fresh_images.append(images.image_tag(task))
     builds = []
-    real_build = sandbox_module._build
-    monkeypatch.setattr(sandbox_module, "_build", lambda *a: (builds.append(a[-1]), real_build(*a)))
+    real_build = images._build
+    monkeypatch.setattr(images, "_build", lambda *a: (builds.append(a[-1]), real_build(*a)))
     results = []
-    threads = [threading.Thread(target=lambda: results.append(sandbox_module.ensure_image(task, task_dir)))
+    threads = [threading.Thread(target=lambda: results.append(images.ensure_image(task, task_dir)))
                for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert results == [sandbox_module.image_tag(task)] * 4 and len(builds) == 1
+    assert results == [images.image_tag(task)] * 4 and len(builds) == 1
     started = time.monotonic()
-    sandbox_module.ensure_image(task, task_dir)
+    images.ensure_image(task, task_dir)
     assert len(builds) == 1 and time.monotonic() - started < 2
 
 
 async def test_build_failure__raises_with_the_build_log(tmp_path, fresh_images):
     broken = "FROM debian:bookworm-slim\nRUN echo about-to-fail && exit 3\n"
     task, task_dir = make_task(tmp_path, dockerfile=broken, fresh=True)
-    fresh_images.append(sandbox_module.image_tag(task))
+    fresh_images.append(images.image_tag(task))
     box = DockerSandbox("broken-1", task, task_dir, tmp_path / "work")
     with pytest.raises(BuildFailed) as raised:
         await box.prepare()
@@ -293,7 +295,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
 
 
 def test_rebase__every_stage_from_an_image_starts_from_the_runs_base():
-    from services.executor.sandboxes.docker import rebase
+    from services.environments.images import rebase
 
     dockerfile = ("FROM debian:bookworm-slim\nWORKDIR /app\n"
                   "from --platform=linux/amd64 python:3.12 AS Build\nRUN make\n"

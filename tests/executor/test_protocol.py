@@ -3,11 +3,11 @@ more than asked for, nor more than one call may carry, whatever the agent left i
 
 import grpc
 import pytest
-
-from clients import rpc as clients
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
+
+from services.common import errors, transport
 from services.executor import protocol
 
 
@@ -27,14 +27,14 @@ class Files:
 @pytest.fixture
 async def harness_client():
     grants = protocol.Grants()
-    server = grpc.aio.server()
+    server = transport.new_server()
     hpb_grpc.add_HarnessServiceServicer_to_server(protocol.HarnessServicer(grants), server)
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = transport.bind(server, "127.0.0.1:0")
     await server.start()
     files = Files({"/app/small": b"hello", "/logs/artifacts/big": b"x" * (protocol.MAX_READ_BYTES + 1)})
     token = grants.issue(protocol.Grant("a-1", "harness", files, pb.Task(), "", float("inf")))
-    channel = clients.channel(f"127.0.0.1:{port}")
-    yield clients.harness(channel, token)
+    channel = transport.channel(f"127.0.0.1:{port}")
+    yield transport.harness(channel, token)
     await channel.close()
     await server.stop(None)
 
@@ -47,6 +47,6 @@ async def test_read_file__a_limit_returns_the_head_and_the_whole_size(harness_cl
 
 
 async def test_read_file__a_file_over_the_call_limit_is_refused_without_a_limit(harness_client):
-    with pytest.raises(clients.RpcError) as refused:
+    with pytest.raises(errors.HemraError) as refused:
         await harness_client.ReadFile(hpb.ReadFileRequest(path="/logs/artifacts/big"))
     assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED and "ask for a limit" in str(refused.value)

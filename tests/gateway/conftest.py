@@ -1,5 +1,5 @@
 """Real data for gateway tests: `hemra run` into a private HEMRA_HOME, then the gateway over
-a real in-process store (clients.embedded.services)."""
+a real in-process store (services.embedded.services)."""
 
 import os
 import socket
@@ -11,7 +11,7 @@ import httpx
 import pytest
 import uvicorn
 
-from clients import embedded
+from services import embedded
 from gateway.app import create_app
 from tests.conftest import REPO
 from tests.e2e.helpers import hemra

@@ -26,8 +26,9 @@ async def test_runs_list_and_paging(client, gateway_home):
     runs = response.json()["runs"]
     assert [r["label"] for r in runs] == [LABEL]
     # a second run so pages have something to split
-    from tests.e2e.helpers import hemra
     import os
+
+    from tests.e2e.helpers import hemra
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")} | {"HEMRA_HOME": str(gateway_home)}
     assert hemra(env, "run", "-H", "oracle", "-d", "hemra-offline", "--label", "second", "-t", "hemra/fizzbuzz-limit").returncode == 0
     first = (await client.get("/api/runs", params={"page_size": 1})).json()
@@ -213,12 +214,13 @@ async def test_ui_dir_replaces_viewer(gateway_home, tmp_path):
 
 
 async def test_store_unavailable_is_503(gateway_home):
-    from clients import rpc
-    from gateway.app import create_app
     import httpx
 
-    channel = rpc.channel("127.0.0.1:1")
-    store = rpc.Client(channel, rpc.store(channel)._stub, timeout=1, retries=1)
+    from gateway.app import create_app
+    from services.common import transport
+
+    channel = transport.channel("127.0.0.1:1")
+    store = transport.Client(channel, transport.store(channel)._stub, timeout=1, retries=1)
     app = create_app(store)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
         assert (await client.get("/api/runs")).status_code == 503

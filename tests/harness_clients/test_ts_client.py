@@ -13,7 +13,8 @@ import time
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-from services import rpc
+
+from services.common import transport
 from services.executor.protocol import Grant, Grants, HarnessServicer
 from services.executor.sandboxes.host import HostSandbox
 
@@ -29,8 +30,8 @@ async def _serve(tmp_path):
     grant = Grant(attempt_id="attempt-ts", phase="harness", sandbox=sandbox, task=task, model="scripted-model",
                   deadline=time.monotonic() + 300)
     token = grants.issue(grant)
-    server = rpc.new_server()
-    port = rpc.bind(server, "127.0.0.1:0")
+    server = transport.new_server()
+    port = transport.bind(server, "127.0.0.1:0")
     hpb_grpc.add_HarnessServiceServicer_to_server(HarnessServicer(grants), server)
     await server.start()
     return server, f"127.0.0.1:{port}", token, grant, sandbox, grants

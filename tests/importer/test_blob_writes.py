@@ -5,9 +5,9 @@ import os
 
 import pytest
 
+from services.common.errors import InvalidArgument
 from services.store import blobs as blob_module
 from services.store.blobs import BlobStore
-from services.store.errors import InvalidArgument
 
 
 def digest_of(data: bytes) -> str:

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from services.common.errors import HemraError
 from services.importer import record
 from services.importer.errors import ImportProblem
-from services.importer.servicer import _read
-from services.store.errors import StoreError
-from services.store.servicer import planned_run
+from services.importer.pipeline import _read
+from services.store.requests import planned_run
 from services.store.service import Store
 from tests.importer.swebench_fixture import write_run
 from tests.importer.test_imports import unpack
@@ -75,7 +75,7 @@ def _only_refusals(attempt, documents) -> None:
     for document in documents:
         try:
             attempt(document)
-        except (ImportProblem, StoreError) as exc:
+        except (ImportProblem, HemraError) as exc:
             assert "\n" not in str(exc), str(exc)
         except Exception as exc:  # the failure this test looks for
             unexpected.append((type(exc).__name__, str(exc)[:200], json.dumps(document, default=str)[:300]))
@@ -117,7 +117,7 @@ async def test_restore_manifest__fuzzed(database_url, tmp_path):
         for document in documents:
             try:
                 await store.restore_run(document, {})
-            except StoreError as exc:
+            except HemraError as exc:
                 assert "\n" not in str(exc), str(exc)
             except Exception as exc:  # the failure this test looks for
                 unexpected.append((type(exc).__name__, str(exc)[:200], json.dumps(document, default=str)[:300]))

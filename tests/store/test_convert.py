@@ -4,11 +4,11 @@ import re
 
 import pytest
 from google.protobuf import json_format
-
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+
+from services.common.errors import InvalidArgument
 from services.store import convert
-from services.store.errors import InvalidArgument
 
 
 def test_to_dict__flat_messages_as_json_format_writes_them():

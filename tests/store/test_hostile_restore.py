@@ -7,11 +7,11 @@ import copy
 import pytest
 
 from services import digests
+from services.common.errors import FailedPrecondition, InvalidArgument
 from services.planner import harnesses as hs
 from services.planner.convert import harness_to_proto, task_to_proto
 from services.planner.tasks import load_task
 from services.store import convert, exporting, records
-from services.store.errors import FailedPrecondition, InvalidArgument
 from services.store.ids import new_id
 from services.store.service import Store
 from tests.conftest import REPO

@@ -3,11 +3,11 @@ a stale lease token after its job was taken back is ABORTED with reason LEASE_LO
 
 import grpc
 import pytest
-
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
-from services import rpc
+
+from services.common import transport
 from services.store.server import build_server
 from services.store.service import Store
 from tests.store.test_queue import FakeClock, plan
@@ -41,7 +41,7 @@ async def _aborted(call) -> str:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call
     assert caught.value.code() == grpc.StatusCode.ABORTED, caught.value.details()
-    return rpc.error_reason(caught.value.trailing_metadata())
+    return transport.error_reason(caught.value.trailing_metadata())
 
 
 async def test_complete_with_a_stale_token_after_the_job_was_reclaimed__aborted_lease_lost(served):

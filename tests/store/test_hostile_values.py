@@ -2,11 +2,11 @@
 rewards out of range, strings longer than their columns, page tokens past any integer."""
 
 import pytest
-
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+
+from services.common.errors import InvalidArgument
 from services.store import convert, records
-from services.store.errors import InvalidArgument
 from tests.store.test_hostile_rpc import _lease, served  # noqa: F401  (a fixture)
 from tests.store.test_queue import plan
 

@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
+from services.common.errors import LeaseLost
 from services.store import queue, records
-from services.store.errors import LeaseLost
 from services.store.service import Store
 
 
@@ -187,7 +187,7 @@ async def test_blobs__content_addressed_and_verified(store):
     assert digests[0] == digests[1] and digests[0].startswith("sha256:2cf24dba")
     assert store.get_blobs(digests[:1]) == [b"hello"]
     assert store.missing_blobs(digests + ["sha256:" + "0" * 64]) == ["sha256:" + "0" * 64]
-    from services.store.errors import InvalidArgument
+    from services.common.errors import InvalidArgument
     with pytest.raises(InvalidArgument):
         await store.put_blobs([("sha256:" + "1" * 64, b"other")])
 

@@ -1,6 +1,6 @@
 """Where a trial runs. One module per sandbox kind; `open_sandbox` picks by name."""
 
-from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 
 
 def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
@@ -39,4 +39,4 @@ def remove_orphans() -> list[str]:
     return docker.remove_orphans()
 
 
-__all__ = ["ENFORCES", "ExecResult", "Sandbox", "SandboxError", "open_sandbox", "remove_orphans"]
+__all__ = ["ExecResult", "Sandbox", "SandboxError", "open_sandbox", "remove_orphans"]

@@ -1,55 +1,11 @@
-"""The sandbox interface every kind implements."""
+"""The sandbox interface every kind implements. What each kind enforces is plain data in
+services/environments/capabilities.py; its failures are SandboxError (services/environments)."""
 
 import abc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-
-#: What each sandbox kind enforces, checked against a run's `require` when it is planned.
-#: Plain data, so the planner reads it without loading any sandbox's SDK.
-ENFORCES: dict[str, frozenset[str]] = {
-    "host": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
-    "docker": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
-    "modal": frozenset({"network_block", "filesystem_isolation", "process_isolation"}),
-}
-
-#: `[verifier] isolation` values. "fresh": the verifier runs in a new sandbox of the task's
-#: environment holding only what `carried` names, copied from the agent's; "shared": in the
-#: agent's own sandbox, once every process the agent left is killed (Harbor's way).
-ISOLATIONS = ("fresh", "shared")
-#: Sandbox kinds that can make a fresh sandbox for the verifier.
-FRESH_CAPABLE = frozenset({"host", "docker"})
-#: Top folders that are the environment's own, never the agent's workspace.
-_SYSTEM_FOLDERS = frozenset({"", "usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "proc", "dev",
-                             "sys", "var", "opt", "run", "boot", "logs", "tests", "solution", "tmp"})
-
-
-def fresh_refusal(workdir: str, sandbox: str) -> str:
-    """Why a task cannot have its verifier in a fresh sandbox ("" when it can)."""
-    if sandbox not in FRESH_CAPABLE:
-        return f"the {sandbox} sandbox cannot make a fresh sandbox for the verifier"
-    top = (workdir or "/").strip("/").split("/")[0]
-    if top in _SYSTEM_FOLDERS:
-        return f"its workspace (WORKDIR {workdir or '/'}) is not a folder of its own to carry over"
-    return ""
-
-
-def verifier_isolation(run: str, task: str, workdir: str, sandbox: str) -> str:
-    """The isolation an attempt's verifier gets: the run's choice, else the task's, else
-    fresh wherever the task and the sandbox allow it."""
-    chosen = run or task
-    if chosen:
-        return chosen
-    return "shared" if fresh_refusal(workdir, sandbox) else "fresh"
-
-
-def carried(workdir: str) -> list[str]:
-    """What a fresh verifier sandbox receives from the agent's: its workspace and its logs."""
-    return [workdir.rstrip("/"), "/logs/agent", "/logs/artifacts"]
-
-
-class SandboxError(Exception):
-    """The sandbox itself failed (an infrastructure failure, never the harness's)."""
+from services.environments.errors import SandboxError
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""The Docker sandbox: each task's image is built from its environment/ folder (cached
-by task digest), and each attempt gets a container of its own, with the task's cpu and
+"""The Docker sandbox: each attempt gets a container of its own, from its task's image
+(services/environments/images.py), with the task's cpu and
 memory limits and no network.
 
 /logs, /tests and /solution are bound from the attempt's folder on the host, so what
@@ -14,13 +14,10 @@ their own so they never hold the event loop's shared pool.
 """
 
 import asyncio
-import fcntl
-import hashlib
 import io
 import logging
 import os
 import posixpath
-import re
 import shlex
 import shutil
 import socket
@@ -31,9 +28,12 @@ import time
 import uuid
 from pathlib import Path
 
+from services.environments.capabilities import ENFORCES
+from services.environments.engine import client, docker_errors
+from services.environments.images import LABEL_TASK, ensure_image
 from services.executor import processes
 from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.relay import Relay
 
 logger = logging.getLogger(__name__)
@@ -43,13 +43,9 @@ BOUND = ("/logs", "/tests", "/solution")
 _LOG_DIRS = ("logs/agent", "logs/verifier", "logs/artifacts")
 #: Cap on captured output per command; the rest is dropped (the files stay whole).
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
-IMAGE_REPOSITORY = "hemra-task"
-#: The network a task's image is built with; the engine's default unless set.
-BUILD_NETWORK_VAR = "HEMRA_DOCKER_BUILD_NETWORK"
 #: Every process a command starts inherits this variable; a timeout kills them all by it.
 MARKER_VAR = "HEMRA_EXEC_ID"
-LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID, LABEL_TASK = (
-    "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid", "hemra.task")
+LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID = "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid"
 #: Stops, then kills, every process whose environment carries the marker, until none is left
 #: (stopping first so none can fork away between the scan and the kill).
 KILL_MARKED = r"""m="$0"; for round in 1 2 3 4 5 6 7 8; do found=""
@@ -67,128 +63,11 @@ DEFAULT_MEMORY_MB = 2048
 PIDS_LIMIT_VAR = "HEMRA_DOCKER_PIDS_LIMIT"
 DEFAULT_PIDS_LIMIT = 1024
 
-_client = None
-_client_lock = threading.Lock()
-_build_locks: dict[str, threading.Lock] = {}
-
-
-class BuildFailed(SandboxError):
-    """The task's Dockerfile did not build; `log` holds the build's output."""
-
-    def __init__(self, message: str, log: str):
-        super().__init__(message)
-        self.log = log
-
-
-def client():
-    """The process's Docker client (the SDK is loaded on first use)."""
-    global _client
-    with _client_lock:
-        if _client is None:
-            try:
-                import docker
-            except ImportError:
-                raise SandboxError("the docker sandbox needs the docker Python package (pip install docker)") from None
-            try:
-                candidate = docker.from_env(timeout=300, max_pool_size=64)
-                candidate.ping()
-            except docker.errors.DockerException as exc:
-                raise SandboxError(f"no Docker engine answers: {exc} (see docs/sandboxes.md)") from None
-            _client = candidate
-    return _client
-
-
-def _errors():
-    import docker.errors
-
-    return docker.errors
 
 
 def executor_labels() -> dict[str, str]:
     host, pid = socket.gethostname(), str(os.getpid())
     return {LABEL_EXECUTOR: f"{host}:{pid}", LABEL_HOST: host, LABEL_PID: pid}
-
-
-def image_tag(task, base_image: str = "") -> str:
-    tag = f"{IMAGE_REPOSITORY}:{task.digest.removeprefix('sha256:')[:24]}"
-    return tag if not base_image else f"{tag}-on-{hashlib.sha256(base_image.encode()).hexdigest()[:12]}"
-
-
-def ensure_image(task, task_dir: Path, base_image: str = "") -> str:
-    """The task's image, built once per task digest (and base image) (blocking). Concurrent
-    calls for one task, in this process or another on the host, wait for a single build.
-
-    With `base_image` (a run's [sandbox] image) the task's Dockerfile is built FROM it."""
-    dockerfile = task_dir / "environment" / "Dockerfile"
-    api = client().api
-    errors = _errors()
-    if not dockerfile.is_file():
-        return _prebuilt(api, errors, task, base_image)
-    tag = image_tag(task, base_image)
-    with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
-        try:
-            api.inspect_image(tag)
-            return tag
-        except errors.ImageNotFound:
-            pass
-        if not base_image:
-            _build(api, errors, task, task_dir / "environment", tag)
-        else:
-            with tempfile.TemporaryDirectory(prefix="hemra-rebased-") as folder:
-                rebased = Path(folder) / "Dockerfile"
-                rebased.write_text(rebase(dockerfile.read_text(), base_image))
-                _build(api, errors, task, task_dir / "environment", tag, str(rebased))
-    return tag
-
-
-def rebase(dockerfile: str, base_image: str) -> str:
-    """The Dockerfile with every stage that starts FROM an image (not FROM an earlier
-    stage) starting FROM `base_image`; platform flags and stage names are kept."""
-    stages: set[str] = set()
-
-    def replace(match: re.Match) -> str:
-        flags, image, alias = match.group("flags") or "", match.group("image"), match.group("alias")
-        if alias:
-            stages.add(alias.split()[-1].lower())
-        if image.lower() in stages:
-            return match.group(0)
-        return f"{match.group('lead')}{flags}{base_image}{alias or ''}"
-
-    return _FROM.sub(replace, dockerfile)
-
-
-_FROM = re.compile(r"^(?P<lead>[ \t]*FROM[ \t]+)(?P<flags>(?:--\S+[ \t]+)*)(?P<image>\S+)(?P<alias>[ \t]+AS[ \t]+\S+)?",
-                   re.IGNORECASE | re.MULTILINE)
-
-
-def _prebuilt(api, errors, task, base_image: str = "") -> str:
-    image = base_image or task.environment.base_image
-    if not image:
-        raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
-    try:
-        api.inspect_image(image)
-    except errors.ImageNotFound:
-        raise SandboxError(f"task {task.task_name}: image {image} is not present in the Docker engine "
-                           "(HEMRA never pulls; load or build it first)") from None
-    return image
-
-
-def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Dockerfile") -> None:
-    lines, error = [], ""
-    network = os.environ.get(BUILD_NETWORK_VAR) or None
-    try:
-        for chunk in api.build(path=str(context), dockerfile=dockerfile, tag=tag, rm=True, forcerm=True,
-                               pull=False, decode=True, network_mode=network,
-                               labels={LABEL_TASK: task.digest}):
-            lines.append(chunk.get("stream") or chunk.get("status") or "")
-            if chunk.get("error"):
-                error = chunk["error"].strip()
-                lines.append(chunk["error"])
-    except errors.APIError as exc:
-        error = str(exc.explanation or exc)
-        lines.append(error + "\n")
-    if error:
-        raise BuildFailed(f"docker build of task {task.task_name} failed: {error.splitlines()[-1]}", "".join(lines))
 
 
 def limits(env) -> tuple[float, int, int]:
@@ -273,23 +152,6 @@ class _ChunkReader(io.RawIOBase):
         return size
 
 
-class _file_lock:
-    """An exclusive lock file shared by every process on the host (builds of one tag)."""
-
-    def __init__(self, name: str):
-        folder = Path(tempfile.gettempdir()) / "hemra-docker-locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / (name.replace(":", "-").replace("/", "-") + ".lock")
-
-    def __enter__(self):
-        self.handle = open(self.path, "a")
-        fcntl.flock(self.handle, fcntl.LOCK_EX)
-
-    def __exit__(self, *_):
-        fcntl.flock(self.handle, fcntl.LOCK_UN)
-        self.handle.close()
-
-
 def remove_orphans(alive=None) -> list[str]:
     """Remove this host's containers whose executor process no longer runs. Quietly
     nothing when no engine is configured or reachable. Returns the removed IDs."""
@@ -310,9 +172,9 @@ def remove_orphans(alive=None) -> list[str]:
         try:
             api.remove_container(container["Id"], force=True, v=True)
             removed.append(container["Id"])
-        except _errors().NotFound:
+        except docker_errors().NotFound:
             pass
-        except _errors().APIError as exc:
+        except docker_errors().APIError as exc:
             logger.warning("could not remove orphan container %s: %s", container["Id"][:12], exc)
     return removed
 
@@ -414,7 +276,7 @@ class DockerSandbox(Sandbox):
                 host_config=host_config, name=f"hemra-{self.attempt_id}")
             self.container_id = created["Id"]
             self._boot()
-        except _errors().APIError as exc:
+        except docker_errors().APIError as exc:
             raise SandboxError(f"cannot start a container of {image}: {exc.explanation or exc}") from None
 
     def _boot(self) -> None:
@@ -429,7 +291,7 @@ class DockerSandbox(Sandbox):
     def _launch_relay(self) -> None:
         try:
             self.relay.launch(client().api, self.container_id)
-        except _errors().APIError as exc:
+        except docker_errors().APIError as exc:
             raise SandboxError(f"cannot start the model relay in container {self.container_id[:12]}: "
                                f"{exc.explanation or exc}") from None
 
@@ -446,7 +308,7 @@ class DockerSandbox(Sandbox):
             return
         try:
             client().api.kill(self.container_id)
-        except _errors().APIError:  # already stopped or gone
+        except docker_errors().APIError:  # already stopped or gone
             pass
 
     async def stop_processes(self) -> None:
@@ -502,14 +364,14 @@ class DockerSandbox(Sandbox):
         api = client().api
         try:
             chunks, _ = api.get_archive(self.container_id, path)
-        except _errors().NotFound:
+        except docker_errors().NotFound:
             return
         with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as archive:
             _plain_archive(chunks, archive)
             archive.seek(0)
             try:
                 api.put_archive(other.container_id, posixpath.dirname(path) or "/", archive)
-            except _errors().APIError as exc:
+            except docker_errors().APIError as exc:
                 raise SandboxError(f"cannot copy {path} into the verifier's container: {exc.explanation or exc}") \
                     from None
 
@@ -601,7 +463,7 @@ class DockerSandbox(Sandbox):
             try:
                 return api.exec_create(self.container_id, argv, stdout=True, stderr=True, environment=env,
                                        workdir=self._absolute(cwd or self.workdir))["Id"]
-            except _errors().APIError as exc:
+            except docker_errors().APIError as exc:
                 # The agent may stop its own container (kill its init): its processes are gone, its
                 # files are not; start it again rather than blame the infrastructure.
                 if attempt == 1 and exc.status_code == 409 and "not running" in str(exc.explanation or exc):
@@ -617,7 +479,7 @@ class DockerSandbox(Sandbox):
             self._boot()
             if self._relay_allowed:
                 self._launch_relay()
-        except _errors().APIError as exc:
+        except docker_errors().APIError as exc:
             raise SandboxError(f"cannot start container {self.container_id[:12]} again: "
                                f"{exc.explanation or exc}") from None
         self._stopped = False
@@ -632,7 +494,7 @@ class DockerSandbox(Sandbox):
                                           user="0")["Id"]
                 api.exec_start(exec_id)
                 return api.exec_inspect(exec_id).get("ExitCode") == 0
-            except _errors().APIError as exc:
+            except docker_errors().APIError as exc:
                 logger.warning("could not kill a command's processes: %s", exc)
                 return False
         try:
@@ -680,7 +542,7 @@ class DockerSandbox(Sandbox):
         """Read through the engine, which resolves every link inside the container's own root."""
         try:
             chunks, _ = client().api.get_archive(self.container_id, path)
-        except _errors().NotFound:
+        except docker_errors().NotFound:
             raise FileNotFoundError(path) from None
         with tarfile.open(fileobj=_ChunkReader(chunks), mode="r|") as tar:
             member = tar.next()
@@ -719,7 +581,7 @@ class DockerSandbox(Sandbox):
                 tar.addfile(info, io.BytesIO(content))
         try:
             client().api.put_archive(self.container_id, "/", buffer.getvalue())
-        except _errors().APIError as exc:
+        except docker_errors().APIError as exc:
             raise PermissionError(f"{files[0][0]}: cannot write into the container: {exc.explanation or exc}") from None
 
     async def remove_path(self, path):
@@ -745,7 +607,7 @@ class DockerSandbox(Sandbox):
     def _list_container(self, folder: str) -> list[str]:
         try:
             chunks, _ = client().api.get_archive(self.container_id, folder.rstrip("/") + "/.")
-        except _errors().NotFound:
+        except docker_errors().NotFound:
             return []
         with tarfile.open(fileobj=_ChunkReader(chunks), mode="r|") as tar:
             names = [m.name for m in tar if m.isreg()]
@@ -768,9 +630,9 @@ def _remove(container_id: str, folder: Path) -> None:
     try:
         if container_id:
             client().api.remove_container(container_id, force=True, v=True)
-    except _errors().NotFound:
+    except docker_errors().NotFound:
         pass
-    except _errors().APIError as exc:
+    except docker_errors().APIError as exc:
         logger.warning("could not remove container %s: %s", container_id[:12], exc)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -38,7 +38,8 @@ from pathlib import Path
 
 from services.executor.processes import feed_stdin, kill_group
 from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
+from services.environments.capabilities import ENFORCES
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE, Relay
 
 #: Folders every attempt gets, bound read-write from the attempt folder.

@@ -18,7 +18,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.executor.sandboxes.base import ENFORCES, ExecResult, Sandbox, SandboxError
+from services.environments.capabilities import ENFORCES
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.docker import KILL_MARKED, MARKER_VAR
 
 logger = logging.getLogger(__name__)

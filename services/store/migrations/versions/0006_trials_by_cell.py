@@ -5,8 +5,6 @@ Revises: 0005
 """
 
 from alembic import op
-import sqlalchemy as sa
-
 
 revision = '0006'
 down_revision = '0005'

@@ -1,4 +1,5 @@
-"""The embedded default: every service in this process, on loopback, over real gRPC channels.
+"""The composition root: every service in this process, on loopback, over real gRPC channels
+(the embedded default). The only module that builds every server; the CLI and tests use it.
 
 Services still authenticate each other with a deployment token: a fresh random
 one per process unless a caller (hemra serve) passes the deployment's own.
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import grpc
 
-from clients import rpc as clients
+from services.common import transport
 from services.executor.server import build_executor
 from services.executor.worker import Worker
 from services.importer.server import build_server as build_importer
@@ -29,15 +30,15 @@ class Embedded:
     home: Path
     token: str
     addresses: dict[str, str]
-    store: clients.Client = None
-    planner: clients.Client = None
-    scorer: clients.Client = None
-    importer: clients.Client = None
+    store: transport.Client = None
+    planner: transport.Client = None
+    scorer: transport.Client = None
+    importer: transport.Client = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
 
     def channel(self, service: str) -> grpc.aio.Channel:
-        channel = clients.channel(self.addresses[service])
+        channel = transport.channel(self.addresses[service])
         self._channels.append(channel)
         return channel
 
@@ -77,14 +78,14 @@ async def services(home: Path, database_url: str | None = None, token: str | Non
         if store_listen != LOOPBACK:
             server, port = build_store(store, store_listen, embedded.token, store_tls)
             await embedded.start("store_public", server, port)
-        embedded.store = clients.store(embedded.channel("store"), embedded.token)
+        embedded.store = transport.store(embedded.channel("store"), embedded.token)
         await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.token))
-        embedded.planner = clients.planner(embedded.channel("planner"), embedded.token)
+        embedded.planner = transport.planner(embedded.channel("planner"), embedded.token)
         await embedded.start("importer", *build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.token))
-        embedded.importer = clients.importer(embedded.channel("importer"), embedded.token)
+        embedded.importer = transport.importer(embedded.channel("importer"), embedded.token)
         server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.token)
         await embedded.start("scorer", server, port)
-        embedded.scorer = clients.scorer(embedded.channel("scorer"), embedded.token)
+        embedded.scorer = transport.scorer(embedded.channel("scorer"), embedded.token)
         yield embedded
     finally:
         await embedded.stop()

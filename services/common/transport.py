@@ -1,0 +1,260 @@
+"""The transport every service and client shares: channels and servers with HEMRA's
+options, the one error interceptor that turns any exception a servicer raises into a status
+with its ErrorInfo reason, the client call policy that turns it back into the same class
+(services/common/errors.py), deadlines and retries, and the loopback rule for listeners."""
+
+import asyncio
+import ipaddress
+import logging
+import random
+
+import grpc
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from hemra.v1 import (
+    executor_service_pb2_grpc,
+    harness_service_pb2_grpc,
+    importer_service_pb2_grpc,
+    planner_service_pb2_grpc,
+    scorer_service_pb2_grpc,
+    store_service_pb2_grpc,
+)
+
+from services import auth
+from services.common import errors
+
+logger = logging.getLogger(__name__)
+
+#: Generous message limits: task files and artifacts travel as blobs.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+]
+#: Servers never share a port: with SO_REUSEPORT a second server on a taken
+#: port would start quietly and split the clients between two stores.
+SERVER_OPTIONS = CHANNEL_OPTIONS + [("grpc.so_reuseport", 0)]
+
+
+#: google.rpc.Status and google.rpc.ErrorInfo, the standard rich error model, in a private pool
+#: (googleapis-common-protos is not a dependency; the wire format is all that matters).
+_POOL = descriptor_pool.DescriptorPool()
+_POOL.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
+_FILE = descriptor_pb2.FileDescriptorProto(name="hemra/private/google_rpc.proto", package="google.rpc",
+                                           syntax="proto3", dependency=["google/protobuf/any.proto"])
+_error_info = _FILE.message_type.add(name="ErrorInfo")
+_error_info.field.add(name="reason", number=1, type=9, label=1)
+_error_info.field.add(name="domain", number=2, type=9, label=1)
+_status = _FILE.message_type.add(name="Status")
+_status.field.add(name="code", number=1, type=5, label=1)
+_status.field.add(name="message", number=2, type=9, label=1)
+_status.field.add(name="details", number=3, type=11, label=3, type_name=".google.protobuf.Any")
+_POOL.Add(_FILE)
+ErrorInfo = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("google.rpc.ErrorInfo"))
+Status = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("google.rpc.Status"))
+_Any = message_factory.GetMessageClass(_POOL.FindMessageTypeByName("google.protobuf.Any"))
+#: The trailer gRPC's rich error model travels in.
+DETAILS_KEY = "grpc-status-details-bin"
+ERROR_DOMAIN = "hemra.dev"
+
+
+def status_details(code: grpc.StatusCode, message: str, reason: str) -> bytes:
+    """A serialized google.rpc.Status whose one detail is an ErrorInfo naming `reason`."""
+    detail = _Any(type_url="type.googleapis.com/google.rpc.ErrorInfo",
+                  value=ErrorInfo(reason=reason, domain=ERROR_DOMAIN).SerializeToString())
+    return Status(code=code.value[0], message=message, details=[detail]).SerializeToString()
+
+
+def error_reason(trailing_metadata) -> str:
+    """The ErrorInfo reason of an error's trailing metadata, or "" when it carries none."""
+    for key, value in trailing_metadata or ():
+        if key == DETAILS_KEY:
+            status = Status.FromString(value)
+            for detail in status.details:
+                if detail.type_url.endswith("/google.rpc.ErrorInfo"):
+                    return ErrorInfo.FromString(detail.value).reason
+    return ""
+
+
+
+#: An error message travels in a gRPC trailer (16 KiB at most, with its details): longer ones are cut.
+MAX_ERROR_CHARS = 2000
+
+
+# --- servers ------------------------------------------------------------------
+def status_of(exc: BaseException, method: str) -> tuple[grpc.StatusCode, str, str]:
+    """(code, message, reason) for an exception leaving a servicer: a HemraError's own, else
+    INTERNAL (logged with its traceback: it is a bug or an outage, never the caller's doing)."""
+    if isinstance(exc, errors.HemraError):
+        code, message, reason = exc.code, str(exc), errors.shared_class(exc).reason
+    else:
+        logger.exception("unexpected error in %s", method)
+        first_line = (str(exc).splitlines() or [""])[0][:300]
+        code, message, reason = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}: {first_line}", ""
+    if len(message) > MAX_ERROR_CHARS:  # e.g. a 100,000-character reference quoted back
+        message = message[:MAX_ERROR_CHARS] + "..."
+    return code, message, reason
+
+
+class ErrorInterceptor(grpc.aio.ServerInterceptor):
+    """The servicers' one error boundary: every RPC (all are unary-unary) answers an exception
+    with its class's status and ErrorInfo reason."""
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        method, name = handler.unary_unary, handler_call_details.method
+
+        async def guarded(request, context):
+            try:
+                return await method(request, context)
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:  # the boundary: everything becomes a status
+                code, message, reason = status_of(exc, name)
+                details = ((DETAILS_KEY, status_details(code, message, reason)),) if reason else ()
+                await context.abort(code, message, trailing_metadata=details)
+
+        return grpc.unary_unary_rpc_method_handler(guarded, request_deserializer=handler.request_deserializer,
+                                                   response_serializer=handler.response_serializer)
+
+
+def new_server(token: str = "") -> grpc.aio.Server:
+    """A server whose every call goes through the error boundary and, given a token, is
+    refused without it (see services/auth.py)."""
+    interceptors = [auth.TokenInterceptor(token)] if token else []
+    return grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*interceptors, ErrorInterceptor()])
+
+
+class NotLoopback(OSError):
+    """A listener on an address other machines can reach, without --expose."""
+
+
+#: Set once by a command given --expose (hemra serve, hemra service): listeners may then
+#: bind addresses other than loopback. Nothing else turns it on.
+_EXPOSE = False
+
+
+def allow_exposed() -> None:
+    global _EXPOSE
+    _EXPOSE = True
+
+
+def is_loopback(listen: str) -> bool:
+    """Whether `host:port` names a loopback address only ("" or 0.0.0.0 or a hostname do not)."""
+    host, _ = split_listen(listen)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen(listen: str, option: str = "--listen") -> None:
+    """Refuse an address that is not loopback unless --expose allowed it."""
+    if not _EXPOSE and not is_loopback(listen):
+        raise NotLoopback(f"{option} {listen} is not a loopback address; add --expose to allow it")
+
+
+def bind(server: grpc.aio.Server, listen: str, tls: tuple[bytes, bytes] | None = None) -> int:
+    """Bind `host:port` (port 0 picks a free one) and return the port. `tls` is (key, cert) PEM.
+    Every service's listener comes here: an address other than loopback needs allow_exposed()."""
+    check_listen(listen)
+    try:
+        if tls is None:
+            port = server.add_insecure_port(listen)
+        else:
+            port = server.add_secure_port(listen, grpc.ssl_server_credentials([tls]))
+    except RuntimeError as exc:
+        raise OSError(f"cannot listen on {listen}: {exc}") from None
+    if port == 0:
+        raise OSError(f"cannot listen on {listen} (in use?)")
+    return port
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    try:
+        return host.strip("[]"), int(port)
+    except ValueError:
+        raise ValueError(f"{listen!r} is not host:port") from None
+
+
+# --- clients ------------------------------------------------------------------
+DEFAULT_TIMEOUT = 60.0
+#: Calls that may be repeated safely when the service is briefly unavailable.
+IDEMPOTENT = {"GetRun", "ListRuns", "GetRunReport", "ListAttempts", "GetAttempt", "ListEvents",
+              "GetBlobs", "PutBlobs", "FindMissingBlobs", "HeartbeatJob", "CompleteJob", "GetTrial",
+              "ReadFile", "GetExecutorStatus", "CancelRun"}
+
+
+
+def error_of(exc: grpc.aio.AioRpcError) -> errors.HemraError:
+    """The class the service raised, from the status's reason (or its code)."""
+    return errors.from_status(exc.code(), exc.details() or exc.code().name,
+                              error_reason(exc.trailing_metadata()))
+
+
+class Client:
+    """One service's stub with our call policy; `client.GetRun(request)` calls the RPC."""
+
+    def __init__(self, channel: grpc.aio.Channel, stub, metadata: tuple = (), timeout: float = DEFAULT_TIMEOUT,
+                 retries: int = 5):
+        self._stub = stub
+        self._metadata = metadata
+        self._timeout = timeout
+        self._retries = retries
+        self.channel = channel
+
+    def __getattr__(self, rpc_name: str):
+        method = getattr(self._stub, rpc_name)
+
+        async def call(request, timeout: float | None = None):
+            attempts = self._retries if rpc_name in IDEMPOTENT else 1
+            for attempt in range(attempts):
+                try:
+                    return await method(request, timeout=timeout or self._timeout, metadata=self._metadata)
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == attempts - 1:
+                        raise error_of(exc) from None
+                    await asyncio.sleep(min(0.1 * 2 ** attempt, 2.0) * (0.5 + random.random()))
+
+        return call
+
+
+def channel(address: str, ca_cert: bytes | None = None) -> grpc.aio.Channel:
+    """A channel to `address`; TLS when a CA certificate (PEM) is given."""
+    if ca_cert is None:
+        return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(ca_cert), options=CHANNEL_OPTIONS)
+
+
+def store(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, store_service_pb2_grpc.StoreServiceStub(channel), metadata=auth.metadata(token))
+
+
+def planner(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, planner_service_pb2_grpc.PlannerServiceStub(channel), metadata=auth.metadata(token),
+                  timeout=600)
+
+
+def scorer(channel: grpc.aio.Channel, token: str = "") -> Client:
+    # A verifier may run for its whole timeout; the scorer enforces that itself.
+    return Client(channel, scorer_service_pb2_grpc.ScorerServiceStub(channel), metadata=auth.metadata(token),
+                  timeout=24 * 3600)
+
+
+def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, executor_service_pb2_grpc.ExecutorServiceStub(channel), metadata=auth.metadata(token))
+
+
+def importer(channel: grpc.aio.Channel, token: str = "") -> Client:
+    return Client(channel, importer_service_pb2_grpc.ImporterServiceStub(channel), metadata=auth.metadata(token),
+                  timeout=3600)
+
+
+def harness(channel: grpc.aio.Channel, token: str) -> Client:
+    """The harness protocol, authenticated by the attempt's token."""
+    return Client(channel, harness_service_pb2_grpc.HarnessServiceStub(channel),
+                  metadata=(("authorization", f"Bearer {token}"),), timeout=24 * 3600)

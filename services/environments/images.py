@@ -1,0 +1,129 @@
+"""Task images: each task's environment/ folder built once per task digest (and base image),
+by the planner while a run resolves and by an executor whose engine lacks one. Builds of one
+tag wait for each other, in this process and across the host. HEMRA never pulls."""
+
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+import threading
+from pathlib import Path
+
+from services.environments.engine import client, docker_errors
+from services.environments.errors import SandboxError
+
+IMAGE_REPOSITORY = "hemra-task"
+#: The network a task's image is built with; the engine's default unless set.
+BUILD_NETWORK_VAR = "HEMRA_DOCKER_BUILD_NETWORK"
+#: The label naming the task an image or container belongs to.
+LABEL_TASK = "hemra.task"
+
+_build_locks: dict[str, threading.Lock] = {}
+
+
+class BuildFailed(SandboxError):
+    """The task's Dockerfile did not build; `log` holds the build's output."""
+
+    def __init__(self, message: str, log: str):
+        super().__init__(message)
+        self.log = log
+
+
+def image_tag(task, base_image: str = "") -> str:
+    tag = f"{IMAGE_REPOSITORY}:{task.digest.removeprefix('sha256:')[:24]}"
+    return tag if not base_image else f"{tag}-on-{hashlib.sha256(base_image.encode()).hexdigest()[:12]}"
+
+
+def ensure_image(task, task_dir: Path, base_image: str = "") -> str:
+    """The task's image, built once per task digest (and base image) (blocking). Concurrent
+    calls for one task, in this process or another on the host, wait for a single build.
+
+    With `base_image` (a run's [sandbox] image) the task's Dockerfile is built FROM it."""
+    dockerfile = task_dir / "environment" / "Dockerfile"
+    api = client().api
+    errors = docker_errors()
+    if not dockerfile.is_file():
+        return _prebuilt(api, errors, task, base_image)
+    tag = image_tag(task, base_image)
+    with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
+        try:
+            api.inspect_image(tag)
+            return tag
+        except errors.ImageNotFound:
+            pass
+        if not base_image:
+            _build(api, errors, task, task_dir / "environment", tag)
+        else:
+            with tempfile.TemporaryDirectory(prefix="hemra-rebased-") as folder:
+                rebased = Path(folder) / "Dockerfile"
+                rebased.write_text(rebase(dockerfile.read_text(), base_image))
+                _build(api, errors, task, task_dir / "environment", tag, str(rebased))
+    return tag
+
+
+def rebase(dockerfile: str, base_image: str) -> str:
+    """The Dockerfile with every stage that starts FROM an image (not FROM an earlier
+    stage) starting FROM `base_image`; platform flags and stage names are kept."""
+    stages: set[str] = set()
+
+    def replace(match: re.Match) -> str:
+        flags, image, alias = match.group("flags") or "", match.group("image"), match.group("alias")
+        if alias:
+            stages.add(alias.split()[-1].lower())
+        if image.lower() in stages:
+            return match.group(0)
+        return f"{match.group('lead')}{flags}{base_image}{alias or ''}"
+
+    return _FROM.sub(replace, dockerfile)
+
+
+_FROM = re.compile(r"^(?P<lead>[ \t]*FROM[ \t]+)(?P<flags>(?:--\S+[ \t]+)*)(?P<image>\S+)(?P<alias>[ \t]+AS[ \t]+\S+)?",
+                   re.IGNORECASE | re.MULTILINE)
+
+
+def _prebuilt(api, errors, task, base_image: str = "") -> str:
+    image = base_image or task.environment.base_image
+    if not image:
+        raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
+    try:
+        api.inspect_image(image)
+    except errors.ImageNotFound:
+        raise SandboxError(f"task {task.task_name}: image {image} is not present in the Docker engine "
+                           "(HEMRA never pulls; load or build it first)") from None
+    return image
+
+
+def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Dockerfile") -> None:
+    lines, error = [], ""
+    network = os.environ.get(BUILD_NETWORK_VAR) or None
+    try:
+        for chunk in api.build(path=str(context), dockerfile=dockerfile, tag=tag, rm=True, forcerm=True,
+                               pull=False, decode=True, network_mode=network,
+                               labels={LABEL_TASK: task.digest}):
+            lines.append(chunk.get("stream") or chunk.get("status") or "")
+            if chunk.get("error"):
+                error = chunk["error"].strip()
+                lines.append(chunk["error"])
+    except errors.APIError as exc:
+        error = str(exc.explanation or exc)
+        lines.append(error + "\n")
+    if error:
+        raise BuildFailed(f"docker build of task {task.task_name} failed: {error.splitlines()[-1]}", "".join(lines))
+
+
+class _file_lock:
+    """An exclusive lock file shared by every process on the host (builds of one tag)."""
+
+    def __init__(self, name: str):
+        folder = Path(tempfile.gettempdir()) / "hemra-docker-locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / (name.replace(":", "-").replace("/", "-") + ".lock")
+
+    def __enter__(self):
+        self.handle = open(self.path, "a")
+        fcntl.flock(self.handle, fcntl.LOCK_EX)
+
+    def __exit__(self, *_):
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        self.handle.close()

@@ -1,0 +1,59 @@
+"""Imports point one way (docs/architecture.md): clients -> services -> services/common and
+the contracts; the gateway reads the store through the transport only."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def imported(folder: str) -> list[tuple[str, str]]:
+    """(file, module) for every import in the Python files under `folder`, lazy ones included."""
+    found = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        if "_pb2" in path.name:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found += [(str(path.relative_to(ROOT)), alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found += [(str(path.relative_to(ROOT)), node.module)]
+    return found
+
+
+def offenders(folder: str, forbidden) -> list[str]:
+    return [f"{file}: {module}" for file, module in imported(folder) if forbidden(module)]
+
+
+def test_services_never_import_clients():
+    assert offenders("services", lambda m: m == "clients" or m.startswith("clients.")) == []
+
+
+def test_the_planner_never_imports_the_executor():
+    assert offenders("services/planner", lambda m: m.startswith("services.executor")) == []
+
+
+@pytest.mark.parametrize("folder", ["services/common", "services/environments"])
+def test_shared_modules_import_no_service(folder):
+    services = ("services.store", "services.planner", "services.executor", "services.scorer", "services.importer")
+    assert offenders(folder, lambda m: m.startswith(services)) == []
+
+
+def test_the_gateway_reaches_services_through_the_transport_only():
+    assert offenders("gateway", lambda m: m.startswith("services.") and not m.startswith("services.common")) == []
+    assert offenders("gateway", lambda m: m.startswith("clients.")) == []
+
+
+def test_the_checker_sees_lazy_imports():
+    """The rules above would pass on a reader that missed imports inside functions."""
+    assert ("services/executor/sandboxes/__init__.py", "services.executor.sandboxes.docker") in imported("services")
+
+
+def test_only_the_composition_root_builds_every_server():
+    builders = {}
+    for file, module in imported("services"):
+        if module.endswith(".server") and module.count(".") == 2:
+            builders.setdefault(file, set()).add(module)
+    assert {file for file, modules in builders.items() if len(modules) > 1} == {"services/embedded.py"}
