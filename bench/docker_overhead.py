@@ -37,8 +37,9 @@ RESULTS_DIR = BENCH_DIR / "results"
 TARGET = 1.5
 # The commands HEMRA runs inside the sandbox (harnesses/builtin.py, scorer/verifier.py).
 SOLVE_COMMAND = "(/solution/solve.sh) > /logs/agent/oracle.txt 2>&1"
-TEST_COMMAND = ("mkdir -p /logs/verifier && chmod +x /tests/test.sh && "
-                "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1")
+TEST_COMMAND = (
+    "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+)
 PRINT_REWARD = "cat /logs/verifier/reward.json 2>/dev/null || cat /logs/verifier/reward.txt"
 
 
@@ -54,8 +55,12 @@ def trial_script(harness: str) -> str:
     steps = ["mkdir -p /logs/agent /logs/verifier /logs/artifacts /tests /solution"]
     if harness == "oracle":
         steps += ["cp -a /task/solution/. /solution/", "chmod +x /solution/*.sh", SOLVE_COMMAND + " || true"]
-    steps += ["rm -rf /logs/verifier/* /tests/*", "cp -a /task/tests/. /tests/", TEST_COMMAND + " || true",
-              PRINT_REWARD]
+    steps += [
+        "rm -rf /logs/verifier/* /tests/*",
+        "cp -a /task/tests/. /tests/",
+        TEST_COMMAND + " || true",
+        PRINT_REWARD,
+    ]
     return " && ".join(steps)
 
 
@@ -77,21 +82,36 @@ def floor_trial(task: Path, harness: str) -> float:
     args = ["docker", "run", "--rm", "--network", "none", "-v", f"{task}:/task:ro"]
     for key, value in env.items():
         args += ["-e", f"{key}={value}"]
-    run = subprocess.run(args + [image.stdout.strip(), "bash", "-c", trial_script(harness)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        args + [image.stdout.strip(), "bash", "-c", trial_script(harness)], capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     expected = {1.0} if harness == "oracle" else {0.0}
     if run.returncode != 0 or reward_values(run.stdout) != expected:
-        raise BenchError(f"floor {harness} on {task.name}: exit {run.returncode}, rewards {run.stdout!r} "
-                         f"(expected {expected}) {run.stderr.strip()}")
+        raise BenchError(
+            f"floor {harness} on {task.name}: exit {run.returncode}, rewards {run.stdout!r} "
+            f"(expected {expected}) {run.stderr.strip()}"
+        )
     return elapsed
 
 
 def hemra(home: Path, concurrency: int) -> tuple[float, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
     env["HEMRA_HOME"] = str(home)
-    args = [str(REPO / ".venv" / "bin" / "hemra"), "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline",
-            "--sandbox", "docker", "--concurrency", str(concurrency)]
+    args = [
+        str(REPO / ".venv" / "bin" / "hemra"),
+        "run",
+        "-H",
+        "oracle",
+        "-H",
+        "nop",
+        "-d",
+        "hemra-offline",
+        "--sandbox",
+        "docker",
+        "--concurrency",
+        str(concurrency),
+    ]
     started = time.perf_counter()
     result = subprocess.run(args, env=env, capture_output=True, text=True, cwd=REPO)
     elapsed = time.perf_counter() - started
@@ -114,8 +134,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hemra-docker-bench-") as scratch:
         hemra(Path(scratch) / "warm-up", options.concurrency)
         for round_ in range(options.repeat):
-            samples["floor"].append(sum(floor_trial(task, harness) for task in found
-                                        for harness in ("oracle", "nop")) / trials)
+            samples["floor"].append(
+                sum(floor_trial(task, harness) for task in found for harness in ("oracle", "nop")) / trials
+            )
             seconds, _ = hemra(Path(scratch) / f"home-{round_}", options.concurrency)
             samples["hemra"].append(seconds / trials)
     floor, ours = statistics.median(samples["floor"]), statistics.median(samples["hemra"])
@@ -123,14 +144,29 @@ def main() -> int:
     print(f"{'':<28}{'s/trial':>10}")
     print(f"{'floor (docker build+run)':<28}{floor:>10.3f}")
     print(f"{'hemra --sandbox docker':<28}{ours:>10.3f}")
-    print(f"ratio {ratio:.2f}x (target <= {TARGET}x) over {trials} trials, "
-          f"concurrency {options.concurrency}, {options.repeat} round(s)")
+    print(
+        f"ratio {ratio:.2f}x (target <= {TARGET}x) over {trials} trials, "
+        f"concurrency {options.concurrency}, {options.repeat} round(s)"
+    )
     RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS_DIR / f"docker-overhead-{stamp}.json"
-    out.write_text(json.dumps({"trials": trials, "concurrency": options.concurrency, "samples": samples,
-                               "floor_s_per_trial": floor, "hemra_s_per_trial": ours, "ratio": ratio,
-                               "target": TARGET, "load": os.getloadavg()}, indent=2) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "trials": trials,
+                "concurrency": options.concurrency,
+                "samples": samples,
+                "floor_s_per_trial": floor,
+                "hemra_s_per_trial": ours,
+                "ratio": ratio,
+                "target": TARGET,
+                "load": os.getloadavg(),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"results: {out}")
     return 0 if ratio <= TARGET else 1
 

@@ -66,6 +66,7 @@ def _sha(text: str) -> str:
 
 # --- 1. the store -----------------------------------------------------------------------------
 
+
 def plans(runs: int, rng: random.Random):
     """`runs` finished runs on one dataset, shaped as the planner and executor would leave them."""
     from services import digests
@@ -73,19 +74,40 @@ def plans(runs: int, rng: random.Random):
 
     names = [f"bench/task-{i:03d}" for i in range(TASKS)]
     task_digests = [digests.sha256(f"bench gateway task {i}".encode()) for i in range(TASKS)]
-    fingerprints = [digests.scorer_fingerprint(digests.sha256(f"verifier {i}".encode()), {"reward": 1.0})
-                    for i in range(TASKS)]
-    tasks = [dict(digest=d, task_name=n, record={"name": f"tasks/{d}", "digest": d, "taskName": n})
-             for d, n in zip(task_digests, names)]
+    fingerprints = [
+        digests.scorer_fingerprint(digests.sha256(f"verifier {i}".encode()), {"reward": 1.0}) for i in range(TASKS)
+    ]
+    tasks = [
+        dict(digest=d, task_name=n, record={"name": f"tasks/{d}", "digest": d, "taskName": n})
+        for d, n in zip(task_digests, names)
+    ]
     dataset_digest = digests.sha256(("bench dataset\0" + "\0".join(sorted(task_digests))).encode())
-    dataset = dict(digest=dataset_digest, dataset_name=DATASET, source="/bench/tasks",
-                   task_digests=sorted(task_digests), create_time=0.0)
+    dataset = dict(
+        digest=dataset_digest,
+        dataset_name=DATASET,
+        source="/bench/tasks",
+        task_digests=sorted(task_digests),
+        create_time=0.0,
+    )
     harnesses = []
     for name in HARNESSES:
         digest = digests.sha256(f"bench harness {name}".encode())
-        harnesses.append(dict(digest=digest, harness_name=name, record={
-            "name": f"harnesses/{digest}", "digest": digest, "harnessName": name, "kind": "cli", "agent": name,
-            "agentVersion": "1.0.0", "model": "model-x", "env": ["MODEL_API_KEY"]}))
+        harnesses.append(
+            dict(
+                digest=digest,
+                harness_name=name,
+                record={
+                    "name": f"harnesses/{digest}",
+                    "digest": digest,
+                    "harnessName": name,
+                    "kind": "cli",
+                    "agent": name,
+                    "agentVersion": "1.0.0",
+                    "model": "model-x",
+                    "env": ["MODEL_API_KEY"],
+                },
+            )
+        )
     rate = [rng.uniform(0.1, 0.9) for _ in range(TASKS)]
     out = []
     for r in range(runs):
@@ -95,21 +117,47 @@ def plans(runs: int, rng: random.Random):
                 for i in range(TASKS):
                     start = 1_796_000_000.0 + r * 10_000 + rep * 100 + i * 0.5
                     reward = 1.0 if rng.random() < min(1.0, rate[i] + lift) else 0.0
-                    result = dict(outcome="completed", error="", agent_version="1.0.0", start_time=start,
-                                  end_time=start + rng.uniform(5, 120),
-                                  score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": reward},
-                                         "scorer": "verifier", "scorerFingerprint": fingerprints[i]},
-                                  artifacts=[{"path": "/logs/agent/trace.jsonl",
-                                              "blobDigest": "sha256:" + _sha(f"{r}/{cell}/{rep}/{i}"),
-                                              "sizeBytes": "2048"}])
+                    result = dict(
+                        outcome="completed",
+                        error="",
+                        agent_version="1.0.0",
+                        start_time=start,
+                        end_time=start + rng.uniform(5, 120),
+                        score={
+                            "state": "SCORE_STATE_SCORED",
+                            "rewards": {"reward": reward},
+                            "scorer": "verifier",
+                            "scorerFingerprint": fingerprints[i],
+                        },
+                        artifacts=[
+                            {
+                                "path": "/logs/agent/trace.jsonl",
+                                "blobDigest": "sha256:" + _sha(f"{r}/{cell}/{rep}/{i}"),
+                                "sizeBytes": "2048",
+                            }
+                        ],
+                    )
                     trials.append((cell, task_digests[i], names[i], rep, result))
         label = f"bench-{r:03d}"
-        out.append(PlannedRun(
-            label=label, spec={"label": label, "baseline": HARNESSES[0], "datasets": [DATASET],
-                               "harnesses": list(HARNESSES), "attempts": REPETITIONS},
-            concurrency=4, max_infra_retries=0, datasets=[dataset], tasks=tasks, harnesses=harnesses,
-            cells=[(dataset_digest, DATASET, h["digest"], h["harness_name"], "model-x") for h in harnesses],
-            trials=trials))
+        out.append(
+            PlannedRun(
+                label=label,
+                spec={
+                    "label": label,
+                    "baseline": HARNESSES[0],
+                    "datasets": [DATASET],
+                    "harnesses": list(HARNESSES),
+                    "attempts": REPETITIONS,
+                },
+                concurrency=4,
+                max_infra_retries=0,
+                datasets=[dataset],
+                tasks=tasks,
+                harnesses=harnesses,
+                cells=[(dataset_digest, DATASET, h["digest"], h["harness_name"], "model-x") for h in harnesses],
+                trials=trials,
+            )
+        )
     return out
 
 
@@ -150,10 +198,13 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
             for seq in range(1, EVENTS_PER_ATTEMPT + 1):
                 kind, name, payload = _event(seq, rng)
                 small.append((attempt, seq, base + seq, kind, name, payload, 0.01 * (seq % 7)))
-        db.executemany("INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)", small)
-        db.execute(f"UPDATE attempts SET event_count = {EVENTS_PER_ATTEMPT} WHERE run_id = ? AND id != ?",
-                   (recorded[0], huge))
+        db.executemany(
+            "INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            small,
+        )
+        db.execute(
+            f"UPDATE attempts SET event_count = {EVENTS_PER_ATTEMPT} WHERE run_id = ? AND id != ?", (recorded[0], huge)
+        )
         start = db.execute("SELECT start_time FROM attempts WHERE id = ?", (huge,)).fetchone()[0]
         big = {10, trace_events // 2, trace_events - 10}
         prompt = json.dumps({"role": "user", "content": "recalled history " * (HUGE_EVENT_BYTES // 17)})
@@ -166,18 +217,30 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
                     kind, name, payload = _event(seq, rng)
                     yield huge, seq, start + seq * 1e-4, kind, name, payload, 1e-5 * (seq % 11)
 
-        db.executemany("INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)", rows())
-        db.execute("UPDATE attempts SET event_count = ?, end_time = ? WHERE id = ?",
-                   (trace_events, start + trace_events * 1e-4, huge))
+        db.executemany(
+            "INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows(),
+        )
+        db.execute(
+            "UPDATE attempts SET event_count = ?, end_time = ? WHERE id = ?",
+            (trace_events, start + trace_events * 1e-4, huge),
+        )
         attempts = db.execute("SELECT count(*) FROM attempts").fetchone()[0]
         events = db.execute("SELECT count(*) FROM events").fetchone()[0]
-    return dict(runs=recorded, attempts=attempts, events=events, huge_attempt=huge,
-                sample_attempt=first_run_attempts[1], record_s=record_s, events_s=time.perf_counter() - started,
-                db_mb=(home / "hemra.db").stat().st_size / 2**20)
+    return dict(
+        runs=recorded,
+        attempts=attempts,
+        events=events,
+        huge_attempt=huge,
+        sample_attempt=first_run_attempts[1],
+        record_s=record_s,
+        events_s=time.perf_counter() - started,
+        db_mb=(home / "hemra.db").stat().st_size / 2**20,
+    )
 
 
 # --- 2. the server ----------------------------------------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -188,9 +251,13 @@ def free_port() -> int:
 def start_server(home: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")} | {"HEMRA_HOME": str(home)}
-    process = subprocess.Popen([str(HEMRA), "serve", "--concurrency", "0", "--listen", f"127.0.0.1:{port}",
-                                "--store-listen", "127.0.0.1:0"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [str(HEMRA), "serve", "--concurrency", "0", "--listen", f"127.0.0.1:{port}", "--store-listen", "127.0.0.1:0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     import httpx
 
     deadline = time.monotonic() + 60
@@ -215,6 +282,7 @@ def peak_rss_mb(pid: int) -> float:
 
 # --- 3. latency --------------------------------------------------------------------------------
 
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
@@ -236,7 +304,11 @@ def calls(info: dict) -> list[tuple[str, str, str]]:
         ("compare", "main", f"/api/compare?a={other}/agent-a&b={other}/agent-b"),
         ("huge trace: attempt", "main", f"/api/attempts/{huge}"),
         ("huge trace: first page", "trace", f"/api/attempts/{huge}/events"),
-        ("huge trace: page at 500,000", "trace", f"/api/attempts/{huge}/events?page_token={info['trace_events'] // 2 - 5}"),
+        (
+            "huge trace: page at 500,000",
+            "trace",
+            f"/api/attempts/{huge}/events?page_token={info['trace_events'] // 2 - 5}",
+        ),
         ("huge trace: one 8 MB event", "info", f"/api/attempts/{huge}/events/10?preview=2000"),
         ("datasets", "info", "/api/datasets"),
         ("harnesses", "info", "/api/harnesses"),
@@ -268,8 +340,18 @@ def measure(base: str, info: dict, samples: int) -> tuple[list[dict], list[str]]
                     cold = elapsed
                     problems += check(name, response.json(), info)
             if times:
-                results.append(dict(name=name, kind=kind, path=path, n=len(times), p50_ms=percentile(times, 50),
-                                    p99_ms=percentile(times, 99), first_ms=cold, bytes=len(response.content)))
+                results.append(
+                    dict(
+                        name=name,
+                        kind=kind,
+                        path=path,
+                        n=len(times),
+                        p50_ms=percentile(times, 50),
+                        p99_ms=percentile(times, 99),
+                        first_ms=cold,
+                        bytes=len(response.content),
+                    )
+                )
     return results, problems
 
 
@@ -292,11 +374,12 @@ def check(name: str, body: dict, info: dict) -> list[str]:
 
 # --- the same work on the domain code, in this process ---------------------------------------
 
+
 async def domain_baseline(home: Path, info: dict, samples: int) -> dict:
     from services.store.service import Store
 
     store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
-    run, other = info["runs"][0], info["runs"][-1]
+    other = info["runs"][-1]
     work = {
         "runs list": lambda: store.list_runs(50, ""),
         "run report": lambda: store.run_report(other),
@@ -336,9 +419,11 @@ def main(argv: list[str]) -> int:
         print(f"generating {args.runs * 1000:,} attempts and a trace of {args.trace_events:,} events…", flush=True)
         info = asyncio.run(build_store(home, args.runs, args.trace_events))
         info["trace_events"] = args.trace_events
-        print(f"  {info['attempts']:,} attempts in {info['record_s']:.1f} s (Store.record_run), "
-              f"{info['events']:,} events in {info['events_s']:.1f} s (bulk SQL); database {info['db_mb']:.0f} MB",
-              flush=True)
+        print(
+            f"  {info['attempts']:,} attempts in {info['record_s']:.1f} s (Store.record_run), "
+            f"{info['events']:,} events in {info['events_s']:.1f} s (bulk SQL); database {info['db_mb']:.0f} MB",
+            flush=True,
+        )
         process, base = start_server(home)
         try:
             results, problems = measure(base, info, args.samples)
@@ -361,8 +446,10 @@ def main(argv: list[str]) -> int:
 
 def report(results: list[dict], domain: dict, rss: float, info: dict, problems: list[str], args) -> None:
     health = next(r for r in results if r["kind"] == "baseline")
-    print(f"\n{'call':34} {'first':>7} {'p50 ms':>8} {'p99 ms':>8} {'target':>10} {'x health':>9} {'domain p50':>11}"
-          f" {'x domain':>9}  bytes")
+    print(
+        f"\n{'call':34} {'first':>7} {'p50 ms':>8} {'p99 ms':>8} {'target':>10} {'x health':>9} {'domain p50':>11}"
+        f" {'x domain':>9}  bytes"
+    )
     missed = []
     for r in results:
         target = {"main": TARGET_P99_MS, "trace": TARGET_TRACE_MS}.get(r["kind"])
@@ -370,24 +457,42 @@ def report(results: list[dict], domain: dict, rss: float, info: dict, problems: 
         if not ok:
             missed.append(r["name"])
         d = domain.get(r["name"])
-        print(f"{r['name']:34} {r['first_ms']:7.0f} {r['p50_ms']:8.1f} {r['p99_ms']:8.1f} {('< %d' % target) if target else '':>10}"
-              f"{'' if ok else ' MISSED':7} {r['p50_ms'] / health['p50_ms']:8.1f}x"
-              f" {('%.1f' % d) if d else '':>10} {('%.1fx' % (r['p50_ms'] / d)) if d else '':>9}  {r['bytes']:,}")
+        limit = f"< {target:.0f}" if target else ""
+        domain_ms = f"{d:.1f}" if d else ""
+        over_domain = f"{r['p50_ms'] / d:.1f}x" if d else ""
+        print(
+            f"{r['name']:34} {r['first_ms']:7.0f} {r['p50_ms']:8.1f} {r['p99_ms']:8.1f} {limit:>10}"
+            f"{'' if ok else ' MISSED':7} {r['p50_ms'] / health['p50_ms']:8.1f}x"
+            f" {domain_ms:>10} {over_domain:>9}  {r['bytes']:,}"
+        )
     rss_ok = rss < TARGET_RSS_MB
     print(f"\nserver peak RSS: {rss:.0f} MB (target < {TARGET_RSS_MB:.0f} MB){'' if rss_ok else ' MISSED'}")
-    print(f"store: {info['attempts']:,} attempts, {info['events']:,} events, {info['db_mb']:.0f} MB SQLite; "
-          f"{args.samples} requests per main call; {platform.node()}, {os.cpu_count()} CPUs")
+    print(
+        f"store: {info['attempts']:,} attempts, {info['events']:,} events, {info['db_mb']:.0f} MB SQLite; "
+        f"{args.samples} requests per main call; {platform.node()}, {os.cpu_count()} CPUs"
+    )
     if not rss_ok:
         missed.append("peak RSS")
     print("targets: all met" if not missed else f"targets missed: {', '.join(missed)}")
     for problem in problems:
         print(f"CHECK FAILED: {problem}")
     RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out = RESULTS_DIR / f"gateway-{stamp}.json"
-    out.write_text(json.dumps(dict(results=results, domain_p50_ms=domain, peak_rss_mb=rss, missed=missed,
-                                   problems=problems, store={k: v for k, v in info.items() if k != "runs"},
-                                   args=vars(args)), indent=2))
+    out.write_text(
+        json.dumps(
+            dict(
+                results=results,
+                domain_p50_ms=domain,
+                peak_rss_mb=rss,
+                missed=missed,
+                problems=problems,
+                store={k: v for k, v in info.items() if k != "runs"},
+                args=vars(args),
+            ),
+            indent=2,
+        )
+    )
     print(f"wrote {out}")
 
 

@@ -83,8 +83,12 @@ NOUNS = ["median", "csv", "json", "logs", "dates", "config", "cache", "graph", "
 SHORTUUID = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 AGENTS = [
     {"name": "oracle", "version": "1.0.0", "model_info": None, "model_name": None},
-    {"name": "terminus-2", "version": "2.0.0", "model_info": {"name": "claude-sonnet-4-5", "provider": "anthropic"},
-     "model_name": "anthropic/claude-sonnet-4-5"},
+    {
+        "name": "terminus-2",
+        "version": "2.0.0",
+        "model_info": {"name": "claude-sonnet-4-5", "provider": "anthropic"},
+        "model_name": "anthropic/claude-sonnet-4-5",
+    },
 ]
 EXCEPTION_RATE = 0.05
 #: (type, weight, message, what HEMRA should make of it: "failed" = graded 0, "errored" = not graded)
@@ -112,7 +116,7 @@ def _dump(data) -> str:
 
 
 def _stamp(base: float, offset: float) -> str:
-    return dt.datetime.fromtimestamp(base + offset, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.datetime.fromtimestamp(base + offset, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def make_tasks(count: int, rng: random.Random) -> list[dict]:
@@ -121,29 +125,58 @@ def make_tasks(count: int, rng: random.Random) -> list[dict]:
         name = f"{VERBS[i // len(NOUNS) % len(VERBS)]}-{NOUNS[i % len(NOUNS)]}"
         if i >= len(VERBS) * len(NOUNS):
             name += f"-{i // (len(VERBS) * len(NOUNS))}"
-        tasks.append({
-            "name": name, "task_name": f"bench/{name}", "path": f"{TASKS_ROOT}/{name}",
-            "checksum": _sha(f"bench task checksum {name}"), "digest": "sha256:" + _sha(f"bench task content {name}"),
-            "json_rewards": i % 5 == 2,  # a fifth of the tasks grade to reward.json, the rest to reward.txt
-            "tests": [f"test_{name.replace('-', '_')}_{k}" for k in range(rng.randint(3, 8))],
-            "pass": {"oracle": 0.97, "terminus-2": rng.uniform(0.15, 0.9)},
-        })
+        tasks.append(
+            {
+                "name": name,
+                "task_name": f"bench/{name}",
+                "path": f"{TASKS_ROOT}/{name}",
+                "checksum": _sha(f"bench task checksum {name}"),
+                "digest": "sha256:" + _sha(f"bench task content {name}"),
+                "json_rewards": i % 5 == 2,  # a fifth of the tasks grade to reward.json, the rest to reward.txt
+                "tests": [f"test_{name.replace('-', '_')}_{k}" for k in range(rng.randint(3, 8))],
+                "pass": {"oracle": 0.97, "terminus-2": rng.uniform(0.15, 0.9)},
+            }
+        )
     return tasks
 
 
 def _trial_lock(task: dict, agent: dict) -> dict:
-    agent_lock = {"name": agent["name"], "skip_model_parsing": False, "skills": [], "resume_trajectory": False,
-                  "extra_allowed_hosts": [], "kwargs": {}, "mcp_servers": []}
+    agent_lock = {
+        "name": agent["name"],
+        "skip_model_parsing": False,
+        "skills": [],
+        "resume_trajectory": False,
+        "extra_allowed_hosts": [],
+        "kwargs": {},
+        "mcp_servers": [],
+    }
     if agent["model_name"]:
         agent_lock["model_name"] = agent["model_name"]
     return {
         "schema_version": 2,
-        "task": {"name": task["name"], "type": "local", "digest": task["digest"], "source": DATASET,
-                 "path": task["path"]},
-        "install_only": False, "timeout_multiplier": 1.0, "agent": agent_lock, "bridge_inputs": {}, "skills": [],
-        "environment": {"type": "docker", "force_build": False, "delete": True, "stream": False,
-                        "cpu_enforcement_policy": "auto", "memory_enforcement_policy": "auto",
-                        "extra_docker_compose": [COMPOSE], "kwargs": {}, "extra_allowed_hosts": []},
+        "task": {
+            "name": task["name"],
+            "type": "local",
+            "digest": task["digest"],
+            "source": DATASET,
+            "path": task["path"],
+        },
+        "install_only": False,
+        "timeout_multiplier": 1.0,
+        "agent": agent_lock,
+        "bridge_inputs": {},
+        "skills": [],
+        "environment": {
+            "type": "docker",
+            "force_build": False,
+            "delete": True,
+            "stream": False,
+            "cpu_enforcement_policy": "auto",
+            "memory_enforcement_policy": "auto",
+            "extra_docker_compose": [COMPOSE],
+            "kwargs": {},
+            "extra_allowed_hosts": [],
+        },
         "extra_docker_compose": [{"path": COMPOSE, "digest": COMPOSE_DIGEST}],
         "verifier": {"disable": False, "environment_mode": "shared"},
     }
@@ -151,24 +184,68 @@ def _trial_lock(task: dict, agent: dict) -> dict:
 
 def _full_config(task: dict, agent: dict, trial_name: str, job_id: str) -> dict:
     return {
-        "task": {"path": task["path"], "git_url": None, "git_commit_id": None, "name": None, "ref": None,
-                 "overwrite": False, "download_dir": None, "source": DATASET},
-        "trial_name": trial_name, "trials_dir": f"{JOBS_DIR}/{JOB_NAME}", "install_only": False,
-        "timeout_multiplier": 1.0, "agent_timeout_multiplier": None, "verifier_timeout_multiplier": None,
-        "agent_setup_timeout_multiplier": None, "environment_build_timeout_multiplier": None,
-        "agent": {"name": agent["name"], "import_path": None, "model_name": agent["model_name"], "base_url": None,
-                  "model_api_key_name": None, "model_api_format": None, "skip_model_parsing": False,
-                  "n_concurrent": None, "concurrency_group": None, "skills": [], "override_timeout_sec": None,
-                  "override_setup_timeout_sec": None, "max_timeout_sec": None, "resume_trajectory": False,
-                  "load_trajectory": None, "extra_allowed_hosts": [], "kwargs": {}, "mcp_servers": []},
+        "task": {
+            "path": task["path"],
+            "git_url": None,
+            "git_commit_id": None,
+            "name": None,
+            "ref": None,
+            "overwrite": False,
+            "download_dir": None,
+            "source": DATASET,
+        },
+        "trial_name": trial_name,
+        "trials_dir": f"{JOBS_DIR}/{JOB_NAME}",
+        "install_only": False,
+        "timeout_multiplier": 1.0,
+        "agent_timeout_multiplier": None,
+        "verifier_timeout_multiplier": None,
+        "agent_setup_timeout_multiplier": None,
+        "environment_build_timeout_multiplier": None,
+        "agent": {
+            "name": agent["name"],
+            "import_path": None,
+            "model_name": agent["model_name"],
+            "base_url": None,
+            "model_api_key_name": None,
+            "model_api_format": None,
+            "skip_model_parsing": False,
+            "n_concurrent": None,
+            "concurrency_group": None,
+            "skills": [],
+            "override_timeout_sec": None,
+            "override_setup_timeout_sec": None,
+            "max_timeout_sec": None,
+            "resume_trajectory": False,
+            "load_trajectory": None,
+            "extra_allowed_hosts": [],
+            "kwargs": {},
+            "mcp_servers": [],
+        },
         "user_agent": None,
-        "environment": {"type": "docker", "import_path": None, "force_build": False, "delete": True,
-                        "stream": False, "cpu_enforcement_policy": "auto", "memory_enforcement_policy": "auto",
-                        "override_cpus": None, "override_memory_mb": None, "override_storage_mb": None,
-                        "override_gpus": None, "override_tpu": None, "mounts": None,
-                        "extra_docker_compose": [COMPOSE], "kwargs": {}, "extra_allowed_hosts": []},
+        "environment": {
+            "type": "docker",
+            "import_path": None,
+            "force_build": False,
+            "delete": True,
+            "stream": False,
+            "cpu_enforcement_policy": "auto",
+            "memory_enforcement_policy": "auto",
+            "override_cpus": None,
+            "override_memory_mb": None,
+            "override_storage_mb": None,
+            "override_gpus": None,
+            "override_tpu": None,
+            "mounts": None,
+            "extra_docker_compose": [COMPOSE],
+            "kwargs": {},
+            "extra_allowed_hosts": [],
+        },
         "verifier": {"override_timeout_sec": None, "max_timeout_sec": None, "disable": False},
-        "artifacts": [], "extra_instruction_paths": [], "extra_instructions": [], "job_id": job_id,
+        "artifacts": [],
+        "extra_instruction_paths": [],
+        "extra_instructions": [],
+        "job_id": job_id,
         "source_trial": None,
     }
 
@@ -189,7 +266,8 @@ def _traceback(kind: str, message: str) -> str:
         "    await self._run_phase(\n"
         '  File "/opt/harbor-venv/lib/python3.12/site-packages/harbor/trial/trial.py", line 778, in _run_phase\n'
         f"    raise {kind}(\n"
-        f"harbor.trial.errors.{kind}: {message}\n")
+        f"harbor.trial.errors.{kind}: {message}\n"
+    )
 
 
 class JobWriter:
@@ -218,11 +296,19 @@ def generate_job(root: Path, trials: int, seed: int = SEED) -> dict:
     rng = random.Random(seed)
     tasks = make_tasks(min(100, max(1, trials // 2)), rng)
     job_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    base = dt.datetime(2026, 12, 2, 14, 5, 9, 412000, tzinfo=dt.timezone.utc).timestamp()
+    base = dt.datetime(2026, 12, 2, 14, 5, 9, 412000, tzinfo=dt.UTC).timestamp()
     writer = JobWriter(root)
     root.mkdir(parents=True)
-    expected = {"trials": trials, "tasks": len(tasks), "passed": 0, "failed": 0, "errored": 0, "exceptions": {},
-                "reward_json_trials": 0, "reward_txt_trials": 0}
+    expected = {
+        "trials": trials,
+        "tasks": len(tasks),
+        "passed": 0,
+        "failed": 0,
+        "errored": 0,
+        "exceptions": {},
+        "reward_json_trials": 0,
+        "reward_txt_trials": 0,
+    }
     lock_trials, names, graded = [], set(), {}
     evals = {a["name"]: {"n": 0, "errors": 0, "sum": 0.0, "reward_stats": {}, "exception_stats": {}} for a in AGENTS}
     weights = [w for _, w, _, _ in EXCEPTIONS]
@@ -240,8 +326,11 @@ def generate_job(root: Path, trials: int, seed: int = SEED) -> dict:
         if exception and exception[3] == "errored":
             rewards = None
         elif task["json_rewards"]:
-            rewards = {"reward": 1.0, "format_ok": 1.0} if passed else {
-                "reward": rng.choice([0.0, 0.2, 0.4, 0.6, 0.8]), "format_ok": rng.choice([0.0, 1.0])}
+            rewards = (
+                {"reward": 1.0, "format_ok": 1.0}
+                if passed
+                else {"reward": rng.choice([0.0, 0.2, 0.4, 0.6, 0.8]), "format_ok": rng.choice([0.0, 1.0])}
+            )
         else:
             rewards = {"reward": 1.0 if passed else 0.0}
         verdict = "errored" if rewards is None else ("passed" if all(v >= 1 for v in rewards.values()) else "failed")
@@ -264,9 +353,13 @@ def generate_job(root: Path, trials: int, seed: int = SEED) -> dict:
         tlock = _trial_lock(task, agent)
         writer.put(f"{trial}/lock.json", _dump(tlock))
         lock_trials.append(tlock)
-        config = {"task": {"path": task["path"], "source": DATASET}, "trial_name": trial,
-                  "trials_dir": f"{JOBS_DIR}/{JOB_NAME}",
-                  "environment": {"type": "docker", "extra_docker_compose": [COMPOSE]}, "job_id": job_id}
+        config = {
+            "task": {"path": task["path"], "source": DATASET},
+            "trial_name": trial,
+            "trials_dir": f"{JOBS_DIR}/{JOB_NAME}",
+            "environment": {"type": "docker", "extra_docker_compose": [COMPOSE]},
+            "job_id": job_id,
+        }
         if agent["model_name"]:
             config["agent"] = {"name": agent["name"], "model_name": agent["model_name"]}
         writer.put(f"{trial}/config.json", _dump(config))
@@ -285,16 +378,36 @@ def generate_job(root: Path, trials: int, seed: int = SEED) -> dict:
             else:
                 tokens = (rng.randint(8_000, 90_000), rng.randint(0, 60_000), rng.randint(500, 9_000))
                 steps = rng.randint(3, 12)
-                writer.put(f"{trial}/agent/terminus-2.txt", "".join(
-                    f"[step {s}] sent keystrokes to tmux session main ({rng.randint(20, 400)} chars)\n"
-                    for s in range(1, steps + 1)))
-                writer.put(f"{trial}/agent/trajectory.json", _dump({
-                    "schema_version": "ATIF-v1.2", "session_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-                    "agent": {"name": "terminus-2", "version": agent["version"], "model_name": agent["model_name"]},
-                    "steps": [{"step_id": s, "source": "agent", "message": f"step {s} of {task['name']}"}
-                              for s in range(1, min(steps, 4) + 1)],
-                    "final_metrics": {"total_prompt_tokens": tokens[0], "total_cached_tokens": tokens[1],
-                                      "total_completion_tokens": tokens[2]}}))
+                writer.put(
+                    f"{trial}/agent/terminus-2.txt",
+                    "".join(
+                        f"[step {s}] sent keystrokes to tmux session main ({rng.randint(20, 400)} chars)\n"
+                        for s in range(1, steps + 1)
+                    ),
+                )
+                writer.put(
+                    f"{trial}/agent/trajectory.json",
+                    _dump(
+                        {
+                            "schema_version": "ATIF-v1.2",
+                            "session_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                            "agent": {
+                                "name": "terminus-2",
+                                "version": agent["version"],
+                                "model_name": agent["model_name"],
+                            },
+                            "steps": [
+                                {"step_id": s, "source": "agent", "message": f"step {s} of {task['name']}"}
+                                for s in range(1, min(steps, 4) + 1)
+                            ],
+                            "final_metrics": {
+                                "total_prompt_tokens": tokens[0],
+                                "total_cached_tokens": tokens[1],
+                                "total_completion_tokens": tokens[2],
+                            },
+                        }
+                    ),
+                )
             if rewards is not None:
                 if task["json_rewards"]:
                     writer.put(f"{trial}/verifier/reward.json", json.dumps(rewards) + "\n")
@@ -307,12 +420,30 @@ def generate_job(root: Path, trials: int, seed: int = SEED) -> dict:
             if kind == "VerifierTimeoutError":
                 lines = lines[:2]
             else:
-                lines += ["", "-" * 70, f"Ran {len(task['tests'])} tests in 0.004s", "",
-                          "OK" if ok else f"FAILED (failures={(len(task['tests']) + 1) // 2})"]
+                lines += [
+                    "",
+                    "-" * 70,
+                    f"Ran {len(task['tests'])} tests in 0.004s",
+                    "",
+                    "OK" if ok else f"FAILED (failures={(len(task['tests']) + 1) // 2})",
+                ]
             writer.put(f"{trial}/verifier/test-stdout.txt", "\n".join(lines) + "\n")
-            writer.put(f"{trial}/artifacts/manifest.json", json.dumps([{
-                "source": "/logs/artifacts", "destination": "artifacts/logs/artifacts", "type": "directory",
-                "status": "ok", "service": None, "exclude": []}], indent=2))
+            writer.put(
+                f"{trial}/artifacts/manifest.json",
+                json.dumps(
+                    [
+                        {
+                            "source": "/logs/artifacts",
+                            "destination": "artifacts/logs/artifacts",
+                            "type": "directory",
+                            "status": "ok",
+                            "service": None,
+                            "exclude": [],
+                        }
+                    ],
+                    indent=2,
+                ),
+            )
             writer.mkdir(f"{trial}/artifacts/logs")
             writer.mkdir(f"{trial}/artifacts/logs/artifacts")  # empty, as Harbor 0.25 leaves it
         # an infrastructure failure leaves agent/, verifier/ and artifacts/ empty
@@ -320,28 +451,43 @@ def generate_job(root: Path, trials: int, seed: int = SEED) -> dict:
         exception_info = None
         if exception:
             trace = _traceback(kind, exception[2])
-            exception_info = {"exception_type": kind, "exception_message": exception[2],
-                              "exception_traceback": trace, "occurred_at": _stamp(base, finished - 0.3)}
+            exception_info = {
+                "exception_type": kind,
+                "exception_message": exception[2],
+                "exception_traceback": trace,
+                "occurred_at": _stamp(base, finished - 0.3),
+            }
             writer.put(f"{trial}/exception.txt", trace)
 
         def phase(start, length):
             return {"started_at": _stamp(base, start), "finished_at": _stamp(base, start + length)}
 
         result = {
-            "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "task_name": task["task_name"],
-            "trial_name": trial, "trial_uri": f"file://{JOBS_DIR}/{JOB_NAME}/{trial}",
-            "task_id": {"path": task["path"]}, "source": DATASET, "task_checksum": task["checksum"],
+            "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+            "task_name": task["task_name"],
+            "trial_name": trial,
+            "trial_uri": f"file://{JOBS_DIR}/{JOB_NAME}/{trial}",
+            "task_id": {"path": task["path"]},
+            "source": DATASET,
+            "task_checksum": task["checksum"],
             "config": _full_config(task, agent, trial, job_id),
             "agent_info": {"name": agent["name"], "version": agent["version"], "model_info": agent["model_info"]},
-            "agent_result": None if infra else {
-                "n_input_tokens": tokens[0] if tokens else None, "n_cache_tokens": tokens[1] if tokens else None,
+            "agent_result": None
+            if infra
+            else {
+                "n_input_tokens": tokens[0] if tokens else None,
+                "n_cache_tokens": tokens[1] if tokens else None,
                 "n_output_tokens": tokens[2] if tokens else None,
                 "cost_usd": round(tokens[0] * 3e-6 + tokens[2] * 1.5e-5, 6) if tokens else None,
-                "model_usage": None, "rollout_details": None, "metadata": None},
+                "model_usage": None,
+                "rollout_details": None,
+                "metadata": None,
+            },
             "verifier_result": None if rewards is None else {"rewards": rewards},
             "verifier_environment_mode": "shared",
             "exception_info": exception_info,
-            "started_at": _stamp(base, started), "finished_at": _stamp(base, finished),
+            "started_at": _stamp(base, started),
+            "finished_at": _stamp(base, finished),
             "environment_setup": phase(started + 0.1, env_s),
             "agent_setup": None if infra else phase(started + 0.1 + env_s, 0.0001),
             "agent_execution": None if infra else phase(started + 0.1 + env_s, agent_s),
@@ -362,37 +508,95 @@ def generate_job(root: Path, trials: int, seed: int = SEED) -> dict:
 
     # Job-level files, after the trials (as Harbor finishes them).
     errored = sum(s["errors"] for s in evals.values())
-    writer.put("config.json", _dump({
-        "jobs_dir": JOBS_DIR, "n_attempts": 1,
-        "agents": [{"name": "oracle"}, {"name": "terminus-2", "model_name": "anthropic/claude-sonnet-4-5"}],
-        "environment": {"type": "docker", "extra_docker_compose": [COMPOSE]},
-        "datasets": [{"path": TASKS_ROOT}]}))
+    writer.put(
+        "config.json",
+        _dump(
+            {
+                "jobs_dir": JOBS_DIR,
+                "n_attempts": 1,
+                "agents": [{"name": "oracle"}, {"name": "terminus-2", "model_name": "anthropic/claude-sonnet-4-5"}],
+                "environment": {"type": "docker", "extra_docker_compose": [COMPOSE]},
+                "datasets": [{"path": TASKS_ROOT}],
+            }
+        ),
+    )
     end = 1.3 * trials / 4 + 900
-    writer.put("result.json", _dump({
-        "id": job_id, "started_at": _stamp(base, 0).rstrip("Z"), "updated_at": _stamp(base, end).rstrip("Z"),
-        "finished_at": _stamp(base, end).rstrip("Z"), "n_total_trials": trials,
-        "stats": {"n_completed_trials": trials, "n_errored_trials": errored, "n_running_trials": 0,
-                  "n_pending_trials": 0, "n_cancelled_trials": 0, "n_retries": 0,
-                  "evals": {(f"{a['name']}__{a['model_info']['name']}__{DATASET}" if a["model_info"] else
-                             f"{a['name']}__{DATASET}"): {
-                      "n_trials": evals[a["name"]]["n"], "n_errors": evals[a["name"]]["errors"],
-                      "metrics": [{"reward": evals[a["name"]]["sum"] / max(1, evals[a["name"]]["n"])}],
-                      "pass_at_k": {}, "reward_stats": evals[a["name"]]["reward_stats"],
-                      "exception_stats": evals[a["name"]]["exception_stats"]} for a in AGENTS},
-                  "n_input_tokens": None, "n_cache_tokens": None, "n_output_tokens": None, "cost_usd": None}}))
-    writer.put("lock.json", _dump({
-        "schema_version": 3, "created_at": _stamp(base, 0.01),
-        "harbor": {"version": "0.25.0", "is_editable": False}, "n_concurrent_trials": 4,
-        "retry": {"max_retries": 0, "exclude_exceptions": ["AgentTimeoutError", "VerifierTimeoutError",
-                                                           "RewardFileNotFoundError", "RewardFileEmptyError",
-                                                           "VerifierOutputParseError"],
-                  "wait_multiplier": 1.0, "min_wait_sec": 1.0, "max_wait_sec": 60.0},
-        "trials": lock_trials}))
-    writer.put("job.log", "".join(f"Agent '{a['name']}' does not declare an options_model; leftover kwargs are "
-                                  f"ignored\n" for a in AGENTS) + "Collecting main service artifacts\n" * 3)
-    expected.update(paired_tasks=sum(1 for agents in graded.values() if len(agents) == len(AGENTS)),
-                    files=writer.files, dirs=writer.dirs, bytes=writer.bytes,
-                    empty_dirs=len(empty_dirs(root)))
+    writer.put(
+        "result.json",
+        _dump(
+            {
+                "id": job_id,
+                "started_at": _stamp(base, 0).rstrip("Z"),
+                "updated_at": _stamp(base, end).rstrip("Z"),
+                "finished_at": _stamp(base, end).rstrip("Z"),
+                "n_total_trials": trials,
+                "stats": {
+                    "n_completed_trials": trials,
+                    "n_errored_trials": errored,
+                    "n_running_trials": 0,
+                    "n_pending_trials": 0,
+                    "n_cancelled_trials": 0,
+                    "n_retries": 0,
+                    "evals": {
+                        (
+                            f"{a['name']}__{a['model_info']['name']}__{DATASET}"
+                            if a["model_info"]
+                            else f"{a['name']}__{DATASET}"
+                        ): {
+                            "n_trials": evals[a["name"]]["n"],
+                            "n_errors": evals[a["name"]]["errors"],
+                            "metrics": [{"reward": evals[a["name"]]["sum"] / max(1, evals[a["name"]]["n"])}],
+                            "pass_at_k": {},
+                            "reward_stats": evals[a["name"]]["reward_stats"],
+                            "exception_stats": evals[a["name"]]["exception_stats"],
+                        }
+                        for a in AGENTS
+                    },
+                    "n_input_tokens": None,
+                    "n_cache_tokens": None,
+                    "n_output_tokens": None,
+                    "cost_usd": None,
+                },
+            }
+        ),
+    )
+    writer.put(
+        "lock.json",
+        _dump(
+            {
+                "schema_version": 3,
+                "created_at": _stamp(base, 0.01),
+                "harbor": {"version": "0.25.0", "is_editable": False},
+                "n_concurrent_trials": 4,
+                "retry": {
+                    "max_retries": 0,
+                    "exclude_exceptions": [
+                        "AgentTimeoutError",
+                        "VerifierTimeoutError",
+                        "RewardFileNotFoundError",
+                        "RewardFileEmptyError",
+                        "VerifierOutputParseError",
+                    ],
+                    "wait_multiplier": 1.0,
+                    "min_wait_sec": 1.0,
+                    "max_wait_sec": 60.0,
+                },
+                "trials": lock_trials,
+            }
+        ),
+    )
+    writer.put(
+        "job.log",
+        "".join(f"Agent '{a['name']}' does not declare an options_model; leftover kwargs are ignored\n" for a in AGENTS)
+        + "Collecting main service artifacts\n" * 3,
+    )
+    expected.update(
+        paired_tasks=sum(1 for agents in graded.values() if len(agents) == len(AGENTS)),
+        files=writer.files,
+        dirs=writer.dirs,
+        bytes=writer.bytes,
+        empty_dirs=len(empty_dirs(root)),
+    )
     return expected
 
 
@@ -407,11 +611,15 @@ def walk(root: Path) -> tuple[set[str], set[str]]:
 
 
 def empty_dirs(root: Path) -> list[str]:
-    return sorted(Path(folder).relative_to(root).as_posix() for folder, dirs, names in os.walk(root)
-                  if not dirs and not names and Path(folder) != root)
+    return sorted(
+        Path(folder).relative_to(root).as_posix()
+        for folder, dirs, names in os.walk(root)
+        if not dirs and not names and Path(folder) != root
+    )
 
 
 # --- processes ---------------------------------------------------------------------------------
+
 
 def hemra_env(home: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("HEMRA_DATABASE_URL", "HEMRA_BLOB_DIR", "HEMRA_DEBUG")}
@@ -453,20 +661,30 @@ def pressure() -> dict:
 def load_note() -> str:
     p = pressure()
     busy = p["load_1m"] > (os.cpu_count() or 1) or p.get("cpu_some_avg10", 0) > 20 or p.get("io_some_avg10", 0) > 20
-    return (f" (LOAD {p['load_1m']:.1f} on {os.cpu_count()} CPUs, CPU pressure {p.get('cpu_some_avg10', 0):.0f}%, "
-            f"I/O pressure {p.get('io_some_avg10', 0):.0f}%: other work competes)") if busy else ""
+    return (
+        (
+            f" (LOAD {p['load_1m']:.1f} on {os.cpu_count()} CPUs, CPU pressure {p.get('cpu_some_avg10', 0):.0f}%, "
+            f"I/O pressure {p.get('io_some_avg10', 0):.0f}%: other work competes)"
+        )
+        if busy
+        else ""
+    )
 
 
 # --- 1. import ---------------------------------------------------------------------------------
+
 
 def bench_import(trials: int, scratch: Path, checks: list) -> dict:
     job = scratch / "jobs" / JOB_NAME
     start = time.perf_counter()
     expected = generate_job(job, trials)
     generate_s = time.perf_counter() - start
-    print(f"generated {job}: {trials} trials, {expected['tasks']} tasks, {expected['files']} files, "
-          f"{expected['dirs']} folders ({expected['empty_dirs']} empty), {expected['bytes'] / 1e6:.1f} MB "
-          f"in {generate_s:.1f} s; exceptions {expected['exceptions']}", flush=True)
+    print(
+        f"generated {job}: {trials} trials, {expected['tasks']} tasks, {expected['files']} files, "
+        f"{expected['dirs']} folders ({expected['empty_dirs']} empty), {expected['bytes'] / 1e6:.1f} MB "
+        f"in {generate_s:.1f} s; exceptions {expected['exceptions']}",
+        flush=True,
+    )
 
     # Floor and import interleaved, IMPORT_SAMPLES times each (cp, import, cp, import, ...), so a
     # shared machine's load swings hit both alike; medians are compared. The page cache holds the
@@ -491,8 +709,11 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
         seconds, out = timed([HEMRA, "import", job, "--label", "big"], hemra_env(home))
         import_samples.append(seconds)
         import_syncs.append(sync())
-        print(f"hemra import #{sample + 1}: {seconds:.2f} s (then sync {import_syncs[-1]:.2f} s): {out.strip()}"
-              f"{load_note()}", flush=True)
+        print(
+            f"hemra import #{sample + 1}: {seconds:.2f} s (then sync {import_syncs[-1]:.2f} s): {out.strip()}"
+            f"{load_note()}",
+            flush=True,
+        )
         if home.name != "home-import":
             leftovers.append(home)
     for leftover in leftovers:
@@ -507,26 +728,41 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
     runs = [r for r in json.loads(listing) if r.get("label") == "big"]
     progress = runs[0].get("progress", {}) if runs else {}
     got = {k: progress.get(k, 0) for k in ("trials", "done", "passed", "failed", "errored")}
-    want = {"trials": trials, "done": trials, "passed": expected["passed"], "failed": expected["failed"],
-            "errored": expected["errored"]}
-    checks.append(check("hemra runs --json: N trials recorded", len(runs) == 1 and got["trials"] == trials,
-                        f"progress {got}"))
-    checks.append(check("import verdicts as generated (passed/failed/errored)", got == want,
-                        f"got {got}, generated {want}"))
+    want = {
+        "trials": trials,
+        "done": trials,
+        "passed": expected["passed"],
+        "failed": expected["failed"],
+        "errored": expected["errored"],
+    }
+    checks.append(
+        check("hemra runs --json: N trials recorded", len(runs) == 1 and got["trials"] == trials, f"progress {got}")
+    )
+    checks.append(
+        check("import verdicts as generated (passed/failed/errored)", got == want, f"got {got}, generated {want}")
+    )
     cells = runs[0].get("cells", []) if runs else []
 
     export = scratch / "export"
     export_s, out = timed([HEMRA, "export", "big", "--out", export], env)
     print(f"hemra export: {export_s:.2f} s: {out.strip()}", flush=True)
-    diff = subprocess.run(["diff", "-r", "--no-dereference", str(job), str(export / "source")],
-                          capture_output=True, text=True)
-    checks.append(check("export source/ == job (diff -r)", diff.returncode == 0,
-                        (diff.stdout + diff.stderr)[:2000] or "identical"))
+    diff = subprocess.run(
+        ["diff", "-r", "--no-dereference", str(job), str(export / "source")], capture_output=True, text=True
+    )
+    checks.append(
+        check(
+            "export source/ == job (diff -r)", diff.returncode == 0, (diff.stdout + diff.stderr)[:2000] or "identical"
+        )
+    )
     (dirs_a, files_a), (dirs_b, files_b) = walk(job), walk(export / "source")
-    checks.append(check("export keeps every folder (empty ones too) and file",
-                        dirs_a == dirs_b and files_a == files_b and empty_dirs(export / "source") == empty_dirs(job),
-                        f"{len(dirs_b)}/{len(dirs_a)} folders, {len(files_b)}/{len(files_a)} files, "
-                        f"{len(empty_dirs(export / 'source'))}/{expected['empty_dirs']} empty folders"))
+    checks.append(
+        check(
+            "export keeps every folder (empty ones too) and file",
+            dirs_a == dirs_b and files_a == files_b and empty_dirs(export / "source") == empty_dirs(job),
+            f"{len(dirs_b)}/{len(dirs_a)} folders, {len(files_b)}/{len(files_a)} files, "
+            f"{len(empty_dirs(export / 'source'))}/{expected['empty_dirs']} empty folders",
+        )
+    )
 
     # Information: compare the import's two agents (each side 5,000 trials at the default size,
     # with the import's whole file tree on its run row).
@@ -537,28 +773,57 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
             seconds, out = timed([HEMRA, "compare", "big/oracle", "big/terminus-2", "--json"], env)
             samples.append(seconds)
         data = json.loads(out)
-        info_compare = {"seconds": statistics.median(samples), "samples": samples,
-                        "paired_tasks": data.get("paired_tasks"), "binary_tasks": data.get("binary_tasks"),
-                        "a_trials": data["a"].get("trials"), "b_trials": data["b"].get("trials")}
-        print(f"info: hemra compare big/oracle big/terminus-2 --json: {info_compare['seconds']:.2f} s "
-              f"(paired {info_compare['paired_tasks']} of {expected['tasks']} tasks)", flush=True)
-        checks.append(check("import compare pairs every task graded by both agents",
-                            data.get("paired_tasks") == expected["paired_tasks"],
-                            f"paired_tasks {data.get('paired_tasks')}, expected {expected['paired_tasks']}"))
+        info_compare = {
+            "seconds": statistics.median(samples),
+            "samples": samples,
+            "paired_tasks": data.get("paired_tasks"),
+            "binary_tasks": data.get("binary_tasks"),
+            "a_trials": data["a"].get("trials"),
+            "b_trials": data["b"].get("trials"),
+        }
+        print(
+            f"info: hemra compare big/oracle big/terminus-2 --json: {info_compare['seconds']:.2f} s "
+            f"(paired {info_compare['paired_tasks']} of {expected['tasks']} tasks)",
+            flush=True,
+        )
+        checks.append(
+            check(
+                "import compare pairs every task graded by both agents",
+                data.get("paired_tasks") == expected["paired_tasks"],
+                f"paired_tasks {data.get('paired_tasks')}, expected {expected['paired_tasks']}",
+            )
+        )
 
-    store_bytes = {"db": sum(p.stat().st_size for p in home.glob("hemra.db*")),
-                   "blobs": tree_bytes(home / "blobs") if (home / "blobs").is_dir() else 0,
-                   "blob_files": sum(1 for p in (home / "blobs").rglob("*") if p.is_file())}
-    return {"trials": trials, "generated": expected, "generate_s": generate_s, "cp_s": cp_s,
-            "cp_sync_s": cp_sync_s, "import_s": import_s, "import_sync_s": import_sync_s,
-            "cp_samples": cp_samples, "import_samples": import_samples,
-            "ratio": import_s / cp_s, "ratio_with_sync": (import_s + import_sync_s) / (cp_s + cp_sync_s),
-            "pair_ratios": [i / c for i, c in zip(import_samples, cp_samples)], "export_s": export_s,
-            "conditions": conditions, "progress": progress, "store": store_bytes, "compare_info": info_compare,
-            "job_dir": str(job), "home": str(home)}
+    store_bytes = {
+        "db": sum(p.stat().st_size for p in home.glob("hemra.db*")),
+        "blobs": tree_bytes(home / "blobs") if (home / "blobs").is_dir() else 0,
+        "blob_files": sum(1 for p in (home / "blobs").rglob("*") if p.is_file()),
+    }
+    return {
+        "trials": trials,
+        "generated": expected,
+        "generate_s": generate_s,
+        "cp_s": cp_s,
+        "cp_sync_s": cp_sync_s,
+        "import_s": import_s,
+        "import_sync_s": import_sync_s,
+        "cp_samples": cp_samples,
+        "import_samples": import_samples,
+        "ratio": import_s / cp_s,
+        "ratio_with_sync": (import_s + import_sync_s) / (cp_s + cp_sync_s),
+        "pair_ratios": [i / c for i, c in zip(import_samples, cp_samples)],
+        "export_s": export_s,
+        "conditions": conditions,
+        "progress": progress,
+        "store": store_bytes,
+        "compare_info": info_compare,
+        "job_dir": str(job),
+        "home": str(home),
+    }
 
 
 # --- 2. compare --------------------------------------------------------------------------------
+
 
 def compare_plans(size: int, rng: random.Random):
     """Two imports of `size` trials each, on the same tasks (digests, scorer fingerprints), 0/1 rewards,
@@ -570,41 +835,87 @@ def compare_plans(size: int, rng: random.Random):
     names = [f"bench/task-{i:06d}" for i in range(tasks)]
     task_pins = ["sha256:" + _sha(f"bench compare task {i}") for i in range(tasks)]
     task_digests = [digests.sha256(f"imported task\0{pin}".encode()) for pin in task_pins]
-    verifiers = [digests.sha256(f"imported verifier\0harbor-checksum:{_sha(f'checksum {i}')}".encode())
-                 for i in range(tasks)]
+    verifiers = [
+        digests.sha256(f"imported verifier\0harbor-checksum:{_sha(f'checksum {i}')}".encode()) for i in range(tasks)
+    ]
     fingerprints = [digests.scorer_fingerprint(v, {"reward": 1.0}) for v in verifiers]
-    task_rows = [dict(digest=d, task_name=n, record={"name": f"tasks/{d}", "digest": d, "taskName": n})
-                 for d, n in zip(task_digests, names)]
+    task_rows = [
+        dict(digest=d, task_name=n, record={"name": f"tasks/{d}", "digest": d, "taskName": n})
+        for d, n in zip(task_digests, names)
+    ]
     dataset_digest = digests.sha256(("imported dataset\0" + DATASET + "\0" + "\0".join(sorted(task_digests))).encode())
-    dataset = dict(digest=dataset_digest, dataset_name=DATASET, source="harbor import",
-                   task_digests=sorted(task_digests), create_time=0.0)
+    dataset = dict(
+        digest=dataset_digest,
+        dataset_name=DATASET,
+        source="harbor import",
+        task_digests=sorted(task_digests),
+        create_time=0.0,
+    )
     base_rate = [rng.uniform(0.05, 0.95) for _ in range(tasks)]
     plans = []
     for side, (agent, version, lift) in enumerate((("agent-a", "1.0.0", 0.0), ("agent-b", "1.1.0", 0.04))):
         h_digest = digests.sha256(f"imported agent\0harbor\0{agent}\0{version}\0".encode())
-        harness = dict(digest=h_digest, harness_name=agent,
-                       record={"name": f"harnesses/{h_digest}", "digest": h_digest, "harnessName": agent,
-                               "kind": "import", "agent": agent, "agentVersion": version})
+        harness = dict(
+            digest=h_digest,
+            harness_name=agent,
+            record={
+                "name": f"harnesses/{h_digest}",
+                "digest": h_digest,
+                "harnessName": agent,
+                "kind": "import",
+                "agent": agent,
+                "agentVersion": version,
+            },
+        )
         trials = []
         for rep in range(1, COMPARE_REPETITIONS + 1):
             for i in range(tasks):
                 reward = 1.0 if rng.random() < min(1.0, base_rate[i] + lift) else 0.0
                 trial_dir = f"{names[i].split('/')[1]}__{side}{rep}{i:06d}"
                 start = 1_796_000_000.0 + rep * 1000 + i * 0.01
-                result = dict(outcome="completed", error="", agent_version=version, start_time=start,
-                              end_time=start + 42.0,
-                              score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": reward}, "scorer": "imported",
-                                     "scorerFingerprint": fingerprints[i]},
-                              artifacts=[{"path": f"{trial_dir}/{p}", "blobDigest": "sha256:" + _sha(f"{trial_dir}/{p}")}
-                                         for p in ("config.json", "lock.json", "result.json", "trial.log",
-                                                   "verifier/reward.txt", "verifier/test-stdout.txt")])
+                result = dict(
+                    outcome="completed",
+                    error="",
+                    agent_version=version,
+                    start_time=start,
+                    end_time=start + 42.0,
+                    score={
+                        "state": "SCORE_STATE_SCORED",
+                        "rewards": {"reward": reward},
+                        "scorer": "imported",
+                        "scorerFingerprint": fingerprints[i],
+                    },
+                    artifacts=[
+                        {"path": f"{trial_dir}/{p}", "blobDigest": "sha256:" + _sha(f"{trial_dir}/{p}")}
+                        for p in (
+                            "config.json",
+                            "lock.json",
+                            "result.json",
+                            "trial.log",
+                            "verifier/reward.txt",
+                            "verifier/test-stdout.txt",
+                        )
+                    ],
+                )
                 trials.append((0, task_digests[i], names[i], rep, result))
         label = f"cmp-{'ab'[side]}"
-        plans.append(PlannedRun(
-            label=label, spec={"label": label, "baseline": agent, "datasets": [DATASET], "harnesses": [agent]},
-            concurrency=1, max_infra_retries=0, datasets=[dataset], tasks=task_rows, harnesses=[harness],
-            cells=[(dataset_digest, DATASET, h_digest, agent, "")], trials=trials, kind="import",
-            import_format="harbor 0.25", source=f"/bench/{label}", tree=[]))
+        plans.append(
+            PlannedRun(
+                label=label,
+                spec={"label": label, "baseline": agent, "datasets": [DATASET], "harnesses": [agent]},
+                concurrency=1,
+                max_infra_retries=0,
+                datasets=[dataset],
+                tasks=task_rows,
+                harnesses=[harness],
+                cells=[(dataset_digest, DATASET, h_digest, agent, "")],
+                trials=trials,
+                kind="import",
+                import_format="harbor 0.25",
+                source=f"/bench/{label}",
+                tree=[],
+            )
+        )
     return plans, tasks
 
 
@@ -626,9 +937,8 @@ async def record_compare_store(home: Path, size: int) -> tuple[int, float]:
 
 async def compare_in_process(home: Path, samples: int) -> dict:
     """Store.compare timed in this process (median of `samples`), and one broken-down call."""
-    from hemra.v1 import store_service_pb2 as spb
-
     from clients.cli import comparing, render
+    from hemra.v1 import store_service_pb2 as spb
     from services.bulk import gc_paused
     from services.store import compare as cmp
     from services.store import convert
@@ -654,10 +964,18 @@ async def compare_in_process(home: Path, samples: int) -> dict:
         message = spb.Comparison.FromString(convert.comparison_to_proto(again).SerializeToString())
         text = render.dumps(render.message_json(message, comparing.BULK))
         done = time.perf_counter()
-        return {"seconds": statistics.median(times), "samples": times, "first_s": times[0],
-                "load_sides_s": loaded - start, "pair_and_stats_s": compared - loaded,
-                "proto_and_json_s": done - compared, "json_bytes": len(text),
-                "paired_tasks": result["pairedTasks"], "binary_tasks": result["binaryTasks"], "delta": result["delta"]}
+        return {
+            "seconds": statistics.median(times),
+            "samples": times,
+            "first_s": times[0],
+            "load_sides_s": loaded - start,
+            "pair_and_stats_s": compared - loaded,
+            "proto_and_json_s": done - compared,
+            "json_bytes": len(text),
+            "paired_tasks": result["pairedTasks"],
+            "binary_tasks": result["binaryTasks"],
+            "delta": result["delta"],
+        }
     finally:
         await store.close()
 
@@ -667,8 +985,11 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
         raise BenchError(f"--compare-sizes: {size} is not a multiple of {COMPARE_REPETITIONS} repetitions")
     home = scratch / f"home-compare-{size}"
     tasks, record_s = asyncio.run(record_compare_store(home, size))
-    print(f"compare {size:,}: recorded 2 x {size:,} trials ({tasks:,} tasks x {COMPARE_REPETITIONS}) "
-          f"with Store.record_run in {record_s:.1f} s", flush=True)
+    print(
+        f"compare {size:,}: recorded 2 x {size:,} trials ({tasks:,} tasks x {COMPARE_REPETITIONS}) "
+        f"with Store.record_run in {record_s:.1f} s",
+        flush=True,
+    )
     sync()
     env = hemra_env(home)
     samples, out = [], ""
@@ -679,38 +1000,70 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
     data = json.loads(out)
     cli_s = statistics.median(samples)
     inproc = asyncio.run(compare_in_process(home, COMPARE_SAMPLES))
-    print(f"compare {size:,}: CLI {cli_s:.2f} s (samples {', '.join(f'{s:.2f}' for s in samples)}), "
-          f"Store.compare {inproc['seconds']:.2f} s (load sides {inproc['load_sides_s']:.2f}, pair + stats "
-          f"{inproc['pair_and_stats_s']:.2f}, proto + JSON {inproc['proto_and_json_s']:.2f}){load_note()}", flush=True)
+    print(
+        f"compare {size:,}: CLI {cli_s:.2f} s (samples {', '.join(f'{s:.2f}' for s in samples)}), "
+        f"Store.compare {inproc['seconds']:.2f} s (load sides {inproc['load_sides_s']:.2f}, pair + stats "
+        f"{inproc['pair_and_stats_s']:.2f}, proto + JSON {inproc['proto_and_json_s']:.2f}){load_note()}",
+        flush=True,
+    )
     a, b = data.get("a", {}), data.get("b", {})
-    checks.append(check(f"compare {size}: paired_tasks == tasks", data.get("paired_tasks") == tasks,
-                        f"paired_tasks {data.get('paired_tasks')}, tasks {tasks}"))
-    checks.append(check(f"compare {size}: binary_tasks == tasks", data.get("binary_tasks") == tasks,
-                        f"binary_tasks {data.get('binary_tasks')}, tasks {tasks}"))
-    checks.append(check(f"compare {size}: both sides {size} trials, all graded, nothing not comparable",
-                        a.get("trials") == b.get("trials") == a.get("graded") == b.get("graded") == size
-                        and not data.get("not_comparable"),
-                        f"a {a.get('trials')}/{a.get('graded')}, b {b.get('trials')}/{b.get('graded')}, "
-                        f"not comparable {len(data.get('not_comparable') or [])}"))
-    checks.append(check(f"compare {size}: in-process result == CLI result",
-                        inproc["paired_tasks"] == data.get("paired_tasks")
-                        and abs(inproc["delta"] - data.get("delta", 0.0)) < 1e-12,
-                        f"in-process paired {inproc['paired_tasks']} delta {inproc['delta']}, "
-                        f"CLI paired {data.get('paired_tasks')} delta {data.get('delta')}"))
-    return {"size": size, "tasks": tasks, "repetitions": COMPARE_REPETITIONS, "record_s": record_s,
-            "cli_s": cli_s, "cli_samples": samples, "in_process": inproc, "cli_overhead_s": cli_s - inproc["seconds"],
-            "delta": data.get("delta"), "delta_interval": data.get("delta_interval"),
-            "db_bytes": sum(p.stat().st_size for p in home.glob("hemra.db*")), "home": str(home),
-            "conditions": conditions}
+    checks.append(
+        check(
+            f"compare {size}: paired_tasks == tasks",
+            data.get("paired_tasks") == tasks,
+            f"paired_tasks {data.get('paired_tasks')}, tasks {tasks}",
+        )
+    )
+    checks.append(
+        check(
+            f"compare {size}: binary_tasks == tasks",
+            data.get("binary_tasks") == tasks,
+            f"binary_tasks {data.get('binary_tasks')}, tasks {tasks}",
+        )
+    )
+    checks.append(
+        check(
+            f"compare {size}: both sides {size} trials, all graded, nothing not comparable",
+            a.get("trials") == b.get("trials") == a.get("graded") == b.get("graded") == size
+            and not data.get("not_comparable"),
+            f"a {a.get('trials')}/{a.get('graded')}, b {b.get('trials')}/{b.get('graded')}, "
+            f"not comparable {len(data.get('not_comparable') or [])}",
+        )
+    )
+    checks.append(
+        check(
+            f"compare {size}: in-process result == CLI result",
+            inproc["paired_tasks"] == data.get("paired_tasks")
+            and abs(inproc["delta"] - data.get("delta", 0.0)) < 1e-12,
+            f"in-process paired {inproc['paired_tasks']} delta {inproc['delta']}, "
+            f"CLI paired {data.get('paired_tasks')} delta {data.get('delta')}",
+        )
+    )
+    return {
+        "size": size,
+        "tasks": tasks,
+        "repetitions": COMPARE_REPETITIONS,
+        "record_s": record_s,
+        "cli_s": cli_s,
+        "cli_samples": samples,
+        "in_process": inproc,
+        "cli_overhead_s": cli_s - inproc["seconds"],
+        "delta": data.get("delta"),
+        "delta_interval": data.get("delta_interval"),
+        "db_bytes": sum(p.stat().st_size for p in home.glob("hemra.db*")),
+        "home": str(home),
+        "conditions": conditions,
+    }
 
 
 # --- profiling ---------------------------------------------------------------------------------
+
 
 def profile_child(argv: list[str]) -> int:
     """_profile OUT -- hemra args: the CLI in this process under cProfile, threads made inline."""
     import cProfile
 
-    out, rest = argv[0], argv[argv.index("--") + 1:]
+    out, rest = argv[0], argv[argv.index("--") + 1 :]
 
     async def inline(func, /, *args, **kwargs):
         return func(*args, **kwargs)
@@ -744,22 +1097,31 @@ def top_costs(path: Path, top: int = PROFILE_TOP) -> dict:
     stats = pstats.Stats(str(path), stream=io.StringIO())
     total = stats.total_tt
     rows = []
-    for (file, line, func), (cc, nc, tt, ct, _) in stats.stats.items():
+    for (file, line, func), (_cc, nc, tt, ct, _) in stats.stats.items():
         where = file.replace(str(REPO) + "/", "")
         if "site-packages/" in where:
             where = where.split("site-packages/", 1)[1]
         else:
             where = re.sub(r"^.*/lib/python3\.\d+/", "", where)
-        rows.append({"function": f"{where}:{line}({func})", "calls": nc, "own_s": tt, "cum_s": ct,
-                     "ours": file.startswith(str(REPO)) and "/.venv/" not in file})
+        rows.append(
+            {
+                "function": f"{where}:{line}({func})",
+                "calls": nc,
+                "own_s": tt,
+                "cum_s": ct,
+                "ours": file.startswith(str(REPO)) and "/.venv/" not in file,
+            }
+        )
     own = sorted(rows, key=lambda r: -r["own_s"])[:top]
-    cum = sorted((r for r in rows if r["ours"]), key=lambda r: -r["cum_s"])[:top + 5]
+    cum = sorted((r for r in rows if r["ours"]), key=lambda r: -r["cum_s"])[: top + 5]
     return {"total_s": total, "by_own_time": own, "hemra_by_cumulative": cum}
 
 
 def print_costs(title: str, costs: dict) -> list[str]:
-    lines = [f"--- {title}: {costs['total_s']:.2f} s profiled in the main thread "
-             f"(select.epoll poll = waiting, mostly for aiosqlite's thread running SQLite)"]
+    lines = [
+        f"--- {title}: {costs['total_s']:.2f} s profiled in the main thread "
+        f"(select.epoll poll = waiting, mostly for aiosqlite's thread running SQLite)"
+    ]
     for key, heading in (("by_own_time", "top by own time"), ("hemra_by_cumulative", "HEMRA code by cumulative time")):
         lines.append(f"  {heading}:")
         lines.append(f"    {'own s':>7} {'cum s':>7} {'calls':>9}  function")
@@ -774,8 +1136,11 @@ def profile_cli(name: str, args: list, home: Path, scratch: Path) -> dict:
     seconds, _ = timed([PYTHON, Path(__file__).resolve(), "_profile", out, "--", *args], hemra_env(home))
     costs = top_costs(out)
     costs["wall_s"] = seconds
-    costs["printed"] = print_costs(f"cProfile of hemra {' '.join(map(str, args[:1]))} ({name}; wall {seconds:.2f} s "
-                                   f"under the profiler, not in the table)", costs)
+    costs["printed"] = print_costs(
+        f"cProfile of hemra {' '.join(map(str, args[:1]))} ({name}; wall {seconds:.2f} s "
+        f"under the profiler, not in the table)",
+        costs,
+    )
     return costs
 
 
@@ -798,6 +1163,7 @@ async def _profile_store_compare(home: Path, out: Path) -> None:
 
 # --- report ------------------------------------------------------------------------------------
 
+
 def check(what: str, ok: bool, detail: str) -> dict:
     if not ok:
         print(f"CHECK FAILED: {what}: {detail}", flush=True)
@@ -805,13 +1171,27 @@ def check(what: str, ok: bool, detail: str) -> dict:
 
 
 def targets_of(imp: dict, compares: list[dict]) -> list[dict]:
-    targets = [{"what": f"import {imp['trials']:,} trials / cp -r", "value": imp["ratio"], "unit": "x",
-                "target": f"<= {IMPORT_RATIO_TARGET:g}x", "met": imp["ratio"] <= IMPORT_RATIO_TARGET}]
+    targets = [
+        {
+            "what": f"import {imp['trials']:,} trials / cp -r",
+            "value": imp["ratio"],
+            "unit": "x",
+            "target": f"<= {IMPORT_RATIO_TARGET:g}x",
+            "met": imp["ratio"] <= IMPORT_RATIO_TARGET,
+        }
+    ]
     for c in compares:
         if c["size"] <= COMPARE_TARGET_SIZE:
-            targets.append({"what": f"compare 2 x {c['size']:,} trials (CLI, end to end)", "value": c["cli_s"],
-                            "unit": "s", "target": f"< {COMPARE_SECONDS_TARGET:g} s",
-                            "met": c["cli_s"] < COMPARE_SECONDS_TARGET, "size": c["size"]})
+            targets.append(
+                {
+                    "what": f"compare 2 x {c['size']:,} trials (CLI, end to end)",
+                    "value": c["cli_s"],
+                    "unit": "s",
+                    "target": f"< {COMPARE_SECONDS_TARGET:g} s",
+                    "met": c["cli_s"] < COMPARE_SECONDS_TARGET,
+                    "size": c["size"],
+                }
+            )
     return targets
 
 
@@ -827,49 +1207,68 @@ def print_table(imp: dict | None, compares: list[dict], targets: list[dict], sta
     print(f"  {'figure':<58}{'value':>12}  {'target':<12}met")
     if imp:
         g = imp["generated"]
-        row(f"job: {imp['trials']:,} trials, {g['files']:,} files, {g['dirs']:,} folders ({g['empty_dirs']:,} empty)",
-            f"{g['bytes'] / 1e6:.1f} MB")
+        row(
+            f"job: {imp['trials']:,} trials, {g['files']:,} files, {g['dirs']:,} folders ({g['empty_dirs']:,} empty)",
+            f"{g['bytes'] / 1e6:.1f} MB",
+        )
         row(f"cp -r <job> <tmp>/copy (floor; median of {len(imp['cp_samples'])})", f"{imp['cp_s']:.2f} s")
         row(f"hemra import <job> --label big (median of {len(imp['import_samples'])})", f"{imp['import_s']:.2f} s")
         key = targets[0]["what"]
         row("import / cp -r", f"{imp['ratio']:.2f}x", targets[0]["target"], key)
-        row("info: samples cp -r / import", " ".join(f"{c:.1f}/{i:.1f}" for c, i in
-                                                       zip(imp["cp_samples"], imp["import_samples"])))
+        row(
+            "info: samples cp -r / import",
+            " ".join(f"{c:.1f}/{i:.1f}" for c, i in zip(imp["cp_samples"], imp["import_samples"])),
+        )
         row("info: import / cp -r of each interleaved pair", " ".join(f"{r:.2f}x" for r in imp["pair_ratios"]))
         row("info: sync after cp -r / after import", f"{imp['cp_sync_s']:.2f} / {imp['import_sync_s']:.2f} s")
         row("info: (import + sync) / (cp -r + sync)", f"{imp['ratio_with_sync']:.2f}x")
         row("info: import - CLI start-up (hemra --version)", f"{imp['import_s'] - startup_s:.2f} s")
-        row("info: per trial, import / cp -r",
-            f"{1000 * imp['import_s'] / imp['trials']:.2f} / {1000 * imp['cp_s'] / imp['trials']:.2f} ms")
+        row(
+            "info: per trial, import / cp -r",
+            f"{1000 * imp['import_s'] / imp['trials']:.2f} / {1000 * imp['cp_s'] / imp['trials']:.2f} ms",
+        )
         row("info: hemra export big (subprocess)", f"{imp['export_s']:.2f} s")
         s = imp["store"]
-        row("info: store after import: SQLite / blobs (files)",
-            f"{s['db'] / 1e6:.1f} / {s['blobs'] / 1e6:.1f} MB ({s['blob_files']:,})")
+        row(
+            "info: store after import: SQLite / blobs (files)",
+            f"{s['db'] / 1e6:.1f} / {s['blobs'] / 1e6:.1f} MB ({s['blob_files']:,})",
+        )
         if imp["compare_info"]:
             ci = imp["compare_info"]
-            row(f"info: compare big/oracle big/terminus-2 ({ci['a_trials']:,} + {ci['b_trials']:,}, with tree)",
-                f"{ci['seconds']:.2f} s")
+            row(
+                f"info: compare big/oracle big/terminus-2 ({ci['a_trials']:,} + {ci['b_trials']:,}, with tree)",
+                f"{ci['seconds']:.2f} s",
+            )
     row("info: CLI start-up alone (hemra --version)", f"{startup_s:.2f} s")
     for c in compares:
         t_key = next((t["what"] for t in targets if t.get("size") == c["size"]), None)
         n = f"{c['size']:,}"
-        row(f"compare 2 x {n} trials ({c['tasks']:,} tasks x {c['repetitions']}): CLI --json",
-            f"{c['cli_s']:.2f} s", f"< {COMPARE_SECONDS_TARGET:g} s" if t_key else "info", t_key)
+        row(
+            f"compare 2 x {n} trials ({c['tasks']:,} tasks x {c['repetitions']}): CLI --json",
+            f"{c['cli_s']:.2f} s",
+            f"< {COMPARE_SECONDS_TARGET:g} s" if t_key else "info",
+            t_key,
+        )
         ip = c["in_process"]
-        row(f"  Store.compare in-process", f"{ip['seconds']:.2f} s")
-        row(f"    load both sides / pair + stats / proto + JSON",
-            f"{ip['load_sides_s']:.2f}/{ip['pair_and_stats_s']:.2f}/{ip['proto_and_json_s']:.2f}")
-        row(f"  CLI overhead (CLI - in-process)", f"{c['cli_overhead_s']:.2f} s")
+        row("  Store.compare in-process", f"{ip['seconds']:.2f} s")
+        row(
+            "    load both sides / pair + stats / proto + JSON",
+            f"{ip['load_sides_s']:.2f}/{ip['pair_and_stats_s']:.2f}/{ip['proto_and_json_s']:.2f}",
+        )
+        row("  CLI overhead (CLI - in-process)", f"{c['cli_overhead_s']:.2f} s")
     print()
     for t in targets:
-        print(f"  target {t['what']}: {t['value']:.2f}{t['unit']} (target {t['target']}): "
-              f"{'met' if t['met'] else 'MISSED'}")
+        print(
+            f"  target {t['what']}: {t['value']:.2f}{t['unit']} (target {t['target']}): "
+            f"{'met' if t['met'] else 'MISSED'}"
+        )
 
 
 def git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
@@ -877,8 +1276,9 @@ def git_commit() -> str:
 def git_dirty() -> list[str]:
     """Uncommitted changes in the tree that was measured."""
     try:
-        return subprocess.run(["git", "status", "--short"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.splitlines()
+        return subprocess.run(
+            ["git", "status", "--short"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):
         return []
 
@@ -888,8 +1288,11 @@ def main() -> int:
         return profile_child(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=10_000, help="trials in the generated Harbor job (default 10000)")
-    parser.add_argument("--compare-sizes", default="5000,50000",
-                        help="trials per side for the compare, comma-separated (default 5000,50000)")
+    parser.add_argument(
+        "--compare-sizes",
+        default="5000,50000",
+        help="trials per side for the compare, comma-separated (default 5000,50000)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (job, HEMRA homes, export)")
     args = parser.parse_args()
     try:
@@ -925,7 +1328,8 @@ def main() -> int:
                 c = next(c for c in compares if c["size"] == t["size"])
                 home = Path(c["home"])
                 profiles[f"compare_{c['size']}_cli"] = profile_cli(
-                    f"compare-{c['size']}", ["compare", "cmp-a", "cmp-b", "--json"], home, scratch)
+                    f"compare-{c['size']}", ["compare", "cmp-a", "cmp-b", "--json"], home, scratch
+                )
                 out = scratch / f"store-compare-{c['size']}.prof"
                 asyncio.run(_profile_store_compare(home, out))
                 costs = top_costs(out)
@@ -940,24 +1344,37 @@ def main() -> int:
         raise
 
     failed = [c for c in checks if not c["ok"]]
-    print(f"\nchecks: {len(checks) - len(failed)}/{len(checks)} passed"
-          + "".join(f"\n  FAILED {c['what']}: {c['detail']}" for c in failed))
+    print(
+        f"\nchecks: {len(checks) - len(failed)}/{len(checks)} passed"
+        + "".join(f"\n  FAILED {c['what']}: {c['detail']}" for c in failed)
+    )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = {
         "benchmark": "imports_compare",
         "timestamp": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "options": {"trials": args.trials, "compare_sizes": sizes},
         "method": "import: subprocess wall time of `hemra import <job> --label big` into a fresh HEMRA_HOME "
-                  "(SQLite); floor: `cp -r <job> <tmp>/copy` run once right after generating the job. The page "
-                  "cache is not dropped (both read the job warm); `sync` (not timed) runs before each timing, "
-                  "and the sync after each is recorded apart. compare: median of "
-                  f"{COMPARE_SAMPLES} subprocess runs of `hemra compare cmp-a cmp-b --json`, and the median of "
-                  f"{COMPARE_SAMPLES} Store.compare calls in one process (the first includes query compilation).",
-        "import": imp, "compare": compares, "cli_startup_s": startup_s, "targets": targets, "checks": checks,
-        "profiles": profiles, "elapsed_s": time.perf_counter() - started,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "sqlite": sqlite3.sqlite_version, "end_conditions": pressure()},
-        "hemra_commit": git_commit(), "hemra_dirty_files": git_dirty(),
+        "(SQLite); floor: `cp -r <job> <tmp>/copy` run once right after generating the job. The page "
+        "cache is not dropped (both read the job warm); `sync` (not timed) runs before each timing, "
+        "and the sync after each is recorded apart. compare: median of "
+        f"{COMPARE_SAMPLES} subprocess runs of `hemra compare cmp-a cmp-b --json`, and the median of "
+        f"{COMPARE_SAMPLES} Store.compare calls in one process (the first includes query compilation).",
+        "import": imp,
+        "compare": compares,
+        "cli_startup_s": startup_s,
+        "targets": targets,
+        "checks": checks,
+        "profiles": profiles,
+        "elapsed_s": time.perf_counter() - started,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+            "end_conditions": pressure(),
+        },
+        "hemra_commit": git_commit(),
+        "hemra_dirty_files": git_dirty(),
         "temp_dir": str(scratch) if args.keep else None,
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)

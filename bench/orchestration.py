@@ -40,8 +40,9 @@ HARNESSES = ("oracle", "nop")
 # The commands HEMRA runs inside the sandbox (services/executor/harnesses/builtin.py and
 # services/scorer/verifier.py), reused verbatim by the bwrap floor.
 SOLVE_COMMAND = "(/solution/solve.sh) > /logs/agent/oracle.txt 2>&1"
-TEST_COMMAND = ("mkdir -p /logs/verifier && chmod +x /tests/test.sh && "
-                "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1")
+TEST_COMMAND = (
+    "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+)
 
 
 class BenchError(Exception):
@@ -129,13 +130,29 @@ def make_dataset(folder: Path, count: int) -> None:
 
 # --------------------------------------------------------------------------- floors
 
+
 def bwrap_prefix() -> str:
     """The bwrap arguments of services/executor/sandboxes/host.py, up to the per-attempt binds."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise BenchError("bwrap not found (apt-get install bubblewrap)")
-    args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--hostname", "hemra", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    args = [
+        bwrap,
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--hostname",
+        "hemra",
+        "--tmpfs",
+        "/",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--ro-bind",
+        "/etc",
+        "/etc",
+    ]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         host = Path("/") / name
         if host.is_symlink():
@@ -220,13 +237,16 @@ def run_floor(build, dataset: Path, scratch: Path, tasks: int, label: str) -> fl
     elapsed = time.perf_counter() - started
     expected = f"tasks={tasks} oracle={tasks} nop=0"
     if done.returncode != 0 or done.stdout.strip() != expected:
-        raise BenchError(f"floor ({label}) failed: exit {done.returncode}, got {done.stdout.strip()!r}, "
-                         f"expected {expected!r}\n{done.stderr[-2000:]}")
+        raise BenchError(
+            f"floor ({label}) failed: exit {done.returncode}, got {done.stdout.strip()!r}, "
+            f"expected {expected!r}\n{done.stderr[-2000:]}"
+        )
     shutil.rmtree(work, ignore_errors=True)
     return elapsed
 
 
 # --------------------------------------------------------------------------- HEMRA
+
 
 def hemra_binary() -> str:
     local = REPO / ".venv" / "bin" / "hemra"
@@ -256,8 +276,15 @@ def run_hemra(dataset: Path, scratch: Path, tasks: int, concurrency: int, keep: 
     home = Path(tempfile.mkdtemp(prefix=f"home-c{concurrency}-", dir=scratch))
     env = {**os.environ, "HEMRA_HOME": str(home)}
     env.pop("HEMRA_DATABASE_URL", None)  # a fresh SQLite database under the fresh home
-    command = [hemra_binary(), "run", *(a for h in HARNESSES for a in ("-H", h)), "-d", str(dataset),
-               "--concurrency", str(concurrency)]
+    command = [
+        hemra_binary(),
+        "run",
+        *(a for h in HARNESSES for a in ("-H", h)),
+        "-d",
+        str(dataset),
+        "--concurrency",
+        str(concurrency),
+    ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=scratch)
     elapsed = time.perf_counter() - started
@@ -272,9 +299,11 @@ def run_hemra(dataset: Path, scratch: Path, tasks: int, concurrency: int, keep: 
         elif f", {tasks} tasks)" not in done.stdout:
             problem = f"report does not list {tasks} tasks"
     if problem:
-        raise BenchError(f"hemra run --concurrency {concurrency} failed: {problem}\n"
-                         f"command: {shlex.join(command)}\nHEMRA_HOME: {home}\n"
-                         f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}")
+        raise BenchError(
+            f"hemra run --concurrency {concurrency} failed: {problem}\n"
+            f"command: {shlex.join(command)}\nHEMRA_HOME: {home}\n"
+            f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
+        )
     if not keep:
         shutil.rmtree(home, ignore_errors=True)
     return elapsed
@@ -282,10 +311,12 @@ def run_hemra(dataset: Path, scratch: Path, tasks: int, concurrency: int, keep: 
 
 # --------------------------------------------------------------------------- report
 
+
 def git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
@@ -297,10 +328,15 @@ def summarise(samples: dict[str, list[float]], trials: int) -> dict:
     return {
         "seconds": seconds,
         "ms_per_trial": {k: 1000 * v / trials for k, v in seconds.items()},
-        "ratios": {"c1_over_floor": c1_floor, "c4_over_c1": c4_c1,
-                   "c1_over_floor_plain": seconds["hemra_c1"] / seconds["floor_plain"]},
-        "targets": {"c1_over_floor": {"target": f"<= {C1_FLOOR_TARGET}", "met": c1_floor <= C1_FLOOR_TARGET},
-                    "c4_over_c1": {"target": f"< {C4_C1_TARGET}", "met": c4_c1 < C4_C1_TARGET}},
+        "ratios": {
+            "c1_over_floor": c1_floor,
+            "c4_over_c1": c4_c1,
+            "c1_over_floor_plain": seconds["hemra_c1"] / seconds["floor_plain"],
+        },
+        "targets": {
+            "c1_over_floor": {"target": f"<= {C1_FLOOR_TARGET}", "met": c1_floor <= C1_FLOOR_TARGET},
+            "c4_over_c1": {"target": f"< {C4_C1_TARGET}", "met": c4_c1 < C4_C1_TARGET},
+        },
     }
 
 
@@ -308,19 +344,28 @@ def print_table(summary: dict, tasks: int, trials: int, repeat: int) -> None:
     s, ms, r, t = summary["seconds"], summary["ms_per_trial"], summary["ratios"], summary["targets"]
     verdict = {True: "yes", False: "NO"}
     print()
-    print(f"orchestration benchmark: {tasks} tasks x {len(HARNESSES)} harnesses = {trials} trials"
-          + (f", median of {repeat} runs" if repeat > 1 else ""))
+    print(
+        f"orchestration benchmark: {tasks} tasks x {len(HARNESSES)} harnesses = {trials} trials"
+        + (f", median of {repeat} runs" if repeat > 1 else "")
+    )
     print(f"{'measurement':<34}{'seconds':>10}{'ms/trial':>11}")
-    for key, label in (("floor", "floor (bash loop, bwrap)"), ("hemra_c1", "HEMRA --concurrency 1"),
-                       ("hemra_c4", "HEMRA --concurrency 4"),
-                       ("floor_plain", "info: floor without bwrap")):
+    for key, label in (
+        ("floor", "floor (bash loop, bwrap)"),
+        ("hemra_c1", "HEMRA --concurrency 1"),
+        ("hemra_c4", "HEMRA --concurrency 4"),
+        ("floor_plain", "info: floor without bwrap"),
+    ):
         print(f"{label:<34}{s[key]:>10.2f}{ms[key]:>11.1f}")
     print()
     print(f"{'ratio':<34}{'value':>10}{'target':>11}{'met':>6}")
-    print(f"{'HEMRA c=1 / floor':<34}{r['c1_over_floor']:>10.2f}{t['c1_over_floor']['target']:>11}"
-          f"{verdict[t['c1_over_floor']['met']]:>6}")
-    print(f"{'HEMRA c=4 / HEMRA c=1':<34}{r['c4_over_c1']:>10.2f}{t['c4_over_c1']['target']:>11}"
-          f"{verdict[t['c4_over_c1']['met']]:>6}")
+    print(
+        f"{'HEMRA c=1 / floor':<34}{r['c1_over_floor']:>10.2f}{t['c1_over_floor']['target']:>11}"
+        f"{verdict[t['c1_over_floor']['met']]:>6}"
+    )
+    print(
+        f"{'HEMRA c=4 / HEMRA c=1':<34}{r['c4_over_c1']:>10.2f}{t['c4_over_c1']['target']:>11}"
+        f"{verdict[t['c4_over_c1']['met']]:>6}"
+    )
     print(f"{'info: HEMRA c=1 / floor w/o bwrap':<34}{r['c1_over_floor_plain']:>10.2f}")
 
 
@@ -343,10 +388,11 @@ def main() -> int:
         for round_ in range(1, args.repeat + 1):
             tag = f"[{round_}/{args.repeat}] " if args.repeat > 1 else ""
             for key, measure in (
-                    ("floor", lambda: run_floor(floor_script_bwrap, dataset, scratch, args.tasks, "bwrap")),
-                    ("floor_plain", lambda: run_floor(floor_script_plain, dataset, scratch, args.tasks, "plain")),
-                    ("hemra_c1", lambda: run_hemra(dataset, scratch, args.tasks, 1, args.keep)),
-                    ("hemra_c4", lambda: run_hemra(dataset, scratch, args.tasks, 4, args.keep))):
+                ("floor", lambda: run_floor(floor_script_bwrap, dataset, scratch, args.tasks, "bwrap")),
+                ("floor_plain", lambda: run_floor(floor_script_plain, dataset, scratch, args.tasks, "plain")),
+                ("hemra_c1", lambda: run_hemra(dataset, scratch, args.tasks, 1, args.keep)),
+                ("hemra_c4", lambda: run_hemra(dataset, scratch, args.tasks, 4, args.keep)),
+            ):
                 seconds = measure()
                 samples[key].append(seconds)
                 print(f"{tag}{key:<12} {seconds:8.2f} s", flush=True)
@@ -361,10 +407,14 @@ def main() -> int:
     result = {
         "benchmark": "orchestration",
         "timestamp": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "tasks": args.tasks, "harnesses": list(HARNESSES), "trials": trials, "repeat": args.repeat,
+        "tasks": args.tasks,
+        "harnesses": list(HARNESSES),
+        "trials": trials,
+        "repeat": args.repeat,
         "floor_method": "bash loop, sequential, each trial in a fresh folder under bwrap with HEMRA's "
-                        "host-sandbox binds; floor_plain is the same loop without bwrap (APP_DIR/LOGS_DIR)",
-        "samples_seconds": samples, **summary,
+        "host-sandbox binds; floor_plain is the same loop without bwrap (APP_DIR/LOGS_DIR)",
+        "samples_seconds": samples,
+        **summary,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "hemra_commit": git_commit(),
         "temp_dir": str(scratch) if args.keep else None,

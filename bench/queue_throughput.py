@@ -64,6 +64,7 @@ class BenchError(Exception):
 
 # --------------------------------------------------------------------------- databases
 
+
 class Database:
     """One benchmark database: its SQLAlchemy URL for HEMRA and raw access for floor and checks."""
 
@@ -142,13 +143,16 @@ def plan(jobs: int, label: str):
         width = 4
     pad = (None,) * max(width - 4, 0)
     return records.PlannedRun(
-        label=label, spec={"label": label, "concurrency": jobs}, concurrency=jobs, max_infra_retries=0,
-        datasets=[dict(digest="sha256:d", dataset_name="ds", source="/x", task_digests=["sha256:t"],
-                       create_time=0.0)],
+        label=label,
+        spec={"label": label, "concurrency": jobs},
+        concurrency=jobs,
+        max_infra_retries=0,
+        datasets=[dict(digest="sha256:d", dataset_name="ds", source="/x", task_digests=["sha256:t"], create_time=0.0)],
         tasks=[dict(digest="sha256:t", task_name="task", record={})],
         harnesses=[dict(digest="sha256:h", harness_name="h", record={})],
         cells=[("sha256:d", "ds", "sha256:h", "h", "")],
-        trials=[(0, "sha256:t", "task", k + 1, *pad) for k in range(jobs)])
+        trials=[(0, "sha256:t", "task", k + 1, *pad) for k in range(jobs)],
+    )
 
 
 async def record_run(db: Database, jobs: int, label: str, analyze: bool = False) -> str:
@@ -168,12 +172,15 @@ async def planner_stats(db: Database) -> dict | None:
     """PostgreSQL: whether the jobs table has planner statistics yet, and rows changed since."""
     if db.kind != "postgres":
         return None
-    (last_auto, last_manual, changed), = await db.fetch(
-        "SELECT last_autoanalyze, last_analyze, n_mod_since_analyze FROM pg_stat_user_tables "
-        "WHERE relname = 'jobs'")
+    ((last_auto, last_manual, changed),) = await db.fetch(
+        "SELECT last_autoanalyze, last_analyze, n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'jobs'"
+    )
     last = max(filter(None, (last_auto, last_manual)), default=None)
-    return {"analyzed": last is not None, "last_analyze": last.isoformat() if last else None,
-            "rows_changed_since": changed}
+    return {
+        "analyzed": last is not None,
+        "last_analyze": last.isoformat() if last else None,
+        "rows_changed_since": changed,
+    }
 
 
 def describe_stats(stats: dict | None) -> str:
@@ -186,8 +193,9 @@ def describe_stats(stats: dict | None) -> str:
 
 async def verify(db: Database, run_id: str, jobs: int, completed: list[str], owners: set[str], what: str) -> None:
     """Every job done once (try_count 1, lease_token 1), every attempt finished exactly once."""
-    rows = await db.fetch("SELECT id, attempt_id, state, try_count, lease_token, lease_owner FROM jobs "
-                          "WHERE run_id = ?", run_id)
+    rows = await db.fetch(
+        "SELECT id, attempt_id, state, try_count, lease_token, lease_owner FROM jobs WHERE run_id = ?", run_id
+    )
     attempts = await db.fetch("SELECT id, state, outcome, number, verdict FROM attempts WHERE run_id = ?", run_id)
     problems = []
     if len(rows) != jobs:
@@ -206,7 +214,9 @@ async def verify(db: Database, run_id: str, jobs: int, completed: list[str], own
     if bad:
         problems.append(f"{len(bad)} attempts not (finished, completed, number 1, passed), e.g. {bad[:3]}")
     if len(completed) != jobs or len(set(completed)) != jobs:
-        problems.append(f"{len(completed)} completions of {len(set(completed))} distinct jobs, expected {jobs} of {jobs}")
+        problems.append(
+            f"{len(completed)} completions of {len(set(completed))} distinct jobs, expected {jobs} of {jobs}"
+        )
     if set(completed) != {r[0] for r in rows}:
         problems.append("the completed job IDs are not the run's jobs")
     if problems:
@@ -305,6 +315,7 @@ async def measure_floor(db: Database, jobs: int, analyze: bool = False) -> dict:
 
 # --------------------------------------------------------------------------- HEMRA (gRPC store)
 
+
 def _child_env(token: str) -> dict:
     env = {**os.environ, TOKEN_ENV: token, "PYTHONUNBUFFERED": "1"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
@@ -323,11 +334,19 @@ def _stop(proc: subprocess.Popen, grace: float) -> None:
         proc.wait(timeout=10)
 
 
-def start_server(db: Database, folder: Path, token: str, lifetime: float,
-                 profile: Path | None) -> tuple[subprocess.Popen, int]:
+def start_server(
+    db: Database, folder: Path, token: str, lifetime: float, profile: Path | None
+) -> tuple[subprocess.Popen, int]:
     out, err = folder / "server.out", folder / "server.err"
-    command = [sys.executable, str(Path(__file__).resolve()), "_serve", db.url, str(db.blob_dir),
-               "--lifetime", str(lifetime)]
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "_serve",
+        db.url,
+        str(db.blob_dir),
+        "--lifetime",
+        str(lifetime),
+    ]
     if profile:
         command += ["--profile", str(profile)]
     with open(out, "w") as stdout, open(err, "w") as stderr:
@@ -352,11 +371,19 @@ def run_workers(port: int, workers: int, folder: Path, token: str, timeout: floa
     try:
         for w in range(workers):
             name = f"bench-w{w}"
-            command = [sys.executable, str(Path(__file__).resolve()), "_worker", f"127.0.0.1:{port}", name,
-                       "--deadline", str(started_wall + timeout)]
+            command = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "_worker",
+                f"127.0.0.1:{port}",
+                name,
+                "--deadline",
+                str(started_wall + timeout),
+            ]
             stdout, stderr = open(folder / f"{name}.out", "w"), open(folder / f"{name}.err", "w")
-            procs.append((name, subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env, cwd=REPO),
-                          stdout, stderr))
+            procs.append(
+                (name, subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env, cwd=REPO), stdout, stderr)
+            )
         for name, proc, _, _ in procs:
             remaining = started + timeout - time.perf_counter()
             try:
@@ -379,8 +406,15 @@ def run_workers(port: int, workers: int, folder: Path, token: str, timeout: floa
     return elapsed, reports
 
 
-async def measure_hemra(db: Database, jobs: int, workers: int, scratch: Path, timeout: float,
-                        profile: Path | None = None, analyze: bool = False) -> dict:
+async def measure_hemra(
+    db: Database,
+    jobs: int,
+    workers: int,
+    scratch: Path,
+    timeout: float,
+    profile: Path | None = None,
+    analyze: bool = False,
+) -> dict:
     run_id = await record_run(db, jobs, f"bench-{db.kind}-w{workers}", analyze)
     stats = await planner_stats(db)
     folder = Path(tempfile.mkdtemp(prefix=f"{db.kind}-w{workers}-", dir=scratch))
@@ -393,21 +427,30 @@ async def measure_hemra(db: Database, jobs: int, workers: int, scratch: Path, ti
     if server.returncode not in (0, -signal.SIGTERM):
         raise BenchError(f"the store server exited {server.returncode}:\n{(folder / 'server.err').read_text()[-3000:]}")
     completed = [job for r in reports for job in r["completed"]]
-    server_cpu = [float(line.split()[1]) for line in (folder / "server.out").read_text().splitlines()
-                  if line.startswith("CPU ")]
+    server_cpu = [
+        float(line.split()[1]) for line in (folder / "server.out").read_text().splitlines() if line.startswith("CPU ")
+    ]
     await verify(db, run_id, jobs, completed, {r["name"] for r in reports}, f"{db.kind} W={workers}")
     first_call = min(r["first_call"] for r in reports)
     loop_seconds = max(r["end"] for r in reports) - first_call
-    return {"run_id": run_id, "workers": workers, "seconds": seconds, "jobs_per_s": jobs / seconds,
-            "loop_seconds": loop_seconds, "loop_jobs_per_s": jobs / loop_seconds,
-            "worker_startup_s": first_call - reports[0]["spawned"],
-            "jobs_per_worker": {r["name"]: len(r["completed"]) for r in reports}, "planner_stats": stats,
-            "store_cpu_ms_per_job": 1000 * server_cpu[0] / jobs if server_cpu else None,
-            "worker_cpu_ms_per_job": 1000 * sum(r["cpu"] for r in reports) / jobs,
-            "work_dir": str(folder)}
+    return {
+        "run_id": run_id,
+        "workers": workers,
+        "seconds": seconds,
+        "jobs_per_s": jobs / seconds,
+        "loop_seconds": loop_seconds,
+        "loop_jobs_per_s": jobs / loop_seconds,
+        "worker_startup_s": first_call - reports[0]["spawned"],
+        "jobs_per_worker": {r["name"]: len(r["completed"]) for r in reports},
+        "planner_stats": stats,
+        "store_cpu_ms_per_job": 1000 * server_cpu[0] / jobs if server_cpu else None,
+        "worker_cpu_ms_per_job": 1000 * sum(r["cpu"] for r in reports) / jobs,
+        "work_dir": str(folder),
+    }
 
 
 # --------------------------------------------------------------------------- child processes
+
 
 async def serve(url: str, blob_dir: str, lifetime: float, profile: str | None) -> None:
     """The store server alone: Store.open + build_server on 127.0.0.1:0, PORT <n> on stdout."""
@@ -433,7 +476,7 @@ async def serve(url: str, blob_dir: str, lifetime: float, profile: str | None) -
     while not stop.is_set() and os.getppid() == parent and time.monotonic() < deadline:
         try:
             await asyncio.wait_for(stop.wait(), timeout=1.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
     if profiler:
         profiler.disable()
@@ -454,9 +497,9 @@ def _cpu_seconds() -> float:
 async def work(address: str, name: str, deadline: float) -> dict:
     """One worker: ClaimJob + CompleteJob until the queue is empty."""
     from google.protobuf.duration_pb2 import Duration
+
     from hemra.v1 import common_pb2 as pb
     from hemra.v1 import store_service_pb2 as spb
-
     from services.common import transport
 
     channel = transport.channel(address)
@@ -473,8 +516,12 @@ async def work(address: str, name: str, deadline: float) -> dict:
             if not claimed.HasField("job"):
                 break
             job = claimed.job
-            await client.CompleteJob(spb.CompleteJobRequest(
-                job_id=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED, score=score), timeout=60)
+            await client.CompleteJob(
+                spb.CompleteJobRequest(
+                    job_id=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED, score=score
+                ),
+                timeout=60,
+            )
             completed.append(job.id)
         end = time.time()
     finally:
@@ -505,10 +552,12 @@ def child_main(argv: list[str]) -> int:
 
 # --------------------------------------------------------------------------- report
 
+
 def git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
@@ -517,22 +566,38 @@ def targets_of(rows: list[dict]) -> list[dict]:
     targets = []
     for row in rows:
         if row["database"] == "postgres" and row["workers"] == 4:
-            targets.append({"what": "postgres W=4 jobs/s", "value": row["jobs_per_s"],
-                            "target": f">= {JOBS_PER_S_TARGET:g}", "met": row["jobs_per_s"] >= JOBS_PER_S_TARGET})
+            targets.append(
+                {
+                    "what": "postgres W=4 jobs/s",
+                    "value": row["jobs_per_s"],
+                    "target": f">= {JOBS_PER_S_TARGET:g}",
+                    "met": row["jobs_per_s"] >= JOBS_PER_S_TARGET,
+                }
+            )
     for row in rows:
-        targets.append({"what": f"floor/hemra {row['database']} W={row['workers']}", "value": row["ratio"],
-                        "target": f"<= {RATIO_TARGET:g}", "met": row["ratio"] <= RATIO_TARGET})
+        targets.append(
+            {
+                "what": f"floor/hemra {row['database']} W={row['workers']}",
+                "value": row["ratio"],
+                "target": f"<= {RATIO_TARGET:g}",
+                "met": row["ratio"] <= RATIO_TARGET,
+            }
+        )
     return targets
 
 
 def print_table(rows: list[dict], targets: list[dict], jobs: int) -> None:
     print()
     print(f"queue throughput: {jobs} jobs per measurement (ClaimJob + CompleteJob through the gRPC store)")
-    print(f"{'database':<10}{'workers':>8}{'jobs':>7}{'seconds':>9}{'jobs/s':>9}{'floor jobs/s':>14}"
-          f"{'floor/hemra':>13}   {'info: loop jobs/s':>17}")
+    print(
+        f"{'database':<10}{'workers':>8}{'jobs':>7}{'seconds':>9}{'jobs/s':>9}{'floor jobs/s':>14}"
+        f"{'floor/hemra':>13}   {'info: loop jobs/s':>17}"
+    )
     for r in rows:
-        print(f"{r['database']:<10}{r['workers']:>8}{r['jobs']:>7}{r['seconds']:>9.2f}{r['jobs_per_s']:>9.1f}"
-              f"{r['floor_jobs_per_s']:>14.1f}{r['ratio']:>13.2f}   {r['loop_jobs_per_s']:>17.1f}")
+        print(
+            f"{r['database']:<10}{r['workers']:>8}{r['jobs']:>7}{r['seconds']:>9.2f}{r['jobs_per_s']:>9.1f}"
+            f"{r['floor_jobs_per_s']:>14.1f}{r['ratio']:>13.2f}   {r['loop_jobs_per_s']:>17.1f}"
+        )
     print()
     print(f"{'target':<32}{'value':>9}{'target':>9}{'met':>6}")
     for t in targets:
@@ -548,7 +613,7 @@ def print_profile(path: Path, top: int = 25) -> list[str]:
         buffer = io.StringIO()
         pstats.Stats(str(path), stream=buffer).strip_dirs().sort_stats(key).print_stats(top)
         text = buffer.getvalue()
-        print(f"\n--- store server profile, top {top} by {key}\n{text[text.find('   ncalls'):]}")
+        print(f"\n--- store server profile, top {top} by {key}\n{text[text.find('   ncalls') :]}")
         lines.append(text)
     return lines
 
@@ -556,8 +621,9 @@ def print_profile(path: Path, top: int = 25) -> list[str]:
 def busy_note() -> tuple[float, str]:
     """The 1-minute load average, and a warning when other work competes for the CPUs."""
     load = os.getloadavg()[0]
-    return load, (f"; LOAD {load:.1f} on {os.cpu_count()} CPUs: other work competes" if load > (os.cpu_count() or 1)
-                  else "")
+    return load, (
+        f"; LOAD {load:.1f} on {os.cpu_count()} CPUs: other work competes" if load > (os.cpu_count() or 1) else ""
+    )
 
 
 async def bench(args, scratch: Path) -> dict:
@@ -566,35 +632,54 @@ async def bench(args, scratch: Path) -> dict:
         db = await create_database(kind, scratch)
         try:
             if kind == "postgres":
-                extra["postgres"] = {k: (await admin(f"SHOW {k}"))[0][0]
-                                     for k in ("server_version", "synchronous_commit", "fsync", "shared_buffers")}
+                extra["postgres"] = {
+                    k: (await admin(f"SHOW {k}"))[0][0]
+                    for k in ("server_version", "synchronous_commit", "fsync", "shared_buffers")
+                }
             load, note = busy_note()
             floor = await measure_floor(db, args.jobs, args.analyze)
             floor["load_before"] = load
             floors[kind] = floor
-            print(f"{kind:<9} floor       {floor['seconds']:7.2f} s {floor['jobs_per_s']:8.1f} jobs/s"
-                  f"{describe_stats(floor['planner_stats'])}{note}", flush=True)
+            print(
+                f"{kind:<9} floor       {floor['seconds']:7.2f} s {floor['jobs_per_s']:8.1f} jobs/s"
+                f"{describe_stats(floor['planner_stats'])}{note}",
+                flush=True,
+            )
             for workers in args.workers:
                 load, note = busy_note()
                 m = await measure_hemra(db, args.jobs, workers, scratch, args.timeout, analyze=args.analyze)
                 m["load_before"] = load
-                row = {"database": kind, "jobs": args.jobs, **m, "floor_jobs_per_s": floor["jobs_per_s"],
-                       "ratio": floor["jobs_per_s"] / m["jobs_per_s"]}
+                row = {
+                    "database": kind,
+                    "jobs": args.jobs,
+                    **m,
+                    "floor_jobs_per_s": floor["jobs_per_s"],
+                    "ratio": floor["jobs_per_s"] / m["jobs_per_s"],
+                }
                 rows.append(row)
-                print(f"{kind:<9} W={workers:<9} {m['seconds']:7.2f} s {m['jobs_per_s']:8.1f} jobs/s "
-                      f"(workers' start-up {m['worker_startup_s']:.2f} s; jobs per worker "
-                      f"{list(m['jobs_per_worker'].values())}; CPU per job: store {m['store_cpu_ms_per_job']:.2f} ms, "
-                      f"workers {m['worker_cpu_ms_per_job']:.2f} ms{describe_stats(m['planner_stats'])}){note}",
-                      flush=True)
+                print(
+                    f"{kind:<9} W={workers:<9} {m['seconds']:7.2f} s {m['jobs_per_s']:8.1f} jobs/s "
+                    f"(workers' start-up {m['worker_startup_s']:.2f} s; jobs per worker "
+                    f"{list(m['jobs_per_worker'].values())}; CPU per job: store {m['store_cpu_ms_per_job']:.2f} ms, "
+                    f"workers {m['worker_cpu_ms_per_job']:.2f} ms{describe_stats(m['planner_stats'])}){note}",
+                    flush=True,
+                )
             if args.profile and (kind == "postgres" or "postgres" not in args.databases):
                 workers = max(args.workers)
                 prof = scratch / f"store-{kind}-w{workers}.prof"
-                m = await measure_hemra(db, args.jobs, workers, scratch, args.timeout, profile=prof,
-                                        analyze=args.analyze)
-                print(f"\nprofiled {kind} W={workers} (cProfile slows the store; not in the table): "
-                      f"{m['seconds']:.2f} s, {m['jobs_per_s']:.1f} jobs/s")
-                extra["profile"] = {"database": kind, "workers": workers, "jobs_per_s": m["jobs_per_s"],
-                                    "stats": print_profile(prof)}
+                m = await measure_hemra(
+                    db, args.jobs, workers, scratch, args.timeout, profile=prof, analyze=args.analyze
+                )
+                print(
+                    f"\nprofiled {kind} W={workers} (cProfile slows the store; not in the table): "
+                    f"{m['seconds']:.2f} s, {m['jobs_per_s']:.1f} jobs/s"
+                )
+                extra["profile"] = {
+                    "database": kind,
+                    "workers": workers,
+                    "jobs_per_s": m["jobs_per_s"],
+                    "stats": print_profile(prof),
+                }
         finally:
             await drop_database(db)
     return {"rows": rows, "floors": floors, **extra}
@@ -608,11 +693,17 @@ def main() -> int:
     parser.add_argument("--workers", default="1,4", help="worker process counts, comma-separated (default 1,4)")
     parser.add_argument("--databases", default="sqlite,postgres", help="sqlite, postgres or both (default both)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds allowed per measurement (default 300)")
-    parser.add_argument("--profile", action="store_true",
-                        help="one extra measurement (PostgreSQL, most workers) with the store under cProfile")
-    parser.add_argument("--analyze", action="store_true",
-                        help="PostgreSQL: ANALYZE after recording each run (steady state; default: leave "
-                             "planner statistics to autovacuum, as HEMRA does)")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="one extra measurement (PostgreSQL, most workers) with the store under cProfile",
+    )
+    parser.add_argument(
+        "--analyze",
+        action="store_true",
+        help="PostgreSQL: ANALYZE after recording each run (steady state; default: leave "
+        "planner statistics to autovacuum, as HEMRA does)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (SQLite files, process logs)")
     args = parser.parse_args()
     args.workers = [int(w) for w in args.workers.split(",") if w.strip()]
@@ -636,15 +727,23 @@ def main() -> int:
     out = {
         "benchmark": "queue_throughput",
         "timestamp": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "jobs": args.jobs, "workers": args.workers, "databases": args.databases, "lease_secs": LEASE_SECS,
+        "jobs": args.jobs,
+        "workers": args.workers,
+        "databases": args.databases,
+        "lease_secs": LEASE_SECS,
         "analyze": args.analyze,
         "method": "HEMRA: W worker processes loop ClaimJob + CompleteJob over gRPC against the store server in "
-                  "its own process; seconds from the workers' start to the last exit (includes their start-up). "
-                  "loop_* counts from the first ClaimJob to the last exit. Floor: one process, raw SQL "
-                  "(asyncpg / sqlite3), sequential claim transaction + complete transaction per job.",
-        **result, "targets": targets,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "sqlite": sqlite3.sqlite_version},
+        "its own process; seconds from the workers' start to the last exit (includes their start-up). "
+        "loop_* counts from the first ClaimJob to the last exit. Floor: one process, raw SQL "
+        "(asyncpg / sqlite3), sequential claim transaction + complete transaction per job.",
+        **result,
+        "targets": targets,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+        },
         "hemra_commit": git_commit(),
         "temp_dir": str(scratch) if args.keep else None,
     }

@@ -1,10 +1,10 @@
 """The Python SDK of the harness protocol (protos/hemra/v1/harness_service.proto).
 
-    async with HarnessSession.from_env() as session:
-        trial = await session.trial()
-        result = await session.run("ls /app")
-        await session.write_file("/app/answer.txt", b"42\\n")
-        await session.finish(completed=True)
+async with HarnessSession.from_env() as session:
+    trial = await session.trial()
+    result = await session.run("ls /app")
+    await session.write_file("/app/answer.txt", b"42\\n")
+    await session.finish(completed=True)
 """
 
 import json
@@ -13,7 +13,6 @@ import time
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
-
 from services.common import transport
 
 
@@ -36,8 +35,9 @@ class HarnessSession:
     async def trial(self) -> hpb.GetTrialResponse:
         return await self._client.GetTrial(hpb.GetTrialRequest())
 
-    async def run(self, command: str, cwd: str = "", env: dict[str, str] | None = None,
-                  timeout: float = 0, stdin: bytes = b"") -> hpb.RunCommandResponse:
+    async def run(
+        self, command: str, cwd: str = "", env: dict[str, str] | None = None, timeout: float = 0, stdin: bytes = b""
+    ) -> hpb.RunCommandResponse:
         request = hpb.RunCommandRequest(command=command, cwd=cwd, env=env or {}, stdin=stdin)
         if timeout:
             request.timeout.FromNanoseconds(int(timeout * 1e9))
@@ -47,8 +47,9 @@ class HarnessSession:
         return (await self._client.ReadFile(hpb.ReadFileRequest(path=path))).content
 
     async def write_file(self, path: str, content: bytes, executable: bool = False) -> None:
-        await self._client.WriteFiles(hpb.WriteFilesRequest(
-            files=[hpb.FileContent(path=path, content=content, executable=executable)]))
+        await self._client.WriteFiles(
+            hpb.WriteFilesRequest(files=[hpb.FileContent(path=path, content=content, executable=executable)])
+        )
 
     async def remove(self, path: str) -> None:
         await self._client.RemovePath(hpb.RemovePathRequest(path=path))

@@ -20,18 +20,23 @@ def _operation_id(route: APIRoute) -> str:
     return route.name
 
 
-def create_app(store, *, ui_dir: Path | None = None,
-               allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS) -> FastAPI:
+def create_app(store, *, ui_dir: Path | None = None, allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS) -> FastAPI:
     """The gateway over `store` (a services.common.transport store client); it never opens the database.
 
     `ui_dir` is served at / instead of the trace viewer. `allowed_hosts` are the Host
     names answered (loopback names by default; None answers any, for --expose).
     """
-    app = FastAPI(title=TITLE, version=VERSION, docs_url=None, redoc_url=None, openapi_url="/api/openapi.json",
-                  generate_unique_id_function=_operation_id,
-                  description="Read-only API over HEMRA's store: runs, reports, attempts, events, "
-                              "artifacts, comparisons, datasets, tasks, harnesses, scorers and judges. "
-                              "No authentication: loopback only unless exposed.")
+    app = FastAPI(
+        title=TITLE,
+        version=VERSION,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        generate_unique_id_function=_operation_id,
+        description="Read-only API over HEMRA's store: runs, reports, attempts, events, "
+        "artifacts, comparisons, datasets, tasks, harnesses, scorers and judges. "
+        "No authentication: loopback only unless exposed.",
+    )
     app.state.store = store
     errors.install(app)
     for module in (health, runs, attempts, compare, catalog):

@@ -1,6 +1,6 @@
 """Write the gateway's OpenAPI document to gateway/openapi.json (committed; a test checks drift).
 
-    python -m gateway.export_openapi [PATH]
+python -m gateway.export_openapi [PATH]
 """
 
 import json

@@ -8,7 +8,7 @@ seconds, and an enum is its lower-case short name (`OUTCOME_HARNESS_FAILED` ->
 
 import json
 from functools import cache
-from typing import Any, Optional
+from typing import Any
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from pydantic import BaseModel, Field, create_model
@@ -25,10 +25,17 @@ PREVIEW_DEPTH = 12
 ELLIPSIS = "…"
 
 _SCALARS = {
-    FieldDescriptor.TYPE_DOUBLE: float, FieldDescriptor.TYPE_FLOAT: float,
-    FieldDescriptor.TYPE_INT64: int, FieldDescriptor.TYPE_UINT64: int, FieldDescriptor.TYPE_INT32: int,
-    FieldDescriptor.TYPE_UINT32: int, FieldDescriptor.TYPE_SINT32: int, FieldDescriptor.TYPE_SINT64: int,
-    FieldDescriptor.TYPE_FIXED32: int, FieldDescriptor.TYPE_FIXED64: int, FieldDescriptor.TYPE_BOOL: bool,
+    FieldDescriptor.TYPE_DOUBLE: float,
+    FieldDescriptor.TYPE_FLOAT: float,
+    FieldDescriptor.TYPE_INT64: int,
+    FieldDescriptor.TYPE_UINT64: int,
+    FieldDescriptor.TYPE_INT32: int,
+    FieldDescriptor.TYPE_UINT32: int,
+    FieldDescriptor.TYPE_SINT32: int,
+    FieldDescriptor.TYPE_SINT64: int,
+    FieldDescriptor.TYPE_FIXED32: int,
+    FieldDescriptor.TYPE_FIXED64: int,
+    FieldDescriptor.TYPE_BOOL: bool,
     FieldDescriptor.TYPE_STRING: str,
 }
 _TIMESTAMP = "google.protobuf.Timestamp"
@@ -43,7 +50,7 @@ def enum_name(enum: EnumDescriptor, number: int) -> str:
     prefix = value.name.split("_")[0] + "_"
     for candidate in (enum.values[0].name.rsplit("UNSPECIFIED", 1)[0], prefix):
         if value.name.startswith(candidate):
-            return value.name[len(candidate):].lower()
+            return value.name[len(candidate) :].lower()
     return value.name.lower()
 
 
@@ -63,11 +70,11 @@ def _field_type(field: FieldDescriptor, optional: bool = True):
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         name = field.message_type.full_name
         if name == _TIMESTAMP:
-            return Optional[str]
+            return str | None
         if name == _DURATION:
-            return Optional[float]
+            return float | None
         model = model_of(field.message_type)
-        return Optional[model] if optional else model
+        return model | None if optional else model
     return _SCALARS[field.type]
 
 
@@ -146,9 +153,9 @@ class AttemptsPage(BaseModel):
 
 class Event(BaseModel):
     seq: int
-    time: Optional[str] = None
+    time: str | None = None
     #: Seconds since the attempt started (null when it has no start time).
-    offset: Optional[float] = None
+    offset: float | None = None
     duration: float
     type: str
     name: str
@@ -203,7 +210,7 @@ def preview(value, chars: int, items: int = PREVIEW_ITEMS, depth: int = PREVIEW_
             if len(shown) > items:
                 cut = True
                 shown = shown[:items]
-            return {k[:max(chars, 1000)]: walk(x, level + 1) for k, x in shown}
+            return {k[: max(chars, 1000)]: walk(x, level + 1) for k, x in shown}
         return v
 
     return walk(value, 0), cut
@@ -226,7 +233,10 @@ def event_json(event, start: float | None, chars: int | None) -> dict:
         "time": event.time.ToJsonString() if time is not None else None,
         "offset": round(time - start, 6) if time is not None and start is not None else None,
         "duration": event.duration.seconds + event.duration.nanos / 1e9,
-        "type": event.type, "name": event.name, "payload": payload,
+        "type": event.type,
+        "name": event.name,
+        "payload": payload,
         "payload_bytes": event.payload_bytes or len(event.payload_json.encode()),
-        "truncated": truncated or event.payload_cut, "payload_cut": event.payload_cut,
+        "truncated": truncated or event.payload_cut,
+        "payload_cut": event.payload_cut,
     }

@@ -1,7 +1,9 @@
 """Headers every response carries: a strict Content-Security-Policy and friends."""
 
-CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                           "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-content-type-options", b"nosniff"),
@@ -54,7 +56,12 @@ def _host(scope) -> str:
 
 
 async def _plain(send, status: int, body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                            (b"content-length", str(len(body)).encode())] + HEADERS})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+            + HEADERS,
+        }
+    )
     await send({"type": "http.response.body", "body": body})

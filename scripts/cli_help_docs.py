@@ -27,8 +27,9 @@ def command_of(usage: str) -> list[str]:
 
 def help_text(command: list[str]) -> str:
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
-    out = subprocess.run([HEMRA, *command, "--help"], capture_output=True, text=True, env=env, timeout=60,
-                         check=True).stdout
+    out = subprocess.run(
+        [HEMRA, *command, "--help"], capture_output=True, text=True, env=env, timeout=60, check=True
+    ).stdout
     return _normal(out)
 
 
@@ -57,8 +58,10 @@ def main() -> int:
     updated = BLOCK.sub(refresh, page)
     if check:
         if drifted:
-            print(f"{PAGE.relative_to(ROOT)} differs from --help for: {', '.join(drifted)}; "
-                  "run python scripts/cli_help_docs.py")
+            print(
+                f"{PAGE.relative_to(ROOT)} differs from --help for: {', '.join(drifted)}; "
+                "run python scripts/cli_help_docs.py"
+            )
             return 1
         return 0
     PAGE.write_text(updated)

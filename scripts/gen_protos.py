@@ -25,8 +25,15 @@ def generate(out_dir: Path) -> None:
     """Run protoc with `-I protos` only, so every file registers as hemra/v1/..."""
     sources = sorted(str(p.relative_to(PROTOS)) for p in PACKAGE.glob("*.proto"))
     include = str(Path(protoc.__file__).parent / "_proto")
-    args = ["protoc", f"-I{PROTOS}", f"-I{include}", f"--python_out={out_dir}",
-            f"--pyi_out={out_dir}", f"--grpc_python_out={out_dir}", *sources]
+    args = [
+        "protoc",
+        f"-I{PROTOS}",
+        f"-I{include}",
+        f"--python_out={out_dir}",
+        f"--pyi_out={out_dir}",
+        f"--grpc_python_out={out_dir}",
+        *sources,
+    ]
     if protoc.main(args) != 0:
         sys.exit("protoc failed")
 
@@ -37,8 +44,9 @@ def generated_files(root: Path) -> dict[str, Path]:
 
 
 def stale_copies() -> list[Path]:
-    return [copy for copy in sorted(TS_COPIES.glob("*.proto"))
-            if not filecmp.cmp(PACKAGE / copy.name, copy, shallow=False)]
+    return [
+        copy for copy in sorted(TS_COPIES.glob("*.proto")) if not filecmp.cmp(PACKAGE / copy.name, copy, shallow=False)
+    ]
 
 
 def main() -> int:
@@ -51,9 +59,9 @@ def main() -> int:
         generate(Path(tmp))
         fresh, current = generated_files(Path(tmp)), generated_files(PROTOS)
         stale = sorted(
-            name for name in fresh.keys() | current.keys()
-            if name not in fresh or name not in current
-            or not filecmp.cmp(fresh[name], current[name], shallow=False)
+            name
+            for name in fresh.keys() | current.keys()
+            if name not in fresh or name not in current or not filecmp.cmp(fresh[name], current[name], shallow=False)
         )
         if check:
             stale += [str(copy.relative_to(ROOT)) for copy in copies]

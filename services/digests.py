@@ -6,7 +6,7 @@ must compute exactly the same values.
 """
 
 import hashlib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def sha256(data: bytes) -> str:

@@ -49,8 +49,9 @@ class Embedded:
 
     async def start_executor(self, concurrency: int, run_id: str = "", **options) -> Worker:
         """An executor working the queue (only `run_id`'s jobs when given)."""
-        server, port, worker = build_executor(self.store, self.scorer, self.home, concurrency, LOOPBACK,
-                                              run_id=run_id, token=self.token, **options)
+        server, port, worker = build_executor(
+            self.store, self.scorer, self.home, concurrency, LOOPBACK, run_id=run_id, token=self.token, **options
+        )
         await self.start("executor", server, port)
         return worker
 
@@ -62,8 +63,13 @@ class Embedded:
 
 
 @contextlib.asynccontextmanager
-async def services(home: Path, database_url: str | None = None, token: str | None = None,
-                   store_listen: str = LOOPBACK, store_tls: tuple[bytes, bytes] | None = None):
+async def services(
+    home: Path,
+    database_url: str | None = None,
+    token: str | None = None,
+    store_listen: str = LOOPBACK,
+    store_tls: tuple[bytes, bytes] | None = None,
+):
     """Start store, planner, scorer and importer; stop them on exit.
 
     `store_listen` lets remote workers reach the store (hemra serve); everything

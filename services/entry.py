@@ -13,8 +13,12 @@ from services.common import transport
 
 
 def add_auth_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--token-env", default=auth.DEFAULT_TOKEN_ENV, metavar="NAME",
-                        help="environment variable holding the deployment token (default %(default)s)")
+    parser.add_argument(
+        "--token-env",
+        default=auth.DEFAULT_TOKEN_ENV,
+        metavar="NAME",
+        help="environment variable holding the deployment token (default %(default)s)",
+    )
 
 
 def token_of(args: argparse.Namespace) -> str:

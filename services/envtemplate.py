@@ -9,8 +9,9 @@ _TEMPLATE = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
 
 def resolve(values: dict[str, str], environ: dict[str, str] | None = None) -> dict[str, str]:
     environ = os.environ if environ is None else environ
-    return {key: _TEMPLATE.sub(lambda m: environ.get(m.group(1), m.group(2) or ""), value)
-            for key, value in values.items()}
+    return {
+        key: _TEMPLATE.sub(lambda m: environ.get(m.group(1), m.group(2) or ""), value) for key, value in values.items()
+    }
 
 
 def pass_through(names, environ: dict[str, str] | None = None) -> dict[str, str]:

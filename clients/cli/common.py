@@ -21,8 +21,13 @@ err_console = Console(stderr=True)
 #: Exit statuses: 1 when a run did not finish or a service failed, 2 for bad input.
 EXIT_INCOMPLETE, EXIT_USAGE = 1, 2
 #: The one table from error class to exit status (the first class the error is an instance of).
-EXIT_CODES = {errors.NotFound: EXIT_USAGE, errors.InvalidArgument: EXIT_USAGE, errors.FailedPrecondition: EXIT_USAGE,
-              RunFileError: EXIT_USAGE, errors.HemraError: EXIT_INCOMPLETE}
+EXIT_CODES = {
+    errors.NotFound: EXIT_USAGE,
+    errors.InvalidArgument: EXIT_USAGE,
+    errors.FailedPrecondition: EXIT_USAGE,
+    RunFileError: EXIT_USAGE,
+    errors.HemraError: EXIT_INCOMPLETE,
+}
 
 
 def exit_code(exc: Exception) -> int:
@@ -40,8 +45,9 @@ def database_url() -> str | None:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> None:
-    err_console.print(Text("error:", style="red").append(" ").append(plain(message, multiline=True)),
-                      highlight=False, soft_wrap=True)
+    err_console.print(
+        Text("error:", style="red").append(" ").append(plain(message, multiline=True)), highlight=False, soft_wrap=True
+    )
     raise typer.Exit(code)
 
 

@@ -1,17 +1,17 @@
 """hemra compare: two sides task by task, or one run's report."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from google.protobuf import json_format
 from rich.table import Table
 from rich.text import Text
 
-from services import embedded
 from clients.cli import render
 from clients.cli.common import command, console, database_url, fail, home
 from clients.cli.safe import clean, plain, safe_json
 from hemra.v1 import store_service_pb2 as spb
+from services import embedded
 
 #: Lists longer than this are cut in text output (--json has everything).
 SHOWN = 20
@@ -20,11 +20,18 @@ BULK = ("tasks", "not_comparable")
 
 
 def compare(
-    a: Annotated[str, typer.Argument(help="Side a: an import (ID or label) or a run cell: run, run/harness, run/dataset/harness.")],
-    b: Annotated[Optional[str], typer.Argument(help="Side b (omit it to print run a's report).")] = None,
+    a: Annotated[
+        str,
+        typer.Argument(help="Side a: an import (ID or label) or a run cell: run, run/harness, run/dataset/harness."),
+    ],
+    b: Annotated[str | None, typer.Argument(help="Side b (omit it to print run a's report).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The same content as JSON, for scripts.")] = False,
-    criteria: Annotated[bool, typer.Option("--criteria", help="List every rubric criterion both sides were judged on.")] = False,
-    judge: Annotated[Optional[str], typer.Option("--judge", help="Compare by this HEMRA judge's scores instead of the task's own.")] = None,
+    criteria: Annotated[
+        bool, typer.Option("--criteria", help="List every rubric criterion both sides were judged on.")
+    ] = False,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="Compare by this HEMRA judge's scores instead of the task's own.")
+    ] = None,
 ) -> None:
     """Pair two sides task by task and report b - a."""
     if b is None and (criteria or judge):
@@ -55,31 +62,47 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
 
 
 def print_comparison(c) -> None:
-    console.print(Text(f"compare b - a\n  a: {clean(c.a.label)}\n  b: {clean(c.b.label)}", style="bold"),
-                  highlight=False)
+    console.print(
+        Text(f"compare b - a\n  a: {clean(c.a.label)}\n  b: {clean(c.b.label)}", style="bold"), highlight=False
+    )
     table = Table(title_justify="left")
     for column in ("", "a", "b", "b - a"):
         table.add_column(column)
     if c.binary_tasks:
         n = c.binary_tasks
         interval = c.delta_interval
-        table.add_row("pass rate (0/1 tasks)", f"{c.a_passed:g}/{n} ({100 * c.a_passed / n:.1f}%)",
-                      f"{c.b_passed:g}/{n} ({100 * c.b_passed / n:.1f}%)",
-                      f"{100 * c.delta:+.1f} pts [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}] "
-                      f"{int(interval.level * 100)}% CI")
+        table.add_row(
+            "pass rate (0/1 tasks)",
+            f"{c.a_passed:g}/{n} ({100 * c.a_passed / n:.1f}%)",
+            f"{c.b_passed:g}/{n} ({100 * c.b_passed / n:.1f}%)",
+            f"{100 * c.delta:+.1f} pts [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}] "
+            f"{int(interval.level * 100)}% CI",
+        )
     for delta in c.reward_deltas:
-        table.add_row(plain(f"mean {delta.name} ({delta.tasks} tasks)"), f"{delta.a_mean:.3f}", f"{delta.b_mean:.3f}",
-                      f"{delta.delta:+.3f} [{delta.interval.low:+.3f}, {delta.interval.high:+.3f}]")
+        table.add_row(
+            plain(f"mean {delta.name} ({delta.tasks} tasks)"),
+            f"{delta.a_mean:.3f}",
+            f"{delta.b_mean:.3f}",
+            f"{delta.delta:+.3f} [{delta.interval.low:+.3f}, {delta.interval.high:+.3f}]",
+        )
     for k in sorted(set(c.a.pass_at_k) | set(c.b.pass_at_k)):
         table.add_row(f"pass@{k} / pass^{k}", _k(c.a, k), _k(c.b, k), "")
-    for label, name in (("graded trials", "graded"), ("infra failures", "infra_failed"),
-                        ("scorer failures", "scorer_failed"), ("cancelled", "cancelled"), ("unfinished", "unfinished")):
+    for label, name in (
+        ("graded trials", "graded"),
+        ("infra failures", "infra_failed"),
+        ("scorer failures", "scorer_failed"),
+        ("cancelled", "cancelled"),
+        ("unfinished", "unfinished"),
+    ):
         table.add_row(label, str(getattr(c.a, name)), str(getattr(c.b, name)), "")
     console.print(table)
     if c.binary_tasks:
         m = c.mcnemar
-        console.print(f"McNemar exact test on paired 0/1 trials: {m.a_fail_b_pass} a fail/b pass, "
-                      f"{m.a_pass_b_fail} a pass/b fail, p = {m.p_value:.4g}", highlight=False)
+        console.print(
+            f"McNemar exact test on paired 0/1 trials: {m.a_fail_b_pass} a fail/b pass, "
+            f"{m.a_pass_b_fail} a pass/b fail, p = {m.p_value:.4g}",
+            highlight=False,
+        )
     _listing("flipped to pass (a 0 -> b 1)", c.flipped_to_pass)
     _listing("flipped to fail (a 1 -> b 0)", c.flipped_to_fail)
     _listing("not comparable", [f"{x.task_name}: {x.reason}" for x in c.not_comparable])

@@ -15,8 +15,9 @@ import typer
 from clients.cli.common import command, fail
 from clients.harness_sdk import HarnessSession
 
-app = typer.Typer(help="The harness protocol from a shell, for program harnesses in any language.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="The harness protocol from a shell, for program harnesses in any language.", no_args_is_help=True
+)
 
 
 def _session() -> HarnessSession:
@@ -55,8 +56,10 @@ async def _read(path: str) -> None:
 
 
 @app.command()
-def write(path: Annotated[str, typer.Argument(help="A file in the sandbox.")],
-          source: Annotated[Path, typer.Argument(help="A local file, or - for standard input.")] = Path("-")) -> None:
+def write(
+    path: Annotated[str, typer.Argument(help="A file in the sandbox.")],
+    source: Annotated[Path, typer.Argument(help="A local file, or - for standard input.")] = Path("-"),
+) -> None:
     """Write a sandbox file from a local file or standard input."""
     _write(path, sys.stdin.buffer.read() if str(source) == "-" else source.read_bytes())
 
@@ -68,9 +71,11 @@ async def _write(path: str, data: bytes) -> None:
 
 
 @app.command()
-def event(type_: Annotated[str, typer.Argument(metavar="TYPE", help="message, tool_call, usage, ...")],
-          payload: Annotated[str, typer.Argument(help="The event's content as a JSON object.")] = "{}",
-          name: Annotated[str, typer.Option("--name")] = "") -> None:
+def event(
+    type_: Annotated[str, typer.Argument(metavar="TYPE", help="message, tool_call, usage, ...")],
+    payload: Annotated[str, typer.Argument(help="The event's content as a JSON object.")] = "{}",
+    name: Annotated[str, typer.Option("--name")] = "",
+) -> None:
     """Add an event to the attempt's log."""
     try:
         data = json.loads(payload)

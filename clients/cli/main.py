@@ -4,9 +4,14 @@ import typer
 
 from clients.cli import comparing, harness, results, running, serving, transfer
 
-app = typer.Typer(name="hemra", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="Run AI agent harnesses on pinned benchmark tasks, score each attempt with the "
-                       "benchmark's own scorer, and compare harnesses task by task.")
+app = typer.Typer(
+    name="hemra",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Run AI agent harnesses on pinned benchmark tasks, score each attempt with the "
+    "benchmark's own scorer, and compare harnesses task by task.",
+)
 app.command()(running.run)
 app.command()(running.cancel)
 app.command()(results.runs)
@@ -29,8 +34,11 @@ def version_callback(value: bool) -> None:
 
 
 @app.callback()
-def main_options(version: bool = typer.Option(False, "--version", callback=version_callback, is_eager=True,
-                                              help="Print the version and exit.")) -> None:
+def main_options(
+    version: bool = typer.Option(
+        False, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """HEMRA: compare agent harnesses, task by task, fairly."""
 
 

@@ -18,15 +18,16 @@ _COUNTS = ("trials", "queued", "running", "passed", "failed", "errored", "cancel
 def when(ts) -> str:
     if not (ts.seconds or ts.nanos):
         return "-"
-    return dt.datetime.fromtimestamp(ts.seconds, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return dt.datetime.fromtimestamp(ts.seconds, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def runs_table(runs) -> Table:
     """One row per run, then one per cell (dataset/harness) with its own progress."""
     table = Table(title="runs, newest first", title_justify="left")
     for column in ("run / cell", "label", "created (UTC)", *_COUNTS):
-        table.add_column(column, justify="right" if column in _COUNTS else "left",
-                         no_wrap=column in ("run / cell", "created (UTC)"))
+        table.add_column(
+            column, justify="right" if column in _COUNTS else "left", no_wrap=column in ("run / cell", "created (UTC)")
+        )
     for run in runs:
         table.add_row(plain(run.id), plain(run.label), when(run.create_time), *_counts(run.progress), style="bold")
         for cell in run.cells:
@@ -53,16 +54,31 @@ def print_report(console: Console, report) -> None:
 
 
 def report_table(dataset, baseline: str) -> Table:
-    table = Table(title=plain(f"dataset {dataset.dataset_name} ({dataset.dataset_digest[:19]}, {dataset.tasks} tasks)"),
-                  title_justify="left")
-    for column in ("harness", "model", "pass rate (0/1 tasks)", "mean reward (other tasks)", f"vs {baseline}",
-                   "failed / timed out", "not graded"):
+    table = Table(
+        title=plain(f"dataset {dataset.dataset_name} ({dataset.dataset_digest[:19]}, {dataset.tasks} tasks)"),
+        title_justify="left",
+    )
+    for column in (
+        "harness",
+        "model",
+        "pass rate (0/1 tasks)",
+        "mean reward (other tasks)",
+        f"vs {baseline}",
+        "failed / timed out",
+        "not graded",
+    ):
         table.add_column(plain(column))
     for row in dataset.rows:
         name = plain(row.harness_name + (" (baseline)" if row.is_baseline else ""))
-        table.add_row(name, plain(row.model or "-"), pass_rate(row), means(row.mean_rewards, row.numeric_graded),
-                      versus(row) if not row.is_baseline else "-", f"{row.harness_failed} / {row.timed_out}",
-                      not_graded(row))
+        table.add_row(
+            name,
+            plain(row.model or "-"),
+            pass_rate(row),
+            means(row.mean_rewards, row.numeric_graded),
+            versus(row) if not row.is_baseline else "-",
+            f"{row.harness_failed} / {row.timed_out}",
+            not_graded(row),
+        )
     return table
 
 
@@ -75,13 +91,22 @@ def pass_rate(row) -> str:
 def means(rewards, count: int) -> str:
     if not count:
         return "-"
-    return plain("\n".join(f"{clean(k)} {v:.3f}" for k, v in sorted(rewards.items())) + f"\n(n={count})",
-                 multiline=True)
+    return plain(
+        "\n".join(f"{clean(k)} {v:.3f}" for k, v in sorted(rewards.items())) + f"\n(n={count})", multiline=True
+    )
 
 
 def not_graded(row) -> str:
-    parts = [f"{n} {label}" for n, label in ((row.infra_failed, "infra"), (row.scorer_failed, "scorer"),
-                                             (row.cancelled, "cancelled"), (row.unfinished, "unfinished")) if n]
+    parts = [
+        f"{n} {label}"
+        for n, label in (
+            (row.infra_failed, "infra"),
+            (row.scorer_failed, "scorer"),
+            (row.cancelled, "cancelled"),
+            (row.unfinished, "unfinished"),
+        )
+        if n
+    ]
     return ", ".join(parts) or "0"
 
 
@@ -92,15 +117,23 @@ def versus(row) -> str:
         delta = 100 * (paired.passed - paired.baseline_passed) / paired.binary_tasks
         parts.append(f"{delta:+.1f} pts on {paired.binary_tasks} tasks")
     if paired.numeric_tasks:
-        parts += [f"{clean(k)} {paired.mean_rewards[k] - paired.baseline_mean_rewards.get(k, 0):+.3f}"
-                  for k in sorted(paired.mean_rewards)]
+        parts += [
+            f"{clean(k)} {paired.mean_rewards[k] - paired.baseline_mean_rewards.get(k, 0):+.3f}"
+            for k in sorted(paired.mean_rewards)
+        ]
         parts.append(f"(on {paired.numeric_tasks} tasks)")
     return plain("\n".join(parts) or "no paired tasks", multiline=True)
 
 
 #: Field types a flat message may hold for flat_dicts (scalars json_format prints as they are).
-_PLAIN = {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_INT32,
-          FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_SINT32}
+_PLAIN = {
+    FieldDescriptor.TYPE_STRING,
+    FieldDescriptor.TYPE_BOOL,
+    FieldDescriptor.TYPE_INT32,
+    FieldDescriptor.TYPE_DOUBLE,
+    FieldDescriptor.TYPE_UINT32,
+    FieldDescriptor.TYPE_SINT32,
+}
 
 
 def message_json(message, bulk: tuple[str, ...] = ()) -> dict:
@@ -111,8 +144,7 @@ def message_json(message, bulk: tuple[str, ...] = ()) -> dict:
     head.CopyFrom(message)
     for name in bulk:
         head.ClearField(name)
-    data = json_format.MessageToDict(head, preserving_proto_field_name=True,
-                                     always_print_fields_with_no_presence=True)
+    data = json_format.MessageToDict(head, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
     # 10,000s of dicts that all stay alive: the cyclic collector would walk them again and
     # again as they are made. They hold no cycles; collection resumes afterwards.
     enabled = gc.isenabled()
@@ -131,16 +163,21 @@ def flat_dicts(messages, descriptor) -> list[dict]:
     plain, maps = [], []
     for field in descriptor.fields:
         entry = field.message_type
-        if entry is not None and entry.GetOptions().map_entry and \
-                all(f.type in _PLAIN for f in entry.fields):
+        if entry is not None and entry.GetOptions().map_entry and all(f.type in _PLAIN for f in entry.fields):
             maps.append(field.name)
         elif field.type in _PLAIN and not field.is_repeated:
             plain.append(field.name)
         else:
-            return [json_format.MessageToDict(m, preserving_proto_field_name=True,
-                                              always_print_fields_with_no_presence=True) for m in messages]
-    return [{**{name: getattr(m, name) for name in plain}, **{name: dict(getattr(m, name)) for name in maps}}
-            for m in messages]
+            return [
+                json_format.MessageToDict(
+                    m, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+                )
+                for m in messages
+            ]
+    return [
+        {**{name: getattr(m, name) for name in plain}, **{name: dict(getattr(m, name)) for name in maps}}
+        for m in messages
+    ]
 
 
 def dumps(data) -> str:

@@ -6,11 +6,11 @@ from typing import Annotated
 import typer
 from google.protobuf import json_format
 
-from services import embedded
 from clients.cli import render
 from clients.cli.common import command, console, database_url, fail, home
 from clients.cli.safe import safe_json
 from hemra.v1 import store_service_pb2 as spb
+from services import embedded
 from services.store.ids import kind_of
 
 EVENT_PAGE = 5000
@@ -19,8 +19,10 @@ MAX_RUNS_LIMIT = 100_000
 _RUNS_PAGE = 1000
 
 
-def runs(limit: Annotated[int, typer.Option("--limit", help=f"How many runs to list (1 to {MAX_RUNS_LIMIT:,}).")] = 50,
-         as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False) -> None:
+def runs(
+    limit: Annotated[int, typer.Option("--limit", help=f"How many runs to list (1 to {MAX_RUNS_LIMIT:,}).")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False,
+) -> None:
     """Runs, newest first, with their progress."""
     if not 1 <= limit <= MAX_RUNS_LIMIT:
         shown = f"{limit:,}" if len(str(limit)) <= 30 else f"{str(limit)[:27]}..."
@@ -33,8 +35,9 @@ async def _runs(limit: int, as_json: bool) -> None:
     async with embedded.services(home(), database_url()) as services:
         found, token = [], ""
         while len(found) < limit:
-            response = await services.store.ListRuns(spb.ListRunsRequest(
-                page_size=min(_RUNS_PAGE, limit - len(found)), page_token=token))
+            response = await services.store.ListRuns(
+                spb.ListRunsRequest(page_size=min(_RUNS_PAGE, limit - len(found)), page_token=token)
+            )
             found.extend(response.runs)
             token = response.next_page_token
             if not token:
@@ -74,8 +77,15 @@ async def _show(ref: str, report: bool, events: bool) -> None:
         run = (await store.GetRun(spb.GetRunRequest(run=ref))).run
         attempts = await _all_attempts(store, run.id)
         result = (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
-        print(safe_json(json.dumps({"run": _dict(run), "report": _dict(result),
-                                    "attempts": [_dict(a) for a in attempts]}, indent=2, ensure_ascii=False)))
+        print(
+            safe_json(
+                json.dumps(
+                    {"run": _dict(run), "report": _dict(result), "attempts": [_dict(a) for a in attempts]},
+                    indent=2,
+                    ensure_ascii=False,
+                )
+            )
+        )
 
 
 async def _all_attempts(store, run_id: str) -> list:
@@ -91,8 +101,7 @@ async def _all_attempts(store, run_id: str) -> list:
 async def _all_events(store, attempt_id: str) -> list:
     events, token = [], ""
     while True:
-        page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE,
-                                                            page_token=token))
+        page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE, page_token=token))
         events.extend(page.events)
         token = page.next_page_token
         if not token:

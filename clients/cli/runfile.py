@@ -9,9 +9,23 @@ from services.environments.capabilities import ISOLATIONS
 from services.planner.plan import MAXIMA
 
 #: Every key a run file may hold, with its type.
-KEYS = {"name": str, "baseline": str, "harnesses": list, "datasets": list, "attempts": int,
-        "concurrency": int, "model": str, "timeout_secs": int, "max_infra_retries": int, "tasks": list,
-        "exclude": list, "require": list, "sandbox": dict, "verifier": dict, "judge": list}
+KEYS = {
+    "name": str,
+    "baseline": str,
+    "harnesses": list,
+    "datasets": list,
+    "attempts": int,
+    "concurrency": int,
+    "model": str,
+    "timeout_secs": int,
+    "max_infra_retries": int,
+    "tasks": list,
+    "exclude": list,
+    "require": list,
+    "sandbox": dict,
+    "verifier": dict,
+    "judge": list,
+}
 SANDBOX_KEYS = {"kind": str, "image": str, "network": str}
 VERIFIER_KEYS = {"network": str, "env": list, "isolation": str}
 
@@ -89,9 +103,12 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     baseline = flags.baseline if flags.baseline is not None else data.get("baseline", "")
     if flags.harnesses and flags.baseline is None and baseline not in harnesses:
         baseline = ""  # -H replaced the file's harnesses: the first one given is the baseline
-    for key, flag, default, least in (("attempts", flags.attempts, 1, 1), ("concurrency", flags.concurrency, 1, 1),
-                                      ("timeout_secs", flags.timeout_secs, 0, 0),
-                                      ("max_infra_retries", flags.max_infra_retries, 0, 0)):
+    for key, flag, default, least in (
+        ("attempts", flags.attempts, 1, 1),
+        ("concurrency", flags.concurrency, 1, 1),
+        ("timeout_secs", flags.timeout_secs, 0, 0),
+        ("max_infra_retries", flags.max_infra_retries, 0, 0),
+    ):
         value = _pick(flag, data.get(key), default)
         if not least <= value <= MAXIMA[key]:
             where = "--" + _FLAG.get(key, key).replace("_", "-") if flag is not None else f"{run_file}: {key}"
@@ -107,14 +124,18 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         model=flags.model if flags.model is not None else data.get("model", ""),
         timeout_secs=_pick(flags.timeout_secs, data.get("timeout_secs"), 0),
         max_infra_retries=_pick(flags.max_infra_retries, data.get("max_infra_retries"), 0),
-        tasks=flags.tasks or data.get("tasks", []), exclude=flags.exclude or data.get("exclude", []),
+        tasks=flags.tasks or data.get("tasks", []),
+        exclude=flags.exclude or data.get("exclude", []),
         require=list(dict.fromkeys(data.get("require", []) + flags.require)),
-        sandbox=flags.sandbox or sandbox.get("kind", "host"), sandbox_network=sandbox.get("network", ""),
+        sandbox=flags.sandbox or sandbox.get("kind", "host"),
+        sandbox_network=sandbox.get("network", ""),
         sandbox_image=sandbox.get("image", ""),
         verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),
-        verifier_network=verifier.get("network", ""), verifier_isolation=verifier.get("isolation", ""),
+        verifier_network=verifier.get("network", ""),
+        verifier_isolation=verifier.get("isolation", ""),
         judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),
-        run_file=str(run_file.resolve()) if run_file else "")
+        run_file=str(run_file.resolve()) if run_file else "",
+    )
     if not all(isinstance(v, str) and v.isidentifier() for v in spec.verifier_env):
         raise RunFileError(f"{run_file or 'flags'}: verifier env lists variable names only")
     return spec

@@ -6,14 +6,13 @@ import signal
 import socket
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-from hemra.v1 import store_service_pb2 as spb
 
-from services import embedded
 from clients.cli.common import command, console, database_url, fail, home
-from services import auth
+from hemra.v1 import store_service_pb2 as spb
+from services import auth, embedded
 from services.common import errors, transport
 from services.common.transport import split_listen
 from services.entry import configure_logging
@@ -35,7 +34,13 @@ class ServiceName(str, Enum):
 
 def service(
     name: Annotated[ServiceName, typer.Argument(help="Which service to run.")],
-    args: Annotated[Optional[list[str]], typer.Argument(help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT; --expose allows a --listen that is not loopback.")] = None,
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Its options, e.g. --listen 127.0.0.1:7801 --store HOST:PORT; "
+            "--expose allows a --listen that is not loopback."
+        ),
+    ] = None,
 ) -> None:
     """Run one service alone (the same as python -m services.<name>)."""
     args = list(args or [])
@@ -57,8 +62,13 @@ def service(
 
 
 #: Each service's listener when --listen is not given (all loopback).
-_DEFAULT_LISTEN = {"store": "127.0.0.1:7801", "planner": "127.0.0.1:7802", "executor": "127.0.0.1:7803",
-                   "scorer": "127.0.0.1:7804", "importer": "127.0.0.1:7805"}
+_DEFAULT_LISTEN = {
+    "store": "127.0.0.1:7801",
+    "planner": "127.0.0.1:7802",
+    "executor": "127.0.0.1:7803",
+    "scorer": "127.0.0.1:7804",
+    "importer": "127.0.0.1:7805",
+}
 
 
 def listen_options(args: list[str], name: str) -> list[str]:
@@ -79,14 +89,34 @@ is_loopback = transport.is_loopback
 
 
 def serve(
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this process works at once (0: serve only, workers do the work).")] = 1,
-    listen: Annotated[str, typer.Option("--listen", help="Where the HTTP API and the viewer are served.")] = DEFAULT_LISTEN,
-    ui: Annotated[Optional[Path], typer.Option("--ui", help="Serve this folder at / instead of the trace viewer (e.g. clients/dashboard/dist).")] = None,
-    store_listen: Annotated[str, typer.Option("--store-listen", help="Where remote workers reach the store (gRPC).")] = DEFAULT_STORE_LISTEN,
-    expose: Annotated[bool, typer.Option("--expose", help="Allow listening on a non-loopback address (the HTTP API has no authentication).")] = False,
-    tls_cert: Annotated[Optional[Path], typer.Option("--tls-cert", help="PEM certificate for the store port.")] = None,
-    tls_key: Annotated[Optional[Path], typer.Option("--tls-key", help="PEM private key for the store port.")] = None,
-    token_env: Annotated[str, typer.Option("--token-env", help="Variable holding the deployment token (else HEMRA_HOME/token is used, made once).")] = auth.DEFAULT_TOKEN_ENV,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", help="Attempts this process works at once (0: serve only, workers do the work)."),
+    ] = 1,
+    listen: Annotated[
+        str, typer.Option("--listen", help="Where the HTTP API and the viewer are served.")
+    ] = DEFAULT_LISTEN,
+    ui: Annotated[
+        Path | None,
+        typer.Option("--ui", help="Serve this folder at / instead of the trace viewer (e.g. clients/dashboard/dist)."),
+    ] = None,
+    store_listen: Annotated[
+        str, typer.Option("--store-listen", help="Where remote workers reach the store (gRPC).")
+    ] = DEFAULT_STORE_LISTEN,
+    expose: Annotated[
+        bool,
+        typer.Option(
+            "--expose", help="Allow listening on a non-loopback address (the HTTP API has no authentication)."
+        ),
+    ] = False,
+    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="PEM certificate for the store port.")] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="PEM private key for the store port.")] = None,
+    token_env: Annotated[
+        str,
+        typer.Option(
+            "--token-env", help="Variable holding the deployment token (else HEMRA_HOME/token is used, made once)."
+        ),
+    ] = auth.DEFAULT_TOKEN_ENV,
 ) -> None:
     """Serve the read-only HTTP API and trace viewer, and work the store's queue until stopped.
 
@@ -110,8 +140,9 @@ def serve(
 
 
 @command
-async def _serve(concurrency: int, store_listen: str, tls, token_env: str, listen: str, ui: Path | None,
-                 expose: bool) -> None:
+async def _serve(
+    concurrency: int, store_listen: str, tls, token_env: str, listen: str, ui: Path | None, expose: bool
+) -> None:
     configure_logging()
     token, source = auth.server_token(home(), token_env)
     try:
@@ -122,11 +153,15 @@ async def _serve(concurrency: int, store_listen: str, tls, token_env: str, liste
     web = None
     try:
         web = await _start_gateway(services, listen, ui, expose)
-        where = (f"store for workers on {services.addresses.get('store_public', services.addresses['store'])}"
-                 f"{' (TLS)' if tls else ''}, token from {source}")
-        console.print(f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {_url(web)}"
-                      f"{' (no authentication: anyone who can reach it can read the store)' if expose else ''}",
-                      highlight=False)
+        where = (
+            f"store for workers on {services.addresses.get('store_public', services.addresses['store'])}"
+            f"{' (TLS)' if tls else ''}, token from {source}"
+        )
+        console.print(
+            f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {_url(web)}"
+            f"{' (no authentication: anyone who can reach it can read the store)' if expose else ''}",
+            highlight=False,
+        )
         if concurrency == 0:
             console.print(f"hemra serve: serving only (concurrency 0); {where}", highlight=False)
             await _until_stop_signal()
@@ -208,8 +243,10 @@ def check_concurrency(concurrency: int, least: int) -> None:
 def worker(
     store: Annotated[str, typer.Option("--store", help="The store's HOST:PORT (hemra serve --store-listen).")],
     concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this worker works at once.")] = 1,
-    token_env: Annotated[str, typer.Option("--token-env", help="Variable holding the deployment token.")] = auth.DEFAULT_TOKEN_ENV,
-    tls_ca: Annotated[Optional[Path], typer.Option("--tls-ca", help="PEM CA certificate: connect with TLS.")] = None,
+    token_env: Annotated[
+        str, typer.Option("--token-env", help="Variable holding the deployment token.")
+    ] = auth.DEFAULT_TOKEN_ENV,
+    tls_ca: Annotated[Path | None, typer.Option("--tls-ca", help="PEM CA certificate: connect with TLS.")] = None,
 ) -> None:
     """Work a shared store's queue from this machine (sandboxes and scoring run here)."""
     check_concurrency(concurrency, least=1)
@@ -234,8 +271,9 @@ async def _worker(address: str, concurrency: int, token: str, token_env: str, ca
     scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", token)
     await scorer_server.start()
     scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")
-    server, _, worker_ = build_executor(store, transport.scorer(scorer_channel, token), home(), concurrency,
-                                        "127.0.0.1:0", token=token)
+    server, _, worker_ = build_executor(
+        store, transport.scorer(scorer_channel, token), home(), concurrency, "127.0.0.1:0", token=token
+    )
     await server.start()
     console.print(f"hemra worker: working {address} with concurrency {concurrency}", highlight=False)
     try:

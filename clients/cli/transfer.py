@@ -5,16 +5,16 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import msgspec
 import typer
 from google.protobuf import json_format
-from hemra.v1 import importer_service_pb2 as ipb
-from hemra.v1 import store_service_pb2 as spb
 
 from clients.cli.common import command, console, database_url, fail, home
 from clients.cli.safe import plain
+from hemra.v1 import importer_service_pb2 as ipb
+from hemra.v1 import store_service_pb2 as spb
 from services import embedded
 from services.importer.tree import write_new_file, write_tree
 from services.store import exportformat
@@ -26,9 +26,19 @@ EVENT_PAGE = 5000
 
 def import_(
     path: Annotated[Path, typer.Argument(help="A Harbor job directory, a SWE-bench harness run, or a HEMRA export.")],
-    label: Annotated[Optional[str], typer.Option("--label", help="The import's label (default: the folder name).")] = None,
-    swebench_version: Annotated[Optional[str], typer.Option("--swebench-version", help="The SWE-bench harness version that wrote the run, e.g. 5.0.2.")] = None,
-    tasks: Annotated[Optional[Path], typer.Option("--tasks", help="Where a Harbor job's task folders are now, if not at the recorded paths (matched by folder name, checked by digest).")] = None,
+    label: Annotated[str | None, typer.Option("--label", help="The import's label (default: the folder name).")] = None,
+    swebench_version: Annotated[
+        str | None,
+        typer.Option("--swebench-version", help="The SWE-bench harness version that wrote the run, e.g. 5.0.2."),
+    ] = None,
+    tasks: Annotated[
+        Path | None,
+        typer.Option(
+            "--tasks",
+            help="Where a Harbor job's task folders are now, if not at the recorded paths "
+            "(matched by folder name, checked by digest).",
+        ),
+    ] = None,
 ) -> None:
     """Import results produced elsewhere: files kept byte for byte, official rewards as they are."""
     _import(path, label or "", swebench_version or "", tasks)
@@ -37,18 +47,29 @@ def import_(
 @command
 async def _import(path: Path, label: str, swebench_version: str, tasks: Path | None) -> None:
     async with embedded.services(home(), database_url()) as services:
-        response = await services.importer.ImportResults(ipb.ImportResultsRequest(
-            path=str(path.resolve()), label=label, swebench_version=swebench_version,
-            tasks_dir=str(tasks.resolve()) if tasks else ""))
+        response = await services.importer.ImportResults(
+            ipb.ImportResultsRequest(
+                path=str(path.resolve()),
+                label=label,
+                swebench_version=swebench_version,
+                tasks_dir=str(tasks.resolve()) if tasks else "",
+            )
+        )
         run = (await services.store.GetRun(spb.GetRunRequest(run=response.import_id))).run
-        console.print(plain(f"{run.kind} {run.id} ({run.label}): {run.progress.trials} trials"
-                            f"{', ' + run.import_format if run.import_format else ''}"))
+        console.print(
+            plain(
+                f"{run.kind} {run.id} ({run.label}): {run.progress.trials} trials"
+                f"{', ' + run.import_format if run.import_format else ''}"
+            )
+        )
         for warning in response.warnings:
             console.print(plain(f"  warning: {warning}"), highlight=False, soft_wrap=True)
 
 
 def export(
-    run: Annotated[str, typer.Argument(help="A run's or import's ID or label, or an attempt or job ID (that trial only).")],
+    run: Annotated[
+        str, typer.Argument(help="A run's or import's ID or label, or an attempt or job ID (that trial only).")
+    ],
     out: Annotated[Path, typer.Option("--out", help="A folder to create (or an empty one).")],
 ) -> None:
     """Write a self-contained copy: manifests, events, blobs (and an import's files as they were)."""
@@ -81,8 +102,9 @@ async def _export(ref: str, out: Path) -> None:
             run = rows["runs"][0]
             if run.get("tree"):
                 write_tree(run["tree"], blobs, staging / exportformat.SOURCE)
-            (staging / MANIFEST).write_bytes(msgspec.json.format(msgspec.json.encode(rows, order="sorted"),
-                                                                 indent=1) + b"\n")
+            (staging / MANIFEST).write_bytes(
+                msgspec.json.format(msgspec.json.encode(rows, order="sorted"), indent=1) + b"\n"
+            )
             if out.exists():
                 out.rmdir()
             os.rename(staging, out)
@@ -92,8 +114,12 @@ async def _export(ref: str, out: Path) -> None:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        console.print(plain(f"exported {run['kind']} {run['id']} ({run['label']}) to {out}: {len(rows['attempts'])} "
-                            f"attempts, {len(blobs)} blobs"))
+        console.print(
+            plain(
+                f"exported {run['kind']} {run['id']} ({run['label']}) to {out}: {len(rows['attempts'])} "
+                f"attempts, {len(blobs)} blobs"
+            )
+        )
 
 
 def _check_names(rows: dict, digests: list[str]) -> None:
@@ -116,7 +142,7 @@ async def _write_blobs(store, digests: list[str], root: Path) -> dict[str, bytes
     made: set[str] = set()  # fan-out folders made so far
     writing = None
     for start in range(0, len(digests), BLOB_BATCH):
-        response = await store.GetBlobs(spb.GetBlobsRequest(digests=digests[start:start + BLOB_BATCH]))
+        response = await store.GetBlobs(spb.GetBlobsRequest(digests=digests[start : start + BLOB_BATCH]))
         batch = [(blob.digest, blob.data) for blob in response.blobs]
         found.update(batch)
         if writing is not None:
@@ -142,8 +168,9 @@ async def _write_events(store, attempt_ids: list[str], root: Path) -> None:
         path = exportformat.events_path(root, attempt_id)  # names checked before; checked again
         lines, token = [], ""
         while True:
-            page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE,
-                                                                page_token=token))
+            page = await store.ListEvents(
+                spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE, page_token=token)
+            )
             lines += [json_format.MessageToJson(e, indent=None) for e in page.events]
             token = page.next_page_token
             if not token:

@@ -36,25 +36,45 @@ async def get_attempt(store: StoreDep, attempt: AttemptId):
 
 
 @router.get("/{attempt}/events", response_model=EventsPage)
-async def list_attempt_events(store: StoreDep, attempt: AttemptId,
-                              page_size: Annotated[int, Query(ge=1, le=5000)] = 500,
-                              page_token: Annotated[str, Query(max_length=19, pattern=r"^[0-9]*$")] = "",
-                              preview: Preview = PREVIEW_CHARS):
+async def list_attempt_events(
+    store: StoreDep,
+    attempt: AttemptId,
+    page_size: Annotated[int, Query(ge=1, le=5000)] = 500,
+    page_token: Annotated[str, Query(max_length=19, pattern=r"^[0-9]*$")] = "",
+    preview: Preview = PREVIEW_CHARS,
+):
     """Events in sequence order; the page token is the last sequence number returned, so
     `page_token=N` starts after event N. Payload strings are shortened to `preview` chars."""
     record = await _attempt(store, attempt)
-    page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt, page_size=page_size,
-                                                        page_token=page_token,
-                                                        max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0))
+    page = await store.ListEvents(
+        spb.ListEventsRequest(
+            attempt=attempt,
+            page_size=page_size,
+            page_token=page_token,
+            max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0,
+        )
+    )
     start = seconds_of(record.start_time)
-    return JSONResponse({"events": [event_json(e, start, preview or None) for e in page.events],
-                         "next_page_token": page.next_page_token})
+    return JSONResponse(
+        {
+            "events": [event_json(e, start, preview or None) for e in page.events],
+            "next_page_token": page.next_page_token,
+        }
+    )
 
 
-@router.get("/{attempt}/events/stream", response_class=StreamingResponse,
-            responses={200: {"content": {"text/event-stream": {}}}})
-async def stream_attempt_events(request: Request, store: StoreDep, attempt: AttemptId,
-                                after: Annotated[int, Query(ge=0, le=2**62)] = 0, preview: Preview = PREVIEW_CHARS):
+@router.get(
+    "/{attempt}/events/stream",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def stream_attempt_events(
+    request: Request,
+    store: StoreDep,
+    attempt: AttemptId,
+    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    preview: Preview = PREVIEW_CHARS,
+):
     """Server-sent events: each event after `after` (or Last-Event-ID) as `event: event`,
     then `event: end` once the attempt is finished and every event was sent."""
     record = await _attempt(store, attempt)  # 404 before the stream starts
@@ -67,9 +87,14 @@ async def stream_attempt_events(request: Request, store: StoreDep, attempt: Atte
         start = seconds_of(record.start_time)
         while True:
             finished = record.state == pb.ATTEMPT_STATE_FINISHED
-            page = await store.ListEvents(spb.ListEventsRequest(
-                attempt=attempt, page_size=STREAM_PAGE, page_token=str(after),
-                max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0))
+            page = await store.ListEvents(
+                spb.ListEventsRequest(
+                    attempt=attempt,
+                    page_size=STREAM_PAGE,
+                    page_token=str(after),
+                    max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0,
+                )
+            )
             for event in page.events:
                 after = event.seq
                 data = json.dumps(event_json(event, start, preview or None), ensure_ascii=False)
@@ -86,8 +111,9 @@ async def stream_attempt_events(request: Request, store: StoreDep, attempt: Atte
             record = await _attempt(store, attempt)
             start = seconds_of(record.start_time)
 
-    return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    )
 
 
 async def _event(store, attempt: str, seq: int):
@@ -105,8 +131,7 @@ async def get_attempt_event(store: StoreDep, attempt: AttemptId, seq: Seq, previ
     return JSONResponse(event_json(event, seconds_of(record.start_time), preview or None))
 
 
-@router.get("/{attempt}/events/{seq}/raw", response_class=Response,
-            responses={200: {"content": {DOWNLOAD: {}}}})
+@router.get("/{attempt}/events/{seq}/raw", response_class=Response, responses={200: {"content": {DOWNLOAD: {}}}})
 async def download_attempt_event(store: StoreDep, attempt: AttemptId, seq: Seq):
     """The event's payload JSON exactly as recorded, as a download."""
     event = await _event(store, attempt, seq)
@@ -115,14 +140,17 @@ async def download_attempt_event(store: StoreDep, attempt: AttemptId, seq: Seq):
 
 def _clean(path: str) -> str:
     parts = path.split("/")
-    if (len(path) > 1024 or any(p in ("", ".", "..") for p in parts)
-            or any(c in path for c in "\\\x00") or any(ord(c) < 32 for c in path)):
+    if (
+        len(path) > 1024
+        or any(p in ("", ".", "..") for p in parts)
+        or any(c in path for c in "\\\x00")
+        or any(ord(c) < 32 for c in path)
+    ):
         raise HTTPException(400, "bad artifact path")
     return path
 
 
-@router.get("/{attempt}/artifacts/{path:path}", response_class=Response,
-            responses={200: {"content": {DOWNLOAD: {}}}})
+@router.get("/{attempt}/artifacts/{path:path}", response_class=Response, responses={200: {"content": {DOWNLOAD: {}}}})
 async def download_attempt_artifact(store: StoreDep, attempt: AttemptId, path: str):
     """An artifact as a download, by its path in the sandbox (without the leading /)."""
     path = _clean(path)
@@ -134,8 +162,7 @@ async def download_attempt_artifact(store: StoreDep, attempt: AttemptId, path: s
     return _download(blob.data, path.rsplit("/", 1)[-1])
 
 
-@router.get("/{attempt}/verifier-output", response_class=Response,
-            responses={200: {"content": {DOWNLOAD: {}}}})
+@router.get("/{attempt}/verifier-output", response_class=Response, responses={200: {"content": {DOWNLOAD: {}}}})
 async def download_verifier_output(store: StoreDep, attempt: AttemptId):
     """The verifier's combined output, as a download."""
     record = await _attempt(store, attempt)
@@ -148,6 +175,12 @@ async def download_verifier_output(store: StoreDep, attempt: AttemptId):
 
 def _download(data: bytes, filename: str) -> Response:
     ascii_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in filename)[:200] or "download"
-    return Response(data, media_type=DOWNLOAD, headers={
-        "Content-Disposition": f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename)}",
-        "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-cache"})
+    return Response(
+        data,
+        media_type=DOWNLOAD,
+        headers={
+            "Content-Disposition": f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename)}",
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "private, no-cache",
+        },
+    )

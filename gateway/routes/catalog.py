@@ -7,8 +7,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from gateway.deps import StoreDep
-from gateway.schemas import (CriterionTable, DatasetsList, HarnessesList, JudgesList, ScorersList, TasksPage,
-                             to_json)
+from gateway.schemas import CriterionTable, DatasetsList, HarnessesList, JudgesList, ScorersList, TasksPage, to_json
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api", tags=["catalog"])
@@ -25,18 +24,19 @@ async def list_datasets(store: StoreDep):
 
 
 @router.get("/datasets/{dataset}/tasks", response_model=TasksPage)
-async def list_dataset_tasks(store: StoreDep, dataset: DatasetRef,
-                             page_size: Annotated[int, Query(ge=1, le=1000)] = 200,
-                             page_token: Annotated[str, Query(max_length=800, pattern=r"^[0-9A-Za-z_-]*$")] = ""):
+async def list_dataset_tasks(
+    store: StoreDep,
+    dataset: DatasetRef,
+    page_size: Annotated[int, Query(ge=1, le=1000)] = 200,
+    page_token: Annotated[str, Query(max_length=800, pattern=r"^[0-9A-Za-z_-]*$")] = "",
+):
     """A dataset's tasks by name, with how often they were tried, passed, failed and errored."""
-    response = await store.ListTasks(spb.ListTasksRequest(dataset=dataset, page_size=page_size,
-                                                          page_token=page_token))
+    response = await store.ListTasks(spb.ListTasksRequest(dataset=dataset, page_size=page_size, page_token=page_token))
     return JSONResponse(to_json(response))
 
 
 @router.get("/datasets/{dataset}/criteria", response_model=CriterionTable)
-async def get_criterion_table(store: StoreDep, dataset: DatasetRef,
-                              source: Literal["newest", "largest"] = "newest"):
+async def get_criterion_table(store: StoreDep, dataset: DatasetRef, source: Literal["newest", "largest"] = "newest"):
     """Harnesses as columns, tasks as rows; one source (run or import cell) per harness."""
     response = await store.GetCriterionTable(spb.GetCriterionTableRequest(dataset=dataset, source=source))
     return JSONResponse(to_json(response.table))

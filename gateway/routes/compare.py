@@ -13,8 +13,12 @@ router = APIRouter(prefix="/api/compare", tags=["compare"])
 
 
 @router.get("", response_model=Comparison)
-async def compare_sides(store: StoreDep, a: SideRef, b: SideRef,
-                        judge: Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")] = ""):
+async def compare_sides(
+    store: StoreDep,
+    a: SideRef,
+    b: SideRef,
+    judge: Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")] = "",
+):
     """A side is an import (ID or label) or a run cell: run, run/harness or run/dataset/harness."""
     response = await store.CompareSides(spb.CompareSidesRequest(a=a, b=b, judge=judge))
     return JSONResponse(to_json(response.comparison))

@@ -2,10 +2,10 @@
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from hemra.v1 import store_service_pb2 as spb
 
 from gateway.deps import StoreDep
 from gateway.schemas import Health
+from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
 
 router = APIRouter(prefix="/api/health", tags=["health"])

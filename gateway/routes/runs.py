@@ -14,8 +14,12 @@ _ID = r"^[0-9a-z-]*$"
 
 
 @router.get("", response_model=RunsPage)
-async def list_runs(store: StoreDep, page_size: Annotated[int, Query(ge=1, le=1000)] = 50,
-                    page_token: PageToken = "", kind: Literal["", "run", "import"] = ""):
+async def list_runs(
+    store: StoreDep,
+    page_size: Annotated[int, Query(ge=1, le=1000)] = 50,
+    page_token: PageToken = "",
+    kind: Literal["", "run", "import"] = "",
+):
     """Runs and imports, newest first (`kind=run` or `kind=import` for only those)."""
     page = await store.ListRuns(spb.ListRunsRequest(page_size=page_size, page_token=page_token, kind=kind))
     return JSONResponse({"runs": [to_json(r) for r in page.runs], "next_page_token": page.next_page_token})
@@ -34,15 +38,28 @@ async def get_run_report(store: StoreDep, run: RunRef):
 
 
 @router.get("/{run}/attempts", response_model=AttemptsPage)
-async def list_run_attempts(store: StoreDep, run: RunRef, page_size: Annotated[int, Query(ge=1, le=1000)] = 200,
-                            page_token: PageToken = "", cell: Annotated[str, Query(max_length=64, pattern=_ID)] = "",
-                            task: Annotated[str, Query(max_length=80, pattern=r"^(sha256:[0-9a-f]{1,64})?$")] = "",
-                            harness: Annotated[str, Query(max_length=300, pattern=r"^[^\x00-\x1f\x7f]*$")] = "",
-                            verdict: Literal["", "passed", "failed", "errored", "cancelled", "unfinished"] = ""):
+async def list_run_attempts(
+    store: StoreDep,
+    run: RunRef,
+    page_size: Annotated[int, Query(ge=1, le=1000)] = 200,
+    page_token: PageToken = "",
+    cell: Annotated[str, Query(max_length=64, pattern=_ID)] = "",
+    task: Annotated[str, Query(max_length=80, pattern=r"^(sha256:[0-9a-f]{1,64})?$")] = "",
+    harness: Annotated[str, Query(max_length=300, pattern=r"^[^\x00-\x1f\x7f]*$")] = "",
+    verdict: Literal["", "passed", "failed", "errored", "cancelled", "unfinished"] = "",
+):
     """The run's attempts, in ID order; `cell`, `task` (digest), `harness` and `verdict` filter them."""
-    page = await store.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run}", page_size=page_size,
-                                                            page_token=page_token, cell_id=cell, task_digest=task,
-                                                            harness_name=harness, verdict=verdict))
+    page = await store.ListAttempts(
+        spb.ListAttemptsRequest(
+            parent=f"runs/{run}",
+            page_size=page_size,
+            page_token=page_token,
+            cell_id=cell,
+            task_digest=task,
+            harness_name=harness,
+            verdict=verdict,
+        )
+    )
     return JSONResponse({"attempts": [to_json(a) for a in page.attempts], "next_page_token": page.next_page_token})
 
 

@@ -76,8 +76,17 @@ class DeadlineExceeded(HemraError):
 
 
 #: The shared classes, the only ones that travel: a service's own subclass arrives as its parent.
-TREE = (NotFound, InvalidArgument, FailedPrecondition, LeaseLost, Unavailable, Unauthenticated,
-        PermissionDenied, ResourceExhausted, DeadlineExceeded)
+TREE = (
+    NotFound,
+    InvalidArgument,
+    FailedPrecondition,
+    LeaseLost,
+    Unavailable,
+    Unauthenticated,
+    PermissionDenied,
+    ResourceExhausted,
+    DeadlineExceeded,
+)
 _BY_REASON = {cls.reason: cls for cls in TREE}
 #: A status that came without a reason (from gRPC itself, or an interceptor): the class that
 #: status stands for. ABORTED is not here: only a lost lease is sent with it, by reason.

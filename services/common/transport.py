@@ -10,6 +10,7 @@ import random
 
 import grpc
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+
 from hemra.v1 import (
     executor_service_pb2_grpc,
     harness_service_pb2_grpc,
@@ -18,7 +19,6 @@ from hemra.v1 import (
     scorer_service_pb2_grpc,
     store_service_pb2_grpc,
 )
-
 from services import auth
 from services.common import errors
 
@@ -39,8 +39,12 @@ SERVER_OPTIONS = CHANNEL_OPTIONS + [("grpc.so_reuseport", 0)]
 #: (googleapis-common-protos is not a dependency; the wire format is all that matters).
 _POOL = descriptor_pool.DescriptorPool()
 _POOL.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
-_FILE = descriptor_pb2.FileDescriptorProto(name="hemra/private/google_rpc.proto", package="google.rpc",
-                                           syntax="proto3", dependency=["google/protobuf/any.proto"])
+_FILE = descriptor_pb2.FileDescriptorProto(
+    name="hemra/private/google_rpc.proto",
+    package="google.rpc",
+    syntax="proto3",
+    dependency=["google/protobuf/any.proto"],
+)
 _error_info = _FILE.message_type.add(name="ErrorInfo")
 _error_info.field.add(name="reason", number=1, type=9, label=1)
 _error_info.field.add(name="domain", number=2, type=9, label=1)
@@ -59,8 +63,10 @@ ERROR_DOMAIN = "hemra.dev"
 
 def status_details(code: grpc.StatusCode, message: str, reason: str) -> bytes:
     """A serialized google.rpc.Status whose one detail is an ErrorInfo naming `reason`."""
-    detail = _Any(type_url="type.googleapis.com/google.rpc.ErrorInfo",
-                  value=ErrorInfo(reason=reason, domain=ERROR_DOMAIN).SerializeToString())
+    detail = _Any(
+        type_url="type.googleapis.com/google.rpc.ErrorInfo",
+        value=ErrorInfo(reason=reason, domain=ERROR_DOMAIN).SerializeToString(),
+    )
     return Status(code=code.value[0], message=message, details=[detail]).SerializeToString()
 
 
@@ -73,7 +79,6 @@ def error_reason(trailing_metadata) -> str:
                 if detail.type_url.endswith("/google.rpc.ErrorInfo"):
                     return ErrorInfo.FromString(detail.value).reason
     return ""
-
 
 
 #: An error message travels in a gRPC trailer (16 KiB at most, with its details): longer ones are cut.
@@ -115,8 +120,9 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
                 details = ((DETAILS_KEY, status_details(code, message, reason)),) if reason else ()
                 await context.abort(code, message, trailing_metadata=details)
 
-        return grpc.unary_unary_rpc_method_handler(guarded, request_deserializer=handler.request_deserializer,
-                                                   response_serializer=handler.response_serializer)
+        return grpc.unary_unary_rpc_method_handler(
+            guarded, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+        )
 
 
 def new_server(token: str = "") -> grpc.aio.Server:
@@ -184,23 +190,36 @@ def split_listen(listen: str) -> tuple[str, int]:
 # --- clients ------------------------------------------------------------------
 DEFAULT_TIMEOUT = 60.0
 #: Calls that may be repeated safely when the service is briefly unavailable.
-IDEMPOTENT = {"GetRun", "ListRuns", "GetRunReport", "ListAttempts", "GetAttempt", "ListEvents",
-              "GetBlobs", "PutBlobs", "FindMissingBlobs", "HeartbeatJob", "CompleteJob", "GetTrial",
-              "ReadFile", "GetExecutorStatus", "CancelRun"}
-
+IDEMPOTENT = {
+    "GetRun",
+    "ListRuns",
+    "GetRunReport",
+    "ListAttempts",
+    "GetAttempt",
+    "ListEvents",
+    "GetBlobs",
+    "PutBlobs",
+    "FindMissingBlobs",
+    "HeartbeatJob",
+    "CompleteJob",
+    "GetTrial",
+    "ReadFile",
+    "GetExecutorStatus",
+    "CancelRun",
+}
 
 
 def error_of(exc: grpc.aio.AioRpcError) -> errors.HemraError:
     """The class the service raised, from the status's reason (or its code)."""
-    return errors.from_status(exc.code(), exc.details() or exc.code().name,
-                              error_reason(exc.trailing_metadata()))
+    return errors.from_status(exc.code(), exc.details() or exc.code().name, error_reason(exc.trailing_metadata()))
 
 
 class Client:
     """One service's stub with our call policy; `client.GetRun(request)` calls the RPC."""
 
-    def __init__(self, channel: grpc.aio.Channel, stub, metadata: tuple = (), timeout: float = DEFAULT_TIMEOUT,
-                 retries: int = 5):
+    def __init__(
+        self, channel: grpc.aio.Channel, stub, metadata: tuple = (), timeout: float = DEFAULT_TIMEOUT, retries: int = 5
+    ):
         self._stub = stub
         self._metadata = metadata
         self._timeout = timeout
@@ -218,7 +237,7 @@ class Client:
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == attempts - 1:
                         raise error_of(exc) from None
-                    await asyncio.sleep(min(0.1 * 2 ** attempt, 2.0) * (0.5 + random.random()))
+                    await asyncio.sleep(min(0.1 * 2**attempt, 2.0) * (0.5 + random.random()))
 
         return call
 
@@ -235,14 +254,16 @@ def store(channel: grpc.aio.Channel, token: str = "") -> Client:
 
 
 def planner(channel: grpc.aio.Channel, token: str = "") -> Client:
-    return Client(channel, planner_service_pb2_grpc.PlannerServiceStub(channel), metadata=auth.metadata(token),
-                  timeout=600)
+    return Client(
+        channel, planner_service_pb2_grpc.PlannerServiceStub(channel), metadata=auth.metadata(token), timeout=600
+    )
 
 
 def scorer(channel: grpc.aio.Channel, token: str = "") -> Client:
     # A verifier may run for its whole timeout; the scorer enforces that itself.
-    return Client(channel, scorer_service_pb2_grpc.ScorerServiceStub(channel), metadata=auth.metadata(token),
-                  timeout=24 * 3600)
+    return Client(
+        channel, scorer_service_pb2_grpc.ScorerServiceStub(channel), metadata=auth.metadata(token), timeout=24 * 3600
+    )
 
 
 def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
@@ -250,11 +271,16 @@ def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
 
 
 def importer(channel: grpc.aio.Channel, token: str = "") -> Client:
-    return Client(channel, importer_service_pb2_grpc.ImporterServiceStub(channel), metadata=auth.metadata(token),
-                  timeout=3600)
+    return Client(
+        channel, importer_service_pb2_grpc.ImporterServiceStub(channel), metadata=auth.metadata(token), timeout=3600
+    )
 
 
 def harness(channel: grpc.aio.Channel, token: str) -> Client:
     """The harness protocol, authenticated by the attempt's token."""
-    return Client(channel, harness_service_pb2_grpc.HarnessServiceStub(channel),
-                  metadata=(("authorization", f"Bearer {token}"),), timeout=24 * 3600)
+    return Client(
+        channel,
+        harness_service_pb2_grpc.HarnessServiceStub(channel),
+        metadata=(("authorization", f"Bearer {token}"),),
+        timeout=24 * 3600,
+    )

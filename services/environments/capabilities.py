@@ -16,8 +16,30 @@ ISOLATIONS = ("fresh", "shared")
 #: Sandbox kinds that can make a fresh sandbox for the verifier.
 FRESH_CAPABLE = frozenset({"host", "docker"})
 #: Top folders that are the environment's own, never the agent's workspace.
-_SYSTEM_FOLDERS = frozenset({"", "usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "proc", "dev",
-                             "sys", "var", "opt", "run", "boot", "logs", "tests", "solution", "tmp"})
+_SYSTEM_FOLDERS = frozenset(
+    {
+        "",
+        "usr",
+        "etc",
+        "bin",
+        "sbin",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "proc",
+        "dev",
+        "sys",
+        "var",
+        "opt",
+        "run",
+        "boot",
+        "logs",
+        "tests",
+        "solution",
+        "tmp",
+    }
+)
 
 
 def fresh_refusal(workdir: str, sandbox: str) -> str:

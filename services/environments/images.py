@@ -78,8 +78,10 @@ def rebase(dockerfile: str, base_image: str) -> str:
     return _FROM.sub(replace, dockerfile)
 
 
-_FROM = re.compile(r"^(?P<lead>[ \t]*FROM[ \t]+)(?P<flags>(?:--\S+[ \t]+)*)(?P<image>\S+)(?P<alias>[ \t]+AS[ \t]+\S+)?",
-                   re.IGNORECASE | re.MULTILINE)
+_FROM = re.compile(
+    r"^(?P<lead>[ \t]*FROM[ \t]+)(?P<flags>(?:--\S+[ \t]+)*)(?P<image>\S+)(?P<alias>[ \t]+AS[ \t]+\S+)?",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _prebuilt(api, errors, task, base_image: str = "") -> str:
@@ -89,8 +91,10 @@ def _prebuilt(api, errors, task, base_image: str = "") -> str:
     try:
         api.inspect_image(image)
     except errors.ImageNotFound:
-        raise SandboxError(f"task {task.task_name}: image {image} is not present in the Docker engine "
-                           "(HEMRA never pulls; load or build it first)") from None
+        raise SandboxError(
+            f"task {task.task_name}: image {image} is not present in the Docker engine "
+            "(HEMRA never pulls; load or build it first)"
+        ) from None
     return image
 
 
@@ -98,9 +102,17 @@ def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Docker
     lines, error = [], ""
     network = os.environ.get(BUILD_NETWORK_VAR) or None
     try:
-        for chunk in api.build(path=str(context), dockerfile=dockerfile, tag=tag, rm=True, forcerm=True,
-                               pull=False, decode=True, network_mode=network,
-                               labels={LABEL_TASK: task.digest}):
+        for chunk in api.build(
+            path=str(context),
+            dockerfile=dockerfile,
+            tag=tag,
+            rm=True,
+            forcerm=True,
+            pull=False,
+            decode=True,
+            network_mode=network,
+            labels={LABEL_TASK: task.digest},
+        ):
             lines.append(chunk.get("stream") or chunk.get("status") or "")
             if chunk.get("error"):
                 error = chunk["error"].strip()

@@ -5,10 +5,10 @@ import asyncio
 import signal
 
 from services.common import transport
+from services.common.settings import hemra_home
 from services.entry import add_auth_options, configure_logging, token_of
 from services.executor.server import build_executor
 from services.planner.plan import MAXIMA
-from services.common.settings import hemra_home
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -17,8 +17,11 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--scorer", required=True)
     parser.add_argument("--concurrency", type=int, default=1, help="attempts worked at once (1 to 1000)")
-    parser.add_argument("--expose", action="store_true",
-                        help="allow --listen on an address other than loopback (other machines can reach it)")
+    parser.add_argument(
+        "--expose",
+        action="store_true",
+        help="allow --listen on an address other than loopback (other machines can reach it)",
+    )
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:
@@ -32,8 +35,14 @@ async def main(argv: list[str] | None = None) -> None:
     token = token_of(args)
     configure_logging()
     store_channel, scorer_channel = transport.channel(args.store), transport.channel(args.scorer)
-    server, port, worker = build_executor(transport.store(store_channel, token), transport.scorer(scorer_channel, token),
-                                          hemra_home(), args.concurrency, args.listen, token=token)
+    server, port, worker = build_executor(
+        transport.store(store_channel, token),
+        transport.scorer(scorer_channel, token),
+        hemra_home(),
+        args.concurrency,
+        args.listen,
+        token=token,
+    )
     await server.start()
     print(f"executor listening on {args.listen.rpartition(':')[0]}:{port}", flush=True)
     loop = asyncio.get_running_loop()

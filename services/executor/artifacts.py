@@ -19,7 +19,6 @@ import tempfile
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-
 from services.executor.events import EventLog, event
 from services.executor.sandboxes import SandboxError
 
@@ -87,8 +86,9 @@ async def keep(events: EventLog, log: OwnLog) -> None:
     [digest] = (await events.store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=data)]))).digests
     events.artifacts.append(pb.Artifact(path=log.path, size_bytes=log.size, blob_digest=digest))
     if len(data) < log.size:
-        await events.emit_own(event("status", "artifact_truncated", path=log.path, size_bytes=log.size,
-                                    kept_bytes=len(data)))
+        await events.emit_own(
+            event("status", "artifact_truncated", path=log.path, size_bytes=log.size, kept_bytes=len(data))
+        )
 
 
 class _Markers:
@@ -161,8 +161,13 @@ async def collect(sandbox, store, events: EventLog | None) -> list[pb.Artifact]:
                 await markers.add("artifact_skipped", path=path, message=f"cannot read: {exc}")
                 continue
             if size and not data:
-                await markers.add("artifact_dropped", path=path, size_bytes=size, kept_bytes=0,
-                                  message=f"the attempt's artifacts reached {total} bytes")
+                await markers.add(
+                    "artifact_dropped",
+                    path=path,
+                    size_bytes=size,
+                    kept_bytes=0,
+                    message=f"the attempt's artifacts reached {total} bytes",
+                )
                 continue
             if len(data) < size:
                 await markers.add("artifact_truncated", path=path, size_bytes=size, kept_bytes=len(data))
@@ -173,7 +178,16 @@ async def collect(sandbox, store, events: EventLog | None) -> list[pb.Artifact]:
             await batches.add(artifact, data)
     await batches.send()
     if markers.counts and events is not None:
-        await events.emit_own(event("status", "artifacts_capped", **markers.counts, kept_files=files,
-                                    kept_bytes=used, max_file_bytes=per_file, max_total_bytes=total,
-                                    max_files=MAX_ARTIFACT_FILES))
+        await events.emit_own(
+            event(
+                "status",
+                "artifacts_capped",
+                **markers.counts,
+                kept_files=files,
+                kept_bytes=used,
+                max_file_bytes=per_file,
+                max_total_bytes=total,
+                max_files=MAX_ARTIFACT_FILES,
+            )
+        )
     return own + [artifact for folder in ARTIFACT_DIRS for artifact in found[folder]]

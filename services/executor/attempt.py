@@ -15,8 +15,8 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
-
 from services.common import errors, transport
+from services.environments.capabilities import carried, verifier_isolation
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, text
 from services.executor.harnesses import (
@@ -28,7 +28,6 @@ from services.executor.harnesses import (
 from services.executor.harnesses.base import TIMED_OUT
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
-from services.environments.capabilities import carried, verifier_isolation
 from services.executor.taskcache import TaskCache
 
 logger = logging.getLogger(__name__)
@@ -42,8 +41,11 @@ MAX_BUILD_LOG_BYTES = 64 * 1024 * 1024
 MAX_FINISH_CHARS = 1000
 #: Where a failed sandbox's build output is kept among the attempt's artifacts.
 BUILD_LOG = "/logs/build/build.log"
-_OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
-             "timed_out": pb.OUTCOME_TIMED_OUT}
+_OUTCOMES = {
+    "completed": pb.OUTCOME_COMPLETED,
+    "harness_failed": pb.OUTCOME_HARNESS_FAILED,
+    "timed_out": pb.OUTCOME_TIMED_OUT,
+}
 
 
 @dataclass
@@ -99,15 +101,24 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
     try:
         task_dir = await deps.cache.folder(job.task)
         driver = driver_for(job.harness)
-        sandbox = open_sandbox(job.spec.sandbox or "host", job.attempt.id, job.task, task_dir, deps.work_root,
-                               mounts=await driver.mounts(job.harness), network=job.spec.sandbox_network,
-                               image=job.spec.sandbox_image,
-                               endpoints=driver.endpoints(job.harness))
+        sandbox = open_sandbox(
+            job.spec.sandbox or "host",
+            job.attempt.id,
+            job.task,
+            task_dir,
+            deps.work_root,
+            mounts=await driver.mounts(job.harness),
+            network=job.spec.sandbox_network,
+            image=job.spec.sandbox_image,
+            endpoints=driver.endpoints(job.harness),
+        )
         isolation = _isolation(job)
         if isolation == "fresh":
             sandbox.reserve_fresh(carried(job.task.environment.workdir or "/"))
         await sandbox.prepare()
-        await events.emit_own(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
+        await events.emit_own(
+            event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host")
+        )
         result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
         await _note_oom(job, sandbox, events)
         # Nothing the agent started may outlive its phase: a leftover process could rewrite
@@ -117,9 +128,18 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
         artifacts = await collect_artifacts(verifier_box, deps.store, events)
         await events.flush()
-        await _complete(deps, job, _OUTCOMES[result.outcome], result.exit_code, result.error, started,
-                        artifacts=artifacts, score=score, agent_version=result.agent_version,
-                        agent_name=job.harness.agent)
+        await _complete(
+            deps,
+            job,
+            _OUTCOMES[result.outcome],
+            result.exit_code,
+            result.error,
+            started,
+            artifacts=artifacts,
+            score=score,
+            agent_version=result.agent_version,
+            agent_name=job.harness.agent,
+        )
     except Stop as stopped:
         if stopped.reason == "cancelled":
             await _finish_quietly(events)
@@ -134,28 +154,45 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
     except Exception as exc:  # anything of ours that broke is an infrastructure failure
         logger.exception("attempt %s: infrastructure failure", job.attempt.id)
         log = getattr(exc, "log", "")  # e.g. the output of a Dockerfile that did not build
-        await _finish_quietly(events, event("error", "infrastructure", message=f"{type(exc).__name__}: {exc}"),
-                              *([event("output", "build.log", text=text(log.encode()))] if log else []))
+        await _finish_quietly(
+            events,
+            event("error", "infrastructure", message=f"{type(exc).__name__}: {exc}"),
+            *([event("output", "build.log", text=text(log.encode()))] if log else []),
+        )
         artifacts = await _keep_log(deps.store, log) if log else []
-        await _complete(deps, job, pb.OUTCOME_INFRA_FAILED, 0, f"{type(exc).__name__}: {exc}", started,
-                        artifacts=artifacts)
+        await _complete(
+            deps, job, pb.OUTCOME_INFRA_FAILED, 0, f"{type(exc).__name__}: {exc}", started, artifacts=artifacts
+        )
     finally:
         heartbeat.cancel()
         for box in {verifier_box, sandbox} - {None}:
             await box.teardown()
 
 
-async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_dir: Path,
-                 events: EventLog) -> HarnessResult:
+async def _drive(
+    job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_dir: Path, events: EventLog
+) -> HarnessResult:
     timeout = attempt_timeout(job)
-    grant = Grant(job.attempt.id, "harness", sandbox, job.task, job.harness.model,
-                  time.monotonic() + timeout, events)
+    grant = Grant(job.attempt.id, "harness", sandbox, job.task, job.harness.model, time.monotonic() + timeout, events)
     token = deps.grants.issue(grant)
     try:
-        context = TrialContext(job.attempt.id, job.task, task_dir, job.harness, job.harness.model, timeout,
-                               sandbox, events, deps.harness_address, token)
-        await events.emit_own(event("status", "harness_start", harness=job.harness.harness_name,
-                                kind=job.harness.kind, timeout_secs=timeout))
+        context = TrialContext(
+            job.attempt.id,
+            job.task,
+            task_dir,
+            job.harness,
+            job.harness.model,
+            timeout,
+            sandbox,
+            events,
+            deps.harness_address,
+            token,
+        )
+        await events.emit_own(
+            event(
+                "status", "harness_start", harness=job.harness.harness_name, kind=job.harness.kind, timeout_secs=timeout
+            )
+        )
         result = await _run_until_deadline(driver, context, sandbox)
     finally:
         deps.grants.revoke(token)
@@ -164,8 +201,9 @@ async def _drive(job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_
         if grant.finish.status == hpb.FINISH_STATUS_FAILED and result.outcome == "completed":
             result.outcome = "harness_failed"
             result.error = grant.finish.message[:MAX_FINISH_CHARS] or "the harness reported failure"
-    await events.emit_own(event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code,
-                            error=result.error))
+    await events.emit_own(
+        event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code, error=result.error)
+    )
     return result
 
 
@@ -193,8 +231,12 @@ async def _run_until_deadline(driver: HarnessDriver, context: TrialContext, sand
 
 
 def _isolation(job) -> str:
-    return verifier_isolation(job.spec.verifier_isolation, job.task.verifier_isolation,
-                              job.task.environment.workdir or "/", job.spec.sandbox or "host")
+    return verifier_isolation(
+        job.spec.verifier_isolation,
+        job.task.verifier_isolation,
+        job.task.environment.workdir or "/",
+        job.spec.sandbox or "host",
+    )
 
 
 async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox, events: EventLog) -> Sandbox:
@@ -210,8 +252,15 @@ async def _note_oom(job, sandbox: Sandbox, events: EventLog) -> None:
     """A command killed by the task's own memory limit is part of the result; say so."""
     kills = await sandbox.oom_kills()
     if kills:
-        await events.emit_own(event("error", "oom", kills=kills, memory_mb=job.task.environment.memory_mb,
-                                message=f"the task's memory limit killed {kills} process(es)"))
+        await events.emit_own(
+            event(
+                "error",
+                "oom",
+                kills=kills,
+                memory_mb=job.task.environment.memory_mb,
+                message=f"the task's memory limit killed {kills} process(es)",
+            )
+        )
 
 
 async def _keep_log(store, log: str) -> list[pb.Artifact]:
@@ -225,17 +274,31 @@ async def _keep_log(store, log: str) -> list[pb.Artifact]:
 
 
 async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Score:
-    grant = Grant(job.attempt.id, "verifier", sandbox, job.task, job.harness.model, time.monotonic() + 10 ** 9)
+    grant = Grant(job.attempt.id, "verifier", sandbox, job.task, job.harness.model, time.monotonic() + 10**9)
     token = deps.grants.issue(grant)
     try:
-        response = await deps.scorer.ScoreAttempt(scpb.ScoreAttemptRequest(
-            attempt_id=job.attempt.id, task=job.task, sandbox_address=deps.harness_address,
-            sandbox_token=token, verifier_env=job.spec.verifier_env))
+        response = await deps.scorer.ScoreAttempt(
+            scpb.ScoreAttemptRequest(
+                attempt_id=job.attempt.id,
+                task=job.task,
+                sandbox_address=deps.harness_address,
+                sandbox_token=token,
+                verifier_env=job.spec.verifier_env,
+            )
+        )
     finally:
         deps.grants.revoke(token)
     score = response.score
-    await events.emit_own(event("status", "scored", score.duration.ToNanoseconds() / 1e9,
-                            state=pb.ScoreState.Name(score.state), rewards=dict(score.rewards), error=score.error))
+    await events.emit_own(
+        event(
+            "status",
+            "scored",
+            score.duration.ToNanoseconds() / 1e9,
+            state=pb.ScoreState.Name(score.state),
+            rewards=dict(score.rewards),
+            error=score.error,
+        )
+    )
     return score
 
 
@@ -274,12 +337,28 @@ async def _heartbeat(job, deps: Deps, control: Control) -> None:
             return
 
 
-async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, started: float,
-                    artifacts=(), score: pb.Score | None = None, agent_version: str = "",
-                    agent_name: str = "") -> None:
-    request = spb.CompleteJobRequest(job_id=job.id, lease_token=job.lease_token, outcome=outcome,
-                                     exit_code=exit_code, error=error, artifacts=list(artifacts),
-                                     agent_version=agent_version, agent_name=agent_name)
+async def _complete(
+    deps: Deps,
+    job,
+    outcome: int,
+    exit_code: int,
+    error: str,
+    started: float,
+    artifacts=(),
+    score: pb.Score | None = None,
+    agent_version: str = "",
+    agent_name: str = "",
+) -> None:
+    request = spb.CompleteJobRequest(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        outcome=outcome,
+        exit_code=exit_code,
+        error=error,
+        artifacts=list(artifacts),
+        agent_version=agent_version,
+        agent_name=agent_name,
+    )
     if score is not None:
         request.score.CopyFrom(score)
     request.start_time.FromNanoseconds(int(started * 1e9))
@@ -294,8 +373,9 @@ async def _complete(deps: Deps, job, outcome: int, exit_code: int, error: str, s
 
 async def _release(deps: Deps, job) -> None:
     try:
-        await deps.store.ReleaseJob(spb.ReleaseJobRequest(job_id=job.id, lease_token=job.lease_token,
-                                                          reason="worker stopped"))
+        await deps.store.ReleaseJob(
+            spb.ReleaseJobRequest(job_id=job.id, lease_token=job.lease_token, reason="worker stopped")
+        )
     except errors.HemraError as exc:  # the lease will expire instead; nothing is lost
         logger.warning("attempt %s: could not release its job: %s", job.attempt.id, exc)
 

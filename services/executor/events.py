@@ -47,7 +47,11 @@ def event(type_: str, name: str = "", duration: float = 0.0, when: float | None 
 
 def text(data: bytes) -> str:
     decoded = data.decode("utf-8", errors="replace")
-    return decoded if len(decoded) <= MAX_TEXT else decoded[:MAX_TEXT] + f"\n[... {len(decoded) - MAX_TEXT} more characters]"
+    return (
+        decoded
+        if len(decoded) <= MAX_TEXT
+        else decoded[:MAX_TEXT] + f"\n[... {len(decoded) - MAX_TEXT} more characters]"
+    )
 
 
 def output_events(name: str, data: bytes, **extra) -> list[pb.Event]:
@@ -56,7 +60,7 @@ def output_events(name: str, data: bytes, **extra) -> list[pb.Event]:
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     events = []
     for start in range(0, len(data), OUTPUT_SLICE):
-        piece = decoder.decode(data[start:start + OUTPUT_SLICE], final=start + OUTPUT_SLICE >= len(data))
+        piece = decoder.decode(data[start : start + OUTPUT_SLICE], final=start + OUTPUT_SLICE >= len(data))
         if piece:
             events.append(event("output", name, text=piece, **extra))
     return events
@@ -81,7 +85,7 @@ class Lines:
         """(line, whole) for each line (with its newline) or piece `chunk` completes."""
         out, start = [], 0
         while (newline := chunk.find(b"\n", start)) >= 0:
-            self._partial += chunk[start:newline + 1]
+            self._partial += chunk[start : newline + 1]
             start = newline + 1
             self._split(out)
             out.append((bytes(self._partial), not self._long))
@@ -149,15 +153,24 @@ class EventLog:
         if self._kept + size <= self.max_bytes:
             self._kept += size
             self._queue(message, size)
-        elif (message.type in ("status", "error") and size <= SMALL_EVENT_BYTES
-              and self._reserve + size <= RESERVE_BYTES):
+        elif (
+            message.type in ("status", "error") and size <= SMALL_EVENT_BYTES and self._reserve + size <= RESERVE_BYTES
+        ):
             self._reserve += size
             self._queue(message, size)
         else:
             if not self._dropped_events:
-                self._queue(event("status", "events_truncated", kept_bytes=self._kept, max_bytes=self.max_bytes,
-                                  message=f"the attempt's events reached {self.max_bytes} bytes: "
-                                          "later output and events are dropped (counted at the end)"), 0)
+                self._queue(
+                    event(
+                        "status",
+                        "events_truncated",
+                        kept_bytes=self._kept,
+                        max_bytes=self.max_bytes,
+                        message=f"the attempt's events reached {self.max_bytes} bytes: "
+                        "later output and events are dropped (counted at the end)",
+                    ),
+                    0,
+                )
             self._dropped_bytes += size
             self._dropped_events += 1
 
@@ -166,17 +179,28 @@ class EventLog:
         self._pending_bytes += size
 
     async def _maybe_flush(self) -> None:
-        if (len(self._pending) >= FLUSH_EVENTS or self._pending_bytes >= FLUSH_BYTES
-                or time.monotonic() - self._last_flush > FLUSH_SECS):
+        if (
+            len(self._pending) >= FLUSH_EVENTS
+            or self._pending_bytes >= FLUSH_BYTES
+            or time.monotonic() - self._last_flush > FLUSH_SECS
+        ):
             await self._send()
 
     async def flush(self) -> None:
         """Send what waits, with a count of what was dropped since the last count."""
         if self._dropped_events > self._reported:
             self._reported = self._dropped_events
-            self._queue(event("status", "events_dropped", dropped_bytes=self._dropped_bytes,
-                              dropped_events=self._dropped_events, kept_bytes=self._kept,
-                              max_bytes=self.max_bytes), 0)
+            self._queue(
+                event(
+                    "status",
+                    "events_dropped",
+                    dropped_bytes=self._dropped_bytes,
+                    dropped_events=self._dropped_events,
+                    kept_bytes=self._kept,
+                    max_bytes=self.max_bytes,
+                ),
+                0,
+            )
         await self._send()
 
     async def _send(self) -> None:
@@ -185,8 +209,9 @@ class EventLog:
                 return
             batch, self._pending, self._pending_bytes = self._pending, [], 0
             self._last_flush = time.monotonic()
-            await self.store.AppendEvents(spb.AppendEventsRequest(
-                job_id=self.job_id, lease_token=self.lease_token, events=batch))
+            await self.store.AppendEvents(
+                spb.AppendEventsRequest(job_id=self.job_id, lease_token=self.lease_token, events=batch)
+            )
 
 
 def _size(message: pb.Event) -> int:
@@ -211,8 +236,13 @@ def _bounded(message: pb.Event) -> pb.Event:
     bounded.type, bounded.name = message.type[:MAX_NAME], message.name[:MAX_NAME]
     if not valid:
         head = payload[:MAX_TEXT]
-        bounded.payload_json = json.dumps({"payload_truncated": size > MAX_EVENT_PAYLOAD,
-                                           "payload_invalid": size <= MAX_EVENT_PAYLOAD,
-                                           "payload_chars": len(payload), "payload_head": head},
-                                          ensure_ascii=False)
+        bounded.payload_json = json.dumps(
+            {
+                "payload_truncated": size > MAX_EVENT_PAYLOAD,
+                "payload_invalid": size <= MAX_EVENT_PAYLOAD,
+                "payload_chars": len(payload),
+                "payload_head": head,
+            },
+            ensure_ascii=False,
+        )
     return bounded

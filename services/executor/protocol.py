@@ -10,9 +10,9 @@ import time
 from dataclasses import dataclass
 
 import grpc
+
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-
 from services.common import errors
 from services.executor.events import EventLog, event
 from services.executor.sandboxes import Sandbox
@@ -63,9 +63,13 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
 
     async def GetTrial(self, request, context):
         grant = self.grants.check(context)
-        response = hpb.GetTrialResponse(attempt_id=grant.attempt_id, instruction=grant.task.instruction,
-                                        task_name=grant.task.task_name, model=grant.model,
-                                        workdir=grant.task.environment.workdir)
+        response = hpb.GetTrialResponse(
+            attempt_id=grant.attempt_id,
+            instruction=grant.task.instruction,
+            task_name=grant.task.task_name,
+            model=grant.model,
+            workdir=grant.task.environment.workdir,
+        )
         response.timeout.FromNanoseconds(int(max(grant.deadline - time.monotonic(), 0) * 1e9))
         return response
 
@@ -76,15 +80,25 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
             raise errors.DeadlineExceeded("the attempt's time is up")
         timeout = request.timeout.ToNanoseconds() / 1e9 if request.HasField("timeout") else 0
         timeout = min(timeout, remaining) if timeout > 0 else remaining
-        result = await grant.sandbox.exec(request.command, cwd=request.cwd, env=dict(request.env),
-                                          timeout=timeout, stdin=request.stdin)
+        result = await grant.sandbox.exec(
+            request.command, cwd=request.cwd, env=dict(request.env), timeout=timeout, stdin=request.stdin
+        )
         if grant.events is not None:
-            await grant.events.emit(event("tool_call", "run_command", result.duration, command=request.command,
-                                          exit_code=result.exit_code, timed_out=result.timed_out,
-                                          stdout=result.stdout.decode(errors="replace")[:4096],
-                                          stderr=result.stderr.decode(errors="replace")[:4096]))
-        response = hpb.RunCommandResponse(exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr,
-                                          timed_out=result.timed_out)
+            await grant.events.emit(
+                event(
+                    "tool_call",
+                    "run_command",
+                    result.duration,
+                    command=request.command,
+                    exit_code=result.exit_code,
+                    timed_out=result.timed_out,
+                    stdout=result.stdout.decode(errors="replace")[:4096],
+                    stderr=result.stderr.decode(errors="replace")[:4096],
+                )
+            )
+        response = hpb.RunCommandResponse(
+            exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr, timed_out=result.timed_out
+        )
         response.duration.FromNanoseconds(int(result.duration * 1e9))
         return response
 
@@ -95,8 +109,9 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
             content = await grant.sandbox.read_file(request.path, limit=limit + (request.limit <= 0))
             if len(content) > limit:  # no limit asked for, and the file is over ours
                 size = await grant.sandbox.file_size(request.path)
-                raise errors.ResourceExhausted(f"{request.path}: {size} bytes, more than a call may read "
-                                   f"({MAX_READ_BYTES}); ask for a limit")
+                raise errors.ResourceExhausted(
+                    f"{request.path}: {size} bytes, more than a call may read ({MAX_READ_BYTES}); ask for a limit"
+                )
             size = await grant.sandbox.file_size(request.path) if len(content) == limit else len(content)
             return hpb.ReadFileResponse(content=content, size_bytes=size)
         except (FileNotFoundError, IsADirectoryError):

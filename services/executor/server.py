@@ -5,9 +5,9 @@ import threading
 from pathlib import Path
 
 import grpc
+
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-
 from services.common import transport
 from services.executor import attempt, sandboxes, workdirs
 from services.executor.protocol import Grants, HarnessServicer
@@ -28,9 +28,17 @@ def lease_settings() -> tuple[float, float]:
     return lease, min(HEARTBEAT_SECS, lease / 3)
 
 
-def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "127.0.0.1:0",
-                   run_id: str = "", lease_secs: float | None = None, heartbeat_secs: float | None = None,
-                   token: str = "") -> tuple[grpc.aio.Server, int, Worker]:
+def build_executor(
+    store,
+    scorer,
+    home: Path,
+    concurrency: int,
+    listen: str = "127.0.0.1:0",
+    run_id: str = "",
+    lease_secs: float | None = None,
+    heartbeat_secs: float | None = None,
+    token: str = "",
+) -> tuple[grpc.aio.Server, int, Worker]:
     """The server (not started), its port, and the worker that works the queue once run.
 
     The harness protocol on it is served to harnesses with per-attempt tokens;
@@ -45,9 +53,17 @@ def build_executor(store, scorer, home: Path, concurrency: int, listen: str = "1
     port = transport.bind(server, listen)
     host, _ = transport.split_listen(listen)
     grants = Grants()
-    deps = attempt.Deps(store=store, scorer=scorer, cache=TaskCache(home / "cache" / "tasks", store),
-                        grants=grants, work_root=own_work_root(home), harness_address=f"{host}:{port}",
-                        worker=worker_name(), lease_secs=lease_secs, heartbeat_secs=heartbeat_secs)
+    deps = attempt.Deps(
+        store=store,
+        scorer=scorer,
+        cache=TaskCache(home / "cache" / "tasks", store),
+        grants=grants,
+        work_root=own_work_root(home),
+        harness_address=f"{host}:{port}",
+        worker=worker_name(),
+        lease_secs=lease_secs,
+        heartbeat_secs=heartbeat_secs,
+    )
     worker = Worker(deps, concurrency, run_id)
     epb_grpc.add_ExecutorServiceServicer_to_server(ExecutorServicer(worker), server)
     hpb_grpc.add_HarnessServiceServicer_to_server(HarnessServicer(grants), server)

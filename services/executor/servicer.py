@@ -2,7 +2,6 @@
 
 from hemra.v1 import executor_service_pb2 as epb
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
-
 from services.environments.capabilities import ENFORCES
 
 
@@ -12,6 +11,10 @@ class ExecutorServicer(epb_grpc.ExecutorServiceServicer):
 
     async def GetExecutorStatus(self, request, context):
         worker = self.worker
-        return epb.GetExecutorStatusResponse(worker=worker.deps.worker, concurrency=worker.concurrency,
-                                             active_attempts=sorted(worker.active), completed_jobs=worker.completed,
-                                             sandboxes=sorted(ENFORCES))
+        return epb.GetExecutorStatusResponse(
+            worker=worker.deps.worker,
+            concurrency=worker.concurrency,
+            active_attempts=sorted(worker.active),
+            completed_jobs=worker.completed,
+            sandboxes=sorted(ENFORCES),
+        )

@@ -34,7 +34,7 @@ class TaskCache:
         digests = sorted({f.blob_digest for f in task.files})
         data: dict[str, bytes] = {}
         for start in range(0, len(digests), _BATCH):
-            response = await self.store.GetBlobs(spb.GetBlobsRequest(digests=digests[start:start + _BATCH]))
+            response = await self.store.GetBlobs(spb.GetBlobsRequest(digests=digests[start : start + _BATCH]))
             data.update({b.digest: b.data for b in response.blobs})
         await asyncio.to_thread(_write_tree, task.files, data, target)
 

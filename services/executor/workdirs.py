@@ -22,9 +22,9 @@ def remove_orphans(home: Path) -> list[Path]:
     prefix = socket.gethostname() + "-"
     for folder in work.iterdir() if work.is_dir() else []:
         name = folder.name
-        if not name.startswith(prefix) or not name[len(prefix):].isdigit():
+        if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
             continue
-        pid = int(name[len(prefix):])
+        pid = int(name[len(prefix) :])
         if pid != os.getpid() and not alive(pid):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)

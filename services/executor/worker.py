@@ -6,7 +6,6 @@ import os
 import socket
 
 from hemra.v1 import store_service_pb2 as spb
-
 from services.common import errors
 from services.executor import attempt
 
@@ -77,7 +76,7 @@ class Worker:
         self._wake.clear()
         try:
             await asyncio.wait_for(self._wake.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
     async def stop(self, release: bool = True) -> None:

@@ -13,8 +13,11 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--listen", default="127.0.0.1:7805")
     parser.add_argument("--store", required=True, help="the store service's host:port")
     parser.add_argument("--planner", required=True, help="the planner service's host:port (pins task folders)")
-    parser.add_argument("--expose", action="store_true",
-                        help="allow --listen on an address other than loopback (other machines can reach it)")
+    parser.add_argument(
+        "--expose",
+        action="store_true",
+        help="allow --listen on an address other than loopback (other machines can reach it)",
+    )
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:
@@ -25,8 +28,9 @@ async def main(argv: list[str] | None = None) -> None:
         parser.exit(2, f"error: {exc}\n")
     token = token_of(args)
     store_channel, planner_channel = transport.channel(args.store), transport.channel(args.planner)
-    server, port = build_server(transport.store(store_channel, token), transport.planner(planner_channel, token),
-                                args.listen, token)
+    server, port = build_server(
+        transport.store(store_channel, token), transport.planner(planner_channel, token), args.listen, token
+    )
     try:
         await serve_forever("importer", server, args.listen, port)
     finally:

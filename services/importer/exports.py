@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 from google.protobuf import json_format
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-
 from services import digests
 from services.importer.errors import ImportProblem
 from services.importer.tree import MAX_FILE_BYTES
@@ -46,14 +46,16 @@ async def restore(store, root: Path) -> str:
         if path.is_file():
             expected = _named(blob_digest, root, path)
             if path.stat().st_size > MAX_FILE_BYTES:
-                raise ImportProblem(f"{path}: {path.stat().st_size:,} bytes; an import keeps files of at most "
-                                    f"{MAX_FILE_BYTES // 1024 // 1024} MiB")
+                raise ImportProblem(
+                    f"{path}: {path.stat().st_size:,} bytes; an import keeps files of at most "
+                    f"{MAX_FILE_BYTES // 1024 // 1024} MiB"
+                )
             data = path.read_bytes()
             if digests.sha256(data) != expected:
                 raise ImportProblem(f"{path}: content does not match its name (a damaged export)")
             blobs.append(spb.Blob(digest=expected, data=data))
     for start in range(0, len(blobs), 256):
-        await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs[start:start + 256]))
+        await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs[start : start + 256]))
     events = []
     for path in sorted((root / EVENTS).glob("*.jsonl")) if (root / EVENTS).is_dir() else []:
         _no_links(path)

@@ -12,24 +12,43 @@ from pathlib import Path
 import msgspec
 
 from services.importer.errors import ImportProblem
-from services.store.records import reward_problem
-from services.importer.results import (CANCELLED, COMPLETED, HARNESS_FAILED, INFRA_FAILED, TIMED_OUT,
-                                       ImportedResults, ImportedTrial)
+from services.importer.results import (
+    CANCELLED,
+    COMPLETED,
+    HARNESS_FAILED,
+    INFRA_FAILED,
+    TIMED_OUT,
+    ImportedResults,
+    ImportedTrial,
+)
 from services.importer.tree import Entry
+from services.store.records import reward_problem
 
 #: exception_type -> outcome. Verifier failures keep the harness's outcome and fail the score.
-RESULT_EXCEPTIONS = {"AgentTimeoutError": TIMED_OUT, "NonZeroAgentExitCodeError": HARNESS_FAILED,
-                     "ContextLengthExceededError": HARNESS_FAILED, "OutputLengthExceededError": HARNESS_FAILED}
-SCORER_EXCEPTIONS = {"VerifierTimeoutError", "RewardFileNotFoundError", "RewardFileEmptyError",
-                     "VerifierOutputParseError", "ValidationError"}
+RESULT_EXCEPTIONS = {
+    "AgentTimeoutError": TIMED_OUT,
+    "NonZeroAgentExitCodeError": HARNESS_FAILED,
+    "ContextLengthExceededError": HARNESS_FAILED,
+    "OutputLengthExceededError": HARNESS_FAILED,
+}
+SCORER_EXCEPTIONS = {
+    "VerifierTimeoutError",
+    "RewardFileNotFoundError",
+    "RewardFileEmptyError",
+    "VerifierOutputParseError",
+    "ValidationError",
+}
 CANCEL_EXCEPTIONS = {"CancelledError"}
 #: Everything else (environment start/build, setup, healthcheck, rate limits, compose errors,
 #: unknown types) is an infrastructure failure: counted apart, never a failed task.
 
 
 def looks_like(root: Path) -> bool:
-    return (root / "config.json").is_file() and (root / "result.json").is_file() and any(
-        (d / "result.json").is_file() or (d / "config.json").is_file() for d in root.iterdir() if d.is_dir())
+    return (
+        (root / "config.json").is_file()
+        and (root / "result.json").is_file()
+        and any((d / "result.json").is_file() or (d / "config.json").is_file() for d in root.iterdir() if d.is_dir())
+    )
 
 
 def read_job(root: Path, entries: list[Entry]) -> ImportedResults:
@@ -92,14 +111,22 @@ def _trial(job: Job, folder: str, locks: dict[str, str]) -> ImportedTrial:
     trial_lock = _trial_lock_digest(job, folder)
     task_name = _text(result, "task_name", path)
     return ImportedTrial(
-        dataset=_text(result, "source", path) or "adhoc", agent=_text(agent, "name", path) or "unknown", model=model,
-        task_name=task_name or folder.split("__")[0], outcome=outcome,
-        rewards=rewards if outcome not in (INFRA_FAILED, CANCELLED) else None, score_error=score_error,
-        error=error, agent_version=_text(agent, "version", path), task_path=task_path,
+        dataset=_text(result, "source", path) or "adhoc",
+        agent=_text(agent, "name", path) or "unknown",
+        model=model,
+        task_name=task_name or folder.split("__")[0],
+        outcome=outcome,
+        rewards=rewards if outcome not in (INFRA_FAILED, CANCELLED) else None,
+        score_error=score_error,
+        error=error,
+        agent_version=_text(agent, "version", path),
+        task_path=task_path,
         task_pin=trial_lock or locks.get(task_name, "") or ("harbor-checksum:" + _text(result, "task_checksum", path)),
         verifier_pin="harbor-checksum:" + _text(result, "task_checksum", path),
-        start_time=_time(result.get("started_at")), end_time=_time(result.get("finished_at")),
-        files=job.files[folder])
+        start_time=_time(result.get("started_at")),
+        end_time=_time(result.get("finished_at")),
+        files=job.files[folder],
+    )
 
 
 def _object(data: dict, key: str, path: Path) -> dict:

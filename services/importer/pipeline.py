@@ -17,8 +17,9 @@ class Imported:
     warnings: list[str] = field(default_factory=list)
 
 
-async def import_results(store, planner, path: str, label: str = "", swebench_version: str = "",
-                         tasks_dir: str = "") -> Imported:
+async def import_results(
+    store, planner, path: str, label: str = "", swebench_version: str = "", tasks_dir: str = ""
+) -> Imported:
     """Import the folder at `path` through `store` (tasks pinned through `planner`)."""
     with gc_paused():  # every file and trial of a big job as objects at once
         return await _import(store, planner, path, label, swebench_version, tasks_dir)
@@ -52,8 +53,9 @@ async def _read_into(batches: asyncio.Queue, root: Path, swebench_version: str):
     """_read in a thread, its files put in `batches` as they are read, then None."""
     loop = asyncio.get_running_loop()
     try:
-        return await asyncio.to_thread(_read, root, swebench_version,
-                                       lambda files: loop.call_soon_threadsafe(batches.put_nowait, files))
+        return await asyncio.to_thread(
+            _read, root, swebench_version, lambda files: loop.call_soon_threadsafe(batches.put_nowait, files)
+        )
     finally:
         # After every batch: the thread's call_soon_threadsafe calls all ran before it returned.
         batches.put_nowait(None)
@@ -68,5 +70,7 @@ def _read(root: Path, swebench_version: str, batches):
     if harbor.looks_like(root):
         entries = read_tree(root, batches)
         return harbor.read_job(root, entries), entries
-    raise ImportProblem(f"{root}: neither a Harbor job directory (config.json, result.json, trial folders), "
-                        f"a SWE-bench run (a run report JSON and logs/run_evaluation/) nor a HEMRA export")
+    raise ImportProblem(
+        f"{root}: neither a Harbor job directory (config.json, result.json, trial folders), "
+        f"a SWE-bench run (a run report JSON and logs/run_evaluation/) nor a HEMRA export"
+    )

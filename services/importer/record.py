@@ -12,9 +12,15 @@ from services import digests
 from services.importer.results import ImportedResults, ImportedTrial
 from services.importer.tree import Entry, tree_json
 
-_OUTCOMES = {"completed": pb.OUTCOME_COMPLETED, "harness_failed": pb.OUTCOME_HARNESS_FAILED,
-             "timed_out": pb.OUTCOME_TIMED_OUT, "infra_failed": pb.OUTCOME_INFRA_FAILED,
-             "cancelled": pb.OUTCOME_CANCELLED}
+_OUTCOMES = {
+    "completed": pb.OUTCOME_COMPLETED,
+    "harness_failed": pb.OUTCOME_HARNESS_FAILED,
+    "timed_out": pb.OUTCOME_TIMED_OUT,
+    "infra_failed": pb.OUTCOME_INFRA_FAILED,
+    "cancelled": pb.OUTCOME_CANCELLED,
+}
+
+
 async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
     """Put the bytes of every file batch from `batches` (until None) in the blob store, each
     distinct blob once. One batch is in flight at a time: on 2 CPUs two store threads creating
@@ -35,8 +41,7 @@ async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
             await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs))
 
 
-async def pin_tasks(planner, results: ImportedResults, root: Path,
-                    tasks_dir: Path | None) -> dict[str, ppb.PinnedTask]:
+async def pin_tasks(planner, results: ImportedResults, root: Path, tasks_dir: Path | None) -> dict[str, ppb.PinnedTask]:
     """Pin the task folders the results name that exist here (at their recorded path, or by
     folder name under `tasks_dir`), as HEMRA pins datasets; point each trial at its folder."""
     located: dict[str, str] = {}  # trials share a few task folders: look each up once
@@ -72,8 +77,9 @@ def _absolute(path: str, root: Path) -> str:
     return str((root / candidate).resolve())
 
 
-def build_request(results: ImportedResults, root: Path, label: str, entries: list[Entry],
-                  pinned: dict[str, ppb.PinnedTask]) -> spb.RecordRunRequest:
+def build_request(
+    results: ImportedResults, root: Path, label: str, entries: list[Entry], pinned: dict[str, ppb.PinnedTask]
+) -> spb.RecordRunRequest:
     by_path = {e.path: e.digest for e in entries if not e.is_dir}
     tasks: dict[str, pb.Task] = {}
     cells: dict[tuple[str, str, str], int] = {}
@@ -90,52 +96,93 @@ def build_request(results: ImportedResults, root: Path, label: str, entries: lis
             cell_rows.append((trial.dataset, harness))
         dataset_tasks[trial.dataset].append(task.digest)
         repetitions[(key, task.digest)] += 1
-        planned.append(spb.PlannedTrial(cell_index=cells[key], task_digest=task.digest,
-                                        repetition=repetitions[(key, task.digest)],
-                                        result=_result(trial, verifier, by_path)))
+        planned.append(
+            spb.PlannedTrial(
+                cell_index=cells[key],
+                task_digest=task.digest,
+                repetition=repetitions[(key, task.digest)],
+                result=_result(trial, verifier, by_path),
+            )
+        )
     datasets = {name: _dataset(name, sorted(set(ds)), tasks, results) for name, ds in dataset_tasks.items()}
-    spec = pb.RunSpec(label=label, baseline=cell_rows[0][1].harness_name if cell_rows else "",
-                      datasets=sorted(datasets), harnesses=sorted({h.harness_name for h in harness_rows.values()}))
+    spec = pb.RunSpec(
+        label=label,
+        baseline=cell_rows[0][1].harness_name if cell_rows else "",
+        datasets=sorted(datasets),
+        harnesses=sorted({h.harness_name for h in harness_rows.values()}),
+    )
     return spb.RecordRunRequest(
-        spec=spec, datasets=list(datasets.values()), harnesses=list(harness_rows.values()),
-        cells=[pb.Cell(dataset_name=name, dataset_digest=datasets[name].digest, harness_name=h.harness_name,
-                       harness_digest=h.digest, model=h.model) for name, h in cell_rows],
-        trials=planned, kind="import", import_format=f"{results.format} {results.version}", source=str(root),
-        tree_json=tree_json(entries))
+        spec=spec,
+        datasets=list(datasets.values()),
+        harnesses=list(harness_rows.values()),
+        cells=[
+            pb.Cell(
+                dataset_name=name,
+                dataset_digest=datasets[name].digest,
+                harness_name=h.harness_name,
+                harness_digest=h.digest,
+                model=h.model,
+            )
+            for name, h in cell_rows
+        ],
+        trials=planned,
+        kind="import",
+        import_format=f"{results.format} {results.version}",
+        source=str(root),
+        tree_json=tree_json(entries),
+    )
 
 
 def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]) -> tuple[pb.Task, str]:
     """HEMRA's pinned task when the folder is here and is the one that ran; else a task named by
     the source's own pin. Returns the task and its verifier digest."""
     found = pinned.get(trial.task_path) if trial.task_path else None
-    ran_this_folder = found is not None and (not trial.task_pin.startswith("sha256:")
-                                             or trial.task_pin == found.harbor_digest)
+    ran_this_folder = found is not None and (
+        not trial.task_pin.startswith("sha256:") or trial.task_pin == found.harbor_digest
+    )
     if ran_this_folder:
         task = found.task
         return task, digests.tests_digest((f.path, f.blob_digest) for f in task.files)
     digest = digests.sha256(f"imported task\0{trial.task_pin}".encode())
-    return pb.Task(name=f"tasks/{digest}", digest=digest, task_name=trial.task_name), \
-        digests.sha256(f"imported verifier\0{trial.verifier_pin}".encode())
+    return pb.Task(name=f"tasks/{digest}", digest=digest, task_name=trial.task_name), digests.sha256(
+        f"imported verifier\0{trial.verifier_pin}".encode()
+    )
 
 
 def _harness(results: ImportedResults, trial: ImportedTrial) -> pb.Harness:
-    digest = digests.sha256(f"imported agent\0{results.format}\0{trial.agent}\0{trial.agent_version}\0"
-                            f"{trial.model}".encode())
-    return pb.Harness(name=f"harnesses/{digest}", digest=digest, harness_name=trial.agent, kind="import",
-                      agent=trial.agent, agent_version=trial.agent_version, model=trial.model)
+    digest = digests.sha256(
+        f"imported agent\0{results.format}\0{trial.agent}\0{trial.agent_version}\0{trial.model}".encode()
+    )
+    return pb.Harness(
+        name=f"harnesses/{digest}",
+        digest=digest,
+        harness_name=trial.agent,
+        kind="import",
+        agent=trial.agent,
+        agent_version=trial.agent_version,
+        model=trial.model,
+    )
 
 
 def _dataset(name: str, task_digests: list[str], tasks: dict[str, pb.Task], results: ImportedResults) -> pb.Dataset:
     digest = digests.sha256(("imported dataset\0" + name + "\0" + "\0".join(task_digests)).encode())
-    return pb.Dataset(name=f"datasets/{digest}", digest=digest, dataset_name=name,
-                      source=f"{results.format} import", tasks=[tasks[d] for d in task_digests])
+    return pb.Dataset(
+        name=f"datasets/{digest}",
+        digest=digest,
+        dataset_name=name,
+        source=f"{results.format} import",
+        tasks=[tasks[d] for d in task_digests],
+    )
 
 
 def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb.ImportedResult:
-    result = spb.ImportedResult(outcome=_OUTCOMES[trial.outcome], error=trial.error, agent_version=trial.agent_version,
-                                agent_name=trial.agent,
-                                artifacts=[pb.Artifact(path=p, blob_digest=by_path[p]) for p in trial.files
-                                           if p in by_path])
+    result = spb.ImportedResult(
+        outcome=_OUTCOMES[trial.outcome],
+        error=trial.error,
+        agent_version=trial.agent_version,
+        agent_name=trial.agent,
+        artifacts=[pb.Artifact(path=p, blob_digest=by_path[p]) for p in trial.files if p in by_path],
+    )
     if trial.start_time:
         result.start_time.FromNanoseconds(int(trial.start_time * 1e9))
     if trial.end_time:
@@ -143,12 +190,23 @@ def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb
     if trial.outcome in ("infra_failed", "cancelled"):
         return result
     if trial.rewards is None:
-        result.score.CopyFrom(pb.Score(state=pb.SCORE_STATE_SCORER_FAILED, scorer="imported",
-                                       scorer_fingerprint=digests.scorer_fingerprint(verifier, []),
-                                       error=trial.score_error or "nothing graded this trial"))
+        result.score.CopyFrom(
+            pb.Score(
+                state=pb.SCORE_STATE_SCORER_FAILED,
+                scorer="imported",
+                scorer_fingerprint=digests.scorer_fingerprint(verifier, []),
+                error=trial.score_error or "nothing graded this trial",
+            )
+        )
         return result
     numbers = {k: float(v) for k, v in trial.rewards.items() if isinstance(v, (int, float))}
-    result.score.CopyFrom(pb.Score(state=pb.SCORE_STATE_SCORED, rewards=numbers, scorer="imported",
-                                   scorer_fingerprint=digests.scorer_fingerprint(verifier, trial.rewards)))
+    result.score.CopyFrom(
+        pb.Score(
+            state=pb.SCORE_STATE_SCORED,
+            rewards=numbers,
+            scorer="imported",
+            scorer_fingerprint=digests.scorer_fingerprint(verifier, trial.rewards),
+        )
+    )
     result.rewards_json = json.dumps(trial.rewards)
     return result

@@ -1,8 +1,8 @@
 """Build the importer's gRPC server."""
 
 import grpc
-from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
 
+from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
 from services.common import transport
 from services.importer.servicer import ImporterServicer
 

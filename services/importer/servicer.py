@@ -2,7 +2,6 @@
 
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
-
 from services.importer import pipeline
 
 
@@ -12,6 +11,7 @@ class ImporterServicer(ipb_grpc.ImporterServiceServicer):
         self.planner = planner
 
     async def ImportResults(self, request, context):
-        imported = await pipeline.import_results(self.store, self.planner, request.path, request.label,
-                                                 request.swebench_version, request.tasks_dir)
+        imported = await pipeline.import_results(
+            self.store, self.planner, request.path, request.label, request.swebench_version, request.tasks_dir
+        )
         return ipb.ImportResultsResponse(import_id=imported.import_id, warnings=imported.warnings)

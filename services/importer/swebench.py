@@ -17,8 +17,17 @@ from services.importer.results import COMPLETED, INFRA_FAILED, ImportedResults, 
 KNOWN_VERSIONS = re.compile(r"^(2\.0\.\d+|2\.1\.\d+|3\.0\.[0-9]+|4\.0\.\d+|4\.1\.0|5\.0\.[0-2])$")
 _REQUIRED = ("submitted_ids", "resolved_ids", "unresolved_ids", "error_ids", "completed_ids")
 _INFRA_KEYS = ("infra_failure_ids", "ambiguous_failure_ids", "failure_reasons")
-_ID_LISTS = ("submitted_ids", "resolved_ids", "unresolved_ids", "error_ids", "completed_ids", "empty_patch_ids",
-             "infra_failure_ids", "ambiguous_failure_ids", "incomplete_ids")
+_ID_LISTS = (
+    "submitted_ids",
+    "resolved_ids",
+    "unresolved_ids",
+    "error_ids",
+    "completed_ids",
+    "empty_patch_ids",
+    "infra_failure_ids",
+    "ambiguous_failure_ids",
+    "incomplete_ids",
+)
 #: An instance ID: `<owner>__<repo>-<number>` (astropy__astropy-12907, django__django-11099), or a
 #: derived benchmark's longer form (SWE-smith: `<owner>__<repo>.<commit>.<rule>__<hash>`). IDs name
 #: folders of the logs: letters, digits, `_`, `-` and `.` only, no leading dot, never a path.
@@ -47,7 +56,9 @@ def read_run(root: Path, version: str) -> ImportedResults:
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
     version = version or ("5.0.2" if "infra_failure_ids" in summary else "4.1.0")
     if not KNOWN_VERSIONS.match(version):
-        raise ImportProblem(f"--swebench-version {version}: unknown (known: 2.0.x-2.1.x, 3.0.x, 4.0.x, 4.1.0, 5.0.0-5.0.2)")
+        raise ImportProblem(
+            f"--swebench-version {version}: unknown (known: 2.0.x-2.1.x, 3.0.x, 4.0.x, 4.1.0, 5.0.0-5.0.2)"
+        )
     _check_shape(summary_path, summary, version)
     _check_ids(summary_path, summary)
     model, run_id = _model_and_run(summary_path, root)
@@ -60,8 +71,9 @@ def read_run(root: Path, version: str) -> ImportedResults:
     # Grading rules changed between harness generations (e.g. SKIPPED in 5.x): runs pair
     # only with runs graded by the same major version.
     grader = f"swebench {version.split('.')[0]}.x:{dataset}"
-    trials = [_trial(root, logs, summary, iid, dataset, model.replace("__", "/"), grader)
-              for iid in summary["submitted_ids"]]
+    trials = [
+        _trial(root, logs, summary, iid, dataset, model.replace("__", "/"), grader) for iid in summary["submitted_ids"]
+    ]
     return ImportedResults("swebench", version, trials, _unsubmitted(summary_path, summary))
 
 
@@ -77,16 +89,20 @@ def _unsubmitted(path: Path, summary: dict) -> list[str]:
         extra = list(dict.fromkeys(i for i in summary.get(key, []) if i not in submitted))
         if extra:
             shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
-            warnings.append(f"{path.name}: {key} lists {len(extra)} instance ID{'s' if len(extra) > 1 else ''} "
-                            f"never submitted ({shown}); not imported")
+            warnings.append(
+                f"{path.name}: {key} lists {len(extra)} instance ID{'s' if len(extra) > 1 else ''} "
+                f"never submitted ({shown}); not imported"
+            )
     return warnings
 
 
 def _check_shape(path: Path, summary: dict, version: str) -> None:
     has_infra = all(key in summary for key in _INFRA_KEYS)
     if version.startswith("5.") and not has_infra:
-        raise ImportProblem(f"{path}: a {version} run report needs {', '.join(_INFRA_KEYS)}; "
-                            f"is this a 4.x run? pass its --swebench-version")
+        raise ImportProblem(
+            f"{path}: a {version} run report needs {', '.join(_INFRA_KEYS)}; "
+            f"is this a 4.x run? pass its --swebench-version"
+        )
     if not version.startswith("5.") and any(key in summary for key in _INFRA_KEYS):
         raise ImportProblem(f"{path}: infra_failure_ids appear only in 5.x reports, not {version}")
 
@@ -99,8 +115,10 @@ def _check_ids(path: Path, summary: dict) -> None:
             raise ImportProblem(f"{path}: {key} must be a list of instance IDs")
         for iid in ids:
             if not isinstance(iid, str) or not INSTANCE_ID.fullmatch(iid):
-                raise ImportProblem(f"{path}: {key} lists {str(iid)[:200]!r}, which is not a SWE-bench instance ID "
-                                    f"(owner__repo-number: letters, digits, _, - and .)")
+                raise ImportProblem(
+                    f"{path}: {key} lists {str(iid)[:200]!r}, which is not a SWE-bench instance ID "
+                    f"(owner__repo-number: letters, digits, _, - and .)"
+                )
     reasons = summary.get("failure_reasons", {})
     if not isinstance(reasons, dict):
         raise ImportProblem(f"{path}: failure_reasons must map instance IDs to reasons")
@@ -117,10 +135,14 @@ def _model_and_run(summary_path: Path, root: Path) -> tuple[str, str]:
     stem = summary_path.name[: -len(".json")]
     runs = root / "logs" / "run_evaluation"
     for index in range(len(stem)):
-        model, run_id = stem[:index], stem[index + 1:]
-        if stem[index] == "." and model not in ("", ".", "..") and run_id not in ("", ".", "..") \
-                and (runs / run_id / model).is_dir():
-            return stem[:index], stem[index + 1:]
+        model, run_id = stem[:index], stem[index + 1 :]
+        if (
+            stem[index] == "."
+            and model not in ("", ".", "..")
+            and run_id not in ("", ".", "..")
+            and (runs / run_id / model).is_dir()
+        ):
+            return stem[:index], stem[index + 1 :]
     raise ImportProblem(f"{summary_path}: no logs/run_evaluation/<run_id>/<model>/ folder matches its name")
 
 
@@ -150,13 +172,15 @@ def _check_against_logs(path: Path, summary: dict, logs: Path) -> None:
     for iid in summary["resolved_ids"]:
         report = _report(logs, iid)
         if report is None or report.get("resolved") is not True:
-            raise ImportProblem(f"{path}: resolved_ids lists {iid} but {logs / iid / 'report.json'} "
-                                f"does not say resolved")
+            raise ImportProblem(
+                f"{path}: resolved_ids lists {iid} but {logs / iid / 'report.json'} does not say resolved"
+            )
     for iid in summary["unresolved_ids"]:
         report = _report(logs, iid)
         if report is None or report.get("resolved") is not False:
-            raise ImportProblem(f"{path}: unresolved_ids lists {iid} but {logs / iid / 'report.json'} "
-                                f"does not say unresolved")
+            raise ImportProblem(
+                f"{path}: unresolved_ids lists {iid} but {logs / iid / 'report.json'} does not say unresolved"
+            )
     for iid in errors:
         if _report(logs, iid) is not None and iid not in summary["completed_ids"]:
             raise ImportProblem(f"{path}: error_ids lists {iid} but it has a readable report.json")
@@ -170,13 +194,25 @@ def _trial(root: Path, logs: Path, summary: dict, iid: str, dataset: str, model:
     environment = set(summary.get("infra_failure_ids", []))
     folder = logs / iid
     _inside(logs, folder)
-    files = [p.relative_to(root).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()] \
-        if folder.is_dir() else []
+    files = (
+        [p.relative_to(root).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()] if folder.is_dir() else []
+    )
     pin = f"swebench:{dataset}:{iid}"
     if iid in environment or iid in summary["error_ids"]:
         why = reasons.get(iid) or ("the harness could not grade it" if iid in summary["error_ids"] else "environment")
-        return ImportedTrial(dataset, model, model, iid, INFRA_FAILED, None, error=f"swebench: {why}",
-                             task_pin=pin, verifier_pin=grader, files=files)
+        return ImportedTrial(
+            dataset,
+            model,
+            model,
+            iid,
+            INFRA_FAILED,
+            None,
+            error=f"swebench: {why}",
+            task_pin=pin,
+            verifier_pin=grader,
+            files=files,
+        )
     resolved = 1 if iid in summary["resolved_ids"] else 0
-    return ImportedTrial(dataset, model, model, iid, COMPLETED, {"resolved": resolved}, task_pin=pin,
-                         verifier_pin=grader, files=files)
+    return ImportedTrial(
+        dataset, model, model, iid, COMPLETED, {"resolved": resolved}, task_pin=pin, verifier_pin=grader, files=files
+    )

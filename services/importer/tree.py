@@ -85,8 +85,9 @@ def _read_folder(folder: str, prefix: str, entries: list[Entry], batch: _Batch) 
     entries.extend(Entry(prefix + name, True) for name in dirs)
     for item in files:
         data, mode = _read_file(item.path)
-        entries.append(Entry(prefix + item.name, False, bool(mode & 0o111), data,
-                             "sha256:" + hashlib.sha256(data).hexdigest()))
+        entries.append(
+            Entry(prefix + item.name, False, bool(mode & 0o111), data, "sha256:" + hashlib.sha256(data).hexdigest())
+        )
         batch.add(entries[-1])
     for name in dirs:
         _read_folder(os.path.join(folder, name), f"{prefix}{name}/", entries, batch)
@@ -101,8 +102,9 @@ def _read_file(path: str) -> tuple[bytes, int]:
         if not stat.S_ISREG(info.st_mode):
             raise ImportProblem(f"{path}: only regular files and folders can be imported")
         if info.st_size > MAX_FILE_BYTES:
-            raise ImportProblem(f"{path}: {info.st_size:,} bytes; an import keeps files of at most "
-                                f"{MAX_FILE_BYTES // 1024 // 1024} MiB")
+            raise ImportProblem(
+                f"{path}: {info.st_size:,} bytes; an import keeps files of at most {MAX_FILE_BYTES // 1024 // 1024} MiB"
+            )
         # One byte more than stat says: getting exactly the size means the end was reached.
         data = os.read(fd, info.st_size + 1)
         if len(data) != info.st_size:  # a short read, or the file changed: read on to the end
@@ -153,7 +155,7 @@ def write_new_file(path: str, data: bytes, mode: int) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
     finally:
         os.close(fd)

@@ -4,17 +4,20 @@ import argparse
 import asyncio
 
 from services.common import transport
+from services.common.settings import hemra_home
 from services.entry import add_auth_options, serve_forever, token_of
 from services.planner.server import build_server
-from services.common.settings import hemra_home
 
 
 async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.planner", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7802")
     parser.add_argument("--store", required=True, help="the store service's host:port")
-    parser.add_argument("--expose", action="store_true",
-                        help="allow --listen on an address other than loopback (other machines can reach it)")
+    parser.add_argument(
+        "--expose",
+        action="store_true",
+        help="allow --listen on an address other than loopback (other machines can reach it)",
+    )
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:

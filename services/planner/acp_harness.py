@@ -21,7 +21,9 @@ def check(data: dict, path: Path) -> None:
         return
     agent, version = data.get("agent"), data.get("version", "")
     if not isinstance(agent, str) or not _PACKAGE.match(agent):
-        raise PlanError(f"{path}: an acp harness needs agent, an npm package such as "
-                        f"@zed-industries/claude-agent-acp (got {agent!r}), or a command")
+        raise PlanError(
+            f"{path}: an acp harness needs agent, an npm package such as "
+            f"@zed-industries/claude-agent-acp (got {agent!r}), or a command"
+        )
     if not isinstance(version, str) or not _VERSION.match(version):
         raise PlanError(f"{path}: version must be an npm version like 0.23.1 (got {version!r})")

@@ -8,43 +8,80 @@ from services.planner.tasks import LoadedTask
 
 
 def spec_from_proto(message: pb.RunSpec) -> Spec:
-    return Spec(label=message.label or "run", baseline=message.baseline, harnesses=list(message.harnesses),
-                datasets=list(message.datasets), attempts=message.attempts or 1,
-                concurrency=message.concurrency or 1, model=message.model, timeout_secs=message.timeout_secs,
-                max_infra_retries=message.max_infra_retries, tasks=list(message.tasks),
-                exclude=list(message.exclude), require=list(message.require), sandbox=message.sandbox or "host",
-                sandbox_network=message.sandbox_network, sandbox_image=message.sandbox_image,
-                verifier_network=message.verifier_network, verifier_isolation=message.verifier_isolation,
-                run_file=message.run_file, judges=list(message.judges))
+    return Spec(
+        label=message.label or "run",
+        baseline=message.baseline,
+        harnesses=list(message.harnesses),
+        datasets=list(message.datasets),
+        attempts=message.attempts or 1,
+        concurrency=message.concurrency or 1,
+        model=message.model,
+        timeout_secs=message.timeout_secs,
+        max_infra_retries=message.max_infra_retries,
+        tasks=list(message.tasks),
+        exclude=list(message.exclude),
+        require=list(message.require),
+        sandbox=message.sandbox or "host",
+        sandbox_network=message.sandbox_network,
+        sandbox_image=message.sandbox_image,
+        verifier_network=message.verifier_network,
+        verifier_isolation=message.verifier_isolation,
+        run_file=message.run_file,
+        judges=list(message.judges),
+    )
 
 
 def task_to_proto(task: LoadedTask) -> pb.Task:
     env = task.environment
     message = pb.Task(
-        name=f"tasks/{task.digest}", digest=task.digest, task_name=task.task_name, instruction=task.instruction,
-        files=[pb.TaskFile(path=f.path, blob_digest=f.digest, size_bytes=len(f.data), executable=f.executable)
-               for f in task.files],
-        verifier_env=task.verifier_env, solution_env=task.solution_env, has_solution=task.has_solution,
+        name=f"tasks/{task.digest}",
+        digest=task.digest,
+        task_name=task.task_name,
+        instruction=task.instruction,
+        files=[
+            pb.TaskFile(path=f.path, blob_digest=f.digest, size_bytes=len(f.data), executable=f.executable)
+            for f in task.files
+        ],
+        verifier_env=task.verifier_env,
+        solution_env=task.solution_env,
+        has_solution=task.has_solution,
         verifier_isolation=task.verifier_isolation,
         environment=pb.Environment(
-            base_image=env.base_image, workdir=env.workdir, env=env.env,
+            base_image=env.base_image,
+            workdir=env.workdir,
+            env=env.env,
             copies=[pb.CopyStep(source=c.source, destination=c.destination, line=c.line) for c in env.copies],
             cpus=float(task.config.get("environment", {}).get("cpus") or 0),
             memory_mb=int(task.config.get("environment", {}).get("memory_mb") or 0),
-            host_unsupported=env.host_unsupported))
+            host_unsupported=env.host_unsupported,
+        ),
+    )
     message.agent_timeout.FromNanoseconds(int(task.agent_timeout * 1e9))
     message.verifier_timeout.FromNanoseconds(int(task.verifier_timeout * 1e9))
     return message
 
 
 def dataset_to_proto(dataset: LoadedDataset, tasks: list[LoadedTask]) -> pb.Dataset:
-    return pb.Dataset(name=f"datasets/{dataset.digest}", digest=dataset.digest, dataset_name=dataset.name,
-                      source=str(dataset.source), tasks=[task_to_proto(t) for t in tasks])
+    return pb.Dataset(
+        name=f"datasets/{dataset.digest}",
+        digest=dataset.digest,
+        dataset_name=dataset.name,
+        source=str(dataset.source),
+        tasks=[task_to_proto(t) for t in tasks],
+    )
 
 
 def harness_to_proto(harness: LoadedHarness, run_model: str) -> pb.Harness:
-    return pb.Harness(name=f"harnesses/{harness.digest}", digest=harness.digest,
-                      harness_name=harness.harness_name, kind=harness.kind, source_text=harness.source_text,
-                      agent=harness.agent, agent_version=harness.agent_version,
-                      model=harness.model or run_model, env=harness.env, command=harness.command,
-                      source_path=harness.source_path)
+    return pb.Harness(
+        name=f"harnesses/{harness.digest}",
+        digest=harness.digest,
+        harness_name=harness.harness_name,
+        kind=harness.kind,
+        source_text=harness.source_text,
+        agent=harness.agent,
+        agent_version=harness.agent_version,
+        model=harness.model or run_model,
+        env=harness.env,
+        command=harness.command,
+        source_path=harness.source_path,
+    )

@@ -37,8 +37,9 @@ def resolve(ref: str, home: Path, base: Path | None = None) -> LoadedDataset:
     folder = _find(name, home, base)
     dataset = load_dataset(folder)
     if prefix and not dataset.digest.removeprefix("sha256:").startswith(prefix.removeprefix("sha256:")):
-        raise PlanError(f"dataset {name}: pinned @{prefix} but {folder} is now {dataset.digest[:19]}; "
-                        f"its tasks changed")
+        raise PlanError(
+            f"dataset {name}: pinned @{prefix} but {folder} is now {dataset.digest[:19]}; its tasks changed"
+        )
     return dataset
 
 
@@ -63,8 +64,11 @@ def load_dataset(folder: Path) -> LoadedDataset:
         tasks = [load_task(folder)]
     else:
         tasks = [load_task(d) for d in sorted(folder.iterdir()) if d.is_dir() and (d / "task.toml").exists()]
-        loose = [d for d in sorted(folder.iterdir()) if d.is_dir() and not (d / "task.toml").exists()
-                 and not d.name.startswith(".")]
+        loose = [
+            d
+            for d in sorted(folder.iterdir())
+            if d.is_dir() and not (d / "task.toml").exists() and not d.name.startswith(".")
+        ]
         if loose:
             raise PlanError(f"{loose[0] / 'task.toml'}: missing (every task needs task.toml)")
     if not tasks:
@@ -72,8 +76,9 @@ def load_dataset(folder: Path) -> LoadedDataset:
     seen: dict[str, Path] = {}
     for task in tasks:
         if task.task_name in seen:
-            raise PlanError(f"dataset {folder}: task name {task.task_name!r} used by {seen[task.task_name]} "
-                            f"and {task.folder}")
+            raise PlanError(
+                f"dataset {folder}: task name {task.task_name!r} used by {seen[task.task_name]} and {task.folder}"
+            )
         seen[task.task_name] = task.folder
     lines = "".join(f"{t.task_name}\0{t.digest}\n" for t in sorted(tasks, key=lambda t: t.task_name))
     digest = "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
@@ -94,6 +99,7 @@ def _dataset_name(folder: Path) -> str:
 
 def select_tasks(tasks: list[LoadedTask], include: list[str], exclude: list[str]) -> list[LoadedTask]:
     """Tasks whose name or folder matches any `include` pattern (all when none) and no `exclude` one."""
+
     def matches(task: LoadedTask, patterns: list[str]) -> bool:
         names = (task.task_name, task.folder.name)
         return any(fnmatch.fnmatchcase(n, p) for p in patterns for n in names)

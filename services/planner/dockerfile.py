@@ -127,7 +127,9 @@ def _copy(plan: EnvironmentPlan, keyword: str, rest: str, line: int) -> None:
             raise DockerfileError(f"line {line}: {keyword} source {source!r} is outside the build context")
         top = "/" + destination.strip("/").split("/")[0]
         if top in _SYSTEM_DIRS or destination.strip("/") == "":
-            plan.host_unsupported.append(f"line {line}: {keyword} into {destination}: host system folders are read-only")
+            plan.host_unsupported.append(
+                f"line {line}: {keyword} into {destination}: host system folders are read-only"
+            )
             continue
         target = destination
         if len(sources) > 1 and not target.endswith("/"):
@@ -175,6 +177,7 @@ def _substitute(value: str, variables: dict[str, str]) -> str:
     def repl(match):
         name = match.group(1) or match.group(3)
         return variables.get(name, match.group(2) or "")
+
     return _VAR.sub(repl, value)
 
 

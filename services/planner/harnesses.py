@@ -79,11 +79,17 @@ def load(path: Path) -> LoadedHarness:
     if kind == "acp":
         acp_harness.check(data, path)
     harness = LoadedHarness(
-        harness_name=str(data.get("name") or path.stem), kind=kind,
-        digest="sha256:" + hashlib.sha256(raw).hexdigest(), source_text=text,
-        agent=str(data.get("agent", "")), agent_version=str(data.get("version", "")),
-        model=str(data.get("model", "")), env=_env_names(data.get("env", []), path),
-        command=_command(data.get("command"), path, kind), source_path=str(path.resolve()))
+        harness_name=str(data.get("name") or path.stem),
+        kind=kind,
+        digest="sha256:" + hashlib.sha256(raw).hexdigest(),
+        source_text=text,
+        agent=str(data.get("agent", "")),
+        agent_version=str(data.get("version", "")),
+        model=str(data.get("model", "")),
+        env=_env_names(data.get("env", []), path),
+        command=_command(data.get("command"), path, kind),
+        source_path=str(path.resolve()),
+    )
     return harness
 
 

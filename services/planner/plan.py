@@ -70,8 +70,9 @@ def resolve(spec: Spec, home: Path, cwd: Path) -> Resolved:
     _check_names(harnesses)
     baseline = spec.baseline or harnesses[0].harness_name
     if baseline not in {h.harness_name for h in harnesses}:
-        raise PlanError(f"baseline {baseline!r} is not one of the run's harnesses "
-                        f"({', '.join(h.harness_name for h in harnesses)})")
+        raise PlanError(
+            f"baseline {baseline!r} is not one of the run's harnesses ({', '.join(h.harness_name for h in harnesses)})"
+        )
     _check_models(spec, harnesses)
     _check_sandbox(spec)
     loaded = []
@@ -85,8 +86,10 @@ def resolve(spec: Spec, home: Path, cwd: Path) -> Resolved:
     cells = [(d, h) for d in range(len(loaded)) for h in range(len(harnesses))]
     count = sum(len(selected) for _, selected in loaded) * spec.attempts * len(harnesses)
     if count > MAX_TRIALS:
-        raise PlanError(f"the run would plan {count:,} trials; a run holds at most {MAX_TRIALS:,} "
-                        f"(fewer attempts, tasks or harnesses)")
+        raise PlanError(
+            f"the run would plan {count:,} trials; a run holds at most {MAX_TRIALS:,} "
+            f"(fewer attempts, tasks or harnesses)"
+        )
     trials = []
     # Task-major order: every harness makes progress on the same tasks together.
     for d, (_, selected) in enumerate(loaded):
@@ -122,8 +125,10 @@ def _check_models(spec: Spec, harnesses: list[hs.LoadedHarness]) -> None:
         return
     for harness in harnesses:
         if harness.model and harness.model != spec.model:
-            raise PlanError(f"harness {harness.harness_name} uses model {harness.model!r} but the run pins "
-                            f"{spec.model!r}; every harness must use the run's model")
+            raise PlanError(
+                f"harness {harness.harness_name} uses model {harness.model!r} but the run pins "
+                f"{spec.model!r}; every harness must use the run's model"
+            )
 
 
 def _check_sandbox(spec: Spec) -> None:
@@ -154,16 +159,20 @@ def _check_network(spec: Spec) -> None:
 def _check_image(spec: Spec) -> None:
     """`[sandbox] image` rebases every task's environment; only a container sandbox can."""
     if spec.sandbox_image and spec.sandbox != "docker":
-        raise PlanError(f"sandbox.image = {spec.sandbox_image!r}: only the docker sandbox builds task images "
-                        f"on another base (this run's sandbox is {spec.sandbox})")
+        raise PlanError(
+            f"sandbox.image = {spec.sandbox_image!r}: only the docker sandbox builds task images "
+            f"on another base (this run's sandbox is {spec.sandbox})"
+        )
 
 
 def _check_verifier_network(spec: Spec) -> None:
     """Verifiers run in the attempt's sandbox with its network: nothing else is offered yet,
     so any other value is refused rather than ignored."""
     if spec.verifier_network not in ("", "none"):
-        raise PlanError(f"verifier.network = {spec.verifier_network!r}: verifiers run with the sandbox's own "
-                        "network in this version; only \"none\" (the default) is accepted")
+        raise PlanError(
+            f"verifier.network = {spec.verifier_network!r}: verifiers run with the sandbox's own "
+            'network in this version; only "none" (the default) is accepted'
+        )
 
 
 def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:
@@ -171,17 +180,22 @@ def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:
         if (spec.verifier_isolation or task.verifier_isolation) == "fresh":
             refusal = fresh_refusal(task.environment.workdir, spec.sandbox)
             if refusal:
-                where = "the run's verifier.isolation" if spec.verifier_isolation else \
-                    f"{task.folder / 'task.toml'}: [verifier] isolation"
-                raise PlanError(f"{where} is \"fresh\", but task {task.task_name} cannot have it: {refusal}")
+                where = (
+                    "the run's verifier.isolation"
+                    if spec.verifier_isolation
+                    else f"{task.folder / 'task.toml'}: [verifier] isolation"
+                )
+                raise PlanError(f'{where} is "fresh", but task {task.task_name} cannot have it: {refusal}')
     if spec.sandbox != "host":
         return
     for task in tasks:
         _check_host_workdir(task)
         if task.environment.host_unsupported:
             problem = task.environment.host_unsupported[0]
-            raise PlanError(f"{task.folder / 'environment' / 'Dockerfile'}: {problem} "
-                            f"(task {task.task_name} needs a container sandbox)")
+            raise PlanError(
+                f"{task.folder / 'environment' / 'Dockerfile'}: {problem} "
+                f"(task {task.task_name} needs a container sandbox)"
+            )
 
 
 def _check_host_workdir(task: LoadedTask) -> None:

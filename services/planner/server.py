@@ -3,8 +3,8 @@
 from pathlib import Path
 
 import grpc
-from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 
+from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from services.common import transport
 from services.planner.servicer import PlannerServicer
 

@@ -7,7 +7,6 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
-
 from services.planner import convert, images, plan
 from services.planner.errors import PlanError
 from services.planner.tasks import harbor_content_hash, load_task
@@ -35,7 +34,8 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         return ppb.ResolveRunResponse(
             datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],
             harnesses=[convert.harness_to_proto(h, request.spec.model) for h in resolved.harnesses],
-            trials=len(resolved.trials))
+            trials=len(resolved.trials),
+        )
 
     async def PlanRun(self, request, context):
         resolved = await self._resolve(request.spec, build_images=True)
@@ -50,8 +50,8 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],
             harnesses=harnesses,
             cells=[_cell(resolved, d, h, harnesses[h]) for d, h in resolved.cells],
-            trials=[spb.PlannedTrial(cell_index=c, task_digest=t.digest, repetition=k)
-                    for c, t, k in resolved.trials])
+            trials=[spb.PlannedTrial(cell_index=c, task_digest=t.digest, repetition=k) for c, t, k in resolved.trials],
+        )
         response = await self.store.RecordRun(record)
         return ppb.PlanRunResponse(run=response.run)
 
@@ -68,8 +68,11 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
                 pinned.append(ppb.PinnedTask(path=path, error=str(exc)))
                 continue
             loaded.append(task)
-            pinned.append(ppb.PinnedTask(path=path, task=convert.task_to_proto(task),
-                                         harbor_digest=harbor_content_hash(task.files)))
+            pinned.append(
+                ppb.PinnedTask(
+                    path=path, task=convert.task_to_proto(task), harbor_digest=harbor_content_hash(task.files)
+                )
+            )
         await self._upload_files(loaded)
         return ppb.PinTasksResponse(tasks=pinned)
 
@@ -92,5 +95,10 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
 
 def _cell(resolved: plan.Resolved, d: int, h: int, harness: pb.Harness) -> pb.Cell:
     dataset = resolved.datasets[d][0]
-    return pb.Cell(dataset_name=dataset.name, dataset_digest=dataset.digest,
-                   harness_name=harness.harness_name, harness_digest=harness.digest, model=harness.model)
+    return pb.Cell(
+        dataset_name=dataset.name,
+        dataset_digest=dataset.digest,
+        harness_name=harness.harness_name,
+        harness_digest=harness.digest,
+        model=harness.model,
+    )

@@ -76,8 +76,10 @@ def read_files(folder: Path) -> list[TaskFile]:
             _check_name(Path(top) / name)
         for name in dirs:
             if name not in _IGNORED and (Path(top) / name).is_symlink():
-                raise PlanError(f"{Path(top) / name}: a symbolic link to a folder; a task's links may point "
-                                f"only to files inside the task (copy the folder instead)")
+                raise PlanError(
+                    f"{Path(top) / name}: a symbolic link to a folder; a task's links may point "
+                    f"only to files inside the task (copy the folder instead)"
+                )
         dirs[:] = sorted(d for d in dirs if d not in _IGNORED)
         for name in sorted(names):
             if name in _IGNORED:
@@ -144,8 +146,12 @@ _HARBOR_IGNORED_SUFFIXES = (".pyc", ".swp", ".swo")
 
 def harbor_content_hash(files: list[TaskFile]) -> str:
     """Harbor's package content hash (its lock.json `digest`), to check a folder is the one a job ran."""
-    chosen = [f for f in files if f.path in ("task.toml", "instruction.md", "README.md")
-              or (f.path.startswith(_HARBOR_FOLDERS) and not f.path.endswith(_HARBOR_IGNORED_SUFFIXES))]
+    chosen = [
+        f
+        for f in files
+        if f.path in ("task.toml", "instruction.md", "README.md")
+        or (f.path.startswith(_HARBOR_FOLDERS) and not f.path.endswith(_HARBOR_IGNORED_SUFFIXES))
+    ]
     lines = "".join(f"{f.path}\0{f.digest.removeprefix('sha256:')}\n" for f in sorted(chosen, key=lambda f: f.path))
     return digests.sha256(lines.encode())
 
@@ -165,13 +171,17 @@ def load_task(folder: Path) -> LoadedTask:
     _check_environment(env_section, folder)
     environment = _environment(folder, env_section)
     return LoadedTask(
-        folder=folder, digest=task_digest(files),
+        folder=folder,
+        digest=task_digest(files),
         task_name=str(_table(config, "task", folder).get("name") or folder.name),
         instruction=(folder / "instruction.md").read_text(encoding="utf-8", errors="replace"),
-        files=files, config=config, environment=environment,
+        files=files,
+        config=config,
+        environment=environment,
         agent_timeout=_seconds(_table(config, "agent", folder), "timeout_sec", DEFAULT_AGENT_TIMEOUT, folder, "agent"),
-        verifier_timeout=_seconds(_table(config, "verifier", folder), "timeout_sec", DEFAULT_VERIFIER_TIMEOUT, folder,
-                                  "verifier"),
+        verifier_timeout=_seconds(
+            _table(config, "verifier", folder), "timeout_sec", DEFAULT_VERIFIER_TIMEOUT, folder, "verifier"
+        ),
         verifier_env=_env_table(_table(config, "verifier", folder), folder, "verifier"),
         solution_env=_env_table(_table(config, "solution", folder), folder, "solution"),
         verifier_isolation=_isolation(_table(config, "verifier", folder), folder),
@@ -202,10 +212,17 @@ def _seconds(section: dict, key: str, default: float, folder: Path, table: str) 
     value = section.get(key)
     if value is None:
         return default
-    if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0
-            or value > MAX_TIMEOUT_SECS):
-        raise PlanError(f"{folder / 'task.toml'}: [{table}] {key} must be a positive number of seconds, "
-                        f"at most {MAX_TIMEOUT_SECS:,} (7 days) (got {_shown(value)})")
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+        or value > MAX_TIMEOUT_SECS
+    ):
+        raise PlanError(
+            f"{folder / 'task.toml'}: [{table}] {key} must be a positive number of seconds, "
+            f"at most {MAX_TIMEOUT_SECS:,} (7 days) (got {_shown(value)})"
+        )
     return float(value)
 
 
@@ -217,15 +234,17 @@ def _shown(value) -> str:
 def _isolation(section: dict, folder: Path) -> str:
     value = section.get("isolation", "")
     if value not in ("", *ISOLATIONS):
-        raise PlanError(f"{folder / 'task.toml'}: [verifier] isolation must be one of {', '.join(ISOLATIONS)} "
-                        f"(got {value!r})")
+        raise PlanError(
+            f"{folder / 'task.toml'}: [verifier] isolation must be one of {', '.join(ISOLATIONS)} (got {value!r})"
+        )
     return value
 
 
 def _env_table(section: dict, folder: Path, name: str) -> dict[str, str]:
     env = section.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
-                                            for v in env.values()):
+    if not isinstance(env, dict) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in env.values()
+    ):
         raise PlanError(f"{folder / 'task.toml'}: [{name}].env must map names to strings or numbers")
     return {str(k): str(v) for k, v in env.items()}
 
@@ -240,14 +259,21 @@ def _check_environment(section: dict, folder: Path) -> None:
     if workdir and (not workdir.startswith("/") or "\0" in workdir):
         raise PlanError(f"{where} workdir must be an absolute path (got {_shown(workdir)})")
     cpus = section.get("cpus")
-    if cpus is not None and (not isinstance(cpus, (int, float)) or isinstance(cpus, bool)
-                             or not math.isfinite(cpus) or not 0 < cpus <= MAX_CPUS):
+    if cpus is not None and (
+        not isinstance(cpus, (int, float))
+        or isinstance(cpus, bool)
+        or not math.isfinite(cpus)
+        or not 0 < cpus <= MAX_CPUS
+    ):
         raise PlanError(f"{where} cpus must be a positive number, at most {MAX_CPUS} (got {_shown(cpus)})")
     memory = section.get("memory_mb")
-    if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool)
-                               or not 0 < memory <= MAX_MEMORY_MB):
-        raise PlanError(f"{where} memory_mb must be a positive whole number of megabytes, at most "
-                        f"{MAX_MEMORY_MB:,} (got {_shown(memory)})")
+    if memory is not None and (
+        not isinstance(memory, int) or isinstance(memory, bool) or not 0 < memory <= MAX_MEMORY_MB
+    ):
+        raise PlanError(
+            f"{where} memory_mb must be a positive whole number of megabytes, at most "
+            f"{MAX_MEMORY_MB:,} (got {_shown(memory)})"
+        )
     _env_table(section, folder, "environment")
 
 

@@ -12,8 +12,11 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.scorer", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7804")
     parser.add_argument("--store", required=True, help="the store service's host:port")
-    parser.add_argument("--expose", action="store_true",
-                        help="allow --listen on an address other than loopback (other machines can reach it)")
+    parser.add_argument(
+        "--expose",
+        action="store_true",
+        help="allow --listen on an address other than loopback (other machines can reach it)",
+    )
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:

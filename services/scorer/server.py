@@ -1,8 +1,8 @@
 """Build the scorer's gRPC server."""
 
 import grpc
-from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 
+from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 from services.common import transport
 from services.scorer.servicer import ScorerServicer
 

@@ -3,12 +3,12 @@
 from collections import OrderedDict
 
 import grpc
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 from hemra.v1 import store_service_pb2 as spb
-
 from services import envtemplate
 from services.common import errors, transport
 from services.scorer import rewards, verifier
@@ -37,8 +37,9 @@ class ProtocolSandbox(verifier.SandboxAccess):
             return None
 
     async def write(self, files):
-        await self.client.WriteFiles(hpb.WriteFilesRequest(
-            files=[hpb.FileContent(path=p, content=c, executable=x) for p, c, x in files]))
+        await self.client.WriteFiles(
+            hpb.WriteFilesRequest(files=[hpb.FileContent(path=p, content=c, executable=x) for p, c, x in files])
+        )
 
     async def remove(self, path):
         await self.client.RemovePath(hpb.RemovePathRequest(path=path))
@@ -64,16 +65,21 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
         tests = await self._tests_of(task)
         env = {**envtemplate.resolve(dict(task.verifier_env)), **envtemplate.pass_through(request.verifier_env)}
         sandbox = ProtocolSandbox(transport.harness(self._channel(request.sandbox_address), request.sandbox_token))
-        verdict = await verifier.verify(sandbox, tests, rewards.tests_digest(task.files), env,
-                                        task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0)
+        verdict = await verifier.verify(
+            sandbox, tests, rewards.tests_digest(task.files), env, task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0
+        )
         stdout_digest = ""
         if verdict.stdout:
             put = await self.store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=verdict.stdout)]))
             stdout_digest = put.digests[0]
-        score = pb.Score(state=pb.SCORE_STATE_SCORED if verdict.scored else pb.SCORE_STATE_SCORER_FAILED,
-                         rewards=verdict.rewards, scorer_fingerprint=verdict.fingerprint or
-                         rewards.fingerprint(rewards.tests_digest(task.files), []),
-                         scorer=SCORER_NAME, error=verdict.error, stdout_blob_digest=stdout_digest)
+        score = pb.Score(
+            state=pb.SCORE_STATE_SCORED if verdict.scored else pb.SCORE_STATE_SCORER_FAILED,
+            rewards=verdict.rewards,
+            scorer_fingerprint=verdict.fingerprint or rewards.fingerprint(rewards.tests_digest(task.files), []),
+            scorer=SCORER_NAME,
+            error=verdict.error,
+            stdout_blob_digest=stdout_digest,
+        )
         score.duration.FromNanoseconds(int(verdict.duration * 1e9))
         return scpb.ScoreAttemptResponse(score=score)
 

@@ -16,7 +16,9 @@ from services.store.records import reward_problem
 MAX_STDOUT_BYTES = 4 * 1024 * 1024
 #: A reward file is a few numbers; anything larger is not one.
 MAX_REWARD_FILE_BYTES = 1024 * 1024
-TEST_COMMAND = "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+TEST_COMMAND = (
+    "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+)
 
 
 @dataclass
@@ -46,13 +48,13 @@ class SandboxAccess:
         raise NotImplementedError
 
 
-async def verify(sandbox: SandboxAccess, tests: list[tuple[str, bytes]], tests_digest: str,
-                 env: dict[str, str], timeout: float) -> Verdict:
+async def verify(
+    sandbox: SandboxAccess, tests: list[tuple[str, bytes]], tests_digest: str, env: dict[str, str], timeout: float
+) -> Verdict:
     started = time.monotonic()
     await sandbox.remove("/logs/verifier")
     await sandbox.remove("/tests")
-    await sandbox.write([("/tests/" + path.removeprefix("tests/"), data, path.endswith(".sh"))
-                         for path, data in tests])
+    await sandbox.write([("/tests/" + path.removeprefix("tests/"), data, path.endswith(".sh")) for path, data in tests])
     _, timed_out = await sandbox.run(TEST_COMMAND, env, timeout)
     stdout = await sandbox.read("/logs/verifier/test-stdout.txt", MAX_STDOUT_BYTES) or b""
     elapsed = time.monotonic() - started

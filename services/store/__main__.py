@@ -14,8 +14,11 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.store", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7801", help="host:port (port 0 picks one)")
     parser.add_argument("--database-url", default=None, help="default: HEMRA_DATABASE_URL, else HEMRA_HOME/hemra.db")
-    parser.add_argument("--expose", action="store_true",
-                        help="allow --listen on an address other than loopback (other machines can reach it)")
+    parser.add_argument(
+        "--expose",
+        action="store_true",
+        help="allow --listen on an address other than loopback (other machines can reach it)",
+    )
     add_auth_options(parser)
     args = parser.parse_args(argv)
     if args.expose:

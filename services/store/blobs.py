@@ -67,7 +67,7 @@ class BlobStore:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
             os.rename(tmp, path)

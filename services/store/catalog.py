@@ -18,8 +18,10 @@ from services.store.records import shown as _shown
 
 #: Tasks a scorer lists by name (the count covers them all).
 SCORER_TASKS = 200
-JUDGES_NOTE = ("No HEMRA judge has scored an attempt in this store: HEMRA judges are not available in this "
-               "version, so runs are scored by each task's own verifier.")
+JUDGES_NOTE = (
+    "No HEMRA judge has scored an attempt in this store: HEMRA judges are not available in this "
+    "version, so runs are scored by each task's own verifier."
+)
 
 
 def _score_field(name: str):
@@ -55,17 +57,23 @@ async def find_dataset(session: AsyncSession, ref: str) -> t.Dataset:
 
 
 async def _last_use(session: AsyncSession, column, digests: list[str]) -> dict[str, float]:
-    query = (select(column, func.max(t.Run.create_time)).join(t.Run, t.Cell.run_id == t.Run.id)
-             .where(column.in_(digests)).group_by(column))
+    query = (
+        select(column, func.max(t.Run.create_time))
+        .join(t.Run, t.Cell.run_id == t.Run.id)
+        .where(column.in_(digests))
+        .group_by(column)
+    )
     return dict((await session.execute(query)).all())
 
 
 async def _uses(session: AsyncSession, column) -> dict[str, dict]:
     """Per digest in `column` (a Cell column): runs, imports, the other side's names and last use."""
-    query = (select(column, t.Run.id, t.Run.kind, t.Run.create_time, t.Cell.dataset_name, t.Cell.harness_name)
-             .join(t.Run, t.Cell.run_id == t.Run.id))
-    uses: dict[str, dict] = defaultdict(lambda: {"runs": set(), "imports": set(), "datasets": set(),
-                                                 "harnesses": set(), "last": 0.0})
+    query = select(column, t.Run.id, t.Run.kind, t.Run.create_time, t.Cell.dataset_name, t.Cell.harness_name).join(
+        t.Run, t.Cell.run_id == t.Run.id
+    )
+    uses: dict[str, dict] = defaultdict(
+        lambda: {"runs": set(), "imports": set(), "datasets": set(), "harnesses": set(), "last": 0.0}
+    )
     for digest, run_id, kind, created, dataset_name, harness_name in (await session.execute(query)).all():
         use = uses[digest]
         use["imports" if kind == "import" else "runs"].add(run_id)
@@ -76,8 +84,22 @@ async def _uses(session: AsyncSession, column) -> dict[str, dict]:
 
 
 #: Columns of an attempt fact: attempts of one run grouped by what the catalog reports.
-FACT = ("run_id", "task_digest", "task_name", "dataset_digest", "dataset_name", "harness_name", "state", "verdict",
-        "fingerprint", "scorer", "judge_model", "score_state", "count", "first_attempt")
+FACT = (
+    "run_id",
+    "task_digest",
+    "task_name",
+    "dataset_digest",
+    "dataset_name",
+    "harness_name",
+    "state",
+    "verdict",
+    "fingerprint",
+    "scorer",
+    "judge_model",
+    "score_state",
+    "count",
+    "first_attempt",
+)
 
 
 async def attempt_facts(session: AsyncSession, run_ids: list[str]) -> dict[str, list[tuple]]:
@@ -87,13 +109,26 @@ async def attempt_facts(session: AsyncSession, run_ids: list[str]) -> dict[str, 
     facts: dict[str, list[tuple]] = {run_id: [] for run_id in run_ids}
     if not run_ids:
         return facts
-    rows = (select(t.Attempt.run_id, t.Trial.task_digest, t.Trial.task_name, t.Cell.dataset_digest,
-                   t.Cell.dataset_name, t.Cell.harness_name, t.Attempt.state, t.Attempt.verdict,
-                   _score_field("scorerFingerprint").label("fingerprint"), _score_field("scorer").label("scorer"),
-                   _score_field("judgeModel").label("judge_model"), _score_field("state").label("score_state"),
-                   t.Attempt.id)
-            .join(t.Trial, t.Attempt.trial_id == t.Trial.id).join(t.Cell, t.Trial.cell_id == t.Cell.id)
-            .where(t.Attempt.run_id.in_(run_ids))).subquery()
+    rows = (
+        select(
+            t.Attempt.run_id,
+            t.Trial.task_digest,
+            t.Trial.task_name,
+            t.Cell.dataset_digest,
+            t.Cell.dataset_name,
+            t.Cell.harness_name,
+            t.Attempt.state,
+            t.Attempt.verdict,
+            _score_field("scorerFingerprint").label("fingerprint"),
+            _score_field("scorer").label("scorer"),
+            _score_field("judgeModel").label("judge_model"),
+            _score_field("state").label("score_state"),
+            t.Attempt.id,
+        )
+        .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+        .join(t.Cell, t.Trial.cell_id == t.Cell.id)
+        .where(t.Attempt.run_id.in_(run_ids))
+    ).subquery()
     for row in (await session.execute(_grouped(rows, func.count(), func.min(rows.c.id), skip=("id",)))).all():
         facts[row[0]].append(tuple(row))
     return facts
@@ -112,9 +147,19 @@ async def list_datasets(session: AsyncSession) -> list[dict]:
     datasets = []
     for digest, name, source, task_digests in (await session.execute(query)).all():
         use = uses.get(digest, {"runs": (), "imports": (), "harnesses": (), "last": 0.0})
-        datasets.append(dict(name=f"datasets/{digest}", digest=digest, dataset_name=name, source=source,
-                             tasks=len(task_digests or []), runs=len(use["runs"]), imports=len(use["imports"]),
-                             harness_names=sorted(use["harnesses"]), last_used_time=use["last"] or None))
+        datasets.append(
+            dict(
+                name=f"datasets/{digest}",
+                digest=digest,
+                dataset_name=name,
+                source=source,
+                tasks=len(task_digests or []),
+                runs=len(use["runs"]),
+                imports=len(use["imports"]),
+                harness_names=sorted(use["harnesses"]),
+                last_used_time=use["last"] or None,
+            )
+        )
     datasets.sort(key=lambda d: (-(d["last_used_time"] or 0.0), d["dataset_name"], d["digest"]))
     return datasets
 
@@ -133,21 +178,35 @@ def _untoken(token: str, parts: int) -> tuple[str, ...]:
     return values
 
 
-async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, page_token: str,
-                     facts_of=None) -> dict:
+async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, page_token: str, facts_of=None) -> dict:
     """A dataset's tasks by (name, digest), keyset-paged, with attempt verdict counts."""
     page_size = page_size if 0 < page_size <= 1000 else 200
     dataset = await find_dataset(session, dataset_ref)
-    query = (select(t.Task.digest, t.Task.task_name).where(t.Task.digest.in_(dataset.task_digests or []))
-             .order_by(t.Task.task_name, t.Task.digest).limit(page_size + 1))
+    query = (
+        select(t.Task.digest, t.Task.task_name)
+        .where(t.Task.digest.in_(dataset.task_digests or []))
+        .order_by(t.Task.task_name, t.Task.digest)
+        .limit(page_size + 1)
+    )
     if page_token:
         name, digest = _untoken(page_token, 2)
         query = query.where((t.Task.task_name > name) | ((t.Task.task_name == name) & (t.Task.digest > digest)))
     rows = (await session.execute(query)).all()
     more = len(rows) > page_size
     rows = rows[:page_size]
-    tasks = {digest: dict(task_name=name, digest=digest, attempts=0, passed=0, failed=0, errored=0,
-                          scorer_fingerprints=set(), harness_names=set()) for digest, name in rows}
+    tasks = {
+        digest: dict(
+            task_name=name,
+            digest=digest,
+            attempts=0,
+            passed=0,
+            failed=0,
+            errored=0,
+            scorer_fingerprints=set(),
+            harness_names=set(),
+        )
+        for digest, name in rows
+    }
     for fact in await all_facts(session, facts_of):
         (_, digest, _, dataset_digest, _, harness, state, verdict, fingerprint, *_, count, _) = fact
         if dataset_digest != dataset.digest or digest not in tasks or state != "finished":
@@ -163,27 +222,50 @@ async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, pa
         task["scorer_fingerprints"] = sorted(task["scorer_fingerprints"])
         task["harness_names"] = sorted(task["harness_names"])
     token = _token(rows[-1][1], rows[-1][0]) if more else ""
-    return dict(dataset_name=dataset.dataset_name, dataset_digest=dataset.digest, tasks=list(tasks.values()),
-                next_page_token=token)
+    return dict(
+        dataset_name=dataset.dataset_name,
+        dataset_digest=dataset.digest,
+        tasks=list(tasks.values()),
+        next_page_token=token,
+    )
 
 
 async def list_harnesses(session: AsyncSession) -> list[dict]:
     uses = await _uses(session, t.Cell.harness_digest)
     # Trials, not attempts: the trials table is narrow, so counting it stays cheap on big stores.
-    counts = dict((await session.execute(
-        select(t.Cell.harness_digest, func.count()).select_from(t.Trial).join(t.Cell, t.Trial.cell_id == t.Cell.id)
-        .group_by(t.Cell.harness_digest))).all())
+    counts = dict(
+        (
+            await session.execute(
+                select(t.Cell.harness_digest, func.count())
+                .select_from(t.Trial)
+                .join(t.Cell, t.Trial.cell_id == t.Cell.id)
+                .group_by(t.Cell.harness_digest)
+            )
+        ).all()
+    )
     harnesses = []
-    for digest, name, record in (await session.execute(select(t.Harness.digest, t.Harness.harness_name,
-                                                              t.Harness.record))).all():
+    for digest, name, record in (
+        await session.execute(select(t.Harness.digest, t.Harness.harness_name, t.Harness.record))
+    ).all():
         record = record or {}
         use = uses.get(digest, {"runs": (), "imports": (), "datasets": (), "last": 0.0})
-        harnesses.append(dict(
-            name=f"harnesses/{digest}", digest=digest, harness_name=name, kind=record.get("kind", ""),
-            agent=record.get("agent", ""), agent_version=record.get("agentVersion", ""),
-            model=record.get("model", ""), env=list(record.get("env", [])), runs=len(use["runs"]),
-            imports=len(use["imports"]), trials=counts.get(digest, 0), dataset_names=sorted(use["datasets"]),
-            last_used_time=use["last"] or None))
+        harnesses.append(
+            dict(
+                name=f"harnesses/{digest}",
+                digest=digest,
+                harness_name=name,
+                kind=record.get("kind", ""),
+                agent=record.get("agent", ""),
+                agent_version=record.get("agentVersion", ""),
+                model=record.get("model", ""),
+                env=list(record.get("env", [])),
+                runs=len(use["runs"]),
+                imports=len(use["imports"]),
+                trials=counts.get(digest, 0),
+                dataset_names=sorted(use["datasets"]),
+                last_used_time=use["last"] or None,
+            )
+        )
     harnesses.sort(key=lambda h: (-(h["last_used_time"] or 0.0), h["harness_name"], h["digest"]))
     return harnesses
 
@@ -193,22 +275,35 @@ async def list_scorers(session: AsyncSession, facts_of=None) -> list[dict]:
     scorers: dict[tuple, dict] = {}
     sample: dict[tuple, str] = {}
     for fact in await all_facts(session, facts_of):
-        (_, task_digest, task_name, _, dataset_name, _, _, _, fp, name, judge_model, score_state, count,
-         attempt_id) = fact
+        (_, task_digest, task_name, _, dataset_name, _, _, _, fp, name, judge_model, score_state, count, attempt_id) = (
+            fact
+        )
         if score_state != "SCORE_STATE_SCORED":
             continue
         key = (fp or "", name or "", judge_model or "")
-        scorer_ = scorers.setdefault(key, dict(fingerprint=key[0], scorer=key[1], judge_model=key[2],
-                                               reward_names=[], attempts=0, tasks={}, dataset_names=set()))
+        scorer_ = scorers.setdefault(
+            key,
+            dict(
+                fingerprint=key[0],
+                scorer=key[1],
+                judge_model=key[2],
+                reward_names=[],
+                attempts=0,
+                tasks={},
+                dataset_names=set(),
+            ),
+        )
         scorer_["attempts"] += count
         scorer_["dataset_names"].add(dataset_name)
-        task = scorer_["tasks"].setdefault(task_digest, dict(task_name=task_name, task_digest=task_digest,
-                                                             attempts=0))
+        task = scorer_["tasks"].setdefault(task_digest, dict(task_name=task_name, task_digest=task_digest, attempts=0))
         task["attempts"] += count
         sample[key] = min(sample.get(key, attempt_id), attempt_id)
     # Reward names are part of the fingerprint: one scored attempt per scorer tells them.
-    samples = dict((await session.execute(select(t.Attempt.id, t.Attempt.score)
-                                          .where(t.Attempt.id.in_(list(sample.values()))))).all())
+    samples = dict(
+        (
+            await session.execute(select(t.Attempt.id, t.Attempt.score).where(t.Attempt.id.in_(list(sample.values()))))
+        ).all()
+    )
     result = []
     for key, scorer_ in scorers.items():
         scorer_["reward_names"] = sorted((samples.get(sample[key]) or {}).get("rewards", {}))
@@ -235,14 +330,19 @@ async def list_judges(session: AsyncSession, facts_of=None) -> tuple[list[dict],
     for run_id, spec in (await session.execute(select(t.Run.id, t.Run.spec))).all():
         for name in (spec or {}).get("judges", []):
             judges.setdefault(name, dict(models=set(), attempts=0, run_ids=set()))["run_ids"].add(run_id)
-    result = [dict(judge=name, models=sorted(j["models"]), attempts=j["attempts"], run_ids=sorted(j["run_ids"]))
-              for name, j in sorted(judges.items())]
+    result = [
+        dict(judge=name, models=sorted(j["models"]), attempts=j["attempts"], run_ids=sorted(j["run_ids"]))
+        for name, j in sorted(judges.items())
+    ]
     return result, ("" if result else JUDGES_NOTE)
 
 
 #: Usage event keys, by what they count (the first present wins).
-USAGE_KEYS = {"input_tokens": ("input_tokens", "prompt_tokens"), "output_tokens": ("output_tokens", "completion_tokens"),
-              "cost_usd": ("cost_usd", "cost", "total_cost")}
+USAGE_KEYS = {
+    "input_tokens": ("input_tokens", "prompt_tokens"),
+    "output_tokens": ("output_tokens", "completion_tokens"),
+    "cost_usd": ("cost_usd", "cost", "total_cost"),
+}
 
 
 def _payload_number(session: AsyncSession, key: str):
@@ -254,11 +354,23 @@ def _payload_number(session: AsyncSession, key: str):
 async def attempt_usage(session: AsyncSession, run_ref: str) -> list[dict]:
     """Per attempt of the run: tokens and cost summed over its `usage` events, in SQL."""
     run = await records.find_run(session, run_ref)
-    sums = [func.sum(func.coalesce(*(_payload_number(session, k) for k in keys), 0)).label(name)
-            for name, keys in USAGE_KEYS.items()]
-    query = (select(t.Event.attempt_id, *sums, func.count())
-             .where(t.Event.attempt_id.in_(select(t.Attempt.id).where(t.Attempt.run_id == run.id)),
-                    t.Event.type == "usage")
-             .group_by(t.Event.attempt_id).order_by(t.Event.attempt_id))
-    return [dict(attempt_id=attempt_id, input_tokens=int(i or 0), output_tokens=int(o or 0), cost_usd=float(c or 0),
-                 usage_events=n) for attempt_id, i, o, c, n in (await session.execute(query)).all()]
+    sums = [
+        func.sum(func.coalesce(*(_payload_number(session, k) for k in keys), 0)).label(name)
+        for name, keys in USAGE_KEYS.items()
+    ]
+    query = (
+        select(t.Event.attempt_id, *sums, func.count())
+        .where(t.Event.attempt_id.in_(select(t.Attempt.id).where(t.Attempt.run_id == run.id)), t.Event.type == "usage")
+        .group_by(t.Event.attempt_id)
+        .order_by(t.Event.attempt_id)
+    )
+    return [
+        dict(
+            attempt_id=attempt_id,
+            input_tokens=int(i or 0),
+            output_tokens=int(o or 0),
+            cost_usd=float(c or 0),
+            usage_events=n,
+        )
+        for attempt_id, i, o, c, n in (await session.execute(query)).all()
+    ]

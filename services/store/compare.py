@@ -46,12 +46,16 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
         chosen = [c for c in cells if rest in (c.harness_name, f"{c.dataset_name}/{c.harness_name}")]
         if not chosen:
             known = ", ".join(sorted({f"{c.dataset_name}/{c.harness_name}" for c in cells}))
-            raise NotFound(f"{records.shown(ref, quote=False)}: {run.label} has no cell {records.shown(rest)} (cells: {known})")
+            raise NotFound(
+                f"{records.shown(ref, quote=False)}: {run.label} has no cell {records.shown(rest)} (cells: {known})"
+            )
         cells = chosen
     harnesses = sorted({c.harness_name for c in cells})
     if len(harnesses) > 1:
-        raise InvalidArgument(f"{records.shown(ref, quote=False)}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
-                              f"name one, e.g. {run.label}/{harnesses[0]}")
+        raise InvalidArgument(
+            f"{records.shown(ref, quote=False)}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
+            f"name one, e.g. {run.label}/{harnesses[0]}"
+        )
     side = Side(ref, run, cells)
     await _load_trials(session, side, scores)
     return side
@@ -91,10 +95,18 @@ def compare(a: Side, b: Side, judge: str = "") -> dict:
         if not any(x for ts in a.trials.values() for x in ts) and not any(x for ts in b.trials.values() for x in ts):
             raise InvalidArgument(f"no trial on either side was scored by judge {judge!r}")
     if not a.trials.keys() & b.trials.keys():
-        raise InvalidArgument(f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)} have no task "
-                              f"in common")
-    result = dict(a=side_summary(a), b=side_summary(b), notComparable=[], tasks=[], flippedToPass=[],
-                  flippedToFail=[], flags=flags_of(a, b))
+        raise InvalidArgument(
+            f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)} have no task in common"
+        )
+    result = dict(
+        a=side_summary(a),
+        b=side_summary(b),
+        notComparable=[],
+        tasks=[],
+        flippedToPass=[],
+        flippedToFail=[],
+        flags=flags_of(a, b),
+    )
     binary, numeric = [], []
     for digest in sorted(a.trials.keys() | b.trials.keys(), key=lambda d: _name(a, b, d)):
         _pair_task(digest, a, b, result, binary, numeric)
@@ -167,16 +179,25 @@ def side_summary(side: Side) -> dict:
             else:
                 counts["scorerFailed"] += 1
     models = sorted({c.model for c in side.cells})
-    return dict(ref=side.ref, label=side.label, runId=side.run.id, kind=side.run.kind, model=", ".join(models),
-                **counts, **pass_at_k(side))
+    return dict(
+        ref=side.ref,
+        label=side.label,
+        runId=side.run.id,
+        kind=side.run.kind,
+        model=", ".join(models),
+        **counts,
+        **pass_at_k(side),
+    )
 
 
 def pass_at_k(side: Side) -> dict:
     """pass@k (some of k tries pass) and pass^k (all k pass), unbiased estimates averaged over
     the side's binary tasks, for k from 1 to the fewest graded trials of a task."""
-    tasks = Counter((len(ts), sum(_passes(ts))) for ts in ([x for x in trials if x.is_graded]
-                                                           for trials in side.trials.values())
-                    if ts and all(x.is_binary for x in ts))
+    tasks = Counter(
+        (len(ts), sum(_passes(ts)))
+        for ts in ([x for x in trials if x.is_graded] for trials in side.trials.values())
+        if ts and all(x.is_binary for x in ts)
+    )
     if not tasks:
         return dict(passAtK={}, passHatK={})
     # Tasks share a few (trials, passes) pairs: each estimate is computed once per pair.
@@ -197,10 +218,16 @@ def binary_summary(binary: list[tuple[str, list[int], list[int], list[tuple[int,
     pairs = [pair for *_, paired in binary for pair in paired]
     flips_up = sum(1 for x, y in pairs if (x, y) == (0, 1))
     flips_down = sum(1 for x, y in pairs if (x, y) == (1, 0))
-    return dict(binaryTasks=len(binary), aPassed=float(rates_a.sum()), bPassed=float(rates_b.sum()),
-                delta=float(diffs.mean()), deltaInterval=bootstrap(diffs),
-                mcnemar=dict(aFailBPass=int(flips_up), aPassBFail=int(flips_down),
-                             pValue=mcnemar_exact(int(flips_up), int(flips_down))))
+    return dict(
+        binaryTasks=len(binary),
+        aPassed=float(rates_a.sum()),
+        bPassed=float(rates_b.sum()),
+        delta=float(diffs.mean()),
+        deltaInterval=bootstrap(diffs),
+        mcnemar=dict(
+            aFailBPass=int(flips_up), aPassBFail=int(flips_down), pValue=mcnemar_exact(int(flips_up), int(flips_down))
+        ),
+    )
 
 
 def numeric_summary(numeric: list[dict]) -> list[dict]:
@@ -213,8 +240,16 @@ def numeric_summary(numeric: list[dict]) -> list[dict]:
     for name, pairs in sorted(by_name.items()):
         a = np.array([p[0] for p in pairs])
         b = np.array([p[1] for p in pairs])
-        deltas.append(dict(name=name, tasks=len(pairs), aMean=float(a.mean()), bMean=float(b.mean()),
-                           delta=float((b - a).mean()), interval=bootstrap(b - a)))
+        deltas.append(
+            dict(
+                name=name,
+                tasks=len(pairs),
+                aMean=float(a.mean()),
+                bMean=float(b.mean()),
+                delta=float((b - a).mean()),
+                interval=bootstrap(b - a),
+            )
+        )
     return deltas
 
 
@@ -239,8 +274,9 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     m = min(b, c)
-    log_terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2)
-                 for i in range(m + 1)]
+    log_terms = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2) for i in range(m + 1)
+    ]
     top = max(log_terms)
     tail = math.exp(top) * sum(math.exp(x - top) for x in log_terms)
     return min(1.0, 2 * tail)
@@ -250,11 +286,17 @@ def flags_of(a: Side, b: Side) -> list[str]:
     flags = []
     models_a, models_b = {c.model for c in a.cells}, {c.model for c in b.cells}
     if models_a != models_b:
-        flags.append(f"models differ: a uses {', '.join(sorted(m or '(none)' for m in models_a))}, "
-                     f"b uses {', '.join(sorted(m or '(none)' for m in models_b))}")
+        flags.append(
+            f"models differ: a uses {', '.join(sorted(m or '(none)' for m in models_a))}, "
+            f"b uses {', '.join(sorted(m or '(none)' for m in models_b))}"
+        )
     for name, side in (("a", a), ("b", b)):
-        unfinished = sum(1 for ts in side.trials.values() for x in ts
-                         if x.state != "finished" or x.outcome in (records.CANCELLED, records.INFRA_FAILED))
+        unfinished = sum(
+            1
+            for ts in side.trials.values()
+            for x in ts
+            if x.state != "finished" or x.outcome in (records.CANCELLED, records.INFRA_FAILED)
+        )
         if unfinished:
             flags.append(f"side {name} is incomplete: {unfinished} trials did not finish")
     return flags

@@ -5,9 +5,9 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-
 from services.common.errors import InvalidArgument
 from services.store import records
 from services.store import tables as t
@@ -29,8 +29,13 @@ def duration_secs(d: Duration) -> float:
     return d.ToNanoseconds() / 1e9
 
 
-_SCALARS = {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_INT32,
-            FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_SINT32}
+_SCALARS = {
+    FieldDescriptor.TYPE_STRING,
+    FieldDescriptor.TYPE_BOOL,
+    FieldDescriptor.TYPE_INT32,
+    FieldDescriptor.TYPE_UINT32,
+    FieldDescriptor.TYPE_SINT32,
+}
 _INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64}
 _FLOATS = {FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT}
 
@@ -125,19 +130,32 @@ def from_dict(data: dict, message):
 
 def run_to_proto(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | None = None) -> pb.Run:
     total, per_cell = progress if progress is not None else (None, {})
-    message = pb.Run(name=f"runs/{run.id}", id=run.id, label=run.label,
-                     create_time=timestamp(run.create_time), spec=from_dict(run.spec, pb.RunSpec()),
-                     cells=[cell_to_proto(c, per_cell.get(c.id)) for c in cells],
-                     cancel_requested=run.cancel_requested, kind=run.kind, import_format=run.import_format,
-                     source=run.source)
+    message = pb.Run(
+        name=f"runs/{run.id}",
+        id=run.id,
+        label=run.label,
+        create_time=timestamp(run.create_time),
+        spec=from_dict(run.spec, pb.RunSpec()),
+        cells=[cell_to_proto(c, per_cell.get(c.id)) for c in cells],
+        cancel_requested=run.cancel_requested,
+        kind=run.kind,
+        import_format=run.import_format,
+        source=run.source,
+    )
     if total is not None:
         message.progress.CopyFrom(pb.RunProgress(**total))
     return message
 
 
 def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
-    message = pb.Cell(id=cell.id, dataset_name=cell.dataset_name, dataset_digest=cell.dataset_digest,
-                      harness_name=cell.harness_name, harness_digest=cell.harness_digest, model=cell.model)
+    message = pb.Cell(
+        id=cell.id,
+        dataset_name=cell.dataset_name,
+        dataset_digest=cell.dataset_digest,
+        harness_name=cell.harness_name,
+        harness_digest=cell.harness_digest,
+        model=cell.model,
+    )
     if progress is not None:
         message.progress.CopyFrom(pb.RunProgress(**progress))
     return message
@@ -145,15 +163,28 @@ def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
 
 def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:
     message = pb.Attempt(
-        name=f"runs/{attempt.run_id}/attempts/{attempt.id}", id=attempt.id, run_id=attempt.run_id,
-        trial_id=trial.id, cell_id=cell.id, task_digest=trial.task_digest, task_name=trial.task_name,
-        repetition=trial.repetition, number=attempt.number,
+        name=f"runs/{attempt.run_id}/attempts/{attempt.id}",
+        id=attempt.id,
+        run_id=attempt.run_id,
+        trial_id=trial.id,
+        cell_id=cell.id,
+        task_digest=trial.task_digest,
+        task_name=trial.task_name,
+        repetition=trial.repetition,
+        number=attempt.number,
         state=pb.AttemptState.Value(f"ATTEMPT_STATE_{attempt.state.upper()}"),
         outcome=pb.Outcome.Value(f"OUTCOME_{attempt.outcome.upper()}") if attempt.outcome else 0,
-        exit_code=attempt.exit_code, error=attempt.error, start_time=timestamp(attempt.start_time),
-        end_time=timestamp(attempt.end_time), agent_version=attempt.agent_version, model=cell.model,
-        harness_name=cell.harness_name, dataset_name=cell.dataset_name, event_count=attempt.event_count or 0,
-        artifacts=[artifact_from_dict(a) for a in attempt.artifacts])
+        exit_code=attempt.exit_code,
+        error=attempt.error,
+        start_time=timestamp(attempt.start_time),
+        end_time=timestamp(attempt.end_time),
+        agent_version=attempt.agent_version,
+        model=cell.model,
+        harness_name=cell.harness_name,
+        dataset_name=cell.dataset_name,
+        event_count=attempt.event_count or 0,
+        artifacts=[artifact_from_dict(a) for a in attempt.artifacts],
+    )
     if attempt.score:
         message.score.CopyFrom(score_from_dict(attempt.score))
     return message
@@ -169,8 +200,11 @@ def score_from_dict(data: dict) -> pb.Score:
     rewards, error = data.get("rewards", {}), data.get("error", "")
     problem = records.reward_problem(rewards)
     if problem:  # recorded before rewards had a range (or by hand): shown, never a failure to show
-        rewards = {str(k): float(v) for k, v in (rewards.items() if isinstance(rewards, dict) else ())
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        rewards = {
+            str(k): float(v)
+            for k, v in (rewards.items() if isinstance(rewards, dict) else ())
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
         error = error or f"not usable: {problem}"
         data = {k: v for k, v in data.items() if k not in ("rewards", "error")}
     if not data.keys() <= _SCORE_KEYS:
@@ -178,10 +212,15 @@ def score_from_dict(data: dict) -> pb.Score:
         score.rewards.update(rewards)
         score.error = error
         return score
-    score = pb.Score(state=pb.ScoreState.Value(data.get("state", "SCORE_STATE_UNSPECIFIED")),
-                     rewards=rewards, scorer_fingerprint=data.get("scorerFingerprint", ""),
-                     scorer=data.get("scorer", ""), error=error,
-                     stdout_blob_digest=data.get("stdoutBlobDigest", ""), judge_model=data.get("judgeModel", ""))
+    score = pb.Score(
+        state=pb.ScoreState.Value(data.get("state", "SCORE_STATE_UNSPECIFIED")),
+        rewards=rewards,
+        scorer_fingerprint=data.get("scorerFingerprint", ""),
+        scorer=data.get("scorer", ""),
+        error=error,
+        stdout_blob_digest=data.get("stdoutBlobDigest", ""),
+        judge_model=data.get("judgeModel", ""),
+    )
     if "duration" in data:
         score.duration.FromJsonString(data["duration"])
     return score
@@ -190,8 +229,9 @@ def score_from_dict(data: dict) -> pb.Score:
 def artifact_from_dict(data: dict) -> pb.Artifact:
     if not data.keys() <= _ARTIFACT_KEYS:
         return from_dict(data, pb.Artifact())
-    return pb.Artifact(path=data.get("path", ""), blob_digest=data.get("blobDigest", ""),
-                       size_bytes=int(data.get("sizeBytes", 0)))
+    return pb.Artifact(
+        path=data.get("path", ""), blob_digest=data.get("blobDigest", ""), size_bytes=int(data.get("sizeBytes", 0))
+    )
 
 
 def outcome_name(outcome: int) -> str:
@@ -201,17 +241,27 @@ def outcome_name(outcome: int) -> str:
 def event_to_proto(event) -> pb.Event:
     """A t.Event row, or a records.EventPreview (payload maybe cut, size measured by the database)."""
     size = getattr(event, "payload_bytes", None)
-    message = pb.Event(seq=event.seq, time=timestamp(event.time), type=event.type, name=event.name,
-                       payload_json=event.payload,
-                       payload_bytes=size if size is not None else len(event.payload.encode()),
-                       payload_cut=getattr(event, "payload_cut", False))
+    message = pb.Event(
+        seq=event.seq,
+        time=timestamp(event.time),
+        type=event.type,
+        name=event.name,
+        payload_json=event.payload,
+        payload_bytes=size if size is not None else len(event.payload.encode()),
+        payload_cut=getattr(event, "payload_cut", False),
+    )
     message.duration.FromNanoseconds(round(event.duration * 1e9))
     return message
 
 
 def event_row(event: pb.Event, now: float) -> dict:
-    return dict(time=seconds(event.time) or now, type=event.type or "status", name=event.name,
-                payload=event.payload_json or "{}", duration=duration_secs(event.duration))
+    return dict(
+        time=seconds(event.time) or now,
+        type=event.type or "status",
+        name=event.name,
+        payload=event.payload_json or "{}",
+        duration=duration_secs(event.duration),
+    )
 
 
 def comparison_to_proto(comparison: dict) -> spb.Comparison:
@@ -219,12 +269,23 @@ def comparison_to_proto(comparison: dict) -> spb.Comparison:
     directly: json_format's generic parsing costs tens of microseconds per entry."""
     bulk = ("tasks", "notComparable", "flippedToPass", "flippedToFail")
     message = from_dict({k: v for k, v in comparison.items() if k not in bulk}, spb.Comparison())
-    message.tasks.extend(spb.PairedTask(
-        task_name=x["taskName"], task_digest=x["taskDigest"], binary=x["binary"], a_trials=x["aTrials"],
-        b_trials=x["bTrials"], a_pass_rate=x.get("aPassRate", 0.0), b_pass_rate=x.get("bPassRate", 0.0),
-        a_means=x.get("aMeans", {}), b_means=x.get("bMeans", {})) for x in comparison.get("tasks", []))
-    message.not_comparable.extend(spb.NotComparable(task_name=x["taskName"], reason=x["reason"])
-                                  for x in comparison.get("notComparable", []))
+    message.tasks.extend(
+        spb.PairedTask(
+            task_name=x["taskName"],
+            task_digest=x["taskDigest"],
+            binary=x["binary"],
+            a_trials=x["aTrials"],
+            b_trials=x["bTrials"],
+            a_pass_rate=x.get("aPassRate", 0.0),
+            b_pass_rate=x.get("bPassRate", 0.0),
+            a_means=x.get("aMeans", {}),
+            b_means=x.get("bMeans", {}),
+        )
+        for x in comparison.get("tasks", [])
+    )
+    message.not_comparable.extend(
+        spb.NotComparable(task_name=x["taskName"], reason=x["reason"]) for x in comparison.get("notComparable", [])
+    )
     message.flipped_to_pass.extend(comparison.get("flippedToPass", []))
     message.flipped_to_fail.extend(comparison.get("flippedToFail", []))
     return message

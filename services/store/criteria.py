@@ -25,17 +25,40 @@ SCORED = "SCORE_STATE_SCORED"
 async def _candidates(session: AsyncSession, digest: str, progress) -> list[dict]:
     """Every run or import cell on the dataset, with its trial count and whether it is complete.
     `progress(run_ids)` counts runs as records.runs_progress does (the store keeps settled ones)."""
-    cells = (await session.execute(
-        select(t.Cell.id, t.Cell.harness_name, t.Cell.model, t.Run.id, t.Run.label, t.Run.kind, t.Run.create_time,
-               t.Cell.position)
-        .join(t.Run, t.Cell.run_id == t.Run.id).where(t.Cell.dataset_digest == digest))).all()
+    cells = (
+        await session.execute(
+            select(
+                t.Cell.id,
+                t.Cell.harness_name,
+                t.Cell.model,
+                t.Run.id,
+                t.Run.label,
+                t.Run.kind,
+                t.Run.create_time,
+                t.Cell.position,
+            )
+            .join(t.Run, t.Cell.run_id == t.Run.id)
+            .where(t.Cell.dataset_digest == digest)
+        )
+    ).all()
     counts = await progress(sorted({c[3] for c in cells}))
     candidates = []
     for cell_id, harness, model, run_id, label, kind, created, position in cells:
         cell = counts[run_id][1].get(cell_id) or {"trials": 0, "queued": 0, "running": 0}
-        candidates.append(dict(cell_id=cell_id, harness_name=harness, model=model, run_id=run_id, run_label=label,
-                               kind=kind, create_time=created, trials=cell["trials"],
-                               complete=not (cell["queued"] or cell["running"]), position=position))
+        candidates.append(
+            dict(
+                cell_id=cell_id,
+                harness_name=harness,
+                model=model,
+                run_id=run_id,
+                run_label=label,
+                kind=kind,
+                create_time=created,
+                trials=cell["trials"],
+                complete=not (cell["queued"] or cell["running"]),
+                position=position,
+            )
+        )
     return candidates
 
 
@@ -68,28 +91,57 @@ def _trial_value(score: dict) -> tuple[float, bool]:
 
 async def _latest_attempts(session: AsyncSession, cell_ids: list[str]) -> dict[str, dict]:
     """Each trial's latest attempt in these cells, by trial ID."""
-    query = (select(t.Trial.id, t.Trial.cell_id, t.Trial.task_digest, t.Trial.task_name, t.Attempt.number,
-                    t.Attempt.state, t.Attempt.outcome, t.Attempt.score, t.Attempt.start_time, t.Attempt.end_time)
-             .join(t.Trial, t.Attempt.trial_id == t.Trial.id).where(t.Trial.cell_id.in_(cell_ids)))
+    query = (
+        select(
+            t.Trial.id,
+            t.Trial.cell_id,
+            t.Trial.task_digest,
+            t.Trial.task_name,
+            t.Attempt.number,
+            t.Attempt.state,
+            t.Attempt.outcome,
+            t.Attempt.score,
+            t.Attempt.start_time,
+            t.Attempt.end_time,
+        )
+        .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+        .where(t.Trial.cell_id.in_(cell_ids))
+    )
     latest: dict[str, dict] = {}
     for trial_id, cell_id, digest, name, number, state, outcome, score, start, end in (
-            await session.execute(query)).all():
+        await session.execute(query)
+    ).all():
         if trial_id in latest and latest[trial_id]["number"] > number:
             continue
-        latest[trial_id] = dict(cell_id=cell_id, task_digest=digest, task_name=name, number=number, state=state,
-                                outcome=outcome, score=score, start=start, end=end)
+        latest[trial_id] = dict(
+            cell_id=cell_id,
+            task_digest=digest,
+            task_name=name,
+            number=number,
+            state=state,
+            outcome=outcome,
+            score=score,
+            start=start,
+            end=end,
+        )
     return latest
 
 
 def _graded(attempt: dict) -> bool:
     score = attempt["score"] or {}
-    return (attempt["state"] == "finished" and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
-            and score.get("state") == SCORED and records.usable_rewards(score.get("rewards", {})) is not None)
+    return (
+        attempt["state"] == "finished"
+        and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
+        and score.get("state") == SCORED
+        and records.usable_rewards(score.get("rewards", {})) is not None
+    )
 
 
 def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool) -> list[dict]:
-    cells = [dict(samples=len(v), value=(sum(v) / len(v) if v else 0.0), excluded=x, best=False)
-             for v, x in zip(values, excluded)]
+    cells = [
+        dict(samples=len(v), value=(sum(v) / len(v) if v else 0.0), excluded=x, best=False)
+        for v, x in zip(values, excluded)
+    ]
     shown = [c["value"] for c in cells if c["samples"]]
     # A best needs something to beat: a row of equal values (or of one) marks none.
     if len(shown) > 1 and max(shown) - min(shown) > 1e-12:
@@ -108,8 +160,10 @@ def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
     tasks: dict[str, dict] = {}
     for attempt in attempts.values():
         i = column[attempt["cell_id"]]
-        task = tasks.setdefault(attempt["task_digest"], dict(name=attempt["task_name"], binary=True,
-                                                             values=[[] for _ in range(n)], excluded=[0] * n))
+        task = tasks.setdefault(
+            attempt["task_digest"],
+            dict(name=attempt["task_name"], binary=True, values=[[] for _ in range(n)], excluded=[0] * n),
+        )
         if attempt["state"] == "finished" and attempt["start"] and attempt["end"]:
             walls[i].append(attempt["end"] - attempt["start"])
         if not _graded(attempt):
@@ -124,13 +178,34 @@ def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
         if group:
             values = [[v for task in group for v in task["values"][i]] for i in range(n)]
             excluded = [sum(task["excluded"][i] for task in group) for i in range(n)]
-            rows.append(dict(criterion=criterion, task_digest="", unit=unit, lower_is_better=False,
-                             cells=_cells(values, excluded, False)))
+            rows.append(
+                dict(
+                    criterion=criterion,
+                    task_digest="",
+                    unit=unit,
+                    lower_is_better=False,
+                    cells=_cells(values, excluded, False),
+                )
+            )
     for digest, task in sorted(tasks.items(), key=lambda kv: (kv[1]["name"], kv[0])):
-        rows.append(dict(criterion=task["name"], task_digest=digest, unit="rate" if task["binary"] else "reward",
-                         lower_is_better=False, cells=_cells(task["values"], task["excluded"], False)))
-    rows.append(dict(criterion="Wall time per attempt", task_digest="", unit="seconds", lower_is_better=True,
-                     cells=_cells(walls, [0] * n, True)))
+        rows.append(
+            dict(
+                criterion=task["name"],
+                task_digest=digest,
+                unit="rate" if task["binary"] else "reward",
+                lower_is_better=False,
+                cells=_cells(task["values"], task["excluded"], False),
+            )
+        )
+    rows.append(
+        dict(
+            criterion="Wall time per attempt",
+            task_digest="",
+            unit="seconds",
+            lower_is_better=True,
+            cells=_cells(walls, [0] * n, True),
+        )
+    )
     return rows
 
 
@@ -140,9 +215,16 @@ async def criterion_table(session: AsyncSession, dataset_ref: str, source: str =
         raise InvalidArgument(f"source {source!r}: expected one of {', '.join(SOURCES)}")
     dataset = await find_dataset(session, dataset_ref)
     if progress is None:
+
         async def progress(run_ids):
             return await records.runs_progress(session, run_ids)
+
     sources = choose(await _candidates(session, dataset.digest, progress), source)
     attempts = await _latest_attempts(session, [s["cell_id"] for s in sources])
-    return dict(dataset_name=dataset.dataset_name, dataset_digest=dataset.digest, source=source,
-                sources=sources, rows=build_rows(sources, attempts) if sources else [])
+    return dict(
+        dataset_name=dataset.dataset_name,
+        dataset_digest=dataset.digest,
+        source=source,
+        sources=sources,
+        rows=build_rows(sources, attempts) if sources else [],
+    )

@@ -120,6 +120,7 @@ async def migrate(url: str) -> None:
     rename), which foreign keys would refuse while other tables point at it: the
     migration runs on its own connection with them off, and checks them after.
     """
+
     def upgrade(connection):
         if _is_at_head(connection):
             return  # the common case, without loading Alembic (a few hundred ms at every command start)

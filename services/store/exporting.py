@@ -17,8 +17,15 @@ from services.store import tables as t
 from services.store.exportformat import DIGEST, FORMAT, VERSION
 from services.store.ids import kind_of
 
-_TABLES = {"runs": t.Run, "cells": t.Cell, "trials": t.Trial, "attempts": t.Attempt, "tasks": t.Task,
-           "datasets": t.Dataset, "harnesses": t.Harness}
+_TABLES = {
+    "runs": t.Run,
+    "cells": t.Cell,
+    "trials": t.Trial,
+    "attempts": t.Attempt,
+    "tasks": t.Task,
+    "datasets": t.Dataset,
+    "harnesses": t.Harness,
+}
 
 
 def _row(obj) -> dict:
@@ -40,17 +47,30 @@ async def export_rows(session: AsyncSession, run: t.Run, trial_id: str = "") -> 
         cells = [c for c in cells if c.id in {x.cell_id for x in trials}]
     task_digests = sorted({x.task_digest for x in trials})
     tasks = list((await session.execute(select(t.Task).where(t.Task.digest.in_(task_digests)))).scalars())
-    datasets = list((await session.execute(
-        select(t.Dataset).where(t.Dataset.digest.in_({c.dataset_digest for c in cells})))).scalars())
-    harnesses = list((await session.execute(
-        select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))).scalars())
+    datasets = list(
+        (
+            await session.execute(select(t.Dataset).where(t.Dataset.digest.in_({c.dataset_digest for c in cells})))
+        ).scalars()
+    )
+    harnesses = list(
+        (
+            await session.execute(select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))
+        ).scalars()
+    )
     run_row = _row(run)
     if trial_id and run_row.get("tree"):
         run_row["tree"] = tree_of(run_row["tree"], [a["path"] for x in attempts for a in x.artifacts or []])
-    return {"format": FORMAT, "version": VERSION, "runs": [run_row], "cells": [_row(c) for c in cells],
-            "trials": [_row(x) for x in trials], "attempts": [_row(a) for a in attempts],
-            "tasks": [_row(x) for x in tasks], "datasets": [_row(d) for d in datasets],
-            "harnesses": [_row(h) for h in harnesses]}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "runs": [run_row],
+        "cells": [_row(c) for c in cells],
+        "trials": [_row(x) for x in trials],
+        "attempts": [_row(a) for a in attempts],
+        "tasks": [_row(x) for x in tasks],
+        "datasets": [_row(d) for d in datasets],
+        "harnesses": [_row(h) for h in harnesses],
+    }
 
 
 def tree_of(tree: list[dict], files: list[str]) -> list[dict]:
@@ -61,8 +81,11 @@ def tree_of(tree: list[dict], files: list[str]) -> list[dict]:
     folders = {"/".join(f.split("/")[:i]) for f in files for i in range(1, f.count("/") + 1)}
     common = posixpath.commonpath(files) if len(files) > 1 else posixpath.dirname(files[0])
     wanted = set(files)
-    return [e for e in tree if e["path"] in wanted or e["path"] in folders
-            or (common and e["path"].startswith(common + "/"))]
+    return [
+        e
+        for e in tree
+        if e["path"] in wanted or e["path"] in folders or (common and e["path"].startswith(common + "/"))
+    ]
 
 
 #: A content digest as HEMRA writes them (tasks, datasets, harnesses, blobs).
@@ -129,6 +152,7 @@ def check_rows(rows) -> None:
 
 def _shapes(rows: dict) -> None:
     """The JSON columns blob_digests and the verifiers read have the shapes they expect."""
+
     def objects(value) -> bool:
         return isinstance(value, list) and all(isinstance(v, dict) for v in value)
 
@@ -163,8 +187,9 @@ def check_events(events: dict[str, list[dict]], attempts: list[dict]) -> None:
         for index, event in enumerate(batch):
             _check_row(f"events of {attempt_id}", t.Event.__table__, dict(attempt_id=attempt_id, **event), index)
             if event["seq"] <= 0 or event["seq"] in seen:
-                raise InvalidArgument(f"events of {attempt_id}: sequence number {event['seq']} is repeated or not "
-                                      f"positive")
+                raise InvalidArgument(
+                    f"events of {attempt_id}: sequence number {event['seq']} is repeated or not positive"
+                )
             seen.add(event["seq"])
 
 
@@ -202,15 +227,14 @@ def _check_value(where: str, column, value):
         if not isinstance(value, str):
             raise InvalidArgument(f"{where}: {column.key} must be a string")
         if kind.length is not None and len(value) > kind.length:
-            raise InvalidArgument(f"{where}: {column.key} is {len(value)} characters long, more than its "
-                                  f"{kind.length}")
+            raise InvalidArgument(f"{where}: {column.key} is {len(value)} characters long, more than its {kind.length}")
         if "\0" in value:
             raise InvalidArgument(f"{where}: {column.key} holds a NUL character")
     elif isinstance(kind, Boolean):
         if not isinstance(value, bool):
             raise InvalidArgument(f"{where}: {column.key} must be true or false")
     elif isinstance(kind, Integer):
-        if not isinstance(value, int) or isinstance(value, bool) or not -2 ** 31 <= value < 2 ** 31:
+        if not isinstance(value, int) or isinstance(value, bool) or not -(2**31) <= value < 2**31:
             raise InvalidArgument(f"{where}: {column.key} must be a 32-bit integer")
     elif isinstance(kind, Float):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
@@ -253,8 +277,9 @@ def _digest(name: str, value) -> None:
 def _refer(name: str, key: str, rows: list[dict], known: set) -> None:
     for row in rows:
         if row[key] not in known:
-            raise InvalidArgument(f"manifest: {name}: {row['id']} names {key} {row[key][:100]!r}, which the "
-                                  f"export does not hold")
+            raise InvalidArgument(
+                f"manifest: {name}: {row['id']} names {key} {row[key][:100]!r}, which the export does not hold"
+            )
 
 
 def blob_digests(rows: dict) -> set[str]:
@@ -279,10 +304,11 @@ async def restore_rows(session: AsyncSession, rows: dict, events: dict[str, list
         table = _TABLES[name]
         ids = [row["id"] for row in rows[name]]
         for start in range(0, len(ids), 1000):
-            taken = (await session.execute(select(table.id).where(table.id.in_(ids[start:start + 1000])))).first()
+            taken = (await session.execute(select(table.id).where(table.id.in_(ids[start : start + 1000])))).first()
             if taken is not None:
-                raise FailedPrecondition(f"{name[:-1]} {taken[0]} of the export is already in this store "
-                                         f"(another run holds it)")
+                raise FailedPrecondition(
+                    f"{name[:-1]} {taken[0]} of the export is already in this store (another run holds it)"
+                )
     for name in ("tasks", "datasets", "harnesses"):
         await records.insert_ignore(session, _TABLES[name].__table__, rows[name])
     for name in ("runs", "cells", "trials", "attempts"):

@@ -112,8 +112,13 @@ class FastQueue:
             row = await self._fetchrow(CLAIM_ANY, worker, now, lease_secs)
         if row is None:
             return None
-        job = SimpleNamespace(id=row["job_id"], run_id=row["run_id"], attempt_id=row["id"],
-                              lease_token=row["lease_token"], lease_expire_time=row["lease_expire_time"])
+        job = SimpleNamespace(
+            id=row["job_id"],
+            run_id=row["run_id"],
+            attempt_id=row["id"],
+            lease_token=row["lease_token"],
+            lease_expire_time=row["lease_expire_time"],
+        )
         trial, cell = pinned.put_trial(SimpleNamespace(id=row["trial_id"], **{k: row[k] for k in _TRIAL_KEYS}))
         return job, _attempt(row), trial, cell
 
@@ -128,15 +133,37 @@ class FastQueue:
         Only for results: an infrastructure failure may queue a retry (queue.complete)."""
         values = queue.closing_values(done, now)
         row = await self._fetchrow(
-            COMPLETE, job_id, token, now, values["outcome"], values["exit_code"], values["error"],
-            json.dumps(values["artifacts"]), None if values["score"] is None else json.dumps(values["score"]),
-            values["agent_version"], values["end_time"], values.get("start_time"), values["verdict"],
-            values["agent_name"])
+            COMPLETE,
+            job_id,
+            token,
+            now,
+            values["outcome"],
+            values["exit_code"],
+            values["error"],
+            json.dumps(values["artifacts"]),
+            None if values["score"] is None else json.dumps(values["score"]),
+            values["agent_version"],
+            values["end_time"],
+            values.get("start_time"),
+            values["verdict"],
+            values["agent_name"],
+        )
         return None if row is None else _attempt(row)
 
 
-_TRIAL_KEYS = ("run_id", "cell_id", "task_digest", "task_name", "repetition", "position", "dataset_digest",
-               "dataset_name", "harness_digest", "harness_name", "model")
+_TRIAL_KEYS = (
+    "run_id",
+    "cell_id",
+    "task_digest",
+    "task_name",
+    "repetition",
+    "position",
+    "dataset_digest",
+    "dataset_name",
+    "harness_digest",
+    "harness_name",
+    "model",
+)
 
 
 def _attempt(row) -> SimpleNamespace:

@@ -13,8 +13,9 @@ with their cells, a run's spec and limits, tasks, harnesses) come from
 `Pinned`, a per-store cache, so an operation reads each of them at most once.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -31,6 +32,7 @@ EVENTS = t.Event.__table__
 
 
 # --------------------------------------------------------------------------- pinned rows
+
 
 @dataclass(frozen=True)
 class TrialInfo:
@@ -73,13 +75,27 @@ class Record:
     record: dict
 
 
-_TRIAL_CELL = (select(TRIALS.c.id, TRIALS.c.run_id, TRIALS.c.cell_id, TRIALS.c.task_digest, TRIALS.c.task_name,
-                      TRIALS.c.repetition, CELLS.c.position, CELLS.c.dataset_digest, CELLS.c.dataset_name,
-                      CELLS.c.harness_digest, CELLS.c.harness_name, CELLS.c.model)
-               .join_from(TRIALS, CELLS, CELLS.c.id == TRIALS.c.cell_id)
-               .where(TRIALS.c.id == bindparam("trial_id")))
-_RUN_INFO = (select(RUNS.c.spec, RUNS.c.concurrency, RUNS.c.max_infra_retries, RUNS.c.limited)
-             .where(RUNS.c.id == bindparam("run_id")))
+_TRIAL_CELL = (
+    select(
+        TRIALS.c.id,
+        TRIALS.c.run_id,
+        TRIALS.c.cell_id,
+        TRIALS.c.task_digest,
+        TRIALS.c.task_name,
+        TRIALS.c.repetition,
+        CELLS.c.position,
+        CELLS.c.dataset_digest,
+        CELLS.c.dataset_name,
+        CELLS.c.harness_digest,
+        CELLS.c.harness_name,
+        CELLS.c.model,
+    )
+    .join_from(TRIALS, CELLS, CELLS.c.id == TRIALS.c.cell_id)
+    .where(TRIALS.c.id == bindparam("trial_id"))
+)
+_RUN_INFO = select(RUNS.c.spec, RUNS.c.concurrency, RUNS.c.max_infra_retries, RUNS.c.limited).where(
+    RUNS.c.id == bindparam("run_id")
+)
 
 
 class Pinned:
@@ -109,10 +125,22 @@ class Pinned:
 
     def put_trial(self, row) -> tuple[TrialInfo, CellInfo]:
         """Keep a trial and its cell read elsewhere (a row with _TRIAL_CELL's columns)."""
-        return self._put(("trial", row.id), (
-            TrialInfo(row.id, row.run_id, row.cell_id, row.task_digest, row.task_name, row.repetition),
-            CellInfo(row.cell_id, row.run_id, row.position, row.dataset_digest, row.dataset_name,
-                     row.harness_digest, row.harness_name, row.model)))
+        return self._put(
+            ("trial", row.id),
+            (
+                TrialInfo(row.id, row.run_id, row.cell_id, row.task_digest, row.task_name, row.repetition),
+                CellInfo(
+                    row.cell_id,
+                    row.run_id,
+                    row.position,
+                    row.dataset_digest,
+                    row.dataset_name,
+                    row.harness_digest,
+                    row.harness_name,
+                    row.model,
+                ),
+            ),
+        )
 
     def forget(self, kind: str, key: str) -> None:
         """Drop a task or harness record a new run recorded again (it may have replaced it)."""
@@ -127,8 +155,9 @@ class Pinned:
         if found is not None:
             return found
         row = (await conn.execute(_RUN_INFO, {"run_id": run_id})).one()
-        return self._put(("run", run_id), RunInfo(run_id, row.spec, row.concurrency, row.max_infra_retries,
-                                                  bool(row.limited)))
+        return self._put(
+            ("run", run_id), RunInfo(run_id, row.spec, row.concurrency, row.max_infra_retries, bool(row.limited))
+        )
 
     async def record(self, conn, table, digest: str) -> Record:
         found = self._rows.get((table.name, digest))
@@ -157,12 +186,12 @@ _LEASED_JOB = (JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.lease_token, 
 
 def _live_lease(job_id: str, token: int, now: float):
     """The token guard: the job is leased under this token and the lease has not expired."""
-    return (JOBS.c.id == job_id, JOBS.c.lease_token == token, JOBS.c.state == "leased",
-            JOBS.c.lease_expire_time >= now)
+    return (JOBS.c.id == job_id, JOBS.c.lease_token == token, JOBS.c.state == "leased", JOBS.c.lease_expire_time >= now)
 
 
-async def claim(conn, pinned: Pinned, worker: str, lease_secs: float, now: float, run_id: str = "",
-                recover: bool = True) -> Claimed | None:
+async def claim(
+    conn, pinned: Pinned, worker: str, lease_secs: float, now: float, run_id: str = "", recover: bool = True
+) -> Claimed | None:
     """Lease the oldest eligible job; None when the queue has nothing for us.
 
     A job is eligible when queued and its run has a free slot (runs.leased below
@@ -174,14 +203,27 @@ async def claim(conn, pinned: Pinned, worker: str, lease_secs: float, now: float
     """
     if recover:
         await recover_expired(conn, pinned, now)
-    pick = (select(JOBS.c.id).join_from(JOBS, RUNS, RUNS.c.id == JOBS.c.run_id)
-            .where(JOBS.c.state == "queued", ~RUNS.c.limited | (RUNS.c.leased < RUNS.c.concurrency))
-            .order_by(JOBS.c.create_time, JOBS.c.id).limit(1).with_for_update(of=JOBS, skip_locked=True))
+    pick = (
+        select(JOBS.c.id)
+        .join_from(JOBS, RUNS, RUNS.c.id == JOBS.c.run_id)
+        .where(JOBS.c.state == "queued", ~RUNS.c.limited | (RUNS.c.leased < RUNS.c.concurrency))
+        .order_by(JOBS.c.create_time, JOBS.c.id)
+        .limit(1)
+        .with_for_update(of=JOBS, skip_locked=True)
+    )
     if run_id:
         pick = pick.where(JOBS.c.run_id == run_id)
-    lease = (update(JOBS).where(JOBS.c.id == pick.scalar_subquery(), JOBS.c.state == "queued")
-             .values(state="leased", lease_owner=worker, lease_token=JOBS.c.lease_token + 1,
-                     lease_expire_time=now + lease_secs, try_count=JOBS.c.try_count + 1))
+    lease = (
+        update(JOBS)
+        .where(JOBS.c.id == pick.scalar_subquery(), JOBS.c.state == "queued")
+        .values(
+            state="leased",
+            lease_owner=worker,
+            lease_token=JOBS.c.lease_token + 1,
+            lease_expire_time=now + lease_secs,
+            try_count=JOBS.c.try_count + 1,
+        )
+    )
     start = update(ATTEMPTS).values(state="running", start_time=now)
     job = (await conn.execute(lease.returning(*_LEASED_JOB))).first()
     if job is None:
@@ -193,8 +235,12 @@ async def claim(conn, pinned: Pinned, worker: str, lease_secs: float, now: float
     harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
     if run.limited:
         # Last, so the run row stays locked for one statement and the commit.
-        slot = await conn.execute(update(RUNS).where(RUNS.c.id == job.run_id, RUNS.c.leased < RUNS.c.concurrency)
-                                  .values(leased=RUNS.c.leased + 1).returning(RUNS.c.id))
+        slot = await conn.execute(
+            update(RUNS)
+            .where(RUNS.c.id == job.run_id, RUNS.c.leased < RUNS.c.concurrency)
+            .values(leased=RUNS.c.leased + 1)
+            .returning(RUNS.c.id)
+        )
         if slot.first() is None:
             raise NoSlot(job.run_id)
     return Claimed(job, attempt, trial, cell, run, task, harness)
@@ -208,18 +254,26 @@ async def _free_slot(conn, pinned: Pinned, run_id: str) -> None:
     """The run's lease count, one down (every path that ends a lease runs it).
     Runs that are not limited keep no count (`limited` never changes)."""
     if (await pinned.run(conn, run_id)).limited:
-        await conn.execute(update(RUNS).where(RUNS.c.id == run_id, RUNS.c.limited, RUNS.c.leased > 0)
-                           .values(leased=RUNS.c.leased - 1))
+        await conn.execute(
+            update(RUNS).where(RUNS.c.id == run_id, RUNS.c.limited, RUNS.c.leased > 0).values(leased=RUNS.c.leased - 1)
+        )
 
 
 # --------------------------------------------------------------------------- heartbeat and events
+
 
 async def heartbeat(conn, job_id: str, token: int, lease_secs: float, now: float) -> tuple[float, bool]:
     """Extend the lease; returns (new expiry, cancel requested)."""
     expire = now + lease_secs
     cancel = select(RUNS.c.cancel_requested).where(RUNS.c.id == JOBS.c.run_id).scalar_subquery()
-    row = (await conn.execute(update(JOBS).where(*_live_lease(job_id, token, now))
-                              .values(lease_expire_time=expire).returning(cancel.label("cancel")))).first()
+    row = (
+        await conn.execute(
+            update(JOBS)
+            .where(*_live_lease(job_id, token, now))
+            .values(lease_expire_time=expire)
+            .returning(cancel.label("cancel"))
+        )
+    ).first()
     if row is None:
         raise LeaseLost(f"job {job_id}: lease lost")
     return expire, bool(row.cancel)
@@ -235,23 +289,29 @@ async def append_events(conn, job_id: str, token: int, events: list[dict], now: 
     """Check the lease and give events the next sequence numbers of the job's attempt; returns the last."""
     leased_attempt = select(JOBS.c.attempt_id).where(*_live_lease(job_id, token, now)).scalar_subquery()
     if not events:
-        row = (await conn.execute(select(ATTEMPTS.c.event_count)
-                                  .where(ATTEMPTS.c.id == leased_attempt))).first()
+        row = (await conn.execute(select(ATTEMPTS.c.event_count).where(ATTEMPTS.c.id == leased_attempt))).first()
         if row is None:
             raise await _lease_failure(conn, job_id)
         return row.event_count
-    row = (await conn.execute(update(ATTEMPTS).where(ATTEMPTS.c.id == leased_attempt)
-                              .values(event_count=ATTEMPTS.c.event_count + len(events))
-                              .returning(ATTEMPTS.c.id, ATTEMPTS.c.event_count))).first()
+    row = (
+        await conn.execute(
+            update(ATTEMPTS)
+            .where(ATTEMPTS.c.id == leased_attempt)
+            .values(event_count=ATTEMPTS.c.event_count + len(events))
+            .returning(ATTEMPTS.c.id, ATTEMPTS.c.event_count)
+        )
+    ).first()
     if row is None:
         raise await _lease_failure(conn, job_id)
     first = row.event_count - len(events) + 1
-    await conn.execute(EVENTS.insert(), [dict(attempt_id=row.id, seq=first + i, **event)
-                                         for i, event in enumerate(events)])
+    await conn.execute(
+        EVENTS.insert(), [dict(attempt_id=row.id, seq=first + i, **event) for i, event in enumerate(events)]
+    )
     return row.event_count
 
 
 # --------------------------------------------------------------------------- complete, release, recover
+
 
 @dataclass
 class Completion:
@@ -275,12 +335,20 @@ async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completi
     # The hot path is two guarded updates (three for a limited run); the
     # lookups in _repeated_completion run only when the guard did not match
     # (a repeat, a stale token, an unknown job).
-    close_job = (update(JOBS).where(*_live_lease(job_id, token, now))
-                 .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else ""))
+    close_job = (
+        update(JOBS)
+        .where(*_live_lease(job_id, token, now))
+        .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else "")
+    )
     close_attempt = update(ATTEMPTS).where(ATTEMPTS.c.state != "finished").values(**closing_values(done, now))
     closed = (await conn.execute(close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
-    attempt = None if closed is None else (await conn.execute(
-        close_attempt.where(ATTEMPTS.c.id == closed.attempt_id).returning(*ATTEMPTS.c))).first()
+    attempt = (
+        None
+        if closed is None
+        else (
+            await conn.execute(close_attempt.where(ATTEMPTS.c.id == closed.attempt_id).returning(*ATTEMPTS.c))
+        ).first()
+    )
     if closed is None:
         attempt, retry = await _repeated_completion(conn, job_id, token)
     else:
@@ -295,24 +363,38 @@ async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completi
 
 
 async def _repeated_completion(conn, job_id: str, token: int):
-    job = (await conn.execute(select(JOBS.c.state, JOBS.c.lease_token, JOBS.c.attempt_id)
-                              .where(JOBS.c.id == job_id))).first()
+    job = (
+        await conn.execute(select(JOBS.c.state, JOBS.c.lease_token, JOBS.c.attempt_id).where(JOBS.c.id == job_id))
+    ).first()
     if job is None:
         raise NotFound(f"no job {job_id!r}")
     # Only a completion keeps the token of the lease it closed: recovery, release and
     # cancel close a job under a new token, so a stale token never reads as a repeat.
     if job.state == "done" and job.lease_token == token:
         attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
-        retry = (await conn.execute(select(ATTEMPTS.c.id).where(
-            ATTEMPTS.c.trial_id == attempt.trial_id, ATTEMPTS.c.number == attempt.number + 1))).scalar()
+        retry = (
+            await conn.execute(
+                select(ATTEMPTS.c.id).where(
+                    ATTEMPTS.c.trial_id == attempt.trial_id, ATTEMPTS.c.number == attempt.number + 1
+                )
+            )
+        ).scalar()
         return attempt, retry or ""
     raise LeaseLost(f"job {job_id}: lease lost")
 
 
 def closing_values(done: Completion, now: float) -> dict:
-    values = dict(state="finished", outcome=done.outcome, exit_code=done.exit_code, error=done.error,
-                  artifacts=done.artifacts or [], score=done.score, agent_version=done.agent_version,
-                  agent_name=done.agent_name, end_time=done.end_time or now)
+    values = dict(
+        state="finished",
+        outcome=done.outcome,
+        exit_code=done.exit_code,
+        error=done.error,
+        artifacts=done.artifacts or [],
+        score=done.score,
+        agent_version=done.agent_version,
+        agent_name=done.agent_name,
+        end_time=done.end_time or now,
+    )
     if done.start_time:
         values["start_time"] = done.start_time
     values["verdict"] = records.verdict(records.AttemptView(**values))
@@ -323,9 +405,14 @@ async def _close_attempt_row(conn, attempt_id: str, done: Completion, now: float
     """Close an attempt its worker did not complete (Core); returns its trial_id and number."""
     values = closing_values(done, now)
     values.setdefault("start_time", func.coalesce(ATTEMPTS.c.start_time, now))
-    row = (await conn.execute(
-        update(ATTEMPTS).where(ATTEMPTS.c.id == attempt_id, ATTEMPTS.c.state != "finished")
-        .values(**values, **extra).returning(ATTEMPTS.c.run_id, ATTEMPTS.c.trial_id, ATTEMPTS.c.number))).first()
+    row = (
+        await conn.execute(
+            update(ATTEMPTS)
+            .where(ATTEMPTS.c.id == attempt_id, ATTEMPTS.c.state != "finished")
+            .values(**values, **extra)
+            .returning(ATTEMPTS.c.run_id, ATTEMPTS.c.trial_id, ATTEMPTS.c.number)
+        )
+    ).first()
     if row is None:
         raise FailedPrecondition(f"attempt {attempt_id} is already finished")
     return row
@@ -348,11 +435,19 @@ def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
 async def _maybe_retry(conn, run_id: str, trial_id: str, number: int, now: float) -> str:
     """Queue the trial's next attempt while the run's infra retry budget allows
     (released attempts do not count against it)."""
-    used = (select(func.count()).select_from(ATTEMPTS)
-            .where(ATTEMPTS.c.trial_id == trial_id, ATTEMPTS.c.outcome == records.INFRA_FAILED,
-                   ATTEMPTS.c.released.is_(False)).scalar_subquery())
-    run = (await conn.execute(select(RUNS.c.cancel_requested, RUNS.c.max_infra_retries, used.label("used"))
-                              .where(RUNS.c.id == run_id))).one()
+    used = (
+        select(func.count())
+        .select_from(ATTEMPTS)
+        .where(
+            ATTEMPTS.c.trial_id == trial_id, ATTEMPTS.c.outcome == records.INFRA_FAILED, ATTEMPTS.c.released.is_(False)
+        )
+        .scalar_subquery()
+    )
+    run = (
+        await conn.execute(
+            select(RUNS.c.cancel_requested, RUNS.c.max_infra_retries, used.label("used")).where(RUNS.c.id == run_id)
+        )
+    ).one()
     if run.cancel_requested or run.used > run.max_infra_retries:
         return ""
     new_attempt, new_job = records.new_attempt_rows(run_id, trial_id, number + 1, now)
@@ -365,31 +460,43 @@ async def release(conn, pinned: Pinned, job_id: str, token: int, reason: str, no
     """Hand a leased job back (its worker is shutting down): the attempt closes as an
     infrastructure failure marked released and a fresh attempt is queued. Returns its ID."""
     error = f"released: {reason}"
-    job = (await conn.execute(update(JOBS).where(*_live_lease(job_id, token, now))
-                              .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
-                              .returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
+    job = (
+        await conn.execute(
+            update(JOBS)
+            .where(*_live_lease(job_id, token, now))
+            .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
+            .returning(JOBS.c.attempt_id, JOBS.c.run_id)
+        )
+    ).first()
     if job is None:
         raise await _lease_failure(conn, job_id)
     await _free_slot(conn, pinned, job.run_id)
-    attempt = await _close_attempt_row(conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now,
-                                       released=True)
+    attempt = await _close_attempt_row(
+        conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now, released=True
+    )
     return await _maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
 
 
 async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) -> int:
     """Close attempts whose worker stopped heartbeating as infra failures (worker lost)."""
-    query = (select(JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.lease_owner)
-             .where(JOBS.c.state == "leased", JOBS.c.lease_expire_time < now)
-             .order_by(JOBS.c.lease_expire_time).limit(limit).with_for_update(skip_locked=True))
+    query = (
+        select(JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.lease_owner)
+        .where(JOBS.c.state == "leased", JOBS.c.lease_expire_time < now)
+        .order_by(JOBS.c.lease_expire_time)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
     jobs = (await conn.execute(query)).all()
     for job in jobs:
         error = f"worker lost: {job.lease_owner} stopped heartbeating"
         # A new token: the lost worker's late CompleteJob is LEASE_LOST, never a "repeat".
-        await conn.execute(update(JOBS).where(JOBS.c.id == job.id)
-                           .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1))
+        await conn.execute(
+            update(JOBS)
+            .where(JOBS.c.id == job.id)
+            .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
+        )
         await _free_slot(conn, pinned, job.run_id)
-        cancelled = (await conn.execute(select(RUNS.c.cancel_requested)
-                                        .where(RUNS.c.id == job.run_id))).scalar_one()
+        cancelled = (await conn.execute(select(RUNS.c.cancel_requested).where(RUNS.c.id == job.run_id))).scalar_one()
         if cancelled:
             await _close_attempt_row(conn, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
             continue
@@ -401,8 +508,9 @@ async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) ->
 async def cancel_run(session: AsyncSession, run: t.Run, now: float) -> int:
     """Mark the run cancelled and close its queued attempts; leased ones stop on heartbeat."""
     run.cancel_requested = True
-    queued = list((await session.execute(
-        select(t.Job).where(t.Job.run_id == run.id, t.Job.state == "queued"))).scalars())
+    queued = list(
+        (await session.execute(select(t.Job).where(t.Job.run_id == run.id, t.Job.state == "queued"))).scalars()
+    )
     for job in queued:
         job.state = "done"
         attempt = await session.get(t.Attempt, job.attempt_id)
@@ -418,14 +526,20 @@ async def cancel_trial(session: AsyncSession, pinned: Pinned, trial_id: str, now
     it sends later changes the record). Returns the cancelled attempt's ID, or
     "" when the trial has no unfinished attempt.
     """
-    job = (await session.execute(
-        select(JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.state)
-        .join_from(JOBS, ATTEMPTS, ATTEMPTS.c.id == JOBS.c.attempt_id)
-        .where(ATTEMPTS.c.trial_id == trial_id, JOBS.c.state != "done"))).first()
+    job = (
+        await session.execute(
+            select(JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.state)
+            .join_from(JOBS, ATTEMPTS, ATTEMPTS.c.id == JOBS.c.attempt_id)
+            .where(ATTEMPTS.c.trial_id == trial_id, JOBS.c.state != "done")
+        )
+    ).first()
     if job is None:
         return ""
-    await session.execute(update(JOBS).where(JOBS.c.id == job.id)
-                          .values(state="done", last_error="cancelled", lease_token=JOBS.c.lease_token + 1))
+    await session.execute(
+        update(JOBS)
+        .where(JOBS.c.id == job.id)
+        .values(state="done", last_error="cancelled", lease_token=JOBS.c.lease_token + 1)
+    )
     await _close_attempt_row(session, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
     if job.state == "leased":
         await _free_slot(session, pinned, job.run_id)

@@ -28,8 +28,10 @@ def reward_problem(rewards) -> str:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return f"reward {str(name)[:100]!r} is {type(value).__name__}, not a number"
         if not -MAX_ABS_REWARD <= value <= MAX_ABS_REWARD:  # NaN fails this too
-            return (f"reward {str(name)[:100]!r} is {value!r}, outside the range a reward may have "
-                    f"(a finite number within ±{MAX_ABS_REWARD:g})")
+            return (
+                f"reward {str(name)[:100]!r} is {value!r}, outside the range a reward may have "
+                f"(a finite number within ±{MAX_ABS_REWARD:g})"
+            )
     return ""
 
 
@@ -59,10 +61,18 @@ async def _datasets_to_record(session: AsyncSession, rows: list[dict]) -> list[d
     by a selection; any other stored row (a planted one) gives way."""
     if not rows:
         return rows
-    stored = dict((await session.execute(select(t.Dataset.digest, t.Dataset.task_digests).where(
-        t.Dataset.digest.in_([row["digest"] for row in rows])))).all())
-    return [row for row in rows if not (row["digest"] in stored and
-                                        set(stored[row["digest"]]) > set(row["task_digests"]))]
+    stored = dict(
+        (
+            await session.execute(
+                select(t.Dataset.digest, t.Dataset.task_digests).where(
+                    t.Dataset.digest.in_([row["digest"] for row in rows])
+                )
+            )
+        ).all()
+    )
+    return [
+        row for row in rows if not (row["digest"] in stored and set(stored[row["digest"]]) > set(row["task_digests"]))
+    ]
 
 
 async def insert_or_replace(session: AsyncSession, table, columns: tuple[str, ...], rows: list[dict]) -> list[str]:
@@ -74,19 +84,26 @@ async def insert_or_replace(session: AsyncSession, table, columns: tuple[str, ..
     if not rows:
         return []
     dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
-    inserted = set((await session.execute(
-        dialect.insert(table.__table__).on_conflict_do_nothing().returning(table.digest), rows)).scalars())
+    inserted = set(
+        (
+            await session.execute(
+                dialect.insert(table.__table__).on_conflict_do_nothing().returning(table.digest), rows
+            )
+        ).scalars()
+    )
     wanted = {row["digest"]: row for row in rows}
     replaced = []
     digests = [digest for digest in wanted if digest not in inserted]  # stored before: compare
     for start in range(0, len(digests), 1000):
         query = select(table.digest, *(getattr(table, c) for c in columns)).where(
-            table.digest.in_(digests[start:start + 1000]))
+            table.digest.in_(digests[start : start + 1000])
+        )
         for digest, *stored in (await session.execute(query)).all():
             row = wanted[digest]
             if stored != [row[c] for c in columns]:
-                await session.execute(update(table).where(table.digest == digest)
-                                      .values(**{c: row[c] for c in columns}))
+                await session.execute(
+                    update(table).where(table.digest == digest).values(**{c: row[c] for c in columns})
+                )
                 replaced.append(digest)
     return replaced
 
@@ -105,8 +122,7 @@ def check_strings(table, row: dict, what: str) -> None:
             continue
         length = _length(column)
         if length is not None and len(value) > length:
-            raise InvalidArgument(f"{what}: {key} {value[:40]!r}... is {len(value)} characters long; at most "
-                                  f"{length}")
+            raise InvalidArgument(f"{what}: {key} {value[:40]!r}... is {len(value)} characters long; at most {length}")
         if "\0" in value:
             raise InvalidArgument(f"{what}: {key} {value[:40]!r} holds a NUL character")
 
@@ -122,7 +138,7 @@ def fit(table, row: dict) -> dict:
             column = table.c.get(key)
             length = _length(column) if column is not None else None
             if length is not None and len(value) > length:
-                value = value[:length - 1] + "\u2026"
+                value = value[: length - 1] + "\u2026"
         fitted[key] = value
     return fitted
 
@@ -153,41 +169,72 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
     """Record the run, its cells, trials, first attempts and jobs. One transaction (the caller's)."""
     if not plan.cells:
         raise InvalidArgument("a run needs at least one harness and one dataset")
-    check_strings(t.Run.__table__, dict(label=plan.label, kind=plan.kind, import_format=plan.import_format,
-                                        source=plan.source), "run")
+    check_strings(
+        t.Run.__table__,
+        dict(label=plan.label, kind=plan.kind, import_format=plan.import_format, source=plan.source),
+        "run",
+    )
     for table, rows in ((t.Task, plan.tasks), (t.Dataset, plan.datasets), (t.Harness, plan.harnesses)):
         for row in rows:
             check_strings(table.__table__, row, table.__tablename__[:-1])
-    for ds_digest, ds_name, h_digest, h_name, model in plan.cells:
+    for _, ds_name, _, h_name, model in plan.cells:
         check_strings(t.Cell.__table__, dict(dataset_name=ds_name, harness_name=h_name, model=model), "cell")
     for _, _, task_name, _, result in plan.trials:
         check_strings(t.Trial.__table__, dict(task_name=task_name), "trial")
         if result is not None:
             check_strings(t.Attempt.__table__, result, "imported result")
     await insert_or_replace(session, t.Task, ("task_name", "record"), plan.tasks)
-    await insert_or_replace(session, t.Dataset, ("dataset_name", "task_digests"),
-                            await _datasets_to_record(session, plan.datasets))
+    await insert_or_replace(
+        session, t.Dataset, ("dataset_name", "task_digests"), await _datasets_to_record(session, plan.datasets)
+    )
     await insert_or_replace(session, t.Harness, ("harness_name", "record"), plan.harnesses)
-    run = t.Run(id=new_id("import" if plan.kind == "import" else "run", now), label=plan.label,
-                create_time=now, spec=plan.spec, concurrency=plan.concurrency,
-                max_infra_retries=plan.max_infra_retries, cancel_requested=False, kind=plan.kind,
-                limited=plan.concurrency < len(plan.trials),
-                import_format=plan.import_format, source=plan.source, tree=plan.tree)
+    run = t.Run(
+        id=new_id("import" if plan.kind == "import" else "run", now),
+        label=plan.label,
+        create_time=now,
+        spec=plan.spec,
+        concurrency=plan.concurrency,
+        max_infra_retries=plan.max_infra_retries,
+        cancel_requested=False,
+        kind=plan.kind,
+        limited=plan.concurrency < len(plan.trials),
+        import_format=plan.import_format,
+        source=plan.source,
+        tree=plan.tree,
+    )
     session.add(run)
     await session.flush()  # the run row first: cells refer to it
     cell_ids = []
     for position, (ds_digest, ds_name, h_digest, h_name, model) in enumerate(plan.cells):
         cell_ids.append(new_id("cell", now))
-        session.add(t.Cell(id=cell_ids[-1], run_id=run.id, position=position, dataset_digest=ds_digest,
-                           dataset_name=ds_name, harness_digest=h_digest, harness_name=h_name, model=model))
+        session.add(
+            t.Cell(
+                id=cell_ids[-1],
+                run_id=run.id,
+                position=position,
+                dataset_digest=ds_digest,
+                dataset_name=ds_name,
+                harness_digest=h_digest,
+                harness_name=h_name,
+                model=model,
+            )
+        )
     await session.flush()
     trials, attempts, jobs = [], [], []
     for index, (cell_index, task_digest, task_name, repetition, result) in enumerate(plan.trials):
         if not 0 <= cell_index < len(cell_ids):
             raise InvalidArgument(f"planned trial names cell {cell_index}, the run has {len(cell_ids)}")
         trial_id = new_id("trial", now)
-        trials.append(dict(id=trial_id, run_id=run.id, cell_id=cell_ids[cell_index],
-                           task_digest=task_digest, task_name=task_name, repetition=repetition))
+        trials.append(
+            dict(
+                id=trial_id,
+                run_id=run.id,
+                cell_id=cell_ids[cell_index],
+                task_digest=task_digest,
+                task_name=task_name,
+                repetition=repetition,
+            )
+        )
         # Microsecond steps keep the queue first-in first-out in planning order.
         attempt, job = new_attempt_rows(run.id, trial_id, 1, now + index * 1e-6)
         if result is None:
@@ -206,12 +253,38 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
 
 def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tuple[dict, dict]:
     attempt_id = new_id("attempt", now)
-    attempt = dict(id=attempt_id, run_id=run_id, trial_id=trial_id, number=number, state="queued",
-                   outcome=None, exit_code=0, error="", create_time=now, start_time=None, end_time=None,
-                   agent_version="", agent_name="", score=None, artifacts=[], event_count=0, verdict=None, released=False)
-    job = dict(id=new_id("job", now), run_id=run_id, attempt_id=attempt_id, state="queued",
-               lease_owner="", lease_token=0, lease_expire_time=0.0, try_count=0, last_error="",
-               create_time=now)
+    attempt = dict(
+        id=attempt_id,
+        run_id=run_id,
+        trial_id=trial_id,
+        number=number,
+        state="queued",
+        outcome=None,
+        exit_code=0,
+        error="",
+        create_time=now,
+        start_time=None,
+        end_time=None,
+        agent_version="",
+        agent_name="",
+        score=None,
+        artifacts=[],
+        event_count=0,
+        verdict=None,
+        released=False,
+    )
+    job = dict(
+        id=new_id("job", now),
+        run_id=run_id,
+        attempt_id=attempt_id,
+        state="queued",
+        lease_owner="",
+        lease_token=0,
+        lease_expire_time=0.0,
+        try_count=0,
+        last_error="",
+        create_time=now,
+    )
     return attempt, job
 
 
@@ -235,15 +308,17 @@ async def find_run(session: AsyncSession, ref: str) -> t.Run:
         run = await session.get(t.Run, ref)
         if run is not None:
             return run
-    run = (await session.execute(select(t.Run).where(t.Run.label == ref)
-                                 .order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(1))).scalar_one_or_none()
+    run = (
+        await session.execute(
+            select(t.Run).where(t.Run.label == ref).order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(1)
+        )
+    ).scalar_one_or_none()
     if run is None:
         raise NotFound(f"no run or import with ID or label {shown(ref)}")
     return run
 
 
-async def list_runs(session: AsyncSession, page_size: int, page_token: str,
-                    kind: str = "") -> tuple[list[t.Run], str]:
+async def list_runs(session: AsyncSession, page_size: int, page_token: str, kind: str = "") -> tuple[list[t.Run], str]:
     """Runs and imports (or only `kind`), newest first; the page token is the last (time, ID)
     returned (keyset paging)."""
     page_size = page_size if 0 < page_size <= 1000 else 100
@@ -254,7 +329,9 @@ async def list_runs(session: AsyncSession, page_size: int, page_token: str,
         query = query.where(t.Run.kind == kind)
     if page_token:
         try:
-            stamp, _, last_id = base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)).decode().partition("/")
+            stamp, _, last_id = (
+                base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)).decode().partition("/")
+            )
             after = float(stamp)
         except ValueError:
             raise InvalidArgument(f"malformed page token {page_token!r}") from None
@@ -295,10 +372,12 @@ async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, 
     """run_progress for many runs in one aggregate query."""
     newer = aliased(t.Attempt)
     latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
-    query = (select(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict, func.count())
-             .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
-             .where(t.Attempt.run_id.in_(run_ids), latest)
-             .group_by(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict))
+    query = (
+        select(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict, func.count())
+        .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+        .where(t.Attempt.run_id.in_(run_ids), latest)
+        .group_by(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict)
+    )
     progress = {run_id: (_empty_progress(), {}) for run_id in run_ids}
     for run_id, cell_id, state, verdict_, count in (await session.execute(query)).all():
         total, cells = progress[run_id]
@@ -329,14 +408,20 @@ def verdict(attempt: t.Attempt) -> str:
 VERDICTS = ("passed", "failed", "errored", "cancelled", "unfinished")
 
 
-async def list_attempts(session: AsyncSession, run_id: str, page_size: int, page_token: str,
-                        filters: dict | None = None) -> tuple[list[tuple[t.Attempt, t.Trial, t.Cell]], str]:
+async def list_attempts(
+    session: AsyncSession, run_id: str, page_size: int, page_token: str, filters: dict | None = None
+) -> tuple[list[tuple[t.Attempt, t.Trial, t.Cell]], str]:
     """A run's attempts in ID order (keyset paging), optionally only those matching `filters`
     (cell_id, task_digest, harness_name, verdict)."""
     page_size = page_size if 0 < page_size <= 1000 else 1000
-    query = (select(t.Attempt, t.Trial, t.Cell).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
-             .join(t.Cell, t.Trial.cell_id == t.Cell.id).where(t.Attempt.run_id == run_id)
-             .order_by(t.Attempt.id).limit(page_size + 1))
+    query = (
+        select(t.Attempt, t.Trial, t.Cell)
+        .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+        .join(t.Cell, t.Trial.cell_id == t.Cell.id)
+        .where(t.Attempt.run_id == run_id)
+        .order_by(t.Attempt.id)
+        .limit(page_size + 1)
+    )
     query = _filter_attempts(query, filters or {})
     if page_token:
         query = query.where(t.Attempt.id > page_token)
@@ -371,9 +456,14 @@ async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt
         if job is None:
             raise NotFound(f"no job {shown(attempt_id)}")
         attempt_id = job.attempt_id
-    row = (await session.execute(
-        select(t.Attempt, t.Trial, t.Cell).join(t.Trial, t.Attempt.trial_id == t.Trial.id)
-        .join(t.Cell, t.Trial.cell_id == t.Cell.id).where(t.Attempt.id == attempt_id))).first()
+    row = (
+        await session.execute(
+            select(t.Attempt, t.Trial, t.Cell)
+            .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+            .join(t.Cell, t.Trial.cell_id == t.Cell.id)
+            .where(t.Attempt.id == attempt_id)
+        )
+    ).first()
     if row is None:
         raise NotFound(f"no attempt {shown(attempt_id)}")
     return tuple(row)
@@ -385,8 +475,11 @@ async def append_events(session: AsyncSession, attempt_id: str, events: list[dic
         attempt = await session.get(t.Attempt, attempt_id)
         return attempt.event_count
     result = await session.execute(
-        update(t.Attempt).where(t.Attempt.id == attempt_id)
-        .values(event_count=t.Attempt.event_count + len(events)).returning(t.Attempt.event_count))
+        update(t.Attempt)
+        .where(t.Attempt.id == attempt_id)
+        .values(event_count=t.Attempt.event_count + len(events))
+        .returning(t.Attempt.event_count)
+    )
     last = result.scalar_one()
     first = last - len(events) + 1
     rows = [dict(attempt_id=attempt_id, seq=first + i, **event) for i, event in enumerate(events)]
@@ -394,8 +487,9 @@ async def append_events(session: AsyncSession, attempt_id: str, events: list[dic
     return last
 
 
-async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
-                      page_token: str, max_payload_bytes: int = 0) -> tuple[list[t.Event], str]:
+async def list_events(
+    session: AsyncSession, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0
+) -> tuple[list[t.Event], str]:
     """Events after the token's sequence number. With `max_payload_bytes`, payloads are read
     only that far (a page of multi-megabyte prompts stays small); see payload_columns."""
     page_size = page_size if 0 < page_size <= 10000 else 1000
@@ -403,13 +497,20 @@ async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
     if after >= MAX_SEQ:  # after every event there can be: the column holds 32-bit numbers
         return [], ""
     if max_payload_bytes > 0:
-        query = (select(*payload_columns(session, max_payload_bytes))
-                 .where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
-                 .order_by(t.Event.seq).limit(page_size + 1))
+        query = (
+            select(*payload_columns(session, max_payload_bytes))
+            .where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
+            .order_by(t.Event.seq)
+            .limit(page_size + 1)
+        )
         events = [EventPreview(*row) for row in (await session.execute(query)).all()]
     else:
-        query = (select(t.Event).where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
-                 .order_by(t.Event.seq).limit(page_size + 1))
+        query = (
+            select(t.Event)
+            .where(t.Event.attempt_id == attempt_id, t.Event.seq > after)
+            .order_by(t.Event.seq)
+            .limit(page_size + 1)
+        )
         events = list((await session.execute(query)).scalars())
     more = len(events) > page_size
     events = events[:page_size]
@@ -417,7 +518,7 @@ async def list_events(session: AsyncSession, attempt_id: str, page_size: int,
 
 
 #: Event sequence numbers are 32-bit integers on both databases.
-MAX_SEQ = 2 ** 31 - 1
+MAX_SEQ = 2**31 - 1
 
 
 def _after_seq(page_token: str) -> int:
@@ -453,5 +554,12 @@ def payload_columns(session: AsyncSession, max_bytes: int) -> tuple:
     else:
         size = func.length(cast(t.Event.payload, LargeBinary))
     # substr counts characters: max_bytes characters are at least max_bytes bytes.
-    return (t.Event.seq, t.Event.time, t.Event.type, t.Event.name, func.substr(t.Event.payload, 1, max_bytes),
-            t.Event.duration, size)
+    return (
+        t.Event.seq,
+        t.Event.time,
+        t.Event.type,
+        t.Event.name,
+        func.substr(t.Event.payload, 1, max_bytes),
+        t.Event.duration,
+        size,
+    )

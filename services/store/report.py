@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 from sqlalchemy import Text, cast, exists, select
-from sqlalchemy.orm import aliased
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from services.store import records
 from services.store import tables as t
@@ -42,12 +42,35 @@ class ScoreInfo:
 class TrialResult:
     """The latest attempt of one trial, reduced to what the report needs."""
 
-    __slots__ = ("task_digest", "task_name", "state", "outcome", "score", "agent_version", "agent_name",
-                 "repetition", "rewards", "fingerprint", "is_binary", "passed", "key", "is_graded")
+    __slots__ = (
+        "task_digest",
+        "task_name",
+        "state",
+        "outcome",
+        "score",
+        "agent_version",
+        "agent_name",
+        "repetition",
+        "rewards",
+        "fingerprint",
+        "is_binary",
+        "passed",
+        "key",
+        "is_graded",
+    )
 
-    def __init__(self, task_digest: str, task_name: str, state: str, outcome: str | None, score: dict | None,
-                 agent_version: str = "", repetition: int = 0, agent_name: str = "",
-                 info: ScoreInfo | None = None):
+    def __init__(
+        self,
+        task_digest: str,
+        task_name: str,
+        state: str,
+        outcome: str | None,
+        score: dict | None,
+        agent_version: str = "",
+        repetition: int = 0,
+        agent_name: str = "",
+        info: ScoreInfo | None = None,
+    ):
         info = info if info is not None else ScoreInfo(score)
         self.task_digest, self.task_name, self.state, self.outcome = task_digest, task_name, state, outcome
         self.score = score
@@ -59,8 +82,9 @@ class TrialResult:
         self.is_graded = state == "finished" and outcome not in _UNGRADED and info.is_scored
 
 
-async def load_trials(session: AsyncSession, cell_ids: list[str],
-                      scores: dict | None = None) -> dict[str, list[TrialResult]]:
+async def load_trials(
+    session: AsyncSession, cell_ids: list[str], scores: dict | None = None
+) -> dict[str, list[TrialResult]]:
     """cell ID -> the latest attempt of each of its trials.
 
     One Core SELECT of the columns needed, the score cast to its JSON text (a
@@ -71,20 +95,33 @@ async def load_trials(session: AsyncSession, cell_ids: list[str],
     """
     newer = aliased(t.Attempt)
     latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
-    query = (select(t.Trial.cell_id, t.Trial.task_digest, t.Trial.task_name, t.Trial.repetition, t.Attempt.state,
-                    t.Attempt.outcome, t.Attempt.agent_version, t.Attempt.agent_name, cast(t.Attempt.score, Text))
-             .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
-             .where(t.Trial.cell_id.in_(cell_ids), latest))
+    query = (
+        select(
+            t.Trial.cell_id,
+            t.Trial.task_digest,
+            t.Trial.task_name,
+            t.Trial.repetition,
+            t.Attempt.state,
+            t.Attempt.outcome,
+            t.Attempt.agent_version,
+            t.Attempt.agent_name,
+            cast(t.Attempt.score, Text),
+        )
+        .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
+        .where(t.Trial.cell_id.in_(cell_ids), latest)
+    )
     infos: dict[str | None, ScoreInfo] = {} if scores is None else scores
     by_cell: dict[str, list[TrialResult]] = {cell_id: [] for cell_id in cell_ids}
     # Through the connection: a Core statement run by the ORM session pays for ORM row handling.
-    for cell_id, digest, name, repetition, state, outcome, version, agent, text in \
-            (await (await session.connection()).execute(query)).all():
+    for cell_id, digest, name, repetition, state, outcome, version, agent, text in (
+        await (await session.connection()).execute(query)
+    ).all():
         info = infos.get(text)
         if info is None:
             info = infos[text] = ScoreInfo(_parse(text))
-        by_cell[cell_id].append(TrialResult(digest, name, state, outcome, info.score or None, version,
-                                            repetition, agent, info))
+        by_cell[cell_id].append(
+            TrialResult(digest, name, state, outcome, info.score or None, version, repetition, agent, info)
+        )
     return by_cell
 
 
@@ -109,8 +146,12 @@ class CellResults:
 
 async def build_report(session: AsyncSession, run: t.Run) -> dict:
     cells = await records.cells_of(session, run.id)
-    harnesses = {h.digest: h.record for h in (await session.execute(
-        select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))).scalars()}
+    harnesses = {
+        h.digest: h.record
+        for h in (
+            await session.execute(select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))
+        ).scalars()
+    }
     trials = await load_trials(session, [c.id for c in cells])
     results = [CellResults(cell, trials[cell.id], harnesses.get(cell.harness_digest, {})) for cell in cells]
     return report_of(run, results)
@@ -123,8 +164,9 @@ def report_of(run: t.Run, cells) -> dict:
     for cell in cells:
         by_dataset[cell.cell.dataset_digest].append(cell)
     datasets = [dataset_table(group, baseline) for group in by_dataset.values()]
-    complete = all(row["unfinished"] + row["cancelled"] + row["infraFailed"] == 0
-                   for table in datasets for row in table["rows"])
+    complete = all(
+        row["unfinished"] + row["cancelled"] + row["infraFailed"] == 0 for table in datasets for row in table["rows"]
+    )
     return dict(runId=run.id, label=run.label, baseline=baseline, datasets=datasets, complete=complete)
 
 
@@ -137,15 +179,31 @@ def dataset_table(group: list[CellResults], baseline: str) -> dict:
 
 
 def row_of(cells: CellResults, base: CellResults | None) -> dict:
-    counts = dict(trials=0, graded=0, binaryGraded=0, passed=0, numericGraded=0, harnessFailed=0,
-                  timedOut=0, infraFailed=0, scorerFailed=0, cancelled=0, unfinished=0)
+    counts = dict(
+        trials=0,
+        graded=0,
+        binaryGraded=0,
+        passed=0,
+        numericGraded=0,
+        harnessFailed=0,
+        timedOut=0,
+        infraFailed=0,
+        scorerFailed=0,
+        cancelled=0,
+        unfinished=0,
+    )
     sums: dict[str, list[float]] = defaultdict(list)
     for trial in cells.trials:
         counts["trials"] += 1
         _count_trial(counts, sums, trial)
     means = {name: sum(values) / len(values) for name, values in sums.items()}
-    row = dict(harnessName=cells.cell.harness_name, model=cells.cell.model,
-               isBaseline=base is cells, meanRewards=means, **counts)
+    row = dict(
+        harnessName=cells.cell.harness_name,
+        model=cells.cell.model,
+        isBaseline=base is cells,
+        meanRewards=means,
+        **counts,
+    )
     row["flags"] = flags_of(cells, base, counts)
     if base is not None and base is not cells:
         row["vsBaseline"] = paired_summary(base, cells)
@@ -180,8 +238,7 @@ def _count_trial(counts: dict, sums: dict, trial: TrialResult) -> None:
 def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list[str]:
     flags = []
     if base is not None and base is not cells and cells.cell.model != base.cell.model:
-        flags.append(f"model {cells.cell.model or '(none)'} differs from the baseline's "
-                     f"{base.cell.model or '(none)'}")
+        flags.append(f"model {cells.cell.model or '(none)'} differs from the baseline's {base.cell.model or '(none)'}")
     unfinished = counts["unfinished"] + counts["cancelled"] + counts["infraFailed"]
     if unfinished:
         flags.append(f"incomplete: {unfinished} of {counts['trials']} trials did not finish")
@@ -222,8 +279,10 @@ def agent_flags(cells: CellResults) -> list[str]:
     if not others:
         return []
     count = sum(1 for x in cells.trials if x.agent_name in others)
-    return [f"agent other than the one pinned: pinned {pinned}, ran {', '.join(others)} "
-            f"in {count} of {len(cells.trials)} trials"]
+    return [
+        f"agent other than the one pinned: pinned {pinned}, ran {', '.join(others)} "
+        f"in {count} of {len(cells.trials)} trials"
+    ]
 
 
 def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:
@@ -234,8 +293,16 @@ def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:
 def paired_summary(base: CellResults, other: CellResults) -> dict:
     """Pair tasks graded on both sides with one scorer fingerprint and the same reward names."""
     a, b = base.graded_by_task(), other.graded_by_task()
-    summary = dict(pairedTasks=0, passed=0.0, baselinePassed=0.0, binaryTasks=0, numericTasks=0,
-                   meanRewards={}, baselineMeanRewards={}, notComparable=[])
+    summary = dict(
+        pairedTasks=0,
+        passed=0.0,
+        baselinePassed=0.0,
+        binaryTasks=0,
+        numericTasks=0,
+        meanRewards={},
+        baselineMeanRewards={},
+        notComparable=[],
+    )
     sums_a: dict[str, list[float]] = defaultdict(list)
     sums_b: dict[str, list[float]] = defaultdict(list)
     for digest in sorted(a.keys() & b.keys()):

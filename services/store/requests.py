@@ -4,9 +4,9 @@ is validated here, never in the servicer, which only translates and delegates.""
 import json
 
 from google.protobuf import json_format
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-
 from services.common.errors import InvalidArgument
 from services.store import convert
 from services.store.queue import Completion
@@ -27,22 +27,37 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         if trial.task_digest not in tasks:
             raise InvalidArgument(f"a planned trial names unknown task {trial.task_digest}")
         result = imported_result(trial.result) if trial.HasField("result") else None
-        trials.append((trial.cell_index, trial.task_digest, tasks[trial.task_digest].task_name, trial.repetition,
-                       result))
+        trials.append(
+            (trial.cell_index, trial.task_digest, tasks[trial.task_digest].task_name, trial.repetition, result)
+        )
     if request.kind not in ("", "run", "import"):
         raise InvalidArgument(f"unknown kind {request.kind!r}")
     return PlannedRun(
-        kind=request.kind or "run", import_format=request.import_format, source=request.source,
+        kind=request.kind or "run",
+        import_format=request.import_format,
+        source=request.source,
         tree=convert.tree_from_json(request.tree_json) if request.kind == "import" else None,
-        label=spec.label or "run", spec=convert.to_dict(spec), concurrency=max(spec.concurrency, 1),
+        label=spec.label or "run",
+        spec=convert.to_dict(spec),
+        concurrency=max(spec.concurrency, 1),
         max_infra_retries=max(spec.max_infra_retries, 0),
-        datasets=[dict(digest=d.digest, dataset_name=d.dataset_name, source=d.source,
-                       task_digests=[x.digest for x in d.tasks], create_time=0.0) for d in request.datasets],
+        datasets=[
+            dict(
+                digest=d.digest,
+                dataset_name=d.dataset_name,
+                source=d.source,
+                task_digests=[x.digest for x in d.tasks],
+                create_time=0.0,
+            )
+            for d in request.datasets
+        ],
         tasks=[dict(digest=x.digest, task_name=x.task_name, record=_task_record(x)) for x in tasks.values()],
-        harnesses=[dict(digest=h.digest, harness_name=h.harness_name, record=convert.to_dict(h))
-                   for h in request.harnesses],
+        harnesses=[
+            dict(digest=h.digest, harness_name=h.harness_name, record=convert.to_dict(h)) for h in request.harnesses
+        ],
         cells=[(c.dataset_digest, c.dataset_name, c.harness_digest, c.harness_name, c.model) for c in request.cells],
-        trials=trials)
+        trials=trials,
+    )
 
 
 def imported_result(result: spb.ImportedResult) -> dict:
@@ -59,11 +74,16 @@ def imported_result(result: spb.ImportedResult) -> dict:
         problem = problem or reward_problem(score["rewards"])
     if problem:
         raise InvalidArgument(f"an imported result: {problem}")
-    return dict(outcome=convert.outcome_name(result.outcome), error=result.error, score=score,
-                agent_version=result.agent_version, agent_name=result.agent_name,
-                start_time=convert.seconds(result.start_time),
-                end_time=convert.seconds(result.end_time),
-                artifacts=[convert.to_dict(a) for a in result.artifacts])
+    return dict(
+        outcome=convert.outcome_name(result.outcome),
+        error=result.error,
+        score=score,
+        agent_version=result.agent_version,
+        agent_name=result.agent_name,
+        start_time=convert.seconds(result.start_time),
+        end_time=convert.seconds(result.end_time),
+        artifacts=[convert.to_dict(a) for a in result.artifacts],
+    )
 
 
 def _task_record(task: pb.Task) -> dict:
@@ -75,11 +95,16 @@ def completion(request: spb.CompleteJobRequest) -> Completion:
     if request.outcome == pb.OUTCOME_UNSPECIFIED:
         raise InvalidArgument("CompleteJob needs an outcome")
     return Completion(
-        outcome=convert.outcome_name(request.outcome), exit_code=request.exit_code, error=request.error,
+        outcome=convert.outcome_name(request.outcome),
+        exit_code=request.exit_code,
+        error=request.error,
         artifacts=[convert.to_dict(a) for a in request.artifacts],
         score=_recordable_score(request.score) if request.HasField("score") else None,
-        agent_version=request.agent_version, start_time=convert.seconds(request.start_time),
-        end_time=convert.seconds(request.end_time), agent_name=request.agent_name)
+        agent_version=request.agent_version,
+        start_time=convert.seconds(request.start_time),
+        end_time=convert.seconds(request.end_time),
+        agent_name=request.agent_name,
+    )
 
 
 def restore_rows(request: spb.RestoreRunRequest, now: float) -> tuple[dict, dict[str, list[dict]]]:
@@ -88,8 +113,10 @@ def restore_rows(request: spb.RestoreRunRequest, now: float) -> tuple[dict, dict
         rows = json.loads(request.manifest_json)
     except ValueError:
         raise InvalidArgument("the export manifest is not JSON") from None
-    events = {batch.attempt_id: [dict(seq=e.seq, **convert.event_row(e, now)) for e in batch.events]
-              for batch in request.events}
+    events = {
+        batch.attempt_id: [dict(seq=e.seq, **convert.event_row(e, now)) for e in batch.events]
+        for batch in request.events
+    }
     return rows, events
 
 

@@ -190,6 +190,7 @@ class Store:
 
     def _facts_of(self, session):
         """catalog.attempt_facts, kept for settled runs (their attempts cannot change)."""
+
         async def facts_of(run_ids: list[str]) -> dict[str, list[tuple]]:
             facts = {run_id: self._facts[run_id] for run_id in run_ids if run_id in self._facts}
             missing = [run_id for run_id in run_ids if run_id not in facts]
@@ -203,6 +204,7 @@ class Store:
                     if run_id in settled:
                         self._remember(self._facts, run_id, rows)
             return facts
+
         return facts_of
 
     async def attempt_usage(self, run: str) -> list[dict]:
@@ -211,8 +213,9 @@ class Store:
 
     async def criterion_table(self, dataset: str, source: str = "") -> dict:
         async with self.sessions() as session:
-            return await criteria.criterion_table(session, dataset, source,
-                                                  progress=lambda run_ids: self._progress(session, run_ids))
+            return await criteria.criterion_table(
+                session, dataset, source, progress=lambda run_ids: self._progress(session, run_ids)
+            )
 
     async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
         worker = records.fit(t.Job.__table__, dict(lease_owner=worker))["lease_owner"]
@@ -266,8 +269,9 @@ class Store:
 
     async def complete_job(self, job_id: str, token: int, done: queue.Completion):
         """(attempt row, trial, cell, retry attempt ID or "")."""
-        fitted = records.fit(t.Attempt.__table__, dict(agent_version=done.agent_version, agent_name=done.agent_name,
-                                                       error=done.error))
+        fitted = records.fit(
+            t.Attempt.__table__, dict(agent_version=done.agent_version, agent_name=done.agent_name, error=done.error)
+        )
         done = dataclasses.replace(done, **fitted)
         if self.fast is not None and done.outcome != records.INFRA_FAILED:
             attempt = await self.fast.complete(job_id, token, done, self.clock())
@@ -331,5 +335,6 @@ class Store:
 
 def _refuse_import(run: t.Run) -> None:
     if run.kind == "import":
-        raise FailedPrecondition(f"{run.label} ({run.id}) is an import: imports cannot be cancelled "
-                                 f"(their results were made elsewhere)")
+        raise FailedPrecondition(
+            f"{run.label} ({run.id}) is an import: imports cannot be cancelled (their results were made elsewhere)"
+        )

@@ -1,10 +1,10 @@
 """StoreService over gRPC: convert the request, call the Store, convert the result."""
 
 import msgspec
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
-
 from services.bulk import gc_paused
 from services.store import convert, requests
 from services.store.service import Store
@@ -42,44 +42,55 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def CancelRun(self, request, context):
         run, cells, cancelled, attempt_id = await self.store.cancel(request.run)
-        return spb.CancelRunResponse(run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled,
-                                     attempt_id=attempt_id)
+        return spb.CancelRunResponse(
+            run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled, attempt_id=attempt_id
+        )
 
     async def ListAttempts(self, request, context):
-        filters = dict(cell_id=request.cell_id, task_digest=request.task_digest,
-                       harness_name=request.harness_name, verdict=request.verdict)
+        filters = dict(
+            cell_id=request.cell_id,
+            task_digest=request.task_digest,
+            harness_name=request.harness_name,
+            verdict=request.verdict,
+        )
         rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token, filters)
-        return spb.ListAttemptsResponse(attempts=[convert.attempt_to_proto(*row) for row in rows],
-                                        next_page_token=token)
+        return spb.ListAttemptsResponse(
+            attempts=[convert.attempt_to_proto(*row) for row in rows], next_page_token=token
+        )
 
     async def GetAttempt(self, request, context):
         return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*await self.store.get_attempt(request.attempt)))
 
     async def ListEvents(self, request, context):
-        events, token = await self.store.list_events(request.attempt, request.page_size, request.page_token,
-                                                     request.max_payload_bytes)
+        events, token = await self.store.list_events(
+            request.attempt, request.page_size, request.page_token, request.max_payload_bytes
+        )
         return spb.ListEventsResponse(events=[convert.event_to_proto(e) for e in events], next_page_token=token)
 
     async def ListDatasets(self, request, context):
         datasets = await self.store.list_datasets()
-        return spb.ListDatasetsResponse(datasets=[_summary(d, spb.DatasetSummary, "last_used_time")
-                                                  for d in datasets])
+        return spb.ListDatasetsResponse(datasets=[_summary(d, spb.DatasetSummary, "last_used_time") for d in datasets])
 
     async def ListTasks(self, request, context):
         page = await self.store.list_tasks(request.dataset, request.page_size, request.page_token)
-        return spb.ListTasksResponse(dataset_name=page["dataset_name"], dataset_digest=page["dataset_digest"],
-                                     tasks=[spb.TaskSummary(**task) for task in page["tasks"]],
-                                     next_page_token=page["next_page_token"])
+        return spb.ListTasksResponse(
+            dataset_name=page["dataset_name"],
+            dataset_digest=page["dataset_digest"],
+            tasks=[spb.TaskSummary(**task) for task in page["tasks"]],
+            next_page_token=page["next_page_token"],
+        )
 
     async def ListHarnesses(self, request, context):
         harnesses = await self.store.list_harnesses()
-        return spb.ListHarnessesResponse(harnesses=[_summary(h, spb.HarnessSummary, "last_used_time")
-                                                    for h in harnesses])
+        return spb.ListHarnessesResponse(
+            harnesses=[_summary(h, spb.HarnessSummary, "last_used_time") for h in harnesses]
+        )
 
     async def ListScorers(self, request, context):
         scorers = await self.store.list_scorers()
-        return spb.ListScorersResponse(scorers=[
-            spb.ScorerSummary(**{**s, "tasks": [spb.ScoredTask(**x) for x in s["tasks"]]}) for s in scorers])
+        return spb.ListScorersResponse(
+            scorers=[spb.ScorerSummary(**{**s, "tasks": [spb.ScoredTask(**x) for x in s["tasks"]]}) for s in scorers]
+        )
 
     async def ListJudges(self, request, context):
         judges, note = await self.store.list_judges()
@@ -92,23 +103,31 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def GetCriterionTable(self, request, context):
         table = await self.store.criterion_table(request.dataset, request.source)
         sources = [_summary(s, spb.CriterionSource, "create_time") for s in table["sources"]]
-        rows = [spb.CriterionRow(**{**r, "cells": [spb.CriterionCell(**c) for c in r["cells"]]})
-                for r in table["rows"]]
-        return spb.GetCriterionTableResponse(table=spb.CriterionTable(
-            dataset_name=table["dataset_name"], dataset_digest=table["dataset_digest"], source=table["source"],
-            sources=sources, rows=rows))
+        rows = [spb.CriterionRow(**{**r, "cells": [spb.CriterionCell(**c) for c in r["cells"]]}) for r in table["rows"]]
+        return spb.GetCriterionTableResponse(
+            table=spb.CriterionTable(
+                dataset_name=table["dataset_name"],
+                dataset_digest=table["dataset_digest"],
+                source=table["source"],
+                sources=sources,
+                rows=rows,
+            )
+        )
 
     async def ClaimJob(self, request, context):
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
         work = await self.store.claim_job(request.worker, lease, request.run_id)
         if work is None:
             return spb.ClaimJobResponse()
-        job = spb.Job(id=work.job.id, lease_token=work.job.lease_token,
-                      lease_expire_time=convert.timestamp(work.job.lease_expire_time),
-                      attempt=convert.attempt_to_proto(work.attempt, work.trial, work.cell),
-                      task=self._parsed(("task", work.task.digest), work.task.record, pb.Task),
-                      harness=self._parsed(("harness", work.harness.digest), work.harness.record, pb.Harness),
-                      spec=self._parsed(("run", work.run.id), work.run.spec, pb.RunSpec))
+        job = spb.Job(
+            id=work.job.id,
+            lease_token=work.job.lease_token,
+            lease_expire_time=convert.timestamp(work.job.lease_expire_time),
+            attempt=convert.attempt_to_proto(work.attempt, work.trial, work.cell),
+            task=self._parsed(("task", work.task.digest), work.task.record, pb.Task),
+            harness=self._parsed(("harness", work.harness.digest), work.harness.record, pb.Harness),
+            spec=self._parsed(("run", work.run.id), work.run.spec, pb.RunSpec),
+        )
         if job.harness.model != work.cell.model:
             # The model is the run's (its cell's): runs of one harness file with different
             # models share its digest, and the record stored under it holds one of them.
@@ -140,8 +159,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def CompleteJob(self, request, context):
         done = requests.completion(request)
         attempt, trial, cell, retry = await self.store.complete_job(request.job_id, request.lease_token, done)
-        return spb.CompleteJobResponse(attempt=convert.attempt_to_proto(attempt, trial, cell),
-                                       retry_attempt_id=retry)
+        return spb.CompleteJobResponse(attempt=convert.attempt_to_proto(attempt, trial, cell), retry_attempt_id=retry)
 
     async def ReleaseJob(self, request, context):
         retry = await self.store.release_job(request.job_id, request.lease_token, request.reason or "worker stopped")

@@ -24,12 +24,12 @@ has none, and the run's model. The record stored is the recomputed one.
 import os
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from google.protobuf import json_format
-from hemra.v1 import common_pb2 as pb
 
+from hemra.v1 import common_pb2 as pb
 from services import digests
 from services.common.errors import InvalidArgument
 
@@ -56,8 +56,9 @@ def _differences(claimed, expected) -> list[str]:
 def _refuse_unless_same(claimed, expected, what: str) -> None:
     wrong = _differences(claimed, expected)
     if wrong:
-        raise InvalidArgument(f"{what}: its record does not match its digest ({', '.join(wrong)} differ from "
-                              f"what its files say); refused")
+        raise InvalidArgument(
+            f"{what}: its record does not match its digest ({', '.join(wrong)} differ from what its files say); refused"
+        )
 
 
 def verify_task(row: dict, blob: Callable[[str], bytes]) -> dict:
@@ -93,8 +94,10 @@ def _load_task(claimed: pb.Task, blob: Callable[[str], bytes], what: str) -> pb.
             if file.path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\0" in file.path:
                 raise InvalidArgument(f"{what}: file {file.path[:100]!r} is not a relative path inside the task")
             if file.size_bytes > MAX_FILE_BYTES:
-                raise InvalidArgument(f"{what}: {file.path} is {file.size_bytes:,} bytes; a restored task file may "
-                                      f"have at most {MAX_FILE_BYTES // 1024 // 1024} MiB")
+                raise InvalidArgument(
+                    f"{what}: {file.path} is {file.size_bytes:,} bytes; a restored task file may "
+                    f"have at most {MAX_FILE_BYTES // 1024 // 1024} MiB"
+                )
             data = blob(file.blob_digest)
             if len(data) != file.size_bytes:
                 raise InvalidArgument(f"{what}: {file.path} has {len(data)} bytes, its record says {file.size_bytes}")
@@ -135,12 +138,20 @@ def verify_harness(row: dict, import_format: str) -> dict:
         expected = harness_to_proto(harnesses.builtin(claimed.harness_name), claimed.model)
     elif claimed.kind == "import":
         source = import_format.split(" ")[0]
-        pinned = digests.sha256(f"imported agent\0{source}\0{claimed.agent}\0{claimed.agent_version}\0"
-                                f"{claimed.model}".encode())
+        pinned = digests.sha256(
+            f"imported agent\0{source}\0{claimed.agent}\0{claimed.agent_version}\0{claimed.model}".encode()
+        )
         if not import_format or pinned != digest:
             raise InvalidArgument(f"{what}: not the digest of an imported agent; refused")
-        expected = pb.Harness(name=f"harnesses/{digest}", digest=digest, harness_name=claimed.agent, kind="import",
-                              agent=claimed.agent, agent_version=claimed.agent_version, model=claimed.model)
+        expected = pb.Harness(
+            name=f"harnesses/{digest}",
+            digest=digest,
+            harness_name=claimed.agent,
+            kind="import",
+            agent=claimed.agent,
+            agent_version=claimed.agent_version,
+            model=claimed.model,
+        )
     else:
         if digests.sha256(claimed.source_text.encode()) != digest:
             raise InvalidArgument(f"{what}: its harness file's text does not hash to its digest; refused")

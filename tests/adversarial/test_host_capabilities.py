@@ -41,8 +41,13 @@ async def test_no_capability_no_root_no_new_privileges(tmp_path):
         lines = result.stdout.decode().split()
         assert lines[0] != "0"
         status = dict(zip(lines[1::2], lines[2::2]))
-        assert status == {"CapEff:": "0000000000000000", "CapPrm:": "0000000000000000",
-                          "CapBnd:": "0000000000000000", "CapAmb:": "0000000000000000", "NoNewPrivs:": "1"}
+        assert status == {
+            "CapEff:": "0000000000000000",
+            "CapPrm:": "0000000000000000",
+            "CapBnd:": "0000000000000000",
+            "CapAmb:": "0000000000000000",
+            "NoNewPrivs:": "1",
+        }
         # The verifier's commands are the same exec: checked once more with another environment.
         again = await sandbox.exec("grep CapEff /proc/self/status", cwd="/tests", env={"X": "1"})
         assert again.stdout.split()[-1] == b"0000000000000000"
@@ -54,8 +59,9 @@ async def test_remount_of_usr_fails_and_the_hosts_usr_stays_untouched(tmp_path):
     sandbox = await host_sandbox(tmp_path)
     name = f"hemra-escape-{uuid.uuid4().hex[:8]}"
     try:
-        result = await sandbox.exec(f"mount -o remount,rw,bind /usr && touch /usr/local/{name}; "
-                                    f"touch /usr/local/{name}-2; echo done")
+        result = await sandbox.exec(
+            f"mount -o remount,rw,bind /usr && touch /usr/local/{name}; touch /usr/local/{name}-2; echo done"
+        )
         assert result.stdout == b"done\n"
         assert not Path(f"/usr/local/{name}").exists() and not Path(f"/usr/local/{name}-2").exists()
     finally:
@@ -102,7 +108,7 @@ async def test_open_by_handle_at_cannot_read_a_host_file(tmp_path):
     sandbox = await host_sandbox(tmp_path)
     try:
         (tmp_path / "work" / "a-1" / "root" / "tmp" / "h.py").write_text(_OPEN_BY_HANDLE)
-        result = await sandbox.exec(f"python3 /tmp/h.py {kind} {buf.raw[8:8 + size].hex()}")
+        result = await sandbox.exec(f"python3 /tmp/h.py {kind} {buf.raw[8 : 8 + size].hex()}")
         assert b"host-secret" not in result.stdout
         assert result.stdout.startswith(b"errno ")
     finally:
@@ -116,7 +122,8 @@ async def test_the_attempts_folders_belong_to_the_sandbox_user(tmp_path):
         result = await sandbox.exec(
             "set -e; for d in /app /logs/agent /logs/verifier /logs/artifacts /tests /solution /tmp /root; do "
             "touch $d/w; done; rm /tmp/hemra-acp/in/00000001; echo x >> /app/run.sh; mkdir /tmp/hemra-acp/out; "
-            "echo ok")
+            "echo ok"
+        )
         assert result.stdout == b"ok\n", result.stderr
         owner = os.stat(tmp_path / "work" / "a-1" / "root" / "app" / "run.sh")
         assert (owner.st_uid, owner.st_gid) == sandbox.owner

@@ -32,8 +32,10 @@ def host_folder(tmp_path: Path) -> Path:
 
 
 def untouched(folder: Path) -> bool:
-    return sorted(p.name for p in folder.iterdir()) == ["secret.txt"] and \
-        (folder / "secret.txt").read_text() == "host-secret\n"
+    return (
+        sorted(p.name for p in folder.iterdir()) == ["secret.txt"]
+        and (folder / "secret.txt").read_text() == "host-secret\n"
+    )
 
 
 async def test_artifacts_swapped_for_a_link_to_etc_collect_nothing(tmp_path):
@@ -52,8 +54,10 @@ async def test_a_link_to_a_host_folder_is_never_read_listed_written_or_emptied(t
     host = host_folder(tmp_path)
     sandbox = await host_sandbox(tmp_path)
     try:
-        await sandbox.exec(f"rm -rf /logs/agent /logs/verifier && ln -s {host} /logs/agent && "
-                           f"ln -s {host} /logs/verifier && ln -s {host}/secret.txt /app/leaf.txt")
+        await sandbox.exec(
+            f"rm -rf /logs/agent /logs/verifier && ln -s {host} /logs/agent && "
+            f"ln -s {host} /logs/verifier && ln -s {host}/secret.txt /app/leaf.txt"
+        )
         assert await sandbox.list_files("/logs/agent") == []
         for path in ("/logs/agent/secret.txt", "/app/leaf.txt"):
             with pytest.raises(FileNotFoundError):  # the host path does not exist inside
@@ -96,8 +100,10 @@ async def test_system_paths_are_the_sandboxs_not_the_hosts(tmp_path, monkeypatch
 async def test_fifos_and_sockets_never_block_and_are_not_files(tmp_path):
     sandbox = await host_sandbox(tmp_path)
     try:
-        await sandbox.exec("mkfifo /logs/artifacts/fifo /app/fifo && echo ok > /logs/artifacts/real.txt && "
-                           "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"/logs/artifacts/sock\")'")
+        await sandbox.exec(
+            "mkfifo /logs/artifacts/fifo /app/fifo && echo ok > /logs/artifacts/real.txt && "
+            "python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind(\"/logs/artifacts/sock\")'"
+        )
         started = time.monotonic()
         assert await sandbox.list_files("/logs/artifacts") == ["/logs/artifacts/real.txt"]
         for path in ("/logs/artifacts/fifo", "/logs/artifacts/sock"):
@@ -117,14 +123,21 @@ async def test_a_folder_swapped_for_a_link_while_hemra_works_never_leads_out(tmp
     reads and removes inside it: HEMRA either works in the real folder or refuses."""
     host = host_folder(tmp_path)
     sandbox = await host_sandbox(tmp_path)
-    swapper = asyncio.create_task(sandbox.exec(
-        f"mkdir -p /app/d; end=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do mv /app/d /app/real; "
-        f"ln -s {host} /app/d; rm /app/d; mv /app/real /app/d; done", timeout=60))
+    swapper = asyncio.create_task(
+        sandbox.exec(
+            f"mkdir -p /app/d; end=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do mv /app/d /app/real; "
+            f"ln -s {host} /app/d; rm /app/d; mv /app/real /app/d; done",
+            timeout=60,
+        )
+    )
     try:
         while not swapper.done():
-            for call in (sandbox.write_files([("/app/d/secret.txt", b"written by HEMRA", False)]),
-                         sandbox.read_file("/app/d/secret.txt"), sandbox.list_files("/app/d"),
-                         sandbox.remove_path("/app/d/secret.txt")):
+            for call in (
+                sandbox.write_files([("/app/d/secret.txt", b"written by HEMRA", False)]),
+                sandbox.read_file("/app/d/secret.txt"),
+                sandbox.list_files("/app/d"),
+                sandbox.remove_path("/app/d/secret.txt"),
+            ):
                 try:
                     result = await call
                 except (FileNotFoundError, PermissionError, NotADirectoryError):
@@ -144,10 +157,15 @@ def test_safefs_refuses_links_in_any_component(tmp_path):
     host = host_folder(tmp_path)
     (root / "a" / "up").symlink_to(host)
     (root / "leaf").symlink_to(host / "secret.txt")
-    for call in (lambda: safefs.read(root, "a/up/secret.txt"), lambda: safefs.read(root, "leaf"),
-                 lambda: safefs.size(root, "leaf"), lambda: safefs.write(root, "a/up/new", b"x"),
-                 lambda: safefs.write(root, "leaf", b"x"), lambda: safefs.remove(root, "a/up/secret.txt"),
-                 lambda: safefs.make_folders(root, "a/up/x")):
+    for call in (
+        lambda: safefs.read(root, "a/up/secret.txt"),
+        lambda: safefs.read(root, "leaf"),
+        lambda: safefs.size(root, "leaf"),
+        lambda: safefs.write(root, "a/up/new", b"x"),
+        lambda: safefs.write(root, "leaf", b"x"),
+        lambda: safefs.remove(root, "a/up/secret.txt"),
+        lambda: safefs.make_folders(root, "a/up/x"),
+    ):
         with pytest.raises(safefs.LinkRefused):
             call()
     with pytest.raises(PermissionError):

@@ -14,8 +14,10 @@ from services.environments.capabilities import ENFORCES
 from services.executor.sandboxes.host import HostSandbox
 
 #: Prints the body of GET url, or the error's class name.
-FETCH = ("python3 -c 'import sys, urllib.request\ntry: print(urllib.request.urlopen(sys.argv[1], timeout=5)"
-         ".read().decode())\nexcept Exception as exc: print(type(exc).__name__)' ")
+FETCH = (
+    "python3 -c 'import sys, urllib.request\ntry: print(urllib.request.urlopen(sys.argv[1], timeout=5)"
+    ".read().decode())\nexcept Exception as exc: print(type(exc).__name__)' "
+)
 
 
 async def host_sandbox(tmp_path: Path, **kwargs) -> HostSandbox:
@@ -28,11 +30,13 @@ async def host_sandbox(tmp_path: Path, **kwargs) -> HostSandbox:
 
 async def http_server(body: bytes) -> tuple[asyncio.AbstractServer, int]:
     """A tiny HTTP server on the host's 127.0.0.1 answering every request with `body`."""
+
     async def answer(reader, writer):
         await reader.readuntil(b"\r\n\r\n")
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
         await writer.drain()
         writer.close()
+
     server = await asyncio.start_server(answer, "127.0.0.1", 0)
     return server, server.sockets[0].getsockname()[1]
 
@@ -41,8 +45,10 @@ async def test_the_hosts_loopback_services_are_unreachable(tmp_path):
     server, port = await http_server(b"verifier output of another attempt")
     sandbox = await host_sandbox(tmp_path)
     try:
-        result = await sandbox.exec(f"{FETCH} http://127.0.0.1:{port}/; (echo > /dev/tcp/127.0.0.1/{port}) 2>&1 "
-                                    f"&& echo connected; grep -c . /proc/net/tcp")
+        result = await sandbox.exec(
+            f"{FETCH} http://127.0.0.1:{port}/; (echo > /dev/tcp/127.0.0.1/{port}) 2>&1 "
+            f"&& echo connected; grep -c . /proc/net/tcp"
+        )
         assert b"verifier output" not in result.stdout and b"connected" not in result.stdout
         assert result.stdout.split()[-1] == b"1"  # the header line: no socket of the host's is listed
         assert "network_block" in sandbox.enforces and "network_block" in ENFORCES["host"]
@@ -68,9 +74,12 @@ async def test_declared_endpoints_and_only_them_are_relayed(tmp_path):
     name = loopback_name()
     sandbox = await host_sandbox(tmp_path, endpoints=[("127.0.0.1", model_port), (name, model_port)])
     try:
-        result = await sandbox.exec(f"{FETCH} http://127.0.0.1:{model_port}/v1; {FETCH} http://{name}:"
-                                    f"{model_port}/v1; {FETCH} http://127.0.0.1:{other_port}/; "
-                                    f"getent hosts {name}", timeout=30)
+        result = await sandbox.exec(
+            f"{FETCH} http://127.0.0.1:{model_port}/v1; {FETCH} http://{name}:"
+            f"{model_port}/v1; {FETCH} http://127.0.0.1:{other_port}/; "
+            f"getent hosts {name}",
+            timeout=30,
+        )
         lines = result.stdout.decode().splitlines()
         assert lines[:3] == ["model answer", "model answer", "URLError"], result.stderr
         assert lines[3].split() == ["127.77.0.1", name]  # the relay's own address for the name
@@ -89,8 +98,7 @@ async def test_a_relay_that_cannot_listen_is_the_sandboxs_failure(tmp_path):
 
     sandbox = await host_sandbox(tmp_path, endpoints=[("127.0.0.1", 4242)])
     try:
-        sandbox.relay.listeners[0] = type(sandbox.relay.listeners[0])("127.0.0.1", 4242, "0.sock", ("10.1.2.3",),
-                                                                      False)
+        sandbox.relay.listeners[0] = type(sandbox.relay.listeners[0])("127.0.0.1", 4242, "0.sock", ("10.1.2.3",), False)
         with pytest.raises(SandboxError, match="relay"):
             await sandbox.exec("echo never")
     finally:
@@ -125,6 +133,7 @@ async def test_an_endpoint_below_1024_is_relayed_though_the_sandbox_user_has_no_
         await reader.readuntil(b"\r\n\r\n")
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
         writer.close()
+
     for port in range(990, 1000):
         try:
             server = await asyncio.start_server(answer, "127.0.0.1", port)

@@ -68,18 +68,41 @@ def test_the_sandbox_run_by_a_user_keeps_its_guarantees(tmp_path):
         shutil.chown(folder, user.pw_uid, user.pw_gid)
         shutil.chown(folder / "host", user.pw_uid, user.pw_gid)
         done = subprocess.run(
-            ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--",
-             sys.executable, "-c", SCRIPT, str(folder), str(listener.getsockname()[1])],
-            capture_output=True, text=True, timeout=120, cwd=REPO,
-            env={"PATH": os.environ["PATH"], "HOME": str(folder), "HEMRA_CANARY_SECRET": "s3cr3t-canary",
-                 "PYTHONPATH": str(REPO)})
+            [
+                "setpriv",
+                f"--reuid={user.pw_uid}",
+                f"--regid={user.pw_gid}",
+                "--clear-groups",
+                "--",
+                sys.executable,
+                "-c",
+                SCRIPT,
+                str(folder),
+                str(listener.getsockname()[1]),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO,
+            env={
+                "PATH": os.environ["PATH"],
+                "HOME": str(folder),
+                "HEMRA_CANARY_SECRET": "s3cr3t-canary",
+                "PYTHONPATH": str(REPO),
+            },
+        )
         if done.returncode != 0 and ("Permission denied" in done.stderr or "No permissions" in done.stderr):
             pytest.skip(f"{user.pw_name} cannot run HEMRA or bwrap here: {done.stderr.strip()[-300:]}")
         assert done.returncode == 0, done.stderr
         said = json.loads(done.stdout.strip().splitlines()[-1])
         lines = said["exec"].split("\n")
-        assert lines[:5] == [str(user.pw_uid), "CapEff:0000000000000000", "CapBnd:0000000000000000", "relayed",
-                             "closed"], said["exec"]
+        assert lines[:5] == [
+            str(user.pw_uid),
+            "CapEff:0000000000000000",
+            "CapBnd:0000000000000000",
+            "relayed",
+            "closed",
+        ], said["exec"]
         assert "s3cr3t-canary" not in said["exec"]  # bwrap's own environment (PID 1) is empty
         assert said["listed"] == [] and said["wrote"] is False
         assert sorted(os.listdir(folder / "host")) == ["keep.txt"]

@@ -17,7 +17,6 @@ from tests.e2e.helpers import hemra, show
 pytestmark = pytest.mark.slow
 
 
-
 @pytest.fixture(params=["host", "docker"])
 def sandbox(request):
     """Each test on the host sandbox, and on Docker when the engine answers (required in CI)."""
@@ -37,16 +36,24 @@ def make_tasks(root: Path, names=("answer",)) -> Path:
         task = root / "ds" / name
         (task / "environment").mkdir(parents=True)
         (task / "tests").mkdir()
-        (task / "task.toml").write_text(f'[task]\nname = "out/{name}"\n[agent]\ntimeout_sec = 60.0\n'
-                                        '[verifier]\ntimeout_sec = 30.0\n')
+        (task / "task.toml").write_text(
+            f'[task]\nname = "out/{name}"\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 30.0\n'
+        )
         (task / "instruction.md").write_text("Write 42 into /app/answer.txt.\n")
         (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nWORKDIR /app\n")
         (task / "tests" / "test.sh").write_text(TEST_SH)
     return root / "ds"
 
 
-def run_attack(env: dict, tmp_path: Path, script: str, sandbox: str, tasks=("answer",),
-               extra_env: dict | None = None, isolation: str = "") -> subprocess.CompletedProcess:
+def run_attack(
+    env: dict,
+    tmp_path: Path,
+    script: str,
+    sandbox: str,
+    tasks=("answer",),
+    extra_env: dict | None = None,
+    isolation: str = "",
+) -> subprocess.CompletedProcess:
     """Run bash `script` as a program harness (it reaches into the sandbox with `hemra harness
     exec`) on each task once."""
     (tmp_path / "harnesses").mkdir(exist_ok=True)
@@ -54,9 +61,10 @@ def run_attack(env: dict, tmp_path: Path, script: str, sandbox: str, tasks=("ans
     (tmp_path / "harnesses" / "attack.sh").write_text(textwrap.dedent(script))
     dataset = make_tasks(tmp_path, tasks)
     run_file = tmp_path / "run.toml"
-    run_file.write_text(f'name = "attack"\nharnesses = ["attack"]\ndatasets = ["{dataset}"]\n'
-                        f'[sandbox]\nkind = "{sandbox}"\n'
-                        + (f'[verifier]\nisolation = "{isolation}"\n' if isolation else ""))
+    run_file.write_text(
+        f'name = "attack"\nharnesses = ["attack"]\ndatasets = ["{dataset}"]\n'
+        f'[sandbox]\nkind = "{sandbox}"\n' + (f'[verifier]\nisolation = "{isolation}"\n' if isolation else "")
+    )
     result = hemra({**env, **(extra_env or {})}, "run", str(run_file), cwd=tmp_path, timeout=600)
     assert result.returncode in (0, 1), result.stderr + result.stdout
     return result
@@ -198,7 +206,7 @@ def test_a_2_gib_artifact_is_read_no_further_than_its_cap(hemra_env, tmp_path):
     [attempt] = attempts(hemra_env)
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt
     [artifact] = [a for a in attempt["artifacts"] if a["path"] == "/logs/artifacts/huge"]
-    assert int(artifact["size_bytes"]) == 2 * 1024 ** 3
+    assert int(artifact["size_bytes"]) == 2 * 1024**3
     assert len(blob(hemra_env, attempt, "/logs/artifacts/huge")) == 64 * 1024 * 1024
     if peak_kib > before:  # ru_maxrss is the largest child so far: only a new peak is this run's
         assert peak_kib < 1024 * 1024, f"hemra run peaked at {peak_kib // 1024} MiB"
@@ -228,8 +236,15 @@ def test_agent_strings_reach_the_terminal_escaped(hemra_env, tmp_path):
     # The report flags the unpinned version it saw: escaped, visibly.
     assert "ran 1.0\\x1b[2J\\x1b[31m\\u202eevil\\x9b31m" in result.stdout
     outputs = [result.stdout, result.stderr]
-    for args in (("show", "attack", "--report"), ("runs",), ("runs", "--json"), ("show", attempt["id"]),
-                 ("show", "attack"), ("compare", "attack"), ("compare", "attack", "--json")):
+    for args in (
+        ("show", "attack", "--report"),
+        ("runs",),
+        ("runs", "--json"),
+        ("show", attempt["id"]),
+        ("show", "attack"),
+        ("compare", "attack"),
+        ("compare", "attack", "--json"),
+    ):
         done = hemra(hemra_env, *args)
         assert done.returncode == 0, done.stderr
         outputs += [done.stdout, done.stderr]

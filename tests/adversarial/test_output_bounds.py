@@ -128,8 +128,15 @@ async def test_collect__caps_per_file_and_per_attempt_with_markers(monkeypatch):
     monkeypatch.setenv("HEMRA_MAX_ARTIFACTS_BYTES", "2500")
     store = FakeStore()
     log = EventLog(store, "j", 1)
-    sandbox = FakeSandbox({"/logs/verifier/reward.txt": 2, "/logs/agent/a": 5000, "/logs/agent/b": 5000,
-                           "/logs/agent/c": 5000, "/logs/artifacts/huge": 2 * 1024 ** 3})
+    sandbox = FakeSandbox(
+        {
+            "/logs/verifier/reward.txt": 2,
+            "/logs/agent/a": 5000,
+            "/logs/agent/b": 5000,
+            "/logs/agent/c": 5000,
+            "/logs/artifacts/huge": 2 * 1024**3,
+        }
+    )
     found = {a.path: a for a in await artifacts.collect(sandbox, store, log)}
     await log.flush()
     assert list(found) == ["/logs/agent/a", "/logs/agent/b", "/logs/agent/c", "/logs/verifier/reward.txt"]
@@ -153,14 +160,17 @@ async def test_collect__hemras_own_logs_win_over_the_sandboxs_files():
     assert [(a.path, a.size_bytes) for a in found] == [("/logs/agent/harness-stdout.txt", 4)]
 
 
-@pytest.mark.parametrize("raw,shown", [
-    ("1.0\x1b[2J\x1b[31m", "1.0\\x1b[2J\\x1b[31m"),
-    ("a\x9b31mb", "a\\x9b31mb"),
-    ("evil\u202etxt.exe", "evil\\u202etxt.exe"),
-    ("two\nlines\r", "two\\nlines\\r"),
-    ("\x07bell\x7f", "\\x07bell\\x7f"),
-    ("plain é 名前", "plain é 名前"),
-])
+@pytest.mark.parametrize(
+    "raw,shown",
+    [
+        ("1.0\x1b[2J\x1b[31m", "1.0\\x1b[2J\\x1b[31m"),
+        ("a\x9b31mb", "a\\x9b31mb"),
+        ("evil\u202etxt.exe", "evil\\u202etxt.exe"),
+        ("two\nlines\r", "two\\nlines\\r"),
+        ("\x07bell\x7f", "\\x07bell\\x7f"),
+        ("plain é 名前", "plain é 名前"),
+    ],
+)
 def test_clean__control_and_invisible_characters_are_shown_escaped(raw, shown):
     assert clean(raw) == shown
 

@@ -23,6 +23,7 @@ def sandbox(request) -> str:
         request.getfixturevalue("docker_engine")
     return request.param
 
+
 #: A task the attacker does not solve: /app/answer.txt must hold "42". Its test uses `cmp`
 #: and python3 (tools a hostile agent may try to replace) and records every process it sees.
 TEST_SH = """#!/bin/bash
@@ -42,8 +43,9 @@ def make_task(root: Path, name: str = "answer", test_sh: str = TEST_SH, toml_ext
     (task / "environment").mkdir(parents=True)
     (task / "tests").mkdir()
     (task / "solution").mkdir()
-    (task / "task.toml").write_text(f'[task]\nname = "adv/{name}"\n[agent]\ntimeout_sec = 60.0\n'
-                                    f'[verifier]\ntimeout_sec = 30.0\n{toml_extra}')
+    (task / "task.toml").write_text(
+        f'[task]\nname = "adv/{name}"\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 30.0\n{toml_extra}'
+    )
     (task / "instruction.md").write_text("Write 42 into /app/answer.txt.\n")
     (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nWORKDIR /app\n")
     (task / "tests" / "test.sh").write_text(test_sh)
@@ -51,8 +53,15 @@ def make_task(root: Path, name: str = "answer", test_sh: str = TEST_SH, toml_ext
     return task.parent
 
 
-def attack(env: dict, tmp_path: Path, script: str, sandbox: str, isolation: str = "",
-           timeout: int = 0, task_root: Path | None = None) -> dict:
+def attack(
+    env: dict,
+    tmp_path: Path,
+    script: str,
+    sandbox: str,
+    isolation: str = "",
+    timeout: int = 0,
+    task_root: Path | None = None,
+) -> dict:
     """Run the attacking harness (bash `script` on the host, reaching in with `hemra harness
     exec`) on the task once; return the attempt."""
     (tmp_path / "harnesses").mkdir(exist_ok=True)
@@ -60,10 +69,12 @@ def attack(env: dict, tmp_path: Path, script: str, sandbox: str, isolation: str 
     (tmp_path / "harnesses" / "attack.sh").write_text(textwrap.dedent(script))
     dataset = task_root or make_task(tmp_path)
     run_file = tmp_path / "run.toml"
-    run_file.write_text(f'name = "attack"\nharnesses = ["attack"]\ndatasets = ["{dataset}"]\n'
-                        + (f"timeout_secs = {timeout}\n" if timeout else "")
-                        + f'[sandbox]\nkind = "{sandbox}"\n'
-                        + (f'[verifier]\nisolation = "{isolation}"\n' if isolation else ""))
+    run_file.write_text(
+        f'name = "attack"\nharnesses = ["attack"]\ndatasets = ["{dataset}"]\n'
+        + (f"timeout_secs = {timeout}\n" if timeout else "")
+        + f'[sandbox]\nkind = "{sandbox}"\n'
+        + (f'[verifier]\nisolation = "{isolation}"\n' if isolation else "")
+    )
     result = hemra(env, "run", str(run_file), cwd=tmp_path, timeout=600)
     assert result.returncode in (0, 1), result.stderr + result.stdout
     [attempt] = show(env, "attack")["attempts"]
@@ -155,8 +166,11 @@ def test_fresh_verifier_gets_the_workspace_and_the_logs_only(hemra_env, tmp_path
 @pytest.mark.parametrize("held_by", ["harness", "command"])
 def test_a_child_holding_the_output_open_does_not_outlive_the_timeout(hemra_env, tmp_path, sandbox, held_by):
     # The harness program's own output (on the host), or a command's in the sandbox.
-    script = ("setsid sleep 1000 & exec sleep 1000\n" if held_by == "harness" else
-              "hemra harness exec 'setsid sleep infinity & exec sleep 1000'\n")
+    script = (
+        "setsid sleep 1000 & exec sleep 1000\n"
+        if held_by == "harness"
+        else "hemra harness exec 'setsid sleep infinity & exec sleep 1000'\n"
+    )
     started = time.monotonic()
     attempt = attack(hemra_env, tmp_path, script, sandbox, timeout=5)
     assert time.monotonic() - started < 40
@@ -166,8 +180,11 @@ def test_a_child_holding_the_output_open_does_not_outlive_the_timeout(hemra_env,
 
 @pytest.mark.parametrize("held_by", ["harness", "command"])
 def test_a_harness_that_exited_is_finished_whatever_it_left_running(hemra_env, tmp_path, sandbox, held_by):
-    script = ("hemra harness exec 'echo 42 > /app/answer.txt'\nsleep 30 &\nexit 0\n" if held_by == "harness" else
-              "hemra harness exec 'sleep 30 & echo 42 > /app/answer.txt; exit 0'\n")
+    script = (
+        "hemra harness exec 'echo 42 > /app/answer.txt'\nsleep 30 &\nexit 0\n"
+        if held_by == "harness"
+        else "hemra harness exec 'sleep 30 & echo 42 > /app/answer.txt; exit 0'\n"
+    )
     started = time.monotonic()
     attempt = attack(hemra_env, tmp_path, script, sandbox, timeout=20)
     assert time.monotonic() - started < 25
@@ -190,8 +207,7 @@ def test_docker_fork_bomb_ends_at_its_timeout_and_leaves_nothing(hemra_env, tmp_
 
 
 @pytest.mark.usefixtures("docker_engine")
-def test_docker_agent_that_kills_its_own_container_gets_a_result_not_an_infrastructure_failure(hemra_env,
-                                                                                              tmp_path):
+def test_docker_agent_that_kills_its_own_container_gets_a_result_not_an_infrastructure_failure(hemra_env, tmp_path):
     script = """
     hemra harness exec 'kill -KILL -1; sleep 1'
     hemra harness exec 'echo still here'
@@ -207,5 +223,5 @@ def test_fresh_isolation_refused_where_the_task_has_no_workspace_of_its_own(hemr
     (tmp_path / "harnesses").mkdir()
     result = hemra(hemra_env, "run", "-H", "nop", "-d", str(dataset))
     assert result.returncode == 2
-    assert "[verifier] isolation is \"fresh\", but task adv/answer cannot have it" in result.stderr
+    assert '[verifier] isolation is "fresh", but task adv/answer cannot have it' in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -34,8 +34,10 @@ def test_cancel__by_attempt_and_job_cancels_only_that_trial(hemra_env):
     result = hemra(hemra_env, "cancel", first)
     assert result.returncode == 0, result.stderr
     assert "cancelled its trial's unfinished attempt" in result.stdout
-    assert states(hemra_env, "later") == {first: ("ATTEMPT_STATE_FINISHED", "OUTCOME_CANCELLED"),
-                                          second: ("ATTEMPT_STATE_QUEUED", "")}
+    assert states(hemra_env, "later") == {
+        first: ("ATTEMPT_STATE_FINISHED", "OUTCOME_CANCELLED"),
+        second: ("ATTEMPT_STATE_QUEUED", ""),
+    }
     again = hemra(hemra_env, "cancel", first)
     assert again.returncode == 0 and "nothing to cancel" in again.stdout
     assert hemra(hemra_env, "cancel", job_of(hemra_env, second)).returncode == 0
@@ -46,9 +48,14 @@ def test_cancel__by_attempt_and_job_cancels_only_that_trial(hemra_env):
 def test_cancel__a_running_attempt_stops_and_the_run_goes_on(hemra_env, tmp_path):
     (tmp_path / "harnesses").mkdir()
     (tmp_path / "harnesses" / "sleepy.toml").write_text('kind = "program"\ncommand = ["sleep", "120"]\n')
-    process = subprocess.Popen([HEMRA, "run", "-H", "sleepy", "-d", "hemra-offline", *TWO_TASKS,
-                                "--concurrency", "2", "--label", "busy"], cwd=tmp_path, env=hemra_env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [HEMRA, "run", "-H", "sleepy", "-d", "hemra-offline", *TWO_TASKS, "--concurrency", "2", "--label", "busy"],
+        cwd=tmp_path,
+        env=hemra_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -62,8 +69,10 @@ def test_cancel__a_running_attempt_stops_and_the_run_goes_on(hemra_env, tmp_path
         while time.monotonic() < deadline and _sleepers() > 1:
             time.sleep(0.3)
         assert _sleepers() == 1, "the cancelled attempt's process still runs"
-        assert states(hemra_env, "busy") == {first: ("ATTEMPT_STATE_FINISHED", "OUTCOME_CANCELLED"),
-                                             second: ("ATTEMPT_STATE_RUNNING", "")}
+        assert states(hemra_env, "busy") == {
+            first: ("ATTEMPT_STATE_FINISHED", "OUTCOME_CANCELLED"),
+            second: ("ATTEMPT_STATE_RUNNING", ""),
+        }
         assert hemra(hemra_env, "cancel", "busy").returncode == 0
         process.wait(timeout=30)
     finally:
@@ -98,8 +107,10 @@ def test_cancel__refuses_imports_and_unknown_references(hemra_env, tmp_path):
 def test_show_and_export__take_every_kind_of_reference(hemra_env, tmp_path):
     assert hemra(hemra_env, "run", "-H", "oracle", "-d", "hemra-offline", *TWO_TASKS, "--label", "done").returncode == 0
     write_run(tmp_path / "swe")
-    assert hemra(hemra_env, "import", str(tmp_path / "swe"), "--swebench-version", "5.0.2",
-                 "--label", "swe").returncode == 0
+    assert (
+        hemra(hemra_env, "import", str(tmp_path / "swe"), "--swebench-version", "5.0.2", "--label", "swe").returncode
+        == 0
+    )
     run = show(hemra_env, "done")
     attempt = run["attempts"][0]
     job = job_of(hemra_env, attempt["id"])
@@ -108,8 +119,12 @@ def test_show_and_export__take_every_kind_of_reference(hemra_env, tmp_path):
     imported = show(hemra_env, "swe")
     assert show(hemra_env, imported["run"]["id"])["run"] == imported["run"]
     assert show(hemra_env, imported["attempts"][0]["id"])["attempt"]["run_id"] == imported["run"]["id"]
-    for name, ref in (("by-label", "done"), ("by-id", run["run"]["id"]), ("import-label", "swe"),
-                      ("import-id", imported["run"]["id"])):
+    for name, ref in (
+        ("by-label", "done"),
+        ("by-id", run["run"]["id"]),
+        ("import-label", "swe"),
+        ("import-id", imported["run"]["id"]),
+    ):
         result = hemra(hemra_env, "export", ref, "--out", str(tmp_path / name))
         assert result.returncode == 0, result.stderr
     for name, ref in (("by-attempt", attempt["id"]), ("by-job", job)):
@@ -129,13 +144,16 @@ def test_show_and_export__take_every_kind_of_reference(hemra_env, tmp_path):
 
 
 def test_compare_bad_input__one_line_exit_2(hemra_env):
-    queued = hemra(hemra_env, "run", "-H", "nop", "-H", "oracle", "-d", "hemra-offline", *TWO_TASKS,
-                   "--label", "two", "--detach")
+    queued = hemra(
+        hemra_env, "run", "-H", "nop", "-H", "oracle", "-d", "hemra-offline", *TWO_TASKS, "--label", "two", "--detach"
+    )
     assert queued.returncode == 0, queued.stderr
-    cases = {("nope", "two/nop"): "no run or import by that ID or label",
-             ("two", "two/nop"): "holds several harnesses (nop, oracle); name one",
-             ("two/nobody", "two/nop"): "has no cell 'nobody'",
-             ("two", "--criteria"): "--criteria and --judge compare two sides"}
+    cases = {
+        ("nope", "two/nop"): "no run or import by that ID or label",
+        ("two", "two/nop"): "holds several harnesses (nop, oracle); name one",
+        ("two/nobody", "two/nop"): "has no cell 'nobody'",
+        ("two", "--criteria"): "--criteria and --judge compare two sides",
+    }
     for args, fragment in cases.items():
         result = hemra(hemra_env, "compare", *args)
         assert result.returncode == 2, (args, result.stdout, result.stderr)

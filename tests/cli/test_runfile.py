@@ -6,7 +6,7 @@ import pytest
 
 from clients.cli.runfile import Flags, RunFileError, merge, read
 
-FULL = '''
+FULL = """
 name = "nightly"
 baseline = "nop"
 harnesses = ["oracle", "nop"]
@@ -34,7 +34,7 @@ name = "style"
 
 [[judge]]
 name = "safety"
-'''
+"""
 
 
 def write(tmp_path: Path, text: str, name: str = "hemra.toml") -> Path:
@@ -45,11 +45,26 @@ def write(tmp_path: Path, text: str, name: str = "hemra.toml") -> Path:
 
 # --- read ---------------------------------------------------------------------------
 
+
 def test_read__every_documented_key(tmp_path):
     data = read(write(tmp_path, FULL))
-    assert set(data) == {"name", "baseline", "harnesses", "datasets", "attempts", "concurrency", "model",
-                         "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox",
-                         "verifier", "judge"}
+    assert set(data) == {
+        "name",
+        "baseline",
+        "harnesses",
+        "datasets",
+        "attempts",
+        "concurrency",
+        "model",
+        "timeout_secs",
+        "max_infra_retries",
+        "tasks",
+        "exclude",
+        "require",
+        "sandbox",
+        "verifier",
+        "judge",
+    }
     assert data["sandbox"] == {"kind": "docker", "image": "ubuntu:24.04", "network": "host"}
     assert data["judge"] == [{"name": "style"}, {"name": "safety"}]
 
@@ -93,21 +108,24 @@ def test_read__unknown_sandbox_key(tmp_path):
 
 
 def test_read__unknown_verifier_key(tmp_path):
-    path = write(tmp_path, '[verifier]\ntimeout = 5\n')
+    path = write(tmp_path, "[verifier]\ntimeout = 5\n")
     with pytest.raises(RunFileError, match="verifier.'timeout'"):
         read(path)
 
 
-@pytest.mark.parametrize("text,message", [
-    ('attempts = "3"', "attempts must be an integer"),
-    ("attempts = 2.0", "attempts must be an integer"),
-    ("attempts = true", "attempts must be an integer"),
-    ("name = 5", "name must be a string"),
-    ('harnesses = "oracle"', "harnesses must be a list"),
-    ('sandbox = "host"', "sandbox must be a table"),
-    ("[sandbox]\nkind = 1", "sandbox.kind must be a string"),
-    ('[verifier]\nenv = "A"', "verifier.env must be a list"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('attempts = "3"', "attempts must be an integer"),
+        ("attempts = 2.0", "attempts must be an integer"),
+        ("attempts = true", "attempts must be an integer"),
+        ("name = 5", "name must be a string"),
+        ('harnesses = "oracle"', "harnesses must be a list"),
+        ('sandbox = "host"', "sandbox must be a table"),
+        ("[sandbox]\nkind = 1", "sandbox.kind must be a string"),
+        ('[verifier]\nenv = "A"', "verifier.env must be a list"),
+    ],
+)
 def test_read__wrong_type(tmp_path, text, message):
     path = write(tmp_path, text + "\n")
     with pytest.raises(RunFileError, match=message) as info:
@@ -149,10 +167,22 @@ def test_read__not_utf8(tmp_path):
 
 # --- merge: flags ---------------------------------------------------------------------
 
+
 def test_merge__flags_replace_file_values(tmp_path):
-    flags = Flags(harnesses=["prog"], datasets=["./local"], attempts=7, tasks=["only"], exclude=["skip"],
-                  baseline="prog", concurrency=9, sandbox="docker", label="mine", model="m2",
-                  timeout_secs=5, max_infra_retries=0)
+    flags = Flags(
+        harnesses=["prog"],
+        datasets=["./local"],
+        attempts=7,
+        tasks=["only"],
+        exclude=["skip"],
+        baseline="prog",
+        concurrency=9,
+        sandbox="docker",
+        label="mine",
+        model="m2",
+        timeout_secs=5,
+        max_infra_retries=0,
+    )
     spec = merge(write(tmp_path, FULL), flags)
     assert list(spec.harnesses) == ["prog"]
     assert list(spec.datasets) == ["./local"]
@@ -175,8 +205,11 @@ def test_merge__empty_string_flags_replace(tmp_path):
 
 
 def test_merge__flags_add_to_lists_without_duplicates(tmp_path):
-    flags = Flags(require=["filesystem_isolation", "process_isolation", "process_isolation"],
-                  verifier_env=["TOKEN", "EXTRA"], judges=["safety", "new"])
+    flags = Flags(
+        require=["filesystem_isolation", "process_isolation", "process_isolation"],
+        verifier_env=["TOKEN", "EXTRA"],
+        judges=["safety", "new"],
+    )
     spec = merge(write(tmp_path, FULL), flags)
     assert list(spec.require) == ["filesystem_isolation", "process_isolation"]
     assert list(spec.verifier_env) == ["API_URL", "TOKEN", "EXTRA"]
@@ -232,28 +265,38 @@ def test_merge__harness_flags_drop_a_file_baseline_they_left_out(tmp_path):
     assert kept.baseline == "nop"
 
 
-@pytest.mark.parametrize("text, flags, message", [
-    ("attempts = 0\n", Flags(), "hemra.toml: attempts must be at least 1 (got 0)"),
-    ("concurrency = 0\n", Flags(), "hemra.toml: concurrency must be at least 1 (got 0)"),
-    ("", Flags(attempts=0), "--attempts must be at least 1 (got 0)"),
-    ("", Flags(concurrency=-2), "--concurrency must be at least 1 (got -2)"),
-])
+@pytest.mark.parametrize(
+    "text, flags, message",
+    [
+        ("attempts = 0\n", Flags(), "hemra.toml: attempts must be at least 1 (got 0)"),
+        ("concurrency = 0\n", Flags(), "hemra.toml: concurrency must be at least 1 (got 0)"),
+        ("", Flags(attempts=0), "--attempts must be at least 1 (got 0)"),
+        ("", Flags(concurrency=-2), "--concurrency must be at least 1 (got -2)"),
+    ],
+)
 def test_merge__zero_attempts_or_concurrency_refused(tmp_path, text, flags, message):
     with pytest.raises(RunFileError, match="must be at least 1") as raised:
         merge(write(tmp_path, text), flags)
     assert str(raised.value).endswith(message)
 
 
-@pytest.mark.parametrize("text, flags, message", [
-    ("", Flags(attempts=99999999999999999999), "--attempts must be at most 1,000 (got 99,999,999,999,999,999,999)"),
-    ("", Flags(concurrency=2**63), "--concurrency must be at most 1,000 (got 9,223,372,036,854,775,808)"),
-    ("", Flags(timeout_secs=10**30), "--timeout must be at most 604,800 (got 1,000,000,000,000,000,000,0...)"),
-    ("", Flags(timeout_secs=-1), "--timeout must be at least 0 (got -1)"),
-    ("", Flags(max_infra_retries=101), "--max-infra-retries must be at most 100 (got 101)"),
-    ("timeout_secs = 9999999999\n", Flags(), "hemra.toml: timeout_secs must be at most 604,800 (got 9,999,999,999)"),
-    ("max_infra_retries = -1\n", Flags(), "hemra.toml: max_infra_retries must be at least 0 (got -1)"),
-    ("attempts = 9223372036854775807\n", Flags(), "hemra.toml: attempts must be at most 1,000"),
-])
+@pytest.mark.parametrize(
+    "text, flags, message",
+    [
+        ("", Flags(attempts=99999999999999999999), "--attempts must be at most 1,000 (got 99,999,999,999,999,999,999)"),
+        ("", Flags(concurrency=2**63), "--concurrency must be at most 1,000 (got 9,223,372,036,854,775,808)"),
+        ("", Flags(timeout_secs=10**30), "--timeout must be at most 604,800 (got 1,000,000,000,000,000,000,0...)"),
+        ("", Flags(timeout_secs=-1), "--timeout must be at least 0 (got -1)"),
+        ("", Flags(max_infra_retries=101), "--max-infra-retries must be at most 100 (got 101)"),
+        (
+            "timeout_secs = 9999999999\n",
+            Flags(),
+            "hemra.toml: timeout_secs must be at most 604,800 (got 9,999,999,999)",
+        ),
+        ("max_infra_retries = -1\n", Flags(), "hemra.toml: max_infra_retries must be at least 0 (got -1)"),
+        ("attempts = 9223372036854775807\n", Flags(), "hemra.toml: attempts must be at most 1,000"),
+    ],
+)
 def test_merge__numbers_past_their_maximum_refused_before_protobuf(tmp_path, text, flags, message):
     with pytest.raises(RunFileError) as raised:
         merge(write(tmp_path, text), flags)
@@ -261,5 +304,7 @@ def test_merge__numbers_past_their_maximum_refused_before_protobuf(tmp_path, tex
 
 
 def test_merge__numbers_at_their_maximum_accepted(tmp_path):
-    spec = merge(write(tmp_path, ""), Flags(attempts=1000, concurrency=1000, timeout_secs=604800, max_infra_retries=100))
+    spec = merge(
+        write(tmp_path, ""), Flags(attempts=1000, concurrency=1000, timeout_secs=604800, max_infra_retries=100)
+    )
     assert (spec.attempts, spec.concurrency, spec.timeout_secs, spec.max_infra_retries) == (1000, 1000, 604800, 100)

@@ -11,8 +11,9 @@ from tests.e2e.helpers import hemra
 
 def test_runs_limit__reads_page_by_page(hemra_env, tmp_path, monkeypatch):
     for _ in range(3):
-        recorded = hemra(hemra_env, "run", "-H", "oracle", "-d", "hemra-offline", "-t", "hemra/text-stats",
-                         "--detach", cwd=tmp_path)
+        recorded = hemra(
+            hemra_env, "run", "-H", "oracle", "-d", "hemra-offline", "-t", "hemra/text-stats", "--detach", cwd=tmp_path
+        )
         assert recorded.returncode == 0, recorded.stderr
     monkeypatch.setenv("HEMRA_HOME", hemra_env["HEMRA_HOME"])
     monkeypatch.delenv("HEMRA_DATABASE_URL", raising=False)

@@ -28,7 +28,9 @@ def show(env: dict, ref: str, *flags: str) -> dict:
 
 def peak_concurrency(spans_log: Path) -> int:
     """The most attempts running at once, from 'start <time>' / 'end <time>' lines."""
-    marks = sorted((float(stamp), kind) for kind, stamp in (line.split() for line in spans_log.read_text().splitlines()))
+    marks = sorted(
+        (float(stamp), kind) for kind, stamp in (line.split() for line in spans_log.read_text().splitlines())
+    )
     live = peak = 0
     for _, kind in marks:
         live += 1 if kind == "start" else -1

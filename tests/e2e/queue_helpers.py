@@ -21,8 +21,9 @@ def free_port() -> int:
 def start(env: dict, *args: str, log: Path) -> subprocess.Popen:
     if args[0] == "serve" and "--listen" not in args:
         args = (*args, "--listen", "127.0.0.1:0")  # tests never take the default port 7878
-    return subprocess.Popen([HEMRA, *args], env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [HEMRA, *args], env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
+    )
 
 
 def stop(process: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 30) -> int:

@@ -79,20 +79,52 @@ def _adapter_workspace(tmp_path: Path, permission: str = "allow") -> Path:
     (tmp_path / "harnesses").mkdir()
     (tmp_path / "harnesses" / "claude-acp.toml").write_text(
         f'kind = "acp"\nagent = "{ADAPTER}"\nversion = "{ADAPTER_VERSION}"\npermission = "{permission}"\n'
-        'env = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]\n')
+        'env = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]\n'
+    )
     return tmp_path
 
 
 def _run_isolated(hemra_env, tools: Path, workspace: Path, script: list, label: str, *extra: str) -> dict:
     script_file = workspace / "model-script.json"
     script_file.write_text(json.dumps(script))
-    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(tools), ANTHROPIC_BASE_URL=f"http://127.0.0.1:{PORT}",
-               ANTHROPIC_API_KEY=KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-               REPO=str(REPO), PYTHON=sys.executable, SCRIPT=str(script_file), PORT=str(PORT),
-               SERVER_LOG=str(workspace / "model-server.log"), HEMRA=HEMRA)
-    result = subprocess.run(["unshare", "-n", "bash", "-c", ISOLATED, "isolated", "run", "-H", "claude-acp",
-                             "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", label, *extra],
-                            env=env, cwd=workspace, capture_output=True, text=True, timeout=600)
+    env = dict(
+        hemra_env,
+        HEMRA_TOOLS_DIR=str(tools),
+        ANTHROPIC_BASE_URL=f"http://127.0.0.1:{PORT}",
+        ANTHROPIC_API_KEY=KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        REPO=str(REPO),
+        PYTHON=sys.executable,
+        SCRIPT=str(script_file),
+        PORT=str(PORT),
+        SERVER_LOG=str(workspace / "model-server.log"),
+        HEMRA=HEMRA,
+    )
+    result = subprocess.run(
+        [
+            "unshare",
+            "-n",
+            "bash",
+            "-c",
+            ISOLATED,
+            "isolated",
+            "run",
+            "-H",
+            "claude-acp",
+            "-d",
+            "hemra-offline",
+            "-t",
+            "hemra/reverse-lines",
+            "--label",
+            label,
+            *extra,
+        ],
+        env=env,
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     return _attempt(hemra_env, label)
 
@@ -108,8 +140,13 @@ def _of(attempt: dict, type_: str, name: str | None = None) -> list[dict]:
 
 
 def test_npm_acp_agent__solves_a_task(adapter_tools, hemra_env, tmp_path):
-    attempt = _run_isolated(hemra_env, adapter_tools, _adapter_workspace(tmp_path),
-                            [{"shell": SOLVE}, {"text": "Reversed the steps into /app/reversed.txt."}], "acp")
+    attempt = _run_isolated(
+        hemra_env,
+        adapter_tools,
+        _adapter_workspace(tmp_path),
+        [{"shell": SOLVE}, {"text": "Reversed the steps into /app/reversed.txt."}],
+        "acp",
+    )
 
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
     assert attempt["score"]["rewards"] == {"reward": 1.0}
@@ -132,8 +169,13 @@ def test_npm_acp_agent__solves_a_task(adapter_tools, hemra_env, tmp_path):
 
 
 def test_npm_acp_agent__deny_policy_refuses_its_tool(adapter_tools, hemra_env, tmp_path):
-    attempt = _run_isolated(hemra_env, adapter_tools, _adapter_workspace(tmp_path, permission="deny"),
-                            [{"shell": SOLVE}, {"text": "I was not allowed to run it."}], "deny")
+    attempt = _run_isolated(
+        hemra_env,
+        adapter_tools,
+        _adapter_workspace(tmp_path, permission="deny"),
+        [{"shell": SOLVE}, {"text": "I was not allowed to run it."}],
+        "deny",
+    )
 
     assert attempt["outcome"] == "OUTCOME_COMPLETED"
     assert attempt["score"]["rewards"] == {"reward": 0.0}
@@ -145,8 +187,9 @@ def test_npm_acp_agent__deny_policy_refuses_its_tool(adapter_tools, hemra_env, t
 
 def test_npm_acp_agent__timeout_cancels_the_session_then_kills(adapter_tools, hemra_env, tmp_path):
     started = time.monotonic()
-    attempt = _run_isolated(hemra_env, adapter_tools, _adapter_workspace(tmp_path), [{"shell": "sleep 120"}],
-                            "slow", "--timeout", "8")
+    attempt = _run_isolated(
+        hemra_env, adapter_tools, _adapter_workspace(tmp_path), [{"shell": "sleep 120"}], "slow", "--timeout", "8"
+    )
 
     assert attempt["outcome"] == "OUTCOME_TIMED_OUT"
     assert attempt["error"] == "the agent timed out after 8 s"
@@ -157,8 +200,19 @@ def test_npm_acp_agent__timeout_cancels_the_session_then_kills(adapter_tools, he
 
 
 def test_own_acp_agent__solves_every_bundled_task_through_fs_and_terminal(hemra_env):
-    result = hemra(hemra_env, "run", "-H", "scripted-acp", "-d", "hemra-offline", "--concurrency", "2",
-                   "--label", "own", cwd=EXAMPLES)
+    result = hemra(
+        hemra_env,
+        "run",
+        "-H",
+        "scripted-acp",
+        "-d",
+        "hemra-offline",
+        "--concurrency",
+        "2",
+        "--label",
+        "own",
+        cwd=EXAMPLES,
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     attempts = show(hemra_env, "own")["attempts"]
     assert sorted(a["task_name"] for a in attempts) == [f"hemra/{t}" for t in TASKS]
@@ -168,14 +222,23 @@ def test_own_acp_agent__solves_every_bundled_task_through_fs_and_terminal(hemra_
         assert attempt["agent_version"] == "1.0.0"
     fix = next(a for a in attempts if a["task_name"] == "hemra/fix-inventory")
     events = show(hemra_env, fix["id"], "--events")["events"]
-    served = [(e["name"], e["payload"]) for e in events
-              if e["type"] == "tool_call" and e["name"] in ("fs/read_text_file", "fs/write_text_file", "terminal")]
-    broken = (REPO / "examples" / "hemra-offline" / "fix-inventory" / "environment" / "src" / "inventory.py").read_text()
+    served = [
+        (e["name"], e["payload"])
+        for e in events
+        if e["type"] == "tool_call" and e["name"] in ("fs/read_text_file", "fs/write_text_file", "terminal")
+    ]
+    broken = (
+        REPO / "examples" / "hemra-offline" / "fix-inventory" / "environment" / "src" / "inventory.py"
+    ).read_text()
     assert served[0] == ("fs/read_text_file", {"path": "/app/inventory.py", "chars": len(broken)})
     assert ("fs/write_text_file", {"path": "/app/inventory.py", "chars": 789}) in served
-    assert any(name == "terminal" and p["command"] == "bash -c 'python3 /tmp/smoke.py'"
-               and p["exit_status"] == {"exitCode": 0, "signal": None} and p["output"] == "inventory ok\n"
-               for name, p in served)
+    assert any(
+        name == "terminal"
+        and p["command"] == "bash -c 'python3 /tmp/smoke.py'"
+        and p["exit_status"] == {"exitCode": 0, "signal": None}
+        and p["output"] == "inventory ok\n"
+        for name, p in served
+    )
 
 
 def _own_workspace(tmp_path: Path, command: list[str]) -> Path:
@@ -185,10 +248,12 @@ def _own_workspace(tmp_path: Path, command: list[str]) -> Path:
 
 
 def test_acp_agent_that_dies_is_a_harness_failure(hemra_env, tmp_path):
-    workspace = _own_workspace(tmp_path, ["python3", "-c", "import sys; print('no agent here', file=sys.stderr); "
-                                          "sys.exit(3)"])
-    result = hemra(hemra_env, "run", "-H", "odd", "-d", "hemra-offline", "-t", "hemra/text-stats",
-                   "--label", "dies", cwd=workspace)
+    workspace = _own_workspace(
+        tmp_path, ["python3", "-c", "import sys; print('no agent here', file=sys.stderr); sys.exit(3)"]
+    )
+    result = hemra(
+        hemra_env, "run", "-H", "odd", "-d", "hemra-offline", "-t", "hemra/text-stats", "--label", "dies", cwd=workspace
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     attempt = _attempt(hemra_env, "dies")
     assert attempt["outcome"] == "OUTCOME_HARNESS_FAILED"
@@ -197,8 +262,21 @@ def test_acp_agent_that_dies_is_a_harness_failure(hemra_env, tmp_path):
 
 def test_acp_agent_that_babbles_and_hangs_times_out(hemra_env, tmp_path):
     workspace = _own_workspace(tmp_path, ["bash", "-c", "echo 'this is not JSON-RPC'; sleep 300"])
-    result = hemra(hemra_env, "run", "-H", "odd", "-d", "hemra-offline", "-t", "hemra/text-stats",
-                   "--label", "hangs", "--timeout", "3", cwd=workspace)
+    result = hemra(
+        hemra_env,
+        "run",
+        "-H",
+        "odd",
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/text-stats",
+        "--label",
+        "hangs",
+        "--timeout",
+        "3",
+        cwd=workspace,
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     attempt = _attempt(hemra_env, "hangs")
     assert attempt["outcome"] == "OUTCOME_TIMED_OUT"
@@ -206,13 +284,20 @@ def test_acp_agent_that_babbles_and_hangs_times_out(hemra_env, tmp_path):
     assert {"text": "this is not JSON-RPC"} in _of(attempt, "output", "stdout")
 
 
-@pytest.mark.parametrize("body, problem", [
-    ('kind = "acp"\nagent = "@zed-industries/claude-agent-acp"\npermission = "sometimes"\n',
-     "permission must be one of allow, deny (got 'sometimes')"),
-    ('kind = "acp"\npermission = "deny"\n', "an acp harness needs agent, an npm package"),
-    ('kind = "acp"\nagent = "@zed-industries/claude-agent-acp"\nversion = "^0.23"\n',
-     "version must be an npm version like 0.23.1 (got '^0.23')"),
-])
+@pytest.mark.parametrize(
+    "body, problem",
+    [
+        (
+            'kind = "acp"\nagent = "@zed-industries/claude-agent-acp"\npermission = "sometimes"\n',
+            "permission must be one of allow, deny (got 'sometimes')",
+        ),
+        ('kind = "acp"\npermission = "deny"\n', "an acp harness needs agent, an npm package"),
+        (
+            'kind = "acp"\nagent = "@zed-industries/claude-agent-acp"\nversion = "^0.23"\n',
+            "version must be an npm version like 0.23.1 (got '^0.23')",
+        ),
+    ],
+)
 def test_bad_acp_harness_file_is_refused_before_recording(hemra_env, tmp_path, body, problem):
     (tmp_path / "harnesses").mkdir()
     (tmp_path / "harnesses" / "bad.toml").write_text(body)
@@ -229,8 +314,9 @@ async def test_relay_feeds_whole_messages_in_order(tmp_path):
     from services.executor.sandboxes.host import HostSandbox
 
     (tmp_path / "task" / "environment").mkdir(parents=True)
-    sandbox = HostSandbox("relay", pb.Task(environment=pb.Environment(workdir="/app")), tmp_path / "task",
-                          tmp_path / "work")
+    sandbox = HostSandbox(
+        "relay", pb.Task(environment=pb.Environment(workdir="/app")), tmp_path / "task", tmp_path / "work"
+    )
     await sandbox.prepare()
     received = bytearray()
 
@@ -247,8 +333,9 @@ async def test_relay_feeds_whole_messages_in_order(tmp_path):
 
     try:
         agent = asyncio.create_task(sandbox.exec(_relay_script(["cat"]), timeout=30, on_output=collect))
-        await sandbox.write_files([(f"{CHANNEL}/in/00000002", b'{"second":2}\n', False),
-                                   (f"{CHANNEL}/in/00000001", b'{"first":', False)])  # caught half-written
+        await sandbox.write_files(
+            [(f"{CHANNEL}/in/00000002", b'{"second":2}\n', False), (f"{CHANNEL}/in/00000001", b'{"first":', False)]
+        )  # caught half-written
         await asyncio.sleep(0.3)
         assert received == b""
         await sandbox.write_files([(f"{CHANNEL}/in/00000001", b'{"first":1}\n', False)])
@@ -266,12 +353,26 @@ def test_own_acp_agent__timeout_cancels_its_terminal(hemra_env, tmp_path):
     harnesses = tmp_path / "harnesses"
     (harnesses / "scripts" / "slow").mkdir(parents=True)
     shutil.copy(EXAMPLES / "harnesses" / "scripted_acp_agent.py", harnesses)
-    (harnesses / "scripts" / "slow" / "steps.json").write_text(json.dumps(
-        {"recognise": "/app/answer.txt", "steps": [{"say": "Waiting.", "run": "sleep 300"}]}))
+    (harnesses / "scripts" / "slow" / "steps.json").write_text(
+        json.dumps({"recognise": "/app/answer.txt", "steps": [{"say": "Waiting.", "run": "sleep 300"}]})
+    )
     (harnesses / "slow-acp.toml").write_text('kind = "acp"\ncommand = ["python3", "scripted_acp_agent.py"]\n')
     started = time.monotonic()
-    result = hemra(hemra_env, "run", "-H", "slow-acp", "-d", "hemra-offline", "-t", "hemra/text-stats",
-                   "--label", "slow-own", "--timeout", "4", cwd=tmp_path)
+    result = hemra(
+        hemra_env,
+        "run",
+        "-H",
+        "slow-acp",
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/text-stats",
+        "--label",
+        "slow-own",
+        "--timeout",
+        "4",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     attempt = _attempt(hemra_env, "slow-own")
     assert attempt["outcome"] == "OUTCOME_TIMED_OUT"

@@ -14,26 +14,73 @@ def _dataset(tmp_path, mutate):
 
 
 CASES = {
-    "unknown run file key": (lambda tmp: ["run", _run_file(tmp, 'harnesses = ["oracle"]\ndatasets = ["hemra-offline"]\nfoo = 1\n')],
-                             ["run.toml", "unknown key 'foo'"]),
+    "unknown run file key": (
+        lambda tmp: ["run", _run_file(tmp, 'harnesses = ["oracle"]\ndatasets = ["hemra-offline"]\nfoo = 1\n')],
+        ["run.toml", "unknown key 'foo'"],
+    ),
     "missing harness": (lambda tmp: ["run", "-H", "nosuch", "-d", "hemra-offline"], ["harness 'nosuch' not found"]),
     "missing dataset": (lambda tmp: ["run", "-H", "oracle", "-d", "nosuch"], ["dataset 'nosuch' not found"]),
-    "task without test.sh": (lambda tmp: ["run", "-H", "oracle", "-d", _dataset(tmp, lambda t: (t / "tests" / "test.sh").unlink())],
-                             ["tests/test.sh", "missing"]),
-    "malformed task.toml": (lambda tmp: ["run", "-H", "oracle", "-d", _dataset(tmp, lambda t: (t / "task.toml").write_text("[task\nname = 1\n"))],
-                            ["task.toml", "malformed TOML", "line 1"]),
+    "task without test.sh": (
+        lambda tmp: ["run", "-H", "oracle", "-d", _dataset(tmp, lambda t: (t / "tests" / "test.sh").unlink())],
+        ["tests/test.sh", "missing"],
+    ),
+    "malformed task.toml": (
+        lambda tmp: [
+            "run",
+            "-H",
+            "oracle",
+            "-d",
+            _dataset(tmp, lambda t: (t / "task.toml").write_text("[task\nname = 1\n")),
+        ],
+        ["task.toml", "malformed TOML", "line 1"],
+    ),
     "Dockerfile the host cannot honour": (
-        lambda tmp: ["run", "-H", "oracle", "-d", _dataset(tmp, lambda t: (t / "environment" / "Dockerfile").write_text(
-            "FROM debian:bookworm-slim\nWORKDIR /app\nRUN apt-get install -y jq\n"))],
-        ["environment/Dockerfile", "line 3", "RUN", "hemra/text-stats", "container"]),
-    "unknown harness file key": (lambda tmp: ["run", "-H", _harness(tmp, 'kind = "program"\ncommand = "true"\nmodle = "x"\n'), "-d", "hemra-offline"],
-                                 ["bad.toml", "unknown key 'modle'"]),
-    "harness file holding a secret value": (lambda tmp: ["run", "-H", _harness(tmp, 'kind = "program"\ncommand = "true"\nenv = { KEY = "sk-123" }\n'), "-d", "hemra-offline"],
-                                            ["bad.toml", "names only"]),
-    "requirement the sandbox cannot enforce": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--require", "gpu"],
-                                               ["sandbox host cannot enforce gpu"]),
-    "unknown baseline": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--baseline", "nop"], ["baseline 'nop'"]),
-    "dataset pinned to another digest": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline@0000"], ["pinned @0000"]),
+        lambda tmp: [
+            "run",
+            "-H",
+            "oracle",
+            "-d",
+            _dataset(
+                tmp,
+                lambda t: (t / "environment" / "Dockerfile").write_text(
+                    "FROM debian:bookworm-slim\nWORKDIR /app\nRUN apt-get install -y jq\n"
+                ),
+            ),
+        ],
+        ["environment/Dockerfile", "line 3", "RUN", "hemra/text-stats", "container"],
+    ),
+    "unknown harness file key": (
+        lambda tmp: [
+            "run",
+            "-H",
+            _harness(tmp, 'kind = "program"\ncommand = "true"\nmodle = "x"\n'),
+            "-d",
+            "hemra-offline",
+        ],
+        ["bad.toml", "unknown key 'modle'"],
+    ),
+    "harness file holding a secret value": (
+        lambda tmp: [
+            "run",
+            "-H",
+            _harness(tmp, 'kind = "program"\ncommand = "true"\nenv = { KEY = "sk-123" }\n'),
+            "-d",
+            "hemra-offline",
+        ],
+        ["bad.toml", "names only"],
+    ),
+    "requirement the sandbox cannot enforce": (
+        lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--require", "gpu"],
+        ["sandbox host cannot enforce gpu"],
+    ),
+    "unknown baseline": (
+        lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--baseline", "nop"],
+        ["baseline 'nop'"],
+    ),
+    "dataset pinned to another digest": (
+        lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline@0000"],
+        ["pinned @0000"],
+    ),
 }
 
 

@@ -25,11 +25,13 @@ def _toml(text: str):
     def mutate(task: Path) -> None:
         toml = task / "task.toml"
         toml.write_text(toml.read_text() + "\n" + text + "\n")
+
     return mutate
 
 
 def _toml_key(table: str, line: str):
     """Set a key of a table already in task.toml (or add the table)."""
+
     def mutate(task: Path) -> None:
         toml = task / "task.toml"
         lines = [ln for ln in toml.read_text().splitlines() if not ln.startswith(line.split("=")[0].strip() + " ")]
@@ -38,6 +40,7 @@ def _toml_key(table: str, line: str):
         else:
             lines += [f"[{table}]", line]
         toml.write_text("\n".join(lines) + "\n")
+
     return mutate
 
 
@@ -52,13 +55,14 @@ def _non_utf8(task: Path) -> None:
 
 def _big(task: Path) -> None:
     with open(task / "environment" / "big.bin", "wb") as handle:
-        handle.truncate(1024 ** 3)  # 1 GB, sparse: refused by its size, never read
+        handle.truncate(1024**3)  # 1 GB, sparse: refused by its size, never read
 
 
 def _workdir(path: str):
     def mutate(task: Path) -> None:
         dockerfile = task / "environment" / "Dockerfile"
         dockerfile.write_text(dockerfile.read_text().replace("WORKDIR /app", f"WORKDIR {path}"))
+
     return mutate
 
 
@@ -70,42 +74,69 @@ TASK_CASES = {
     "timeout nan": (_run(_toml_key("agent", "timeout_sec = nan")), ["task.toml", "[agent] timeout_sec", "nan"]),
     "timeout inf": (_run(_toml_key("agent", "timeout_sec = inf")), ["task.toml", "[agent] timeout_sec", "inf"]),
     "timeout 1e308": (_run(_toml_key("agent", "timeout_sec = 1e308")), ["task.toml", "[agent] timeout_sec", "1e+308"]),
-    "verifier timeout 1e12": (_run(_toml_key("verifier", "timeout_sec = 1e12")),
-                              ["task.toml", "[verifier] timeout_sec", "at most 604,800"]),
+    "verifier timeout 1e12": (
+        _run(_toml_key("verifier", "timeout_sec = 1e12")),
+        ["task.toml", "[verifier] timeout_sec", "at most 604,800"],
+    ),
     "environment env a string": (_run(_toml_key("environment", 'env = "abc"')), ["task.toml", "[environment].env"]),
     "environment cpus a string": (_run(_toml_key("environment", 'cpus = "two"')), ["task.toml", "[environment] cpus"]),
-    "environment memory_mb huge": (_run(_toml_key("environment", "memory_mb = 99999999999999999")),
-                                   ["task.toml", "[environment] memory_mb"]),
-    "environment workdir a number": (_run(_toml_key("environment", "workdir = 5")),
-                                     ["task.toml", "[environment] workdir must be a string"]),
+    "environment memory_mb huge": (
+        _run(_toml_key("environment", "memory_mb = 99999999999999999")),
+        ["task.toml", "[environment] memory_mb"],
+    ),
+    "environment workdir a number": (
+        _run(_toml_key("environment", "workdir = 5")),
+        ["task.toml", "[environment] workdir must be a string"],
+    ),
     "symlink loop": (_run(_link("loop", "loop")), ["tests/loop", "symbolic link loop"]),
     "dangling symlink": (_run(_link("gone", "nowhere.txt")), ["tests/gone", "does not exist"]),
     "directory symlink": (_run(_link("env", "../environment")), ["tests/env", "a symbolic link to a folder"]),
     "file name not UTF-8": (_run(_non_utf8), ["tests/bad\ufffd.txt", "not UTF-8"]),
     "1 GB file": (_run(_big), ["environment/big.bin", "1,073,741,824 bytes", "at most 200 MiB"]),
-    "WORKDIR /usr on the host": (_run(_workdir("/usr")),
-                                 ["environment/Dockerfile", "line 3: WORKDIR /usr", "host system folder"]),
-    "WORKDIR /usr/local/src on the host": (_run(_workdir("/usr/local/src")),
-                                           ["environment/Dockerfile", "line 3: WORKDIR /usr/local/src"]),
+    "WORKDIR /usr on the host": (
+        _run(_workdir("/usr")),
+        ["environment/Dockerfile", "line 3: WORKDIR /usr", "host system folder"],
+    ),
+    "WORKDIR /usr/local/src on the host": (
+        _run(_workdir("/usr/local/src")),
+        ["environment/Dockerfile", "line 3: WORKDIR /usr/local/src"],
+    ),
 }
 
 NUMBER_CASES = {
-    "runs --limit huge": (lambda tmp: ["runs", "--limit", "99999999999999999999"], ["--limit must be from 1 to 100,000"]),
+    "runs --limit huge": (
+        lambda tmp: ["runs", "--limit", "99999999999999999999"],
+        ["--limit must be from 1 to 100,000"],
+    ),
     "runs --limit 0": (lambda tmp: ["runs", "--limit", "0"], ["--limit must be from 1 to 100,000 (got 0)"]),
-    "-k huge": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "-k", "99999999999999999999"],
-                ["--attempts must be at most 1,000"]),
-    "--concurrency huge": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--concurrency", str(2 ** 31)],
-                           ["--concurrency must be at most 1,000"]),
-    "--timeout huge": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--timeout", str(2 ** 63)],
-                       ["--timeout must be at most 604,800"]),
-    "--max-infra-retries huge": (lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--max-infra-retries",
-                                              "99999999999999999999"], ["--max-infra-retries must be at most 100"]),
-    "run file attempts huge": (lambda tmp: ["run", _run_file(tmp, "attempts = 9223372036854775807\n")],
-                               ["run.toml: attempts must be at most 1,000"]),
-    "worker --concurrency huge": (lambda tmp: ["worker", "--store", "127.0.0.1:1", "--concurrency", "99999999999"],
-                                  ["--concurrency must be from 1 to 1,000"]),
-    "serve --concurrency huge": (lambda tmp: ["serve", "--concurrency", "99999999999"],
-                                 ["--concurrency must be from 0 to 1,000"]),
+    "-k huge": (
+        lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "-k", "99999999999999999999"],
+        ["--attempts must be at most 1,000"],
+    ),
+    "--concurrency huge": (
+        lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--concurrency", str(2**31)],
+        ["--concurrency must be at most 1,000"],
+    ),
+    "--timeout huge": (
+        lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--timeout", str(2**63)],
+        ["--timeout must be at most 604,800"],
+    ),
+    "--max-infra-retries huge": (
+        lambda tmp: ["run", "-H", "oracle", "-d", "hemra-offline", "--max-infra-retries", "99999999999999999999"],
+        ["--max-infra-retries must be at most 100"],
+    ),
+    "run file attempts huge": (
+        lambda tmp: ["run", _run_file(tmp, "attempts = 9223372036854775807\n")],
+        ["run.toml: attempts must be at most 1,000"],
+    ),
+    "worker --concurrency huge": (
+        lambda tmp: ["worker", "--store", "127.0.0.1:1", "--concurrency", "99999999999"],
+        ["--concurrency must be from 1 to 1,000"],
+    ),
+    "serve --concurrency huge": (
+        lambda tmp: ["serve", "--concurrency", "99999999999"],
+        ["--concurrency must be from 0 to 1,000"],
+    ),
 }
 
 
@@ -133,8 +164,9 @@ def store_env(hemra_env, database_url, tmp_path):
         (tmp_path / "db").mkdir()
         database_url = f"sqlite:///{tmp_path / 'db' / 'hemra.db'}"
     env = dict(hemra_env, HEMRA_DATABASE_URL=database_url)
-    recorded = hemra(env, "run", "-H", "oracle", "-d", "hemra-offline", "-t", "hemra/text-stats", "--detach",
-                     cwd=tmp_path)
+    recorded = hemra(
+        env, "run", "-H", "oracle", "-d", "hemra-offline", "-t", "hemra/text-stats", "--detach", cwd=tmp_path
+    )
     assert recorded.returncode == 0, recorded.stderr
     return env
 
@@ -161,18 +193,35 @@ def test_host_workdir_elsewhere__runs(hemra_env, tmp_path):
 
 @pytest.mark.parametrize("module", ["services.planner", "services.scorer", "services.executor"])
 def test_service_module_listen_on_every_interface__needs_expose(module, hemra_env):
-    result = subprocess.run([sys.executable, "-m", module, "--listen", "0.0.0.0:0", "--store", "127.0.0.1:1",
-                             *(["--scorer", "127.0.0.1:1"] if module == "services.executor" else [])],
-                            env=dict(hemra_env, HEMRA_TOKEN="t" * 32), capture_output=True, text=True, timeout=60,
-                            check=False)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            module,
+            "--listen",
+            "0.0.0.0:0",
+            "--store",
+            "127.0.0.1:1",
+            *(["--scorer", "127.0.0.1:1"] if module == "services.executor" else []),
+        ],
+        env=dict(hemra_env, HEMRA_TOKEN="t" * 32),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.strip() == "error: --listen 0.0.0.0:0 is not a loopback address; add --expose to allow it"
 
 
 def test_service_module_with_expose__listens(hemra_env):
-    process = subprocess.Popen([sys.executable, "-m", "services.scorer", "--listen", "0.0.0.0:0", "--expose",
-                                "--store", "127.0.0.1:1"], env=dict(hemra_env, HEMRA_TOKEN="t" * 32),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.scorer", "--listen", "0.0.0.0:0", "--expose", "--store", "127.0.0.1:1"],
+        env=dict(hemra_env, HEMRA_TOKEN="t" * 32),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = process.stdout.readline()
         assert line.startswith("scorer listening on 0.0.0.0:"), line + process.stderr.read()
@@ -195,8 +244,10 @@ def test_swebench_report_listing_ids_never_submitted__warns(hemra_env, tmp_path)
     (logs / "report.json").write_text(json.dumps({"ghost__ghost-1": {"resolved": True}}))
     result = hemra(hemra_env, "import", str(folder), "--swebench-version", "5.0.2")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"warning: {summary.name}: resolved_ids lists 1 instance ID never submitted (ghost__ghost-1); " \
-           "not imported" in result.stdout
+    assert (
+        f"warning: {summary.name}: resolved_ids lists 1 instance ID never submitted (ghost__ghost-1); "
+        "not imported" in result.stdout
+    )
     assert "error_ids lists 2 instance IDs never submitted (ghost__ghost-2, ghost__ghost-3)" in result.stdout
     assert "6 trials" in result.stdout
 

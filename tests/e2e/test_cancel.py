@@ -17,10 +17,16 @@ def test_ctrl_c__cancels_running_and_queued_attempts(hemra_env, tmp_path):
     (tmp_path / "harnesses").mkdir()
     marker = f"hemra-sleepy-{secrets.token_hex(4)}"  # unique, so other runs' sleeps never count
     (tmp_path / "harnesses" / "sleepy.toml").write_text(
-        f'kind = "program"\ncommand = ["bash", "-c", "exec -a {marker} sleep 120"]\n')
-    process = subprocess.Popen([HEMRA, "run", "-H", "sleepy", "-d", "hemra-offline", "--concurrency", "2",
-                                "--label", "interrupted"], cwd=tmp_path, env=hemra_env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        f'kind = "program"\ncommand = ["bash", "-c", "exec -a {marker} sleep 120"]\n'
+    )
+    process = subprocess.Popen(
+        [HEMRA, "run", "-H", "sleepy", "-d", "hemra-offline", "--concurrency", "2", "--label", "interrupted"],
+        cwd=tmp_path,
+        env=hemra_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         listed = hemra(hemra_env, "show", "interrupted")

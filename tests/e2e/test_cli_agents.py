@@ -22,8 +22,11 @@ TOOLS = Path(os.environ.get("HEMRA_TEST_TOOLS_DIR", "~/.cache/hemra-test-tools")
 #: Versions known to run offline on Node 20; the newest of claude-code needs Node 22.
 PINNED = {"claude-code": "2.1.332", "codex": "0.171.0", "pi": "0.73.1"}
 #: The variables each harness names: the scripted server's URL and a key that is not a secret.
-ENV = {"claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-       "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL"), "pi": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+ENV = {
+    "claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "pi": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+}
 #: The shell tool each agent's model sees, and the name HEMRA records its calls under.
 TOOL_CALL = {"claude-code": "Bash", "codex": "command_execution", "pi": "bash"}
 API_PATH = {"claude-code": "/v1/messages", "codex": "/v1/responses", "pi": "/v1/chat/completions"}
@@ -54,19 +57,43 @@ def _workspace(tmp_path: Path, agent: str, version: str | None = None) -> Path:
     (tmp_path / "harnesses").mkdir()
     env = ", ".join(f'"{name}"' for name in ENV[agent])
     (tmp_path / "harnesses" / f"{agent}.toml").write_text(
-        f'kind = "cli"\nagent = "{agent}"\nversion = "{version}"\nmodel = "{MODEL}"\nenv = [{env}]\n')
+        f'kind = "cli"\nagent = "{agent}"\nversion = "{version}"\nmodel = "{MODEL}"\nenv = [{env}]\n'
+    )
     return tmp_path
 
 
-def _run(hemra_env, tools: Path, server: ModelServer, workspace: Path, agent: str, label: str,
-         timeout: int | None = None, flags: tuple[str, ...] = ()) -> dict:
+def _run(
+    hemra_env,
+    tools: Path,
+    server: ModelServer,
+    workspace: Path,
+    agent: str,
+    label: str,
+    timeout: int | None = None,
+    flags: tuple[str, ...] = (),
+) -> dict:
     """`hemra run` of one agent on reverse-lines against `server`; the attempt with its events."""
     key, url = ENV[agent]
-    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(tools), **{key: KEY, url: server.url + ("/v1" if "OPENAI" in url
-                                                                                        else "")})
+    env = dict(
+        hemra_env, HEMRA_TOOLS_DIR=str(tools), **{key: KEY, url: server.url + ("/v1" if "OPENAI" in url else "")}
+    )
     extra = ["--timeout", str(timeout)] if timeout else []
-    result = hemra(env, "run", "-H", agent, "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", label,
-                   *extra, *flags, cwd=workspace, timeout=900)
+    result = hemra(
+        env,
+        "run",
+        "-H",
+        agent,
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/reverse-lines",
+        "--label",
+        label,
+        *extra,
+        *flags,
+        cwd=workspace,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     [attempt] = show(env, label)["attempts"]
     attempt["events"] = show(env, attempt["id"], "--events")["events"]
@@ -142,13 +169,13 @@ def test_cli_agent__model_api_error_is_a_harness_failure(agent, agent_clis, mode
 
 FAKES = {
     "crash": 'echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.1-crash"}\'\n'
-             'echo "fatal: the agent crashed" >&2\nexit 139\n',
+    'echo "fatal: the agent crashed" >&2\nexit 139\n',
     "hang": 'echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.1-hang"}\'\nexec sleep 600\n',
     "garbage": 'echo \'{"type":"assistant","message":{"content":[{"type":"text","text":"partial\'\n'
-               'echo "not json at all"\necho \'["a", "list"]\'\n'
-               'echo \'{"type":"assistant","message":{"content":"not a list"}}\'\n'
-               'echo \'{"type":"result","subtype":"success","is_error":false,"usage":{"input_tokens":1,'
-               '"output_tokens":2},"total_cost_usd":0.5}\'\n',
+    'echo "not json at all"\necho \'["a", "list"]\'\n'
+    'echo \'{"type":"assistant","message":{"content":"not a list"}}\'\n'
+    'echo \'{"type":"result","subtype":"success","is_error":false,"usage":{"input_tokens":1,'
+    '"output_tokens":2},"total_cost_usd":0.5}\'\n',
 }
 
 
@@ -156,8 +183,9 @@ def _fake_tools(tmp_path: Path, fault: str) -> tuple[Path, str]:
     version = f"0.0.1-{fault}"
     binary = tmp_path / "tools" / f"claude-code@{version}" / "node_modules" / ".bin" / "claude"
     binary.parent.mkdir(parents=True)
-    binary.write_text(f'#!/bin/bash\nif [ "$1" = --version ]; then echo "{version} (Claude Code)"; exit 0; fi\n'
-                      + FAKES[fault])
+    binary.write_text(
+        f'#!/bin/bash\nif [ "$1" = --version ]; then echo "{version} (Claude Code)"; exit 0; fi\n' + FAKES[fault]
+    )
     binary.chmod(0o755)
     return tmp_path / "tools", version
 
@@ -171,13 +199,15 @@ def test_cli_fault__crash_is_a_harness_failure_with_its_output_kept(model_server
     assert attempt["score"]["rewards"] == {"reward": 0.0}
     assert any("the agent crashed" in o["text"] for o in _of(attempt, "output", "stderr"))
     assert {"/logs/agent/claude-code.jsonl", "/logs/agent/claude-code-stderr.txt"} <= {
-        a["path"] for a in attempt["artifacts"]}
+        a["path"] for a in attempt["artifacts"]
+    }
 
 
 def test_cli_fault__hang_times_out_and_is_killed(model_server, hemra_env, tmp_path):
     tools, version = _fake_tools(tmp_path, "hang")
-    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code", "hang",
-                   timeout=4)
+    attempt = _run(
+        hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code", "hang", timeout=4
+    )
     assert attempt["outcome"] == "OUTCOME_TIMED_OUT"
     assert "timed out" in attempt["error"]
     # What it printed before it hung was streamed in and kept.
@@ -187,8 +217,9 @@ def test_cli_fault__hang_times_out_and_is_killed(model_server, hemra_env, tmp_pa
 
 def test_cli_fault__malformed_json_lines_are_kept_as_output(model_server, hemra_env, tmp_path):
     tools, version = _fake_tools(tmp_path, "garbage")
-    attempt = _run(hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code",
-                   "garbage")
+    attempt = _run(
+        hemra_env, tools, model_server, _workspace(tmp_path, "claude-code", version), "claude-code", "garbage"
+    )
     assert attempt["outcome"] == "OUTCOME_COMPLETED"
     kept = "\n".join(o["text"] for o in _of(attempt, "output", "claude-code"))
     assert '"text":"partial' in kept and "not json at all" in kept and '["a", "list"]' in kept
@@ -202,11 +233,19 @@ def test_cli_version_drift_is_recorded_and_flagged(model_server, hemra_env, tmp_
     version = "0.0.1-drift"
     binary = tmp_path / "tools" / f"claude-code@{version}" / "node_modules" / ".bin" / "claude"
     binary.parent.mkdir(parents=True)
-    binary.write_text('#!/bin/bash\necho "0.0.1-drift (Claude Code)"\n'
-                      '[ "$1" = --version ] || echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.2"}\'\n')
+    binary.write_text(
+        '#!/bin/bash\necho "0.0.1-drift (Claude Code)"\n'
+        '[ "$1" = --version ] || echo \'{"type":"system","subtype":"init","claude_code_version":"0.0.2"}\'\n'
+    )
     binary.chmod(0o755)
-    attempt = _run(hemra_env, tmp_path / "tools", model_server, _workspace(tmp_path, "claude-code", version),
-                   "claude-code", "drift")
+    attempt = _run(
+        hemra_env,
+        tmp_path / "tools",
+        model_server,
+        _workspace(tmp_path, "claude-code", version),
+        "claude-code",
+        "drift",
+    )
     assert attempt["agent_version"] == "0.0.2"
     report = hemra(dict(hemra_env), "show", "drift", "--report", cwd=tmp_path)
     assert "agent version drifted: pinned 0.0.1-drift, ran 0.0.2" in report.stdout
@@ -226,8 +265,24 @@ def test_cli_agent__concurrent_attempts_share_the_tool_folder(agent_clis, model_
     model_server.script = parse([{"shell": SOLVE}, {"text": "Done."}])
     workspace = _workspace(tmp_path, "codex")
     env = dict(hemra_env, HEMRA_TOOLS_DIR=str(agent_clis), OPENAI_API_KEY=KEY, OPENAI_BASE_URL=model_server.url + "/v1")
-    result = hemra(env, "run", "-H", "codex", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "-k", "3",
-                   "--concurrency", "3", "--label", "together", cwd=workspace, timeout=900)
+    result = hemra(
+        env,
+        "run",
+        "-H",
+        "codex",
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/reverse-lines",
+        "-k",
+        "3",
+        "--concurrency",
+        "3",
+        "--label",
+        "together",
+        cwd=workspace,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     attempts = show(env, "together")["attempts"]
     assert [a["score"]["rewards"] for a in attempts] == [{"reward": 1.0}] * 3
@@ -240,10 +295,23 @@ def test_cli_pi__anthropic_messages_provider(agent_clis, model_server, hemra_env
     (tmp_path / "harnesses").mkdir()
     (tmp_path / "harnesses" / "pi.toml").write_text(
         f'kind = "cli"\nagent = "pi"\nversion = "{PINNED["pi"]}"\nmodel = "{MODEL}"\n'
-        'env = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]\n')
+        'env = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]\n'
+    )
     env = dict(hemra_env, HEMRA_TOOLS_DIR=str(agent_clis), ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_server.url)
-    result = hemra(env, "run", "-H", "pi", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", "pa",
-                   cwd=tmp_path, timeout=900)
+    result = hemra(
+        env,
+        "run",
+        "-H",
+        "pi",
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/reverse-lines",
+        "--label",
+        "pa",
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     [attempt] = show(env, "pa")["attempts"]
     assert attempt["score"]["rewards"] == {"reward": 1.0}

@@ -20,8 +20,11 @@ TASKS = sorted(p.name for p in BUNDLED.iterdir() if (p / "task.toml").exists())
 
 def ours(engine, attempt_ids) -> list[dict]:
     """Containers of the engine labelled with one of these attempts."""
-    return [c for c in engine.api.containers(all=True, filters={"label": "hemra.attempt"})
-            if c["Labels"]["hemra.attempt"] in set(attempt_ids)]
+    return [
+        c
+        for c in engine.api.containers(all=True, filters={"label": "hemra.attempt"})
+        if c["Labels"]["hemra.attempt"] in set(attempt_ids)
+    ]
 
 
 def events_of(env, attempt_id) -> list[dict]:
@@ -29,8 +32,23 @@ def events_of(env, attempt_id) -> list[dict]:
 
 
 def test_run__oracle_scores_1_and_nop_0_on_every_task_and_no_container_is_left(hemra_env, docker_engine):
-    result = hemra(hemra_env, "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", "--sandbox", "docker",
-                   "--require", "network_block", "--concurrency", "2", timeout=600)
+    result = hemra(
+        hemra_env,
+        "run",
+        "-H",
+        "oracle",
+        "-H",
+        "nop",
+        "-d",
+        "hemra-offline",
+        "--sandbox",
+        "docker",
+        "--require",
+        "network_block",
+        "--concurrency",
+        "2",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     data = show(hemra_env, runs(hemra_env)[0]["id"])
     assert len(data["attempts"]) == 2 * len(TASKS)
@@ -49,20 +67,26 @@ def test_require__refused_before_anything_is_recorded_where_the_sandbox_cannot_e
     refused = hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "--require", "gpu")
     assert refused.returncode == 2
     assert "sandbox host cannot enforce gpu" in refused.stderr
-    (tmp_path / "run.toml").write_text('datasets = ["hemra-offline"]\nharnesses = ["nop"]\n'
-                                       'tasks = ["hemra/reverse-lines"]\nrequire = ["gpu"]\n'
-                                       '[sandbox]\nkind = "docker"\n')
+    (tmp_path / "run.toml").write_text(
+        'datasets = ["hemra-offline"]\nharnesses = ["nop"]\n'
+        'tasks = ["hemra/reverse-lines"]\nrequire = ["gpu"]\n'
+        '[sandbox]\nkind = "docker"\n'
+    )
     refused = hemra(hemra_env, "run", str(tmp_path / "run.toml"))
     assert refused.returncode == 2 and "sandbox docker cannot enforce gpu" in refused.stderr
-    (tmp_path / "run.toml").write_text('datasets = ["hemra-offline"]\nharnesses = ["nop"]\n'
-                                       'require = ["network_block"]\n[sandbox]\nkind = "docker"\nnetwork = "host"\n')
+    (tmp_path / "run.toml").write_text(
+        'datasets = ["hemra-offline"]\nharnesses = ["nop"]\n'
+        'require = ["network_block"]\n[sandbox]\nkind = "docker"\nnetwork = "host"\n'
+    )
     refused = hemra(hemra_env, "run", str(tmp_path / "run.toml"))
     assert refused.returncode == 2
     assert "sandbox.network = 'host' opens the network, but the run requires network_block" in refused.stderr
     assert runs(hemra_env) == []
-    (tmp_path / "run.toml").write_text('datasets = ["hemra-offline"]\nharnesses = ["oracle"]\nname = "filed"\n'
-                                       'tasks = ["hemra/reverse-lines"]\nrequire = ["network_block"]\n'
-                                       '[sandbox]\nkind = "docker"\n')
+    (tmp_path / "run.toml").write_text(
+        'datasets = ["hemra-offline"]\nharnesses = ["oracle"]\nname = "filed"\n'
+        'tasks = ["hemra/reverse-lines"]\nrequire = ["network_block"]\n'
+        '[sandbox]\nkind = "docker"\n'
+    )
     accepted = hemra(hemra_env, "run", str(tmp_path / "run.toml"))
     assert accepted.returncode == 0, accepted.stderr
     [attempt] = show(hemra_env, "filed")["attempts"]
@@ -73,8 +97,20 @@ def test_build_failure__stops_the_run_at_resolve_naming_the_task_and_keeping_the
     task = copy_task("reverse-lines", tmp_path / "broken", "broken-build")
     dockerfile = task / "environment" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text() + "RUN echo cannot-build-this && exit 3\n")
-    result = hemra(hemra_env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "broken"),
-                   "--sandbox", "docker", "--label", "broken")
+    result = hemra(
+        hemra_env,
+        "run",
+        "-H",
+        "oracle",
+        "-H",
+        "nop",
+        "-d",
+        str(tmp_path / "broken"),
+        "--sandbox",
+        "docker",
+        "--label",
+        "broken",
+    )
     assert result.returncode == 2, result.stderr + result.stdout
     [line] = result.stderr.strip().splitlines()
     assert "docker build of task hemra/broken-build failed" in line
@@ -92,8 +128,7 @@ def test_no_engine__stops_the_run_at_resolve(hemra_env, tmp_path):
     assert runs(hemra_env) == []
 
 
-def test_build_failure_on_a_worker__infrastructure_failure_with_the_build_log_kept(hemra_env, tmp_path,
-                                                                                   docker_engine):
+def test_build_failure_on_a_worker__infrastructure_failure_with_the_build_log_kept(hemra_env, tmp_path, docker_engine):
     # The run is planned (its image built) while the base image exists; then the engine loses
     # both, so the executor's own build fails: an infrastructure failure, never a failed task.
     queue_env = dict(hemra_env, HEMRA_TOKEN="docker-test-token")
@@ -101,8 +136,23 @@ def test_build_failure_on_a_worker__infrastructure_failure_with_the_build_log_ke
     task = copy_task("reverse-lines", tmp_path / "vanishing", "vanishing-base")
     dockerfile = task / "environment" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text().replace("FROM debian:bookworm-slim", "FROM hemra-test-vanishing:1"))
-    planned = hemra(queue_env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "vanishing"),
-                    "--sandbox", "docker", "--label", "vanishing", "--detach", "--max-infra-retries", "0")
+    planned = hemra(
+        queue_env,
+        "run",
+        "-H",
+        "oracle",
+        "-H",
+        "nop",
+        "-d",
+        str(tmp_path / "vanishing"),
+        "--sandbox",
+        "docker",
+        "--label",
+        "vanishing",
+        "--detach",
+        "--max-infra-retries",
+        "0",
+    )
     assert planned.returncode == 0, planned.stderr
     [attempt] = show(queue_env, "vanishing")["attempts"][:1]
     for image in docker_engine.api.images(filters={"label": "hemra.task"}):
@@ -130,8 +180,10 @@ def test_sandbox_image__every_task_is_built_on_the_runs_base_image(hemra_env, tm
     # An image this engine has never seen: only the run's base image makes the task buildable.
     dockerfile.write_text(dockerfile.read_text().replace("FROM debian:bookworm-slim", "FROM example.invalid/os:1"))
     run_file = tmp_path / "run.toml"
-    run_file.write_text(f'datasets = ["{tmp_path / "elsewhere"}"]\nharnesses = ["oracle", "nop"]\n'
-                        'name = "rebased"\n[sandbox]\nkind = "docker"\nimage = "hemra-base:bookworm"\n')
+    run_file.write_text(
+        f'datasets = ["{tmp_path / "elsewhere"}"]\nharnesses = ["oracle", "nop"]\n'
+        'name = "rebased"\n[sandbox]\nkind = "docker"\nimage = "hemra-base:bookworm"\n'
+    )
     result = hemra(hemra_env, "run", str(run_file), timeout=600)
     assert result.returncode == 0, result.stderr + result.stdout
     data = show(hemra_env, "rebased")
@@ -154,8 +206,9 @@ def test_oom__the_tasks_own_memory_limit_killing_the_solution_is_a_result(hemra_
     toml.write_text(toml.read_text().replace("memory_mb = 512", "memory_mb = 64"))
     solve = task / "solution" / "solve.sh"
     solve.write_text(solve.read_text() + "python3 -c 'x = bytearray(400 * 1024 * 1024)'\n")
-    result = hemra(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "hungry"), "--sandbox", "docker",
-                   "--label", "hungry")
+    result = hemra(
+        hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "hungry"), "--sandbox", "docker", "--label", "hungry"
+    )
     assert result.returncode == 0, result.stderr
     [attempt] = show(hemra_env, "hungry")["attempts"]
     assert attempt["outcome"] == "OUTCOME_HARNESS_FAILED" and "137" in attempt["error"], attempt
@@ -169,8 +222,19 @@ def test_kill_9__the_next_executor_removes_the_orphaned_container(hemra_env, tmp
     solve = task / "solution" / "solve.sh"
     solve.write_text(solve.read_text().replace("set -euo pipefail\n", "set -euo pipefail\nsleep 300\n"))
     log = tmp_path / "run.log"
-    running = start(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "slow"), "--sandbox", "docker",
-                    "--label", "killed", log=log)
+    running = start(
+        hemra_env,
+        "run",
+        "-H",
+        "oracle",
+        "-d",
+        str(tmp_path / "slow"),
+        "--sandbox",
+        "docker",
+        "--label",
+        "killed",
+        log=log,
+    )
     labelled = {"label": [f"hemra.pid={running.pid}", f"hemra.host={socket.gethostname()}"]}
     try:
         [orphan] = wait_for(lambda: docker_engine.api.containers(filters=labelled), 120)
@@ -178,8 +242,20 @@ def test_kill_9__the_next_executor_removes_the_orphaned_container(hemra_env, tmp
     finally:
         stop(running, signal.SIGKILL)
     assert docker_engine.api.containers(all=True, filters={"id": orphan["Id"]}) != []  # left behind
-    after = hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "-t", "hemra/reverse-lines",
-                  "--sandbox", "docker", "--label", "next")
+    after = hemra(
+        hemra_env,
+        "run",
+        "-H",
+        "nop",
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/reverse-lines",
+        "--sandbox",
+        "docker",
+        "--label",
+        "next",
+    )
     assert after.returncode == 0, after.stderr
     assert docker_engine.api.containers(all=True, filters={"id": orphan["Id"]}) == []
 
@@ -188,8 +264,20 @@ def test_timeout__the_harness_is_killed_and_the_attempt_still_scored(hemra_env, 
     task = copy_task("reverse-lines", tmp_path / "slow", "sleepy")
     solve = task / "solution" / "solve.sh"
     solve.write_text(solve.read_text() + "setsid sleep 300 &\nsleep 300\n")
-    result = hemra(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "slow"), "--sandbox", "docker",
-                   "--timeout", "3", "--label", "sleepy")
+    result = hemra(
+        hemra_env,
+        "run",
+        "-H",
+        "oracle",
+        "-d",
+        str(tmp_path / "slow"),
+        "--sandbox",
+        "docker",
+        "--timeout",
+        "3",
+        "--label",
+        "sleepy",
+    )
     assert result.returncode == 0, result.stderr
     [attempt] = show(hemra_env, "sleepy")["attempts"]
     assert attempt["outcome"] == "OUTCOME_TIMED_OUT", attempt
@@ -201,8 +289,9 @@ def test_tests__absent_while_the_harness_runs(hemra_env, tmp_path):
     task = copy_task("reverse-lines", tmp_path / "peek", "peek")
     solve = task / "solution" / "solve.sh"
     solve.write_text(solve.read_text() + 'if [ -n "$(ls -A /tests)" ]; then echo saw-tests; exit 9; fi\n')
-    result = hemra(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "peek"), "--sandbox", "docker",
-                   "--label", "peek")
+    result = hemra(
+        hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "peek"), "--sandbox", "docker", "--label", "peek"
+    )
     assert result.returncode == 0, result.stderr
     [attempt] = show(hemra_env, "peek")["attempts"]
     assert attempt["outcome"] == "OUTCOME_COMPLETED" and attempt["score"]["rewards"] == {"reward": 1.0}, attempt
@@ -212,8 +301,19 @@ def test_ctrl_c__cancels_the_attempt_and_removes_its_container(hemra_env, tmp_pa
     task = copy_task("reverse-lines", tmp_path / "slow", "stuck")
     solve = task / "solution" / "solve.sh"
     solve.write_text(solve.read_text().replace("set -euo pipefail\n", "set -euo pipefail\nsleep 300\n"))
-    running = start(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "slow"), "--sandbox", "docker",
-                    "--label", "stuck", log=tmp_path / "run.log")
+    running = start(
+        hemra_env,
+        "run",
+        "-H",
+        "oracle",
+        "-d",
+        str(tmp_path / "slow"),
+        "--sandbox",
+        "docker",
+        "--label",
+        "stuck",
+        log=tmp_path / "run.log",
+    )
     labelled = {"label": [f"hemra.pid={running.pid}", f"hemra.host={socket.gethostname()}"]}
     try:
         [container] = wait_for(lambda: docker_engine.api.containers(filters=labelled), 120)
@@ -229,13 +329,16 @@ def test_ctrl_c__cancels_the_attempt_and_removes_its_container(hemra_env, tmp_pa
 @pytest.mark.timeout(1200)
 @pytest.mark.parametrize("network", ["host", "none"])
 def test_network__a_real_agent_cli_reaches_its_model_on_the_open_network_or_through_the_relay(
-        network, agent_clis, hemra_env, tmp_path):
+    network, agent_clis, hemra_env, tmp_path
+):
     solved = True  # "host": directly; "none": only through the model relay (see test_cli_docker.py)
     agent = "pi"  # brings its own node into the container; the image has none
     workspace = cli._workspace(tmp_path, agent)
-    (workspace / "run.toml").write_text(f'harnesses = ["{agent}"]\ndatasets = ["hemra-offline"]\nname = "net"\n'
-                                        f'tasks = ["hemra/reverse-lines"]\n[sandbox]\nkind = "docker"\n'
-                                        f'network = "{network}"\n')
+    (workspace / "run.toml").write_text(
+        f'harnesses = ["{agent}"]\ndatasets = ["hemra-offline"]\nname = "net"\n'
+        f'tasks = ["hemra/reverse-lines"]\n[sandbox]\nkind = "docker"\n'
+        f'network = "{network}"\n'
+    )
     with ModelServer() as server:  # on this machine's loopback
         server.script = parse([{"shell": cli.SOLVE}, {"text": "Reversed."}])
         key, url = cli.ENV[agent]

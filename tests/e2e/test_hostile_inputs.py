@@ -4,8 +4,8 @@ Each refusal is one line naming the problem, exit 2, and the store unchanged."""
 import json
 import os
 import subprocess
-from pathlib import Path
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +14,13 @@ from tests.e2e.helpers import hemra
 
 pytestmark = pytest.mark.slow
 
-SERVICES = {"store": [], "planner": ["--store", "127.0.0.1:1"], "executor": ["--store", "127.0.0.1:1"],
-            "scorer": ["--store", "127.0.0.1:1"], "importer": ["--store", "127.0.0.1:1", "--planner", "127.0.0.1:1"]}
+SERVICES = {
+    "store": [],
+    "planner": ["--store", "127.0.0.1:1"],
+    "executor": ["--store", "127.0.0.1:1"],
+    "scorer": ["--store", "127.0.0.1:1"],
+    "importer": ["--store", "127.0.0.1:1", "--planner", "127.0.0.1:1"],
+}
 
 
 def one_line(result: subprocess.CompletedProcess) -> str:
@@ -25,8 +30,11 @@ def one_line(result: subprocess.CompletedProcess) -> str:
 
 
 LISTEN = [(name, ["--listen", "0.0.0.0:0"]) for name in SERVICES] + [
-    ("store", ["--listen", "[::]:0"]), ("store", ["--listen", ":0"]), ("scorer", ["--listen=0.0.0.0:0"]),
-    ("store", ["--lis", "0.0.0.0:0"])]
+    ("store", ["--listen", "[::]:0"]),
+    ("store", ["--listen", ":0"]),
+    ("scorer", ["--listen=0.0.0.0:0"]),
+    ("store", ["--lis", "0.0.0.0:0"]),
+]
 
 
 @pytest.mark.parametrize("name,args", LISTEN)
@@ -39,15 +47,25 @@ def test_service_listen_on_every_interface__needs_expose(name, args, hemra_env):
 @pytest.mark.parametrize("module", ["services.store", "services.importer"])
 def test_service_module_listen_on_every_interface__needs_expose(module, hemra_env):
     args = ["--store", "127.0.0.1:1", "--planner", "127.0.0.1:1"] if module == "services.importer" else []
-    result = subprocess.run([sys.executable, "-m", module, "--listen", "0.0.0.0:0", *args], env=hemra_env,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", module, "--listen", "0.0.0.0:0", *args],
+        env=hemra_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "0.0.0.0:0 is not a loopback address; add --expose" in one_line(result)
 
 
 def test_service_store_with_expose__listens(hemra_env):
     env = dict(hemra_env, HEMRA_TOKEN="t" * 32)
-    process = subprocess.Popen([HEMRA, "service", "store", "--listen", "0.0.0.0:0", "--expose"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [HEMRA, "service", "store", "--listen", "0.0.0.0:0", "--expose"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = process.stdout.readline()
         assert line.startswith("store listening on 0.0.0.0:"), line + process.stderr.read()
@@ -57,6 +75,7 @@ def test_service_store_with_expose__listens(hemra_env):
 
 
 # --------------------------------------------------------------------------- SWE-bench instance IDs (item 3)
+
 
 def _swebench_with(root, iid: str, key: str = "resolved_ids"):
     """A SWE-bench run whose report lists `iid` (submitted and under `key`)."""
@@ -71,8 +90,9 @@ def _swebench_with(root, iid: str, key: str = "resolved_ids"):
     return folder
 
 
-@pytest.mark.parametrize("iid", ["../../../../tmp/{unique}/x", "/etc", "..", ".", "a__b/../../c", ".hidden__x-1",
-                                 "django__django-1\n", ""])
+@pytest.mark.parametrize(
+    "iid", ["../../../../tmp/{unique}/x", "/etc", "..", ".", "a__b/../../c", ".hidden__x-1", "django__django-1\n", ""]
+)
 def test_swebench_instance_id_that_is_a_path__refused(iid, hemra_env, tmp_path):
     outside = tmp_path / "outside" / "x"
     outside.mkdir(parents=True)
@@ -99,8 +119,14 @@ def test_swebench_instance_folder_that_is_a_symlink_out__refused(hemra_env, tmp_
 def test_swebench_real_instance_ids__accepted(hemra_env, tmp_path):
     from services.importer.swebench import INSTANCE_ID
 
-    for iid in ("astropy__astropy-12907", "django__django-11099", "sympy__sympy-20590", "scikit-learn__scikit-learn-25500",
-                "Project-MONAI__MONAI-1234", "pandas-dev__pandas.95280573.func_pm_op_change__2pd0y8q1"):
+    for iid in (
+        "astropy__astropy-12907",
+        "django__django-11099",
+        "sympy__sympy-20590",
+        "scikit-learn__scikit-learn-25500",
+        "Project-MONAI__MONAI-1234",
+        "pandas-dev__pandas.95280573.func_pm_op_change__2pd0y8q1",
+    ):
         assert INSTANCE_ID.fullmatch(iid), iid
 
 
@@ -109,7 +135,7 @@ def test_swebench_real_instance_ids__accepted(hemra_env, tmp_path):
 import hashlib  # noqa: E402
 import shutil  # noqa: E402
 
-from tests.e2e.helpers import BUNDLED, runs, show  # noqa: E402
+from tests.e2e.helpers import runs, show  # noqa: E402
 
 TASK = "hemra/text-stats"
 ALWAYS_PASS = b"#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n"
@@ -288,7 +314,8 @@ def test_export_never_writes_outside_out_even_for_a_stored_path_id(hemra_env, tm
 
 # --------------------------------------------------------------------------- rewards and names (items 5 and 6)
 
-@pytest.mark.parametrize("reward", ["1e308", "-1e13", "\"1\"", "null", "[1]", "{\"a\": 1}", "true"])
+
+@pytest.mark.parametrize("reward", ["1e308", "-1e13", '"1"', "null", "[1]", '{"a": 1}', "true"])
 def test_harbor_trial_with_a_reward_out_of_range_or_not_a_number__refused(reward, hemra_env, tmp_path):
     from tests.importer.test_imports import unpack
 
@@ -310,6 +337,7 @@ def test_run_label_longer_than_its_column__one_line(hemra_env):
 
 # --------------------------------------------------------------------------- hemra export --out
 
+
 def test_export_out_where_no_folder_can_be__one_line(hemra_env, tmp_path):
     assert hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "-t", TASK, "--label", "r").returncode == 0
     a_file = tmp_path / "a-file"
@@ -317,9 +345,13 @@ def test_export_out_where_no_folder_can_be__one_line(hemra_env, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     (tmp_path / "link").symlink_to(empty)
-    for out, fragment in ((a_file / "out", "cannot create it there"), ("/proc/hemra-x", "cannot create it there"),
-                          ("/sys/hemra/x", "cannot create it there"), (tmp_path / "link", "a symbolic link"),
-                          (a_file, "exists and is not an empty folder")):
+    for out, fragment in (
+        (a_file / "out", "cannot create it there"),
+        ("/proc/hemra-x", "cannot create it there"),
+        ("/sys/hemra/x", "cannot create it there"),
+        (tmp_path / "link", "a symbolic link"),
+        (a_file, "exists and is not an empty folder"),
+    ):
         assert fragment in one_line(hemra(hemra_env, "export", "r", "--out", str(out))), out
     assert a_file.read_text() == "x" and list(empty.iterdir()) == []
 
@@ -333,6 +365,7 @@ def test_a_100000_character_reference__one_line(hemra_env):
 
 # --------------------------------------------------------------------------- files an import cannot keep
 
+
 def _harbor_job(tmp_path) -> Path:
     from tests.importer.test_imports import unpack
 
@@ -343,7 +376,7 @@ def test_import_of_a_file_too_big_to_keep__refused_by_name_before_reading(hemra_
     job = _harbor_job(tmp_path)
     trial = next(p for p in sorted(job.iterdir()) if p.is_dir())
     with open(trial / "huge.bin", "wb") as sparse:  # 2 GB on paper, nothing on disk
-        sparse.truncate(2 * 1024 ** 3)
+        sparse.truncate(2 * 1024**3)
     line = one_line(hemra(hemra_env, "import", str(job)))
     assert "huge.bin: 2,147,483,648 bytes; an import keeps files of at most 200 MiB" in line
     assert runs(hemra_env) == []

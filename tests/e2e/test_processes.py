@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-
 from services.common import errors, transport
 from tests.conftest import REPO
 
@@ -16,8 +16,14 @@ pytestmark = pytest.mark.slow
 
 
 def start(name: str, env: dict, *args: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", f"services.{name}", "--listen", "127.0.0.1:0", *args],
-                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", f"services.{name}", "--listen", "127.0.0.1:0", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     line = process.stdout.readline()
     assert f"{name} listening on 127.0.0.1:" in line, line
     return process, line.rsplit(" ", 1)[1].strip()
@@ -27,8 +33,9 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
     hemra_env = dict(hemra_env, HEMRA_TOKEN="process-test-token")
     store_env = dict(hemra_env, HEMRA_HOME=str(tmp_path / "store-home"))
     # The other services get a home without a database: they could not open one if they tried.
-    other_env = dict(hemra_env, HEMRA_HOME=str(tmp_path / "worker-home"),
-                     HEMRA_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none")
+    other_env = dict(
+        hemra_env, HEMRA_HOME=str(tmp_path / "worker-home"), HEMRA_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none"
+    )
     processes = []
     try:
         store, store_addr = start("store", store_env)
@@ -36,8 +43,7 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
         planner, planner_addr = start("planner", other_env, "--store", store_addr)
         scorer, scorer_addr = start("scorer", other_env, "--store", store_addr)
         processes += [planner, scorer]
-        executor, _ = start("executor", other_env, "--store", store_addr, "--scorer", scorer_addr,
-                            "--concurrency", "2")
+        executor, _ = start("executor", other_env, "--store", store_addr, "--scorer", scorer_addr, "--concurrency", "2")
         processes.append(executor)
         report = asyncio.run(_plan_and_wait(planner_addr, store_addr, "process-test-token"))
     finally:
@@ -57,8 +63,13 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
 async def _plan_and_wait(planner_addr: str, store_addr: str, token: str):
     planner_channel, store_channel = transport.channel(planner_addr), transport.channel(store_addr)
     try:
-        spec = pb.RunSpec(label="procs", harnesses=["oracle", "nop"], datasets=["hemra-offline"],
-                                       tasks=["hemra/text-stats", "hemra/reverse-lines"], concurrency=2)
+        spec = pb.RunSpec(
+            label="procs",
+            harnesses=["oracle", "nop"],
+            datasets=["hemra-offline"],
+            tasks=["hemra/text-stats", "hemra/reverse-lines"],
+            concurrency=2,
+        )
         run = (await transport.planner(planner_channel, token).PlanRun(ppb.PlanRunRequest(spec=spec))).run
         store = transport.store(store_channel, token)
         with pytest.raises(errors.Unauthenticated):

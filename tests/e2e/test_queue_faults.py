@@ -8,8 +8,16 @@ import subprocess
 import pytest
 
 from tests.e2e.helpers import copy_task, hemra, peak_concurrency, show
-from tests.e2e.queue_helpers import (assert_each_trial_once, finished, free_port, progress, start, stop,
-                                     trials_of, wait_for)
+from tests.e2e.queue_helpers import (
+    assert_each_trial_once,
+    finished,
+    free_port,
+    progress,
+    start,
+    stop,
+    trials_of,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -31,8 +39,23 @@ def slow_dataset(tmp_path, count: int, seconds: float = 0.8) -> str:
 
 
 def detach(env, tmp_path, dataset: str, label: str, retries: int = 20, concurrency: int = 4) -> str:
-    result = hemra(env, "run", "-H", "oracle", "-H", "nop", "-d", dataset, "--label", label, "--detach",
-                   "--max-infra-retries", str(retries), "--concurrency", str(concurrency))
+    result = hemra(
+        env,
+        "run",
+        "-H",
+        "oracle",
+        "-H",
+        "nop",
+        "-d",
+        dataset,
+        "--label",
+        label,
+        "--detach",
+        "--max-infra-retries",
+        str(retries),
+        "--concurrency",
+        str(concurrency),
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
@@ -116,6 +139,7 @@ def test_worker__survives_a_store_outage(queue_env, tmp_path):
         wait_for(lambda: progress(queue_env, run).get("done", 0) >= 2, 60)
         stop(serve, signal.SIGKILL)
         import time
+
         time.sleep(2)
         assert worker.poll() is None, "the worker must wait for the store, not exit"
         serve = start(queue_env, "serve", "--concurrency", "1", "--store-listen", f"127.0.0.1:{port}", log=log)
@@ -130,8 +154,20 @@ def test_deleted_harness_folder__attempt_is_an_infra_failure_with_a_clear_messag
     folder = tmp_path / "h"
     (folder / "harnesses").mkdir(parents=True)
     (folder / "harnesses" / "mine.toml").write_text('kind = "program"\ncommand = ["true"]\n')
-    result = hemra(queue_env, "run", "-H", "mine", "-d", "hemra-offline", "-t", "hemra/text-stats",
-                   "--label", "orphan", "--detach", cwd=folder)
+    result = hemra(
+        queue_env,
+        "run",
+        "-H",
+        "mine",
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/text-stats",
+        "--label",
+        "orphan",
+        "--detach",
+        cwd=folder,
+    )
     assert result.returncode == 0, result.stderr
     shutil.rmtree(folder)
     serve = start(queue_env, "serve", "--store-listen", "127.0.0.1:0", log=tmp_path / "serve.log")
@@ -146,20 +182,51 @@ def test_deleted_harness_folder__attempt_is_an_infra_failure_with_a_clear_messag
 
 def test_worker__tls(queue_env, tmp_path):
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(key), "-out", str(cert)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     run = detach(queue_env, tmp_path, "hemra-offline", "tls", retries=0, concurrency=2)
     port = free_port()
     log = tmp_path / "p.log"
-    serve = start(queue_env, "serve", "--concurrency", "1", "--store-listen", f"127.0.0.1:{port}",
-                  "--tls-cert", str(cert), "--tls-key", str(key), log=log)
+    serve = start(
+        queue_env,
+        "serve",
+        "--concurrency",
+        "1",
+        "--store-listen",
+        f"127.0.0.1:{port}",
+        "--tls-cert",
+        str(cert),
+        "--tls-key",
+        str(key),
+        log=log,
+    )
     try:
         wait_for(lambda: "(TLS)" in log.read_text(), 30)
         plain = hemra(queue_env, "worker", "--store", f"127.0.0.1:{port}", timeout=60)
         assert plain.returncode != 0  # a plaintext client cannot talk to the TLS port
-        worker = start(queue_env, "worker", "--store", f"127.0.0.1:{port}", "--tls-ca", str(cert),
-                       "--concurrency", "2", log=log)
+        worker = start(
+            queue_env, "worker", "--store", f"127.0.0.1:{port}", "--tls-ca", str(cert), "--concurrency", "2", log=log
+        )
         wait_for(lambda: finished(queue_env, run), 120)
         stop(worker)
     finally:
@@ -175,8 +242,21 @@ def test_workers__four_processes_race_on_postgres_over_1001_jobs(queue_env, tmp_
 
     env = dict(queue_env, HEMRA_DATABASE_URL=postgres_url)
     run = detach(env, tmp_path, "hemra-offline", "race", retries=0, concurrency=8).strip()
-    result = hemra(env, "run", "-H", "nop", "-d", "hemra-offline", "-k", "91", "--label", "race1001",
-                   "--concurrency", "8", "--detach")
+    result = hemra(
+        env,
+        "run",
+        "-H",
+        "nop",
+        "-d",
+        "hemra-offline",
+        "-k",
+        "91",
+        "--label",
+        "race1001",
+        "--concurrency",
+        "8",
+        "--detach",
+    )
     assert result.returncode == 0, result.stderr
     port = free_port()
     log = tmp_path / "race.log"
@@ -184,8 +264,9 @@ def test_workers__four_processes_race_on_postgres_over_1001_jobs(queue_env, tmp_
     workers = []
     try:
         wait_for(lambda: "serving only" in log.read_text(), 30)
-        workers = [start(env, "worker", "--store", f"127.0.0.1:{port}", "--concurrency", "2", log=log)
-                   for _ in range(4)]
+        workers = [
+            start(env, "worker", "--store", f"127.0.0.1:{port}", "--concurrency", "2", log=log) for _ in range(4)
+        ]
         wait_for(lambda: finished(env, "race1001") and finished(env, run), 600, step=2)
     finally:
         for worker in workers:
@@ -214,9 +295,22 @@ def test_run_concurrency__holds_across_workers(queue_env, tmp_path):
     spans = tmp_path / "spans.log"
     (tmp_path / "harnesses" / "span.toml").write_text('kind = "program"\ncommand = ["bash", "span.sh"]\n')
     (tmp_path / "harnesses" / "span.sh").write_text(
-        f'echo "start $(date +%s.%N)" >> {spans}; sleep 0.5; echo "end $(date +%s.%N)" >> {spans}\n')
-    result = hemra(queue_env, "run", "-H", "span", "-d", "hemra-offline", "--concurrency", "2", "--label", "capped",
-                   "--detach", cwd=tmp_path)
+        f'echo "start $(date +%s.%N)" >> {spans}; sleep 0.5; echo "end $(date +%s.%N)" >> {spans}\n'
+    )
+    result = hemra(
+        queue_env,
+        "run",
+        "-H",
+        "span",
+        "-d",
+        "hemra-offline",
+        "--concurrency",
+        "2",
+        "--label",
+        "capped",
+        "--detach",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     port = free_port()
     log = tmp_path / "p.log"
@@ -224,8 +318,9 @@ def test_run_concurrency__holds_across_workers(queue_env, tmp_path):
     workers = []
     try:
         wait_for(lambda: "working the queue" in log.read_text(), 30)
-        workers = [start(queue_env, "worker", "--store", f"127.0.0.1:{port}", "--concurrency", "3", log=log)
-                   for _ in range(2)]
+        workers = [
+            start(queue_env, "worker", "--store", f"127.0.0.1:{port}", "--concurrency", "3", log=log) for _ in range(2)
+        ]
         wait_for(lambda: finished(queue_env, "capped"), 120)
     finally:
         for worker in workers:

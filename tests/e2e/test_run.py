@@ -38,8 +38,22 @@ def test_run__oracle_passes_every_task_and_nop_fails_every_one(hemra_env):
 
 def test_run__postgres_store(hemra_env, postgres_url):
     env = dict(hemra_env, HEMRA_DATABASE_URL=postgres_url)
-    result = hemra(env, "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", "-t", "hemra/text-*",
-                   "-t", "hemra/json-*", "--label", "pg")
+    result = hemra(
+        env,
+        "run",
+        "-H",
+        "oracle",
+        "-H",
+        "nop",
+        "-d",
+        "hemra-offline",
+        "-t",
+        "hemra/text-*",
+        "-t",
+        "hemra/json-*",
+        "--label",
+        "pg",
+    )
     assert result.returncode == 0, result.stderr
     data = show(env, "pg")
     assert {a["task_name"] for a in data["attempts"]} == {"hemra/text-stats", "hemra/json-transform"}
@@ -69,12 +83,15 @@ def test_run__run_file_with_local_harness_and_dataset(hemra_env, tmp_path):
     (tmp_path / "datasets" / "mine").mkdir(parents=True)
     copy_task("reverse-lines", tmp_path / "datasets" / "mine")
     (tmp_path / "harnesses" / "shell.toml").write_text(
-        'kind = "program"\ncommand = ["bash", "solve-via-protocol.sh"]\n')
+        'kind = "program"\ncommand = ["bash", "solve-via-protocol.sh"]\n'
+    )
     (tmp_path / "harnesses" / "solve-via-protocol.sh").write_text(
         "set -e\nhemra harness exec 'tac /app/data/steps.txt > /app/reversed.txt'\n"
-        "hemra harness event message '{\"text\": \"done\"}' --name agent\n")
+        'hemra harness event message \'{"text": "done"}\' --name agent\n'
+    )
     (tmp_path / "run.toml").write_text(
-        'name = "filed"\nharnesses = ["shell", "nop"]\ndatasets = ["mine"]\nattempts = 1\nconcurrency = 2\n')
+        'name = "filed"\nharnesses = ["shell", "nop"]\ndatasets = ["mine"]\nattempts = 1\nconcurrency = 2\n'
+    )
     result = hemra(hemra_env, "run", str(tmp_path / "run.toml"))
     assert result.returncode == 0, result.stderr + result.stdout
     attempts = show(hemra_env, "filed")["attempts"]
@@ -103,10 +120,10 @@ def test_run__planted_reward_is_cleared_before_verifying(hemra_env, tmp_path):
     (tmp_path / "harnesses" / "cheat.toml").write_text('kind = "program"\ncommand = ["bash", "cheat.sh"]\n')
     (tmp_path / "harnesses" / "cheat.sh").write_text(
         "hemra harness exec 'mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt "
-        "&& echo \"{\\\"reward\\\": 1}\" > /logs/verifier/reward.json'\n")
+        '&& echo "{\\"reward\\": 1}" > /logs/verifier/reward.json\'\n'
+    )
     copy_task("text-stats", tmp_path / "ds")
-    result = hemra(hemra_env, "run", "-H", "cheat", "-d", str(tmp_path / "ds"), "--label", "cheat",
-                   cwd=tmp_path)
+    result = hemra(hemra_env, "run", "-H", "cheat", "-d", str(tmp_path / "ds"), "--label", "cheat", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     [attempt] = show(hemra_env, "cheat")["attempts"]
     assert attempt["score"]["rewards"] == {"reward": 0.0}
@@ -118,13 +135,15 @@ def test_run__harness_timeout_is_a_result_and_kills_the_program(hemra_env, tmp_p
     (tmp_path / "harnesses" / "slow.toml").write_text('kind = "program"\ncommand = ["bash", "slow.sh"]\n')
     (tmp_path / "harnesses" / "slow.sh").write_text(f"(sleep 4; touch {marker}) &\nsleep 60\n")
     copy_task("text-stats", tmp_path / "ds")
-    result = hemra(hemra_env, "run", "-H", "slow", "-d", str(tmp_path / "ds"), "--timeout", "1",
-                   "--label", "slow", cwd=tmp_path)
+    result = hemra(
+        hemra_env, "run", "-H", "slow", "-d", str(tmp_path / "ds"), "--timeout", "1", "--label", "slow", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     [attempt] = show(hemra_env, "slow")["attempts"]
     assert attempt["outcome"] == "OUTCOME_TIMED_OUT"
     assert attempt["score"]["state"] == "SCORE_STATE_SCORED"  # scored anyway: a result
     import time
+
     time.sleep(4.5)
     assert not marker.exists()
 
@@ -134,8 +153,10 @@ def test_run__concurrency_is_honoured(hemra_env, tmp_path):
     log = tmp_path / "spans.log"
     (tmp_path / "harnesses" / "span.toml").write_text('kind = "program"\ncommand = ["bash", "span.sh"]\n')
     (tmp_path / "harnesses" / "span.sh").write_text(
-        f'echo "start $(date +%s.%N)" >> {log}; sleep 0.4; echo "end $(date +%s.%N)" >> {log}\n')
-    result = hemra(hemra_env, "run", "-H", "span", "-d", "hemra-offline", "--concurrency", "2",
-                   "-t", "hemra/[a-j]*", cwd=tmp_path)
+        f'echo "start $(date +%s.%N)" >> {log}; sleep 0.4; echo "end $(date +%s.%N)" >> {log}\n'
+    )
+    result = hemra(
+        hemra_env, "run", "-H", "span", "-d", "hemra-offline", "--concurrency", "2", "-t", "hemra/[a-j]*", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert peak_concurrency(log) == 2

@@ -13,14 +13,17 @@ CANARY = "hemra-canary-7f3c9e1d2b"
 def test_secret__used_by_harness_and_verifier_never_stored(hemra_env, tmp_path):
     (tmp_path / "harnesses").mkdir()
     (tmp_path / "harnesses" / "keyed.toml").write_text(
-        'kind = "program"\ncommand = ["bash", "keyed.sh"]\nenv = ["HEMRA_TEST_API_KEY"]\n')
+        'kind = "program"\ncommand = ["bash", "keyed.sh"]\nenv = ["HEMRA_TEST_API_KEY"]\n'
+    )
     # The harness uses the key (checks it) without printing it.
     (tmp_path / "harnesses" / "keyed.sh").write_text(
         '[ "$HEMRA_TEST_API_KEY" = "' + CANARY + '" ] || exit 9\n'
-        "hemra harness exec 'tac /app/data/steps.txt > /app/reversed.txt'\n")
+        "hemra harness exec 'tac /app/data/steps.txt > /app/reversed.txt'\n"
+    )
     copy_task("reverse-lines", tmp_path / "ds")
-    (tmp_path / "run.toml").write_text('name = "keyed"\nharnesses = ["keyed"]\ndatasets = ["./ds"]\n'
-                                       '[verifier]\nenv = ["HEMRA_TEST_API_KEY"]\n')
+    (tmp_path / "run.toml").write_text(
+        'name = "keyed"\nharnesses = ["keyed"]\ndatasets = ["./ds"]\n[verifier]\nenv = ["HEMRA_TEST_API_KEY"]\n'
+    )
     env = dict(hemra_env, HEMRA_TEST_API_KEY=CANARY)
     result = hemra(env, "run", str(tmp_path / "run.toml"))
     assert result.returncode == 0, result.stderr

@@ -34,7 +34,10 @@ def test_concurrent_installs_share_one_folder(tools):
     manifest = json.loads((folders[0] / "node_modules" / PACKAGE / "package.json").read_text())
     assert manifest["version"] == VERSION
     assert json.loads((folders[0] / "hemra-tool.json").read_text()) == {
-        "agent": "tiny", "package": PACKAGE, "version": VERSION}
+        "agent": "tiny",
+        "package": PACKAGE,
+        "version": VERSION,
+    }
     # Nothing half-installed is left beside it: only the folder and its lock.
     assert sorted(p.name for p in tools.iterdir()) == [f".tiny@{VERSION}.lock", f"tiny@{VERSION}"]
 

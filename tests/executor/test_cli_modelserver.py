@@ -13,13 +13,23 @@ from tests.conftest import REPO
 from tests.modelserver import SCRIPT_ENDED, ModelServer, parse
 
 SCRIPT = [{"shell": "echo hi > out.txt"}, {"text": "All done."}]
-BASH = {"name": "Bash", "input_schema": {"type": "object", "required": ["command"],
-                                         "properties": {"command": {"type": "string"},
-                                                        "description": {"type": "string"}}}}
-EXEC = {"type": "function", "name": "exec_command",
-        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
-CHAT_BASH = {"type": "function", "function": {"name": "bash", "parameters": {
-    "type": "object", "properties": {"command": {"type": "string"}}}}}
+BASH = {
+    "name": "Bash",
+    "input_schema": {
+        "type": "object",
+        "required": ["command"],
+        "properties": {"command": {"type": "string"}, "description": {"type": "string"}},
+    },
+}
+EXEC = {
+    "type": "function",
+    "name": "exec_command",
+    "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+}
+CHAT_BASH = {
+    "type": "function",
+    "function": {"name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}},
+}
 
 
 @pytest.fixture
@@ -29,8 +39,12 @@ def server():
 
 
 def post(server, path: str, body: dict) -> tuple[int, str, object]:
-    request = urllib.request.Request(server.url + path, json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", "x-api-key": "k"})
+    request = urllib.request.Request(
+        server.url + path,
+        json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "x-api-key": "k"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             raw, kind, status = response.read().decode(), response.headers["Content-Type"], response.status
@@ -53,8 +67,10 @@ def sse(raw: str) -> list[tuple[str | None, object]]:
 def anthropic(results: int, stream: bool = False, tools=(BASH,)) -> dict:
     messages = [{"role": "user", "content": "go"}]
     for i in range(results):
-        messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}]},
-                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": ""}]}]
+        messages += [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": ""}]},
+        ]
     return {"model": "m1", "messages": messages, "tools": list(tools), "stream": stream}
 
 
@@ -76,8 +92,16 @@ def test_anthropic__streamed_in_the_messages_event_order(server):
     status, kind, frames = post(server, "/v1/messages", anthropic(0, stream=True))
     assert status == 200 and kind == "text/event-stream"
     names = [name for name, _ in frames]
-    assert names == ["message_start", "ping", "content_block_start", "content_block_delta", "content_block_delta",
-                     "content_block_stop", "message_delta", "message_stop"]
+    assert names == [
+        "message_start",
+        "ping",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
     assert all(data["type"] == name for name, data in frames)
     arguments = "".join(d["delta"]["partial_json"] for n, d in frames if n == "content_block_delta")
     assert json.loads(arguments)["command"] == "echo hi > out.txt"
@@ -99,15 +123,23 @@ def test_responses__function_call_streamed_and_not(server):
 
 
 def test_chat__tool_call_streamed_with_usage_then_done(server):
-    body = {"model": "m3", "messages": [{"role": "user", "content": "go"}], "tools": [CHAT_BASH], "stream": True,
-            "stream_options": {"include_usage": True}}
+    body = {
+        "model": "m3",
+        "messages": [{"role": "user", "content": "go"}],
+        "tools": [CHAT_BASH],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     _, _, frames = post(server, "/v1/chat/completions", body)
     assert all(name is None for name, _ in frames) and frames[-1][1] == "[DONE]"
     [call] = frames[1][1]["choices"][0]["delta"]["tool_calls"]
     assert call["function"]["name"] == "bash" and json.loads(call["function"]["arguments"])["command"]
     assert frames[2][1]["choices"][0]["finish_reason"] == "tool_calls"
     assert frames[3][1]["usage"]["prompt_tokens"] == 7
-    body["messages"] += [{"role": "assistant", "tool_calls": [call]}, {"role": "tool", "content": "", "tool_call_id": "x"}]
+    body["messages"] += [
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "content": "", "tool_call_id": "x"},
+    ]
     _, _, answer = post(server, "/v1/chat/completions", dict(body, stream=False))
     assert answer["choices"][0]["message"]["content"] == "All done."
 
@@ -120,22 +152,31 @@ def test_side_requests_without_a_shell_tool_get_a_short_text(server):
     assert first["content"][0]["type"] == "tool_use"
 
 
-@pytest.mark.parametrize("schema,expected", [
-    ({"command": {"type": "array"}}, {"command": ["bash", "-lc", "ls"]}),
-    ({"cmd": {"type": "string"}, "command": {"type": "string"}}, {"cmd": "ls"}),
-])
+@pytest.mark.parametrize(
+    "schema,expected",
+    [
+        ({"command": {"type": "array"}}, {"command": ["bash", "-lc", "ls"]}),
+        ({"cmd": {"type": "string"}, "command": {"type": "string"}}, {"cmd": "ls"}),
+    ],
+)
 def test_shell_arguments_follow_the_tool_schema(schema, expected):
     from tests.modelserver.apis import shell_arguments
 
-    assert shell_arguments([("Read", {"properties": {"path": {}}}), ("shell", {"properties": schema})], "ls") == \
-        ("shell", expected)
+    assert shell_arguments([("Read", {"properties": {"path": {}}}), ("shell", {"properties": schema})], "ls") == (
+        "shell",
+        expected,
+    )
 
 
-@pytest.mark.parametrize("path,error_key", [("/v1/messages", "type"), ("/v1/responses", "error"),
-                                             ("/v1/chat/completions", "error")])
+@pytest.mark.parametrize(
+    "path,error_key", [("/v1/messages", "type"), ("/v1/responses", "error"), ("/v1/chat/completions", "error")]
+)
 def test_error_turns_answer_in_the_providers_format(path, error_key):
-    bodies = {"/v1/messages": anthropic(0), "/v1/responses": {"input": [], "tools": [EXEC]},
-              "/v1/chat/completions": {"messages": [], "tools": [CHAT_BASH]}}
+    bodies = {
+        "/v1/messages": anthropic(0),
+        "/v1/responses": {"input": [], "tools": [EXEC]},
+        "/v1/chat/completions": {"messages": [], "tools": [CHAT_BASH]},
+    }
     with ModelServer(parse([{"error": 529, "message": "overloaded now"}])) as server:
         status, _, body = post(server, path, bodies[path])
     assert status == 529 and error_key in body and "overloaded now" in json.dumps(body)
@@ -147,9 +188,15 @@ def test_unknown_path_is_404_and_recorded(server):
     assert server.model_requests() == []
 
 
-@pytest.mark.parametrize("script,problem", [
-    ({"turns": "x"}, "list of turns"), ([{"shell": "a", "text": "b"}], "turn 0: needs exactly one"),
-    ([{"error": 200}], "turn 0: error must be an HTTP status"), (["x"], "turn 0: must be an object")])
+@pytest.mark.parametrize(
+    "script,problem",
+    [
+        ({"turns": "x"}, "list of turns"),
+        ([{"shell": "a", "text": "b"}], "turn 0: needs exactly one"),
+        ([{"error": 200}], "turn 0: error must be an HTTP status"),
+        (["x"], "turn 0: must be an object"),
+    ],
+)
 def test_bad_scripts_are_refused_by_turn(script, problem):
     with pytest.raises(ValueError, match=problem):
         parse(script)
@@ -158,8 +205,12 @@ def test_bad_scripts_are_refused_by_turn(script, problem):
 def test_command_line_serves_a_script_file(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    process = subprocess.Popen([sys.executable, "-m", "tests.modelserver", "--script", str(script), "--port", "0"],
-                               cwd=REPO, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.modelserver", "--script", str(script), "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = process.stdout.readline()
         assert line.startswith("modelserver listening on http://127.0.0.1:")
@@ -175,6 +226,11 @@ def test_command_line_serves_a_script_file(tmp_path):
 def test_command_line_refuses_a_bad_script(tmp_path):
     script = tmp_path / "script.json"
     script.write_text('[{"speak": 1}]')
-    done = subprocess.run([sys.executable, "-m", "tests.modelserver", "--script", str(script)], cwd=REPO,
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.modelserver", "--script", str(script)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 2 and str(script) in done.stderr and "turn 0" in done.stderr

@@ -18,7 +18,7 @@ def parse(name: str, chunk: int | None = None):
     """(stream, [(type, name, payload)]) for a fixture fed whole, or in chunks of `chunk` bytes."""
     stream = STREAMS[name.split("-")[0]]()
     data = (FIXTURES / f"{name}.jsonl").read_bytes()
-    chunks = [data] if chunk is None else [data[i:i + chunk] for i in range(0, len(data), chunk)]
+    chunks = [data] if chunk is None else [data[i : i + chunk] for i in range(0, len(data), chunk)]
     events = [e for c in chunks for e in stream.feed(c)] + stream.close()
     return stream, [(e.type, e.name, json.loads(e.payload_json)) for e in events]
 
@@ -69,11 +69,14 @@ def test_codex__command_output_and_no_cost():
     assert stream.version == ""  # codex's stream carries none; --version gives it
 
 
-@pytest.mark.parametrize("name,said", [
-    ("claude-api-error", "model API status 500"),
-    ("codex-api-error", "codex turn failed"),
-    ("pi-api-error", "500 scripted outage"),  # pi exits 0 here: only the stream tells
-])
+@pytest.mark.parametrize(
+    "name,said",
+    [
+        ("claude-api-error", "model API status 500"),
+        ("codex-api-error", "codex turn failed"),
+        ("pi-api-error", "500 scripted outage"),  # pi exits 0 here: only the stream tells
+    ],
+)
 def test_stream__model_api_error_is_a_failure(name, said):
     stream, events = parse(name)
     assert said in stream.failure
@@ -82,18 +85,35 @@ def test_stream__model_api_error_is_a_failure(name, said):
 
 def test_pi__a_successful_retry_clears_the_failure():
     stream = PiStream()
-    failed = {"type": "message_end", "message": {"role": "assistant", "content": [], "stopReason": "error",
-                                                 "errorMessage": "500 boom", "usage": {}}}
-    ok = {"type": "message_end", "message": {"role": "assistant", "stopReason": "stop", "usage": {},
-                                             "content": [{"type": "text", "text": "done"}]}}
+    failed = {
+        "type": "message_end",
+        "message": {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "500 boom", "usage": {}},
+    }
+    ok = {
+        "type": "message_end",
+        "message": {
+            "role": "assistant",
+            "stopReason": "stop",
+            "usage": {},
+            "content": [{"type": "text", "text": "done"}],
+        },
+    }
     stream.feed((json.dumps(failed) + "\n").encode())
     assert "500 boom" in stream.failure
     stream.feed((json.dumps(ok) + "\n").encode())
     assert stream.failure == ""
 
 
-@pytest.mark.parametrize("line", [b"not json", b'{"type": "assistant", "message": {"content": ["x"]}',
-                                  b'["a list"]', b'"a string"', b"\xff\xfe binary"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"not json",
+        b'{"type": "assistant", "message": {"content": ["x"]}',
+        b'["a list"]',
+        b'"a string"',
+        b"\xff\xfe binary",
+    ],
+)
 @pytest.mark.parametrize("name", sorted(STREAMS))
 def test_stream__malformed_lines_become_output_events(name, line):
     stream = STREAMS[name]()
@@ -102,12 +122,15 @@ def test_stream__malformed_lines_become_output_events(name, line):
     assert json.loads(kept.payload_json)["text"] == line.decode(errors="replace")
 
 
-@pytest.mark.parametrize("name,line", [
-    ("claude", {"type": "assistant", "message": {"content": "not a list"}}),
-    ("claude", {"type": "assistant"}),
-    ("codex", {"type": "item.completed"}),
-    ("pi", {"type": "message_end", "message": "not an object"}),
-])
+@pytest.mark.parametrize(
+    "name,line",
+    [
+        ("claude", {"type": "assistant", "message": {"content": "not a list"}}),
+        ("claude", {"type": "assistant"}),
+        ("codex", {"type": "item.completed"}),
+        ("pi", {"type": "message_end", "message": "not an object"}),
+    ],
+)
 def test_stream__events_of_an_unknown_shape_are_kept_as_output(name, line):
     stream = STREAMS[name]()
     [kept] = stream.feed(json.dumps(line).encode() + b"\n")

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes import docker as sandbox_module
 from services.environments import images
 from services.environments.images import BuildFailed
+from services.executor.sandboxes import docker as sandbox_module
 from services.executor.sandboxes.docker import DockerSandbox
 
 pytestmark = pytest.mark.usefixtures("docker_engine")
@@ -30,16 +30,20 @@ RUN echo built > /app/built.txt
 """
 
 
-def make_task(tmp_path: Path, dockerfile: str = DOCKERFILE, fresh: bool = False, env=None,
-              cpus: float = 1.0, memory_mb: int = 256) -> tuple[pb.Task, Path]:
+def make_task(
+    tmp_path: Path, dockerfile: str = DOCKERFILE, fresh: bool = False, env=None, cpus: float = 1.0, memory_mb: int = 256
+) -> tuple[pb.Task, Path]:
     """A task folder and its message; the digest follows the content (or is new with `fresh`)."""
     task_dir = tmp_path / f"task-{uuid.uuid4().hex[:6]}"
     (task_dir / "environment" / "data").mkdir(parents=True)
     (task_dir / "environment" / "Dockerfile").write_text(dockerfile)
     (task_dir / "environment" / "data" / "input.txt").write_text("hello\n")
     seed = dockerfile + (uuid.uuid4().hex if fresh else "")
-    task = pb.Task(task_name="t", digest="sha256:" + hashlib.sha256(seed.encode()).hexdigest(),
-                   environment=pb.Environment(workdir="/app", env=env or {}, cpus=cpus, memory_mb=memory_mb))
+    task = pb.Task(
+        task_name="t",
+        digest="sha256:" + hashlib.sha256(seed.encode()).hexdigest(),
+        environment=pb.Environment(workdir="/app", env=env or {}, cpus=cpus, memory_mb=memory_mb),
+    )
     return task, task_dir
 
 
@@ -69,8 +73,9 @@ def container(docker_engine, box: DockerSandbox) -> dict:
 async def test_environment__image_built_with_env_workdir_copies_and_run_steps(tmp_path):
     box = await open_box(tmp_path, env={"FROM_TASK": "toml"})
     try:
-        result = await box.exec('pwd; echo "$FROM_IMAGE $FROM_TASK"; cat data/input.txt built.txt; hostname',
-                                env={"FROM_CALL": "x"})
+        result = await box.exec(
+            'pwd; echo "$FROM_IMAGE $FROM_TASK"; cat data/input.txt built.txt; hostname', env={"FROM_CALL": "x"}
+        )
         assert result.stdout.decode().split("\n")[:5] == ["/app", "baked toml", "hello", "built", "hemra"]
         assert result.exit_code == 0 and not result.timed_out
     finally:
@@ -121,8 +126,7 @@ async def test_image__cached_by_digest_and_one_build_for_concurrent_attempts(tmp
     real_build = images._build
     monkeypatch.setattr(images, "_build", lambda *a: (builds.append(a[-1]), real_build(*a)))
     results = []
-    threads = [threading.Thread(target=lambda: results.append(images.ensure_image(task, task_dir)))
-               for _ in range(4)]
+    threads = [threading.Thread(target=lambda: results.append(images.ensure_image(task, task_dir))) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -147,8 +151,14 @@ async def test_build_failure__raises_with_the_build_log(tmp_path, fresh_images):
 async def test_files__bound_and_container_paths(tmp_path):
     box = await open_box(tmp_path)
     try:
-        await box.write_files([("/app/src/new.py", b"print(1)\n", True), ("/logs/agent/a.txt", b"log", False),
-                               ("/tests/test.sh", b"#!/bin/bash\n", True), ("rel.txt", b"relative", False)])
+        await box.write_files(
+            [
+                ("/app/src/new.py", b"print(1)\n", True),
+                ("/logs/agent/a.txt", b"log", False),
+                ("/tests/test.sh", b"#!/bin/bash\n", True),
+                ("rel.txt", b"relative", False),
+            ]
+        )
         seen = await box.exec("stat -c '%a %n' /app/src/new.py /tests/test.sh; cat /logs/agent/a.txt /app/rel.txt")
         assert seen.stdout.decode().split("\n")[:3] == ["755 /app/src/new.py", "755 /tests/test.sh", "logrelative"]
         await box.exec("mkdir -p /logs/artifacts/deep && echo made > /logs/artifacts/deep/x; echo here > /app/out")
@@ -175,8 +185,10 @@ async def test_files__symlinks_in_bound_folders_resolve_in_the_container_never_o
     secret.write_text("host-only canary\n")
     box = await open_box(tmp_path)
     try:
-        await box.exec(f"ln -s {secret} /logs/agent/leak; ln -s /app/data/input.txt /logs/agent/inside; "
-                       f"ln -s {tmp_path} /logs/artifacts/dir")
+        await box.exec(
+            f"ln -s {secret} /logs/agent/leak; ln -s /app/data/input.txt /logs/agent/inside; "
+            f"ln -s {tmp_path} /logs/artifacts/dir"
+        )
         with pytest.raises(FileNotFoundError):
             await box.read_file("/logs/agent/leak")
         assert await box.read_file("/logs/agent/inside") == b"hello\n"
@@ -208,6 +220,7 @@ async def test_exec__stdin_streamed_output_and_exit_codes(tmp_path):
 
         async def sink(name, chunk):
             seen.append((name, chunk))
+
         result = await box.exec("cat; echo err >&2; exit 7", stdin=b"from stdin\n", on_output=sink)
         assert (result.exit_code, result.stdout, result.stderr) == (7, b"from stdin\n", b"err\n")
         assert b"".join(c for n, c in seen if n == "stdout") == b"from stdin\n"
@@ -275,10 +288,16 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     made = {}
     for who, pid in (("dead", dead.pid), ("alive", os.getppid())):
         created = docker_engine.api.create_container(
-            "debian:bookworm-slim", entrypoint=["sleep", "infinity"],
-            labels={"hemra.attempt": f"orphan-{who}", "hemra.host": host, "hemra.pid": str(pid),
-                    "hemra.executor": f"{host}:{pid}"},
-            host_config=docker_engine.api.create_host_config(network_mode="none"))
+            "debian:bookworm-slim",
+            entrypoint=["sleep", "infinity"],
+            labels={
+                "hemra.attempt": f"orphan-{who}",
+                "hemra.host": host,
+                "hemra.pid": str(pid),
+                "hemra.executor": f"{host}:{pid}",
+            },
+            host_config=docker_engine.api.create_host_config(network_mode="none"),
+        )
         docker_engine.api.start(created["Id"])
         made[who] = created["Id"]
     try:
@@ -297,10 +316,13 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
 def test_rebase__every_stage_from_an_image_starts_from_the_runs_base():
     from services.environments.images import rebase
 
-    dockerfile = ("FROM debian:bookworm-slim\nWORKDIR /app\n"
-                  "from --platform=linux/amd64 python:3.12 AS Build\nRUN make\n"
-                  "FROM build\nCOPY --from=build /out /out\n")
+    dockerfile = (
+        "FROM debian:bookworm-slim\nWORKDIR /app\n"
+        "from --platform=linux/amd64 python:3.12 AS Build\nRUN make\n"
+        "FROM build\nCOPY --from=build /out /out\n"
+    )
     assert rebase(dockerfile, "hemra-base:bookworm") == (
         "FROM hemra-base:bookworm\nWORKDIR /app\n"
         "from --platform=linux/amd64 hemra-base:bookworm AS Build\nRUN make\n"
-        "FROM build\nCOPY --from=build /out /out\n")
+        "FROM build\nCOPY --from=build /out /out\n"
+    )

@@ -16,8 +16,12 @@ def make_task(tmp_path: Path, env=None, copies=(), workdir="/app") -> tuple[pb.T
     (task_dir / "environment" / "data").mkdir(parents=True, exist_ok=True)
     (task_dir / "environment" / "data" / "input.txt").write_text("hello\n")
     (task_dir / "environment" / "notes.md").write_text("notes\n")
-    task = pb.Task(task_name="t", environment=pb.Environment(
-        workdir=workdir, env=env or {}, copies=[pb.CopyStep(source=s, destination=d) for s, d in copies]))
+    task = pb.Task(
+        task_name="t",
+        environment=pb.Environment(
+            workdir=workdir, env=env or {}, copies=[pb.CopyStep(source=s, destination=d) for s, d in copies]
+        ),
+    )
     return task, task_dir
 
 
@@ -29,8 +33,9 @@ async def sandbox_for(tmp_path, name="a-1", **kwargs) -> HostSandbox:
 
 
 async def test_environment__workdir_env_and_copies_applied(tmp_path):
-    sandbox = await sandbox_for(tmp_path, env={"GREETING": "hi there"},
-                                copies=[("data/", "/app/data/"), ("notes.md", "/opt/notes/")])
+    sandbox = await sandbox_for(
+        tmp_path, env={"GREETING": "hi there"}, copies=[("data/", "/app/data/"), ("notes.md", "/opt/notes/")]
+    )
     result = await sandbox.exec('pwd; echo "$GREETING"; cat data/input.txt; cat /opt/notes/notes.md')
     assert result.stdout.decode().split("\n")[:4] == ["/app", "hi there", "hello", "notes"]
     await sandbox.teardown()
@@ -39,8 +44,10 @@ async def test_environment__workdir_env_and_copies_applied(tmp_path):
 async def test_paths__private_per_attempt_and_never_the_real_app(tmp_path):
     one = await sandbox_for(tmp_path, name="a-1")
     two = await sandbox_for(tmp_path, name="a-2")
-    await asyncio.gather(one.exec("echo one > /app/mine; mkdir -p /logs/agent; echo x > /logs/agent/log"),
-                         two.exec("echo two > /app/mine"))
+    await asyncio.gather(
+        one.exec("echo one > /app/mine; mkdir -p /logs/agent; echo x > /logs/agent/log"),
+        two.exec("echo two > /app/mine"),
+    )
     assert (await one.read_file("/app/mine"), await two.read_file("/app/mine")) == (b"one\n", b"two\n")
     assert not Path("/app/mine").exists()
     seen = await two.exec("ls /logs/agent")
@@ -93,7 +100,9 @@ async def test_kill__stops_running_commands(tmp_path):
 
 async def test_files__write_read_list_remove(tmp_path):
     sandbox = await sandbox_for(tmp_path)
-    await sandbox.write_files([("/tests/test.sh", b"#!/bin/bash\necho ok\n", True), ("/logs/verifier/r.txt", b"1", False)])
+    await sandbox.write_files(
+        [("/tests/test.sh", b"#!/bin/bash\necho ok\n", True), ("/logs/verifier/r.txt", b"1", False)]
+    )
     assert (await sandbox.exec("/tests/test.sh")).stdout == b"ok\n"
     assert await sandbox.list_files("/logs/verifier") == ["/logs/verifier/r.txt"]
     await sandbox.remove_path("/logs/verifier")
@@ -112,8 +121,11 @@ async def test_exec__streams_output_while_the_command_runs(tmp_path):
         if name == "stdout":
             marker.write_text("")  # the command waits for this, so it must still be running
 
-    result = await sandbox.exec("echo first; echo oops >&2; while [ ! -e /tmp/go ]; do sleep 0.01; done; echo second",
-                                timeout=10, on_output=on_output)
+    result = await sandbox.exec(
+        "echo first; echo oops >&2; while [ ! -e /tmp/go ]; do sleep 0.01; done; echo second",
+        timeout=10,
+        on_output=on_output,
+    )
     assert result.exit_code == 0 and not result.timed_out
     assert b"".join(c for n, c, _ in seen if n == "stdout") == result.stdout == b"first\nsecond\n"
     assert b"".join(c for n, c, _ in seen if n == "stderr") == b"oops\n"
@@ -197,10 +209,12 @@ async def test_fresh__carries_only_its_folders_as_plain_data(tmp_path):
     host = tmp_path / "host"
     host.mkdir()
     (host / "secret.txt").write_text("host\n")
-    await sandbox.exec(f"echo work > /app/out.txt; mkdir -p /app/sub && echo deep > /app/sub/f; rm /app/data/input.txt; "
-                       f"ln -s {host} /app/hostlink; ln -s {host}/secret.txt /logs/agent/leaf; mkfifo /app/fifo; "
-                       f"echo log > /logs/agent/log.txt; echo art > /logs/artifacts/a; echo x > /tmp/x; "
-                       f"echo rc > /root/.bashrc; chmod 4755 /app/out.txt; echo v > /logs/verifier/old")
+    await sandbox.exec(
+        f"echo work > /app/out.txt; mkdir -p /app/sub && echo deep > /app/sub/f; rm /app/data/input.txt; "
+        f"ln -s {host} /app/hostlink; ln -s {host}/secret.txt /logs/agent/leaf; mkfifo /app/fifo; "
+        f"echo log > /logs/agent/log.txt; echo art > /logs/artifacts/a; echo x > /tmp/x; "
+        f"echo rc > /root/.bashrc; chmod 4755 /app/out.txt; echo v > /logs/verifier/old"
+    )
     await sandbox.stop_processes()
     started = time.monotonic()
     verifier = await asyncio.wait_for(sandbox.fresh(["/app", "/logs/agent", "/logs/artifacts"]), 10)

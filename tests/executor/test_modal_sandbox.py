@@ -14,26 +14,36 @@ from tests.e2e.helpers import BUNDLED
 
 
 def bundled(name: str) -> tuple[pb.Task, object]:
-    task = pb.Task(task_name=f"hemra/{name}", digest="sha256:" + "ab" * 32,
-                   agent_timeout=Duration(seconds=120), verifier_timeout=Duration(seconds=60),
-                   environment=pb.Environment(workdir="/app", env={"GREETING_NAME": "world"}, cpus=1,
-                                              memory_mb=512))
+    task = pb.Task(
+        task_name=f"hemra/{name}",
+        digest="sha256:" + "ab" * 32,
+        agent_timeout=Duration(seconds=120),
+        verifier_timeout=Duration(seconds=60),
+        environment=pb.Environment(workdir="/app", env={"GREETING_NAME": "world"}, cpus=1, memory_mb=512),
+    )
     return task, BUNDLED / name
 
 
 def test_specs__built_from_the_task(tmp_path):
     task, folder = bundled("env-greeting")
     image = modal_sandbox.image_spec(task, folder, {"/opt/tools": str(tmp_path)})
-    assert image == modal_sandbox.ImageSpec(dockerfile=str(folder / "environment" / "Dockerfile"),
-                                            context_dir=str(folder / "environment"),
-                                            local_dirs=[(str(tmp_path), "/opt/tools")])
+    assert image == modal_sandbox.ImageSpec(
+        dockerfile=str(folder / "environment" / "Dockerfile"),
+        context_dir=str(folder / "environment"),
+        local_dirs=[(str(tmp_path), "/opt/tools")],
+    )
     spec = modal_sandbox.sandbox_spec(task, "a-1")
     assert (spec.cpu, spec.memory, spec.workdir, spec.env, spec.block_network) == (
-        1.0, 512, "/app", {"GREETING_NAME": "world"}, True)
+        1.0,
+        512,
+        "/app",
+        {"GREETING_NAME": "world"},
+        True,
+    )
     assert spec.command == ["sleep", "infinity"]
     assert spec.timeout == 120 + 60 + modal_sandbox.LIFETIME_MARGIN_SECS
     assert spec.tags["hemra.attempt"] == "a-1" and spec.tags["hemra.task"] == task.digest
-    assert modal_sandbox.sandbox_spec(task, "a-1", lifetime_secs=10 ** 6).timeout == modal_sandbox.MAX_LIFETIME_SECS
+    assert modal_sandbox.sandbox_spec(task, "a-1", lifetime_secs=10**6).timeout == modal_sandbox.MAX_LIFETIME_SECS
     assert modal_sandbox.sandbox_spec(task, "a-1", network="none").block_network is True
     assert modal_sandbox.sandbox_spec(task, "a-1", network="open").block_network is False
 
@@ -74,8 +84,10 @@ def test_enforces__one_table_for_the_planner_and_the_sandboxes():
     assert plan.SANDBOXES["host"] == HostSandbox.enforces and "network_block" in HostSandbox.enforces
 
 
-@pytest.mark.skipif(bool(modal_sandbox.credentials_missing()),
-                    reason="needs a Modal account: MODAL_TOKEN_ID and MODAL_TOKEN_SECRET are not set")
+@pytest.mark.skipif(
+    bool(modal_sandbox.credentials_missing()),
+    reason="needs a Modal account: MODAL_TOKEN_ID and MODAL_TOKEN_SECRET are not set",
+)
 async def test_real_modal__runs_a_command_reads_files_and_blocks_the_network(tmp_path):
     task, folder = bundled("env-greeting")
     box = open_sandbox("modal", f"test-{uuid.uuid4().hex[:8]}", task, folder, tmp_path)

@@ -3,10 +3,10 @@ more than asked for, nor more than one call may carry, whatever the agent left i
 
 import grpc
 import pytest
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-
 from services.common import errors, transport
 from services.executor import protocol
 

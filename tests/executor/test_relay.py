@@ -14,8 +14,7 @@ import pytest
 
 from hemra.v1 import common_pb2 as pb
 from services.executor.harnesses import driver_for
-from services.executor.sandboxes import SandboxError
-from services.executor.sandboxes import relay
+from services.executor.sandboxes import SandboxError, relay
 from services.executor.sandboxes.docker import DockerSandbox
 from services.executor.sandboxes.relay import RELAY_INSIDE, endpoint_of, plan
 from tests.executor.test_docker_sandbox import make_task
@@ -24,6 +23,7 @@ NODE = f"{RELAY_INSIDE}/node"
 
 
 # -- Endpoints and their listeners (no engine needed) ---------------------------------------------
+
 
 def test_endpoint_of__ports_default_by_scheme():
     assert endpoint_of("https://api.anthropic.com") == ("api.anthropic.com", 443)
@@ -37,14 +37,24 @@ def test_endpoint_of__ports_default_by_scheme():
 
 
 def test_plan__host_names_get_loopback_addresses_of_their_own():
-    listeners = plan([("api.anthropic.com", 443), ("api.openai.com", 443), ("API.anthropic.com", 8443),
-                      ("127.0.0.1", 8000), ("localhost", 9000), ("api.openai.com", 443)])
+    listeners = plan(
+        [
+            ("api.anthropic.com", 443),
+            ("api.openai.com", 443),
+            ("API.anthropic.com", 8443),
+            ("127.0.0.1", 8000),
+            ("localhost", 9000),
+            ("api.openai.com", 443),
+        ]
+    )
     seen = [(item.host, item.port, item.addresses, item.named) for item in listeners]
-    assert seen == [("api.anthropic.com", 443, ("127.77.0.1",), True),
-                    ("api.openai.com", 443, ("127.77.0.2",), True),
-                    ("api.anthropic.com", 8443, ("127.77.0.1",), True),
-                    ("127.0.0.1", 8000, ("127.0.0.1",), False),
-                    ("localhost", 9000, ("127.0.0.1", "::1"), False)]
+    assert seen == [
+        ("api.anthropic.com", 443, ("127.77.0.1",), True),
+        ("api.openai.com", 443, ("127.77.0.2",), True),
+        ("api.anthropic.com", 8443, ("127.77.0.1",), True),
+        ("127.0.0.1", 8000, ("127.0.0.1",), False),
+        ("localhost", 9000, ("127.0.0.1", "::1"), False),
+    ]
     assert len({item.socket for item in listeners}) == 5
 
 
@@ -57,16 +67,20 @@ def test_plan__addresses_the_container_cannot_route_to_are_refused():
 
 # -- What each agent CLI declares -----------------------------------------------------------------
 
-@pytest.mark.parametrize("agent, env, model, expected", [
-    ("claude-code", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123"}, "", [("127.0.0.1", 8123)]),
-    ("claude-code", {}, "", [("api.anthropic.com", 443)]),
-    ("codex", {"OPENAI_BASE_URL": "http://localhost:9000/v1"}, "", [("localhost", 9000)]),
-    ("codex", {}, "", [("api.openai.com", 443)]),
-    ("pi", {"OPENAI_BASE_URL": "https://models.internal:8443/v1"}, "m", [("models.internal", 8443)]),
-    ("pi", {"ANTHROPIC_BASE_URL": "http://[::1]:7000"}, "m", [("::1", 7000)]),
-    ("pi", {}, "anthropic/claude-sonnet-4-5", [("api.anthropic.com", 443)]),
-    ("pi", {}, "mistral/large", []),
-])
+
+@pytest.mark.parametrize(
+    "agent, env, model, expected",
+    [
+        ("claude-code", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123"}, "", [("127.0.0.1", 8123)]),
+        ("claude-code", {}, "", [("api.anthropic.com", 443)]),
+        ("codex", {"OPENAI_BASE_URL": "http://localhost:9000/v1"}, "", [("localhost", 9000)]),
+        ("codex", {}, "", [("api.openai.com", 443)]),
+        ("pi", {"OPENAI_BASE_URL": "https://models.internal:8443/v1"}, "m", [("models.internal", 8443)]),
+        ("pi", {"ANTHROPIC_BASE_URL": "http://[::1]:7000"}, "m", [("::1", 7000)]),
+        ("pi", {}, "anthropic/claude-sonnet-4-5", [("api.anthropic.com", 443)]),
+        ("pi", {}, "mistral/large", []),
+    ],
+)
 def test_cli_driver__declares_the_endpoints_of_the_urls_it_passes(agent, env, model, expected, monkeypatch):
     for name in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -79,16 +93,18 @@ def test_cli_driver__declares_the_endpoints_of_the_urls_it_passes(agent, env, mo
 def test_cli_driver__a_base_url_without_a_host_is_named_in_the_error(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "localhost-without-scheme")
     harness = pb.Harness(kind="cli", agent="claude-code", env=["ANTHROPIC_BASE_URL"])
-    with pytest.raises(SandboxError, match="ANTHROPIC_BASE_URL: the agent's model URL 'localhost-without-scheme' "
-                                           "names no host"):
+    with pytest.raises(
+        SandboxError, match="ANTHROPIC_BASE_URL: the agent's model URL 'localhost-without-scheme' names no host"
+    ):
         driver_for(harness).endpoints(harness)
 
 
 def test_acp_driver__declares_the_base_urls_its_harness_names(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8124")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    harness = pb.Harness(kind="acp", agent="@zed-industries/claude-agent-acp",
-                         env=["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"])
+    harness = pb.Harness(
+        kind="acp", agent="@zed-industries/claude-agent-acp", env=["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]
+    )
     assert driver_for(harness).endpoints(harness) == [("127.0.0.1", 8124)]
     bare = pb.Harness(kind="acp", agent="@zed-industries/claude-agent-acp", env=["ANTHROPIC_API_KEY"])
     assert driver_for(bare).endpoints(bare) == []
@@ -101,11 +117,13 @@ def test_other_drivers__declare_no_endpoints():
 
 # -- Through the real engine ----------------------------------------------------------------------
 
+
 @pytest.fixture
 async def echo_server():
     """A TCP server on the host's loopback: answers a line with "echo:<line>" and closes; after
     the line "stream", reads to the end of input, then answers its byte count and sha256
     (so only a half-closing client gets an answer)."""
+
     async def serve(reader, writer):
         line = (await reader.readline()).decode().strip()
         if line == "stream":
@@ -140,12 +158,10 @@ async def open_relayed(tmp_path, endpoints) -> DockerSandbox:
 
 def tcp_line(host: str, port: int, line: str) -> str:
     """bash only (no curl, no Python): one line out through /dev/tcp, the answer back."""
-    return (f"exec 3<>/dev/tcp/{host}/{port} && printf '%s\\n' {line} >&3 && "
-            "timeout 10 cat <&3")
+    return f"exec 3<>/dev/tcp/{host}/{port} && printf '%s\\n' {line} >&3 && timeout 10 cat <&3"
 
 
-async def test_relay__declared_endpoint_reached_other_host_ports_not(tmp_path, docker_engine, echo_server,
-                                                                   other_port):
+async def test_relay__declared_endpoint_reached_other_host_ports_not(tmp_path, docker_engine, echo_server, other_port):
     box = await open_relayed(tmp_path, [("127.0.0.1", echo_server)])
     sockets = box.relay.folder
     try:
@@ -155,8 +171,9 @@ async def test_relay__declared_endpoint_reached_other_host_ports_not(tmp_path, d
         reached = await box.exec(tcp_line("127.0.0.1", echo_server, "ping"), timeout=30)
         assert reached.exit_code == 0, reached.stderr
         assert reached.stdout.decode() == "echo:ping\n"
-        blocked = await box.exec(f"(echo > /dev/tcp/127.0.0.1/{other_port}) 2>/dev/null && echo reached; "
-                                 "ls /sys/class/net", timeout=30)
+        blocked = await box.exec(
+            f"(echo > /dev/tcp/127.0.0.1/{other_port}) 2>/dev/null && echo reached; ls /sys/class/net", timeout=30
+        )
         assert blocked.stdout.decode().split() == ["lo"]
         # The relay's own folders are read-only: the agent cannot replace a socket.
         replaced = await box.exec("rm -f /run/hemra-relay/0.sock", timeout=30)
@@ -176,10 +193,12 @@ async def test_relay__host_name_keeps_its_url_and_big_streams_half_close(tmp_pat
         reached = await box.exec(tcp_line(name, echo_server, "by-name"), timeout=30)
         assert reached.stdout.decode() == "echo:by-name\n", reached.stderr
         # 8 MiB out, then the client ends its side; the answer still comes back whole.
-        client = ("const s=require('net').connect(+process.argv[2],process.argv[1],()=>{"
-                  "s.write('stream\\\\n');s.end(Buffer.alloc(8*1024*1024,7))});let a='';s.on('data',d=>a+=d);"
-                  "s.on('end',()=>process.stdout.write(a))")
-        big = await box.exec(f"{NODE} -e \"{client}\" {name} {echo_server}", timeout=60)
+        client = (
+            "const s=require('net').connect(+process.argv[2],process.argv[1],()=>{"
+            "s.write('stream\\\\n');s.end(Buffer.alloc(8*1024*1024,7))});let a='';s.on('data',d=>a+=d);"
+            "s.on('end',()=>process.stdout.write(a))"
+        )
+        big = await box.exec(f'{NODE} -e "{client}" {name} {echo_server}', timeout=60)
         expected = hashlib.sha256(bytes([7]) * 8 * 1024 * 1024).hexdigest()
         assert big.stdout.decode() == f"{8 * 1024 * 1024} {expected}\n", big.stderr
     finally:
@@ -203,6 +222,7 @@ async def test_relay__concurrent_connections_and_restart(tmp_path, echo_server):
 
 async def test_relay__ipv6_loopback_endpoint(tmp_path):
     """The engine gives containers no IPv6; the relay turns it on for their loopback only."""
+
     async def serve(reader, writer):
         writer.write(b"v6:" + await reader.readline())
         await writer.drain()

@@ -11,8 +11,8 @@ import httpx
 import pytest
 import uvicorn
 
-from services import embedded
 from gateway.app import create_app
+from services import embedded
 from tests.conftest import REPO
 from tests.e2e.helpers import hemra
 
@@ -68,8 +68,9 @@ def _live(home, **options):
 
     async def serve():
         async with embedded.services(home) as services:
-            server = uvicorn.Server(uvicorn.Config(create_app(services.store, **options), host="127.0.0.1", port=port,
-                                                   log_level="warning"))
+            server = uvicorn.Server(
+                uvicorn.Config(create_app(services.store, **options), host="127.0.0.1", port=port, log_level="warning")
+            )
             state["server"] = server
             await server.serve()
 

@@ -29,8 +29,14 @@ async def test_runs_list_and_paging(client, gateway_home):
     import os
 
     from tests.e2e.helpers import hemra
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")} | {"HEMRA_HOME": str(gateway_home)}
-    assert hemra(env, "run", "-H", "oracle", "-d", "hemra-offline", "--label", "second", "-t", "hemra/fizzbuzz-limit").returncode == 0
+    assert (
+        hemra(
+            env, "run", "-H", "oracle", "-d", "hemra-offline", "--label", "second", "-t", "hemra/fizzbuzz-limit"
+        ).returncode
+        == 0
+    )
     first = (await client.get("/api/runs", params={"page_size": 1})).json()
     assert len(first["runs"]) == 1 and first["runs"][0]["label"] == "second" and first["next_page_token"]
     second = (await client.get("/api/runs", params={"page_size": 1, "page_token": first["next_page_token"]})).json()
@@ -114,18 +120,28 @@ async def test_event_raw_download_keeps_recorded_bytes(client, attempts):
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/octet-stream"
     assert response.headers["content-disposition"].startswith("attachment;")
-    page = await client.store.ListEvents(__import__("hemra.v1.store_service_pb2", fromlist=["x"]).ListEventsRequest(
-        attempt=oracle, page_token="2", page_size=1))
+    page = await client.store.ListEvents(
+        __import__("hemra.v1.store_service_pb2", fromlist=["x"]).ListEventsRequest(
+            attempt=oracle, page_token="2", page_size=1
+        )
+    )
     assert response.content == page.events[0].payload_json.encode()
 
 
 async def test_missing_things_are_404(client, attempts):
     oracle = by(attempts, "oracle")[0]["id"]
-    for path in ("/api/runs/no-such-run", "/api/runs/no-such-run/report", "/api/runs/no-such-run/attempts",
-                 f"/api/attempts/{MISSING_ATTEMPT}", f"/api/attempts/{MISSING_ATTEMPT}/events",
-                 f"/api/attempts/{oracle}/events/999999", f"/api/attempts/{oracle}/events/999999/raw",
-                 f"/api/attempts/{oracle}/artifacts/no/such/file", f"/api/attempts/{MISSING_ATTEMPT}/events/stream",
-                 "/api/nothing-here"):
+    for path in (
+        "/api/runs/no-such-run",
+        "/api/runs/no-such-run/report",
+        "/api/runs/no-such-run/attempts",
+        f"/api/attempts/{MISSING_ATTEMPT}",
+        f"/api/attempts/{MISSING_ATTEMPT}/events",
+        f"/api/attempts/{oracle}/events/999999",
+        f"/api/attempts/{oracle}/events/999999/raw",
+        f"/api/attempts/{oracle}/artifacts/no/such/file",
+        f"/api/attempts/{MISSING_ATTEMPT}/events/stream",
+        "/api/nothing-here",
+    ):
         response = await client.get(path)
         assert response.status_code == 404, (path, response.text)
         assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
@@ -145,25 +161,49 @@ async def test_artifact_download_headers(client, attempts):
     assert output.status_code == 200 and output.headers["content-disposition"].startswith("attachment;")
 
 
-@pytest.mark.parametrize("path", ["../../etc/passwd", "logs/../../etc/passwd", "%2e%2e/%2e%2e/etc/passwd",
-                                  "logs/%2e%2e/verifier/reward.json", "logs//verifier/reward.json",
-                                  "logs/verifier/reward.json%00", "..%5c..%5cwindows", "logs/%2e/verifier/reward.json"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../../etc/passwd",
+        "logs/../../etc/passwd",
+        "%2e%2e/%2e%2e/etc/passwd",
+        "logs/%2e%2e/verifier/reward.json",
+        "logs//verifier/reward.json",
+        "logs/verifier/reward.json%00",
+        "..%5c..%5cwindows",
+        "logs/%2e/verifier/reward.json",
+    ],
+)
 async def test_artifact_traversal_is_refused(client, attempts, path):
     oracle = by(attempts, "oracle")[0]["id"]
     response = await client.get(f"/api/attempts/{oracle}/artifacts/{path}")
     assert response.status_code in (400, 404), response.text
 
 
-@pytest.mark.parametrize("path", [
-    "/api/runs?page_size=0", "/api/runs?page_size=100000", "/api/runs?page_size=abc",
-    "/api/runs?page_token=" + "x" * 500, "/api/runs?page_token=%00", "/api/runs/" + "r" * 500,
-    f"/api/runs/{LABEL}/attempts?page_size=-1", "/api/attempts/not-an-id", "/api/attempts/a-../events",
-    f"/api/attempts/{MISSING_ATTEMPT}/events?page_size=999999", f"/api/attempts/{MISSING_ATTEMPT}/events?page_token=-5",
-    f"/api/attempts/{MISSING_ATTEMPT}/events?preview=-1", f"/api/attempts/{MISSING_ATTEMPT}/events/0",
-    f"/api/attempts/{MISSING_ATTEMPT}/events/99999999999999999999999",
-    "/api/compare", "/api/compare?a=x", "/api/compare?a=&b=x", "/api/compare?a=" + "x" * 1000 + "&b=y",
-    "/api/runs?" + "x=" + "y" * 5000,
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/runs?page_size=0",
+        "/api/runs?page_size=100000",
+        "/api/runs?page_size=abc",
+        "/api/runs?page_token=" + "x" * 500,
+        "/api/runs?page_token=%00",
+        "/api/runs/" + "r" * 500,
+        f"/api/runs/{LABEL}/attempts?page_size=-1",
+        "/api/attempts/not-an-id",
+        "/api/attempts/a-../events",
+        f"/api/attempts/{MISSING_ATTEMPT}/events?page_size=999999",
+        f"/api/attempts/{MISSING_ATTEMPT}/events?page_token=-5",
+        f"/api/attempts/{MISSING_ATTEMPT}/events?preview=-1",
+        f"/api/attempts/{MISSING_ATTEMPT}/events/0",
+        f"/api/attempts/{MISSING_ATTEMPT}/events/99999999999999999999999",
+        "/api/compare",
+        "/api/compare?a=x",
+        "/api/compare?a=&b=x",
+        "/api/compare?a=" + "x" * 1000 + "&b=y",
+        "/api/runs?" + "x=" + "y" * 5000,
+    ],
+)
 async def test_bad_params_are_4xx(client, path):
     response = await client.get(path)
     assert 400 <= response.status_code < 500, (path, response.status_code, response.text)
@@ -257,12 +297,18 @@ def test_serve__serves_the_api_and_refuses_non_loopback_without_expose(tmp_path)
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
     env["HEMRA_HOME"] = str(tmp_path / "home")
-    refused = subprocess.run([HEMRA, "serve", "--listen", "0.0.0.0:0"], env=env, capture_output=True, text=True,
-                             timeout=60)
+    refused = subprocess.run(
+        [HEMRA, "serve", "--listen", "0.0.0.0:0"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert refused.returncode == 2 and "add --expose" in refused.stderr
     log = tmp_path / "serve.log"
-    process = subprocess.Popen([HEMRA, "serve", "--listen", "127.0.0.1:0", "--store-listen", "127.0.0.1:0"],
-                               env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [HEMRA, "serve", "--listen", "127.0.0.1:0", "--store-listen", "127.0.0.1:0"],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         url = None
         for _ in range(200):
@@ -275,8 +321,9 @@ def test_serve__serves_the_api_and_refuses_non_loopback_without_expose(tmp_path)
         assert httpx.get(url + "api/health").status_code == 200
         page = httpx.get(url)
         assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
-        busy = subprocess.run([HEMRA, "serve", "--listen", url[len("http://"):-1]], env=env, capture_output=True,
-                              text=True, timeout=60)
+        busy = subprocess.run(
+            [HEMRA, "serve", "--listen", url[len("http://") : -1]], env=env, capture_output=True, text=True, timeout=60
+        )
         assert busy.returncode == 2 and "Traceback" not in busy.stderr
         assert busy.stderr.strip().splitlines()[-1].startswith(f"error: --listen {url[7:-1]}: cannot listen there")
     finally:

@@ -27,8 +27,9 @@ def test_viewer_in_chromium(live_server, tmp_path):
     if not (BROWSER / "node_modules" / "playwright-core").exists():
         _skip_or_fail("needs playwright-core: cd tests/gateway/browser && npm ci")
     env = {**os.environ, "GATEWAY_URL": live_server, "SCREENSHOT_DIR": str(tmp_path), "RUN_LABEL": LABEL}
-    result = subprocess.run(["node", "--test", "viewer.test.mjs"], cwd=BROWSER, env=env, capture_output=True,
-                            text=True, timeout=180)
+    result = subprocess.run(
+        ["node", "--test", "viewer.test.mjs"], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=180
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert (tmp_path / "viewer.png").stat().st_size > 0
 
@@ -36,6 +37,7 @@ def test_viewer_in_chromium(live_server, tmp_path):
 def test_viewer_js_units():
     if shutil.which("node") is None:
         _skip_or_fail("needs node")
-    result = subprocess.run(["node", "--test", str(Path(__file__).parent / "js")], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        ["node", "--test", str(Path(__file__).parent / "js")], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stdout[-4000:]

@@ -81,7 +81,11 @@ async def test_criterion_table(client):
     column = [s["harness_name"] for s in table["sources"]]
     rate, reward = table["rows"][:2]  # hemra-offline has 0/1 tasks and tasks with fractional rewards
     assert (rate["criterion"], rate["unit"], reward["criterion"], reward["unit"]) == (
-        "Overall pass rate", "rate", "Overall mean reward", "reward")
+        "Overall pass rate",
+        "rate",
+        "Overall mean reward",
+        "reward",
+    )
     cells = dict(zip(column, rate["cells"]))
     assert cells["oracle"]["value"] == 1.0 and cells["oracle"]["best"] and cells["nop"]["value"] == 0.0
     assert not cells["nop"]["best"] and cells["oracle"]["excluded"] == 0
@@ -94,8 +98,12 @@ async def test_criterion_table(client):
     assert wall["unit"] == "seconds" and wall["lower_is_better"] and sum(c["best"] for c in wall["cells"]) >= 1
     # each cell links to the attempts behind it: the run's attempts filtered by cell and task
     row = task_rows[0]
-    behind = (await client.get(f"/api/runs/{sources['nop']['run_id']}/attempts",
-                               params={"cell": sources["nop"]["cell_id"], "task": row["task_digest"]})).json()
+    behind = (
+        await client.get(
+            f"/api/runs/{sources['nop']['run_id']}/attempts",
+            params={"cell": sources["nop"]["cell_id"], "task": row["task_digest"]},
+        )
+    ).json()
     assert len(behind["attempts"]) == dict(zip(column, row["cells"]))["nop"]["samples"] >= 1
     assert all(a["task_digest"] == row["task_digest"] and a["harness_name"] == "nop" for a in behind["attempts"])
     newest = (await client.get(f"/api/datasets/{DATASET}/criteria")).json()
@@ -126,13 +134,21 @@ async def test_huge_event_is_previewed_from_its_first_bytes(gateway_home, tmp_pa
     huge = json.dumps({"role": "user", "content": "x" * 5_000_000 + "END"})
     with sqlite3.connect(home / "hemra.db") as db:
         seq = db.execute("SELECT max(seq) FROM events WHERE attempt_id = ?", (attempt,)).fetchone()[0] + 1
-        db.execute("INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
-                   "VALUES (?, ?, 0, 'message', 'prompt', ?, 0)", (attempt, seq, huge))
-        usage = [{"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0125},
-                 {"prompt_tokens": 800, "completion_tokens": 100, "cost": 0.0075}]
+        db.execute(
+            "INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
+            "VALUES (?, ?, 0, 'message', 'prompt', ?, 0)",
+            (attempt, seq, huge),
+        )
+        usage = [
+            {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0125},
+            {"prompt_tokens": 800, "completion_tokens": 100, "cost": 0.0075},
+        ]
         for i, payload in enumerate(usage, start=1):
-            db.execute("INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
-                       "VALUES (?, ?, 0, 'usage', 'model', ?, 0)", (attempt, seq + i, json.dumps(payload)))
+            db.execute(
+                "INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
+                "VALUES (?, ?, 0, 'usage', 'model', ?, 0)",
+                (attempt, seq + i, json.dumps(payload)),
+            )
         db.execute("UPDATE attempts SET event_count = event_count + 3 WHERE id = ?", (attempt,))
     async with gateway_client(home) as client:
         page = (await client.get(f"/api/attempts/{attempt}/events", params={"page_token": str(seq - 1)})).json()
@@ -149,6 +165,7 @@ async def test_huge_event_is_previewed_from_its_first_bytes(gateway_home, tmp_pa
         assert raw.content == huge.encode()
         assert (await client.get(f"/api/attempts/{attempt}")).json()["event_count"] == seq + 2
         usage = (await client.get(f"/api/runs/{LABEL}/usage")).json()["attempts"]
-        assert usage == [{"attempt_id": attempt, "input_tokens": 2000, "output_tokens": 400,
-                          "cost_usd": 0.02, "usage_events": 2}]
+        assert usage == [
+            {"attempt_id": attempt, "input_tokens": 2000, "output_tokens": 400, "cost_usd": 0.02, "usage_events": 2}
+        ]
         assert (await client.get("/api/runs/no-such-run/usage")).status_code == 404

@@ -1,6 +1,5 @@
 """Fuzz the API from its OpenAPI document (schemathesis) against a real uvicorn: no 5xx."""
 
-
 import schemathesis  # noqa: E402  (a dev dependency: fuzzing is not optional)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
@@ -19,8 +18,9 @@ def test_no_server_errors(live_server):
         def check(case):
             response = case.call(base_url=live_server, timeout=30)
             if response.status_code >= 500:
-                failures.append((case.method, case.formatted_path, case.query, response.status_code,
-                                 response.text[:300]))
+                failures.append(
+                    (case.method, case.formatted_path, case.query, response.status_code, response.text[:300])
+                )
 
         check()
     assert not failures, failures

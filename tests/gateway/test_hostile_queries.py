@@ -10,9 +10,24 @@ from hypothesis import strategies as st
 
 from tests.gateway.conftest import LABEL
 
-HUGE = ["9999999999999999999", "99999999999999999999999999", str(2 ** 31), str(2 ** 63), str(2 ** 62), "0" * 19]
-ODD = ["\u00b2", "\u0663", "-1", "1.5", "nan", "inf", "1e308", " ", "%00", "\x00", "a" * 99, "=", "====",
-       "\U0001f600", "../../x"]
+HUGE = ["9999999999999999999", "99999999999999999999999999", str(2**31), str(2**63), str(2**62), "0" * 19]
+ODD = [
+    "\u00b2",
+    "\u0663",
+    "-1",
+    "1.5",
+    "nan",
+    "inf",
+    "1e308",
+    " ",
+    "%00",
+    "\x00",
+    "a" * 99,
+    "=",
+    "====",
+    "\U0001f600",
+    "../../x",
+]
 
 
 def _b64(text: str) -> str:
@@ -20,8 +35,15 @@ def _b64(text: str) -> str:
 
 
 #: Tokens shaped like the store's own (base64 of "time/id", "name\x1fdigest") but hostile inside.
-FORGED = [_b64("nan/r-0"), _b64("inf/"), _b64("1e999/x"), _b64("1" * 400 + "/x"), _b64("a\x1fb\x1fc"),
-          _b64("\x00\x1f\x00"), _b64("x" * 600)]
+FORGED = [
+    _b64("nan/r-0"),
+    _b64("inf/"),
+    _b64("1e999/x"),
+    _b64("1" * 400 + "/x"),
+    _b64("a\x1fb\x1fc"),
+    _b64("\x00\x1f\x00"),
+    _b64("x" * 600),
+]
 
 
 async def _no_server_error(client, path: str, **params) -> int:
@@ -44,11 +66,13 @@ async def test_events_page_token_past_any_integer(client, attempt_id):
 
 
 async def test_every_page_token_and_query_parameter__hand_picked(client, attempt_id):
-    paths = {f"/api/attempts/{attempt_id}/events": ["page_token", "page_size", "preview"],
-             "/api/runs": ["page_token", "page_size", "kind"],
-             f"/api/runs/{LABEL}/attempts": ["page_token", "page_size", "cell", "task", "harness", "verdict"],
-             "/api/datasets/hemra-offline/tasks": ["page_token", "page_size"],
-             "/api/compare": ["a", "b", "judge"]}
+    paths = {
+        f"/api/attempts/{attempt_id}/events": ["page_token", "page_size", "preview"],
+        "/api/runs": ["page_token", "page_size", "kind"],
+        f"/api/runs/{LABEL}/attempts": ["page_token", "page_size", "cell", "task", "harness", "verdict"],
+        "/api/datasets/hemra-offline/tasks": ["page_token", "page_size"],
+        "/api/compare": ["a", "b", "judge"],
+    }
     for path, names in paths.items():
         for name in names:
             for value in HUGE + ODD + FORGED:
@@ -67,16 +91,24 @@ async def test_event_seq_and_stream_positions_past_any_integer(client, attempt_i
 
 
 _TEXT = st.characters(blacklist_categories=("Cs",))
-TOKENS = st.one_of(st.text(_TEXT, max_size=120), st.integers(min_value=-2 ** 70, max_value=2 ** 70).map(str),
-                   st.text(_TEXT, max_size=300).map(_b64), st.sampled_from(HUGE + ODD + FORGED))
+TOKENS = st.one_of(
+    st.text(_TEXT, max_size=120),
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.text(_TEXT, max_size=300).map(_b64),
+    st.sampled_from(HUGE + ODD + FORGED),
+)
 
 
 async def test_page_tokens__fuzzed(client, attempt_id):
     import asyncio
 
     failures = []
-    paths = [f"/api/attempts/{attempt_id}/events", "/api/runs", f"/api/runs/{LABEL}/attempts",
-             "/api/datasets/hemra-offline/tasks"]
+    paths = [
+        f"/api/attempts/{attempt_id}/events",
+        "/api/runs",
+        f"/api/runs/{LABEL}/attempts",
+        "/api/datasets/hemra-offline/tasks",
+    ]
     values = []
 
     @given(token=TOKENS, path=st.sampled_from(paths))

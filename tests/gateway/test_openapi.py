@@ -8,7 +8,8 @@ from gateway import export_openapi
 def test_openapi_document_is_current():
     committed = export_openapi.DOCUMENT.read_text()
     assert committed == export_openapi.document(), (
-        "gateway/openapi.json is stale: run `python -m gateway.export_openapi` and commit it")
+        "gateway/openapi.json is stale: run `python -m gateway.export_openapi` and commit it"
+    )
 
 
 def test_only_get_operations_with_stable_ids():

@@ -16,25 +16,65 @@ FINGERPRINT = "sha256:" + "f" * 64
 
 def _plan(label: str, rewards: dict[str, list[float]], start: float = 1_800_000_000.0) -> PlannedRun:
     """Two harnesses on three tasks, finished with the given 0/1 rewards per harness."""
-    harnesses = [dict(digest="sha256:" + f"{n:064x}", harness_name=name,
-                      record={"harnessName": name, "kind": "cli", "agent": name, "agentVersion": "1.0",
-                              "model": "m", "env": ["API_KEY"]})
-                 for n, name in ((10, "alpha"), (11, "beta"))]
+    harnesses = [
+        dict(
+            digest="sha256:" + f"{n:064x}",
+            harness_name=name,
+            record={
+                "harnessName": name,
+                "kind": "cli",
+                "agent": name,
+                "agentVersion": "1.0",
+                "model": "m",
+                "env": ["API_KEY"],
+            },
+        )
+        for n, name in ((10, "alpha"), (11, "beta"))
+    ]
     trials = []
     for cell, harness in enumerate(("alpha", "beta")):
         for (digest, name), reward in zip(TASKS, rewards[harness]):
-            trials.append((cell, digest, name, 1, dict(
-                outcome="completed", error="", agent_version="1.0", start_time=start, end_time=start + 10 + cell,
-                artifacts=[], score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": reward},
-                                     "scorer": "verifier", "scorerFingerprint": FINGERPRINT})))
+            trials.append(
+                (
+                    cell,
+                    digest,
+                    name,
+                    1,
+                    dict(
+                        outcome="completed",
+                        error="",
+                        agent_version="1.0",
+                        start_time=start,
+                        end_time=start + 10 + cell,
+                        artifacts=[],
+                        score={
+                            "state": "SCORE_STATE_SCORED",
+                            "rewards": {"reward": reward},
+                            "scorer": "verifier",
+                            "scorerFingerprint": FINGERPRINT,
+                        },
+                    ),
+                )
+            )
     return PlannedRun(
-        label=label, spec={"label": label, "baseline": "alpha"}, concurrency=1, max_infra_retries=0,
-        datasets=[dict(digest="sha256:" + "d" * 64, dataset_name="demo", source="/demo",
-                       task_digests=[d for d, _ in TASKS], create_time=0.0)],
+        label=label,
+        spec={"label": label, "baseline": "alpha"},
+        concurrency=1,
+        max_infra_retries=0,
+        datasets=[
+            dict(
+                digest="sha256:" + "d" * 64,
+                dataset_name="demo",
+                source="/demo",
+                task_digests=[d for d, _ in TASKS],
+                create_time=0.0,
+            )
+        ],
         tasks=[dict(digest=d, task_name=n, record={"taskName": n}) for d, n in TASKS],
-        harnesses=harnesses, cells=[("sha256:" + "d" * 64, "demo", h["digest"], h["harness_name"], "m")
-                                    for h in harnesses],
-        trials=trials)
+        harnesses=harnesses,
+        cells=[("sha256:" + "d" * 64, "demo", h["digest"], h["harness_name"], "m") for h in harnesses],
+        trials=trials,
+    )
 
 
 async def test_store_reads(database_url, tmp_path):
@@ -85,14 +125,30 @@ async def test_store_reads(database_url, tmp_path):
         attempt_id = (await store.list_attempts(new.id, 1, ""))[0][0][0].id
         huge = json.dumps({"content": "é" * 300_000})
         async with store.sessions.begin() as session:
-            await records.append_events(session, attempt_id, [
-                dict(time=1.0, type="usage", name="m", payload=json.dumps({"input_tokens": 10, "cost_usd": 0.5}),
-                     duration=0.0),
-                dict(time=2.0, type="usage", name="m", payload=json.dumps({"prompt_tokens": 5, "cost": 0.25}),
-                     duration=0.0),
-                dict(time=3.0, type="message", name="prompt", payload=huge, duration=0.0)])
-        assert await store.attempt_usage(new.id) == [dict(attempt_id=attempt_id, input_tokens=15, output_tokens=0,
-                                                          cost_usd=0.75, usage_events=2)]
+            await records.append_events(
+                session,
+                attempt_id,
+                [
+                    dict(
+                        time=1.0,
+                        type="usage",
+                        name="m",
+                        payload=json.dumps({"input_tokens": 10, "cost_usd": 0.5}),
+                        duration=0.0,
+                    ),
+                    dict(
+                        time=2.0,
+                        type="usage",
+                        name="m",
+                        payload=json.dumps({"prompt_tokens": 5, "cost": 0.25}),
+                        duration=0.0,
+                    ),
+                    dict(time=3.0, type="message", name="prompt", payload=huge, duration=0.0),
+                ],
+            )
+        assert await store.attempt_usage(new.id) == [
+            dict(attempt_id=attempt_id, input_tokens=15, output_tokens=0, cost_usd=0.75, usage_events=2)
+        ]
         cut, _ = await store.list_events(attempt_id, 10, "", 1000)
         assert [e.payload_cut for e in cut] == [False, False, True]
         assert cut[2].payload_bytes == len(huge.encode()) and huge.startswith(cut[2].payload)
@@ -115,10 +171,20 @@ async def test_store_reads(database_url, tmp_path):
 
 
 def test_fast_score_and_artifact_conversion_match_json_format():
-    scores = [{"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0, "x": 0.5}, "scorer": "verifier",
-               "scorerFingerprint": FINGERPRINT, "duration": "1.250s", "stdoutBlobDigest": "sha256:b", "judgeModel": "m"},
-              {}, json_format.MessageToDict(pb.Score(state=pb.SCORE_STATE_SCORER_FAILED, error="boom")),
-              {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}, "unknownKey": 1}]
+    scores = [
+        {
+            "state": "SCORE_STATE_SCORED",
+            "rewards": {"reward": 1.0, "x": 0.5},
+            "scorer": "verifier",
+            "scorerFingerprint": FINGERPRINT,
+            "duration": "1.250s",
+            "stdoutBlobDigest": "sha256:b",
+            "judgeModel": "m",
+        },
+        {},
+        json_format.MessageToDict(pb.Score(state=pb.SCORE_STATE_SCORER_FAILED, error="boom")),
+        {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}, "unknownKey": 1},
+    ]
     for score in scores:
         assert convert.score_from_dict(score) == convert.from_dict(score, pb.Score())
     for artifact in ({"path": "/x", "blobDigest": "sha256:c", "sizeBytes": "2048"}, {"path": "/y"}):

@@ -22,10 +22,16 @@ from tests.store.test_hostile_restore import _manifest, _nop, _real_task
 from tests.store.test_queue import FakeClock
 
 EXAMPLES = 120
-JSON = st.recursive(st.none() | st.booleans() | st.integers(min_value=-2 ** 70, max_value=2 ** 70)
-                    | st.floats() | st.text(max_size=12) | st.sampled_from(["../../x", "/etc", "", "1e308"]),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-                    max_leaves=6)
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.text(max_size=12)
+    | st.sampled_from(["../../x", "/etc", "", "1e308"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def _paths(value, prefix=()):

@@ -27,9 +27,12 @@ def unpack(name: str, into: Path) -> Path:
 
 def same_tree(a: Path, b: Path) -> None:
     """Every file and folder (empty ones too), bytes and executable bits equal."""
+
     def listing(root):
-        return sorted((p.relative_to(root).as_posix(), p.is_dir(), p.is_file() and os.access(p, os.X_OK))
-                      for p in root.rglob("*"))
+        return sorted(
+            (p.relative_to(root).as_posix(), p.is_dir(), p.is_file() and os.access(p, os.X_OK)) for p in root.rglob("*")
+        )
+
     assert listing(a) == listing(b)
     for path in a.rglob("*"):
         if path.is_file():
@@ -58,8 +61,10 @@ def test_harbor_025__oracle_import_pairs_with_a_hemra_run(hemra_env, tmp_path):
     assert compared["paired_tasks"] == 3 and compared["not_comparable"] == []
     assert compared["delta"] == 0 and compared["a_passed"] == compared["b_passed"] == 2
     against_nop = json.loads(hemra(hemra_env, "compare", "harbor-oracle", "mine/nop", "--json").stdout)
-    assert against_nop["delta"] == -1.0 and sorted(against_nop["flipped_to_fail"]) == ["hemra/fix-median",
-                                                                                        "hemra/text-stats"]
+    assert against_nop["delta"] == -1.0 and sorted(against_nop["flipped_to_fail"]) == [
+        "hemra/fix-median",
+        "hemra/text-stats",
+    ]
 
 
 def test_harbor_025__agent_timeout_is_a_result_scored_anyway(hemra_env, tmp_path):
@@ -148,8 +153,12 @@ def test_swebench__only_resolved_pass_environment_and_errors_are_infra(hemra_env
 def test_swebench__two_runs_compare(hemra_env, tmp_path):
     write_run(tmp_path / "a")
     write_run(tmp_path / "b", resolved=("a__a-1", "c__c-3"), unresolved=("b__b-2",))
-    assert hemra(hemra_env, "import", str(tmp_path / "a"), "--swebench-version", "5.0.2", "--label", "a").returncode == 0
-    assert hemra(hemra_env, "import", str(tmp_path / "b"), "--swebench-version", "5.0.2", "--label", "b").returncode == 0
+    assert (
+        hemra(hemra_env, "import", str(tmp_path / "a"), "--swebench-version", "5.0.2", "--label", "a").returncode == 0
+    )
+    assert (
+        hemra(hemra_env, "import", str(tmp_path / "b"), "--swebench-version", "5.0.2", "--label", "b").returncode == 0
+    )
     data = json.loads(hemra(hemra_env, "compare", "a", "b", "--json").stdout)
     assert data["flipped_to_pass"] == ["c__c-3"] and data["flipped_to_fail"] == ["b__b-2"]
     assert data["binary_tasks"] == 4 and data["a"]["infra_failed"] == 2
@@ -164,23 +173,40 @@ def _truncate(job: Path) -> None:
 
 BAD = {
     "neither format": (lambda tmp: (tmp / "x").mkdir() or [str(tmp / "x")], ["neither a Harbor job"]),
-    "truncated trial result.json": (lambda tmp: (_truncate(unpack("harbor-0.25-nop.tar", tmp)) or
-                                                 [str(next(p for p in tmp.iterdir() if p.is_dir()))]),
-                                    ["result.json", "truncated or not JSON"]),
-    "missing job result.json": (lambda tmp: ((unpack("harbor-0.25-nop.tar", tmp) / "result.json").unlink() or
-                                             [str(next(p for p in tmp.iterdir() if p.is_dir()))]),
-                                ["neither a Harbor job"]),
-    "missing trial result.json": (lambda tmp: (_drop_trial_result(unpack("harbor-0.25-nop.tar", tmp)) or
-                                               [str(next(p for p in tmp.iterdir() if p.is_dir()))]),
-                                  ["result.json: missing"]),
-    "truncated job result.json": (lambda tmp: (_truncate_job(unpack("harbor-0.25-nop.tar", tmp)) or
-                                               [str(next(p for p in tmp.iterdir() if p.is_dir()))]),
-                                  ["result.json", "truncated or not JSON"]),
-    "unknown swebench version": (lambda tmp: [str(write_run(tmp / "r")), "--swebench-version", "9.9"],
-                                 ["--swebench-version 9.9: unknown"]),
+    "truncated trial result.json": (
+        lambda tmp: (
+            _truncate(unpack("harbor-0.25-nop.tar", tmp)) or [str(next(p for p in tmp.iterdir() if p.is_dir()))]
+        ),
+        ["result.json", "truncated or not JSON"],
+    ),
+    "missing job result.json": (
+        lambda tmp: (
+            (unpack("harbor-0.25-nop.tar", tmp) / "result.json").unlink()
+            or [str(next(p for p in tmp.iterdir() if p.is_dir()))]
+        ),
+        ["neither a Harbor job"],
+    ),
+    "missing trial result.json": (
+        lambda tmp: (
+            _drop_trial_result(unpack("harbor-0.25-nop.tar", tmp))
+            or [str(next(p for p in tmp.iterdir() if p.is_dir()))]
+        ),
+        ["result.json: missing"],
+    ),
+    "truncated job result.json": (
+        lambda tmp: (
+            _truncate_job(unpack("harbor-0.25-nop.tar", tmp)) or [str(next(p for p in tmp.iterdir() if p.is_dir()))]
+        ),
+        ["result.json", "truncated or not JSON"],
+    ),
+    "unknown swebench version": (
+        lambda tmp: [str(write_run(tmp / "r")), "--swebench-version", "9.9"],
+        ["--swebench-version 9.9: unknown"],
+    ),
     "summary that does not match its logs": (
         lambda tmp: [str(_lie(write_run(tmp / "r"))), "--swebench-version", "5.0.2"],
-        ["resolved_ids lists c__c-3", "does not say resolved"]),
+        ["resolved_ids lists c__c-3", "does not say resolved"],
+    ),
 }
 
 
@@ -221,7 +247,9 @@ def test_export__refuses_a_non_empty_target_and_compare_needs_common_tasks(hemra
     result = hemra(hemra_env, "export", "a", "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "not an empty folder" in result.stderr
     assert (tmp_path / "out" / "keep").read_text() == "mine"
-    assert hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "-t", "hemra/text-stats",
-                 "--label", "r").returncode == 0
+    assert (
+        hemra(hemra_env, "run", "-H", "nop", "-d", "hemra-offline", "-t", "hemra/text-stats", "--label", "r").returncode
+        == 0
+    )
     result = hemra(hemra_env, "compare", "a", "r")
     assert result.returncode == 2 and "no task in common" in result.stderr

@@ -30,8 +30,10 @@ def _id(prefix: str) -> str:
 
 def shell_arguments(tools: list[tuple[str, dict]], command: str) -> tuple[str, dict] | None:
     """(tool name, arguments) for `command` with the request's own shell tool, from its JSON schema."""
+
     def props(schema):
         return (schema or {}).get("properties") or {}
+
     named = [t for t in tools if t[0].lower() in SHELL_NAMES]
     shaped = [t for t in tools if {"command", "cmd"} & set(props(t[1]))]
     for name, schema in named + shaped:
@@ -56,92 +58,155 @@ def _error_body(api: str, turn: Turn) -> dict:
 
 # -- Anthropic Messages ------------------------------------------------------------------------
 
+
 def answer_anthropic(body: dict, script: Script) -> Reply:
     tools = [(t.get("name", ""), t.get("input_schema") or {}) for t in body.get("tools") or []]
-    done = sum(1 for m in body.get("messages") or [] if isinstance(m.get("content"), list)
-               for block in m["content"] if isinstance(block, dict) and block.get("type") == "tool_result")
+    done = sum(
+        1
+        for m in body.get("messages") or []
+        if isinstance(m.get("content"), list)
+        for block in m["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    )
     turn, call = _pick(tools, done, script)
     if turn.error:
         return Reply(turn.error, _error_body("anthropic", turn))
-    content = ([{"type": "tool_use", "id": _id("toolu"), "name": call[0], "input": call[1]}] if call
-               else [{"type": "text", "text": turn.text if turn.text is not None else SIDE_ANSWER}])
+    content = (
+        [{"type": "tool_use", "id": _id("toolu"), "name": call[0], "input": call[1]}]
+        if call
+        else [{"type": "text", "text": turn.text if turn.text is not None else SIDE_ANSWER}]
+    )
     stop = "tool_use" if call else "end_turn"
-    usage = {"input_tokens": script.usage["input_tokens"], "output_tokens": script.usage["output_tokens"],
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    message = {"id": _id("msg"), "type": "message", "role": "assistant", "model": body.get("model", ""),
-               "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+    usage = {
+        "input_tokens": script.usage["input_tokens"],
+        "output_tokens": script.usage["output_tokens"],
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    message = {
+        "id": _id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     if not body.get("stream"):
         return Reply(body=message)
     start = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
     frames = [("message_start", {"type": "message_start", "message": start}), ("ping", {"type": "ping"})]
     for index, block in enumerate(content):
         if block["type"] == "text":
-            frames += [("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}),
-                       ("content_block_delta", {"index": index,
-                                                "delta": {"type": "text_delta", "text": block["text"]}})]
+            frames += [
+                ("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}}),
+                ("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": block["text"]}}),
+            ]
         else:
             arguments = json.dumps(block["input"])
             half = len(arguments) // 2
             frames += [("content_block_start", {"index": index, "content_block": dict(block, input={})})]
-            frames += [("content_block_delta", {"index": index, "delta": {"type": "input_json_delta",
-                                                                          "partial_json": part}})
-                       for part in (arguments[:half], arguments[half:])]
+            frames += [
+                ("content_block_delta", {"index": index, "delta": {"type": "input_json_delta", "partial_json": part}})
+                for part in (arguments[:half], arguments[half:])
+            ]
         frames.append(("content_block_stop", {"index": index}))
-    frames += [("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"output_tokens": usage["output_tokens"]}}),
-               ("message_stop", {})]
+    frames += [
+        (
+            "message_delta",
+            {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": usage["output_tokens"]}},
+        ),
+        ("message_stop", {}),
+    ]
     return Reply(frames=[(name, {"type": name, **data}) for name, data in frames])
 
 
 # -- OpenAI Responses --------------------------------------------------------------------------
 
+
 def answer_responses(body: dict, script: Script) -> Reply:
-    tools = [(t.get("name", ""), t.get("parameters") or {}) for t in body.get("tools") or []
-             if t.get("type") == "function"]
+    tools = [
+        (t.get("name", ""), t.get("parameters") or {}) for t in body.get("tools") or [] if t.get("type") == "function"
+    ]
     items = body.get("input") if isinstance(body.get("input"), list) else []
-    done = sum(1 for i in items if isinstance(i, dict)
-               and i.get("type") in ("function_call_output", "custom_tool_call_output"))
+    done = sum(
+        1 for i in items if isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
+    )
     turn, call = _pick(tools, done, script)
     if turn.error:
         return Reply(turn.error, _error_body("openai", turn))
     if call:
-        item = {"type": "function_call", "id": _id("fc"), "call_id": _id("call"), "name": call[0],
-                "arguments": json.dumps(call[1]), "status": "completed"}
+        item = {
+            "type": "function_call",
+            "id": _id("fc"),
+            "call_id": _id("call"),
+            "name": call[0],
+            "arguments": json.dumps(call[1]),
+            "status": "completed",
+        }
     else:
         text = turn.text if turn.text is not None else SIDE_ANSWER
-        item = {"type": "message", "id": _id("msg"), "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        item = {
+            "type": "message",
+            "id": _id("msg"),
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
     inp, out = script.usage["input_tokens"], script.usage["output_tokens"]
-    response = {"id": _id("resp"), "object": "response", "created_at": int(time.time()),
-                "model": body.get("model", ""), "status": "completed", "output": [item],
-                "usage": {"input_tokens": inp, "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens": out, "output_tokens_details": {"reasoning_tokens": 0},
-                          "total_tokens": inp + out}}
+    response = {
+        "id": _id("resp"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": body.get("model", ""),
+        "status": "completed",
+        "output": [item],
+        "usage": {
+            "input_tokens": inp,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": out,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": inp + out,
+        },
+    }
     if not body.get("stream"):
         return Reply(body=response)
     pending = dict(response, status="in_progress", output=[], usage=None)
-    frames = [("response.created", {"response": pending}), ("response.in_progress", {"response": pending}),
-              ("response.output_item.added", {"output_index": 0, "item": dict(item, status="in_progress")}),
-              ("response.output_item.done", {"output_index": 0, "item": item}),
-              ("response.completed", {"response": response})]
-    return Reply(frames=[(name, {"type": name, "sequence_number": n, **data})
-                         for n, (name, data) in enumerate(frames)])
+    frames = [
+        ("response.created", {"response": pending}),
+        ("response.in_progress", {"response": pending}),
+        ("response.output_item.added", {"output_index": 0, "item": dict(item, status="in_progress")}),
+        ("response.output_item.done", {"output_index": 0, "item": item}),
+        ("response.completed", {"response": response}),
+    ]
+    return Reply(frames=[(name, {"type": name, "sequence_number": n, **data}) for n, (name, data) in enumerate(frames)])
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------------
 
+
 def answer_chat(body: dict, script: Script) -> Reply:
-    tools = [((t.get("function") or {}).get("name", ""), (t.get("function") or {}).get("parameters") or {})
-             for t in body.get("tools") or []]
+    tools = [
+        ((t.get("function") or {}).get("name", ""), (t.get("function") or {}).get("parameters") or {})
+        for t in body.get("tools") or []
+    ]
     done = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool")
     turn, call = _pick(tools, done, script)
     if turn.error:
         return Reply(turn.error, _error_body("openai", turn))
     inp, out = script.usage["input_tokens"], script.usage["output_tokens"]
-    usage = {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out,
-             "prompt_tokens_details": {"cached_tokens": 0}}
-    tool_call = ({"id": _id("call"), "type": "function",
-                  "function": {"name": call[0], "arguments": json.dumps(call[1])}} if call else None)
+    usage = {
+        "prompt_tokens": inp,
+        "completion_tokens": out,
+        "total_tokens": inp + out,
+        "prompt_tokens_details": {"cached_tokens": 0},
+    }
+    tool_call = (
+        {"id": _id("call"), "type": "function", "function": {"name": call[0], "arguments": json.dumps(call[1])}}
+        if call
+        else None
+    )
     text = None if call else (turn.text if turn.text is not None else SIDE_ANSWER)
     finish = "tool_calls" if call else "stop"
     base = {"id": _id("chatcmpl"), "created": int(time.time()), "model": body.get("model", "")}
@@ -149,12 +214,25 @@ def answer_chat(body: dict, script: Script) -> Reply:
         message = {"role": "assistant", "content": text}
         if tool_call:
             message["tool_calls"] = [tool_call]
-        return Reply(body=dict(base, object="chat.completion", usage=usage,
-                               choices=[{"index": 0, "message": message, "finish_reason": finish}]))
+        return Reply(
+            body=dict(
+                base,
+                object="chat.completion",
+                usage=usage,
+                choices=[{"index": 0, "message": message, "finish_reason": finish}],
+            )
+        )
 
     def chunk(delta, finish_reason=None):
-        return (None, dict(base, object="chat.completion.chunk",
-                           choices=[{"index": 0, "delta": delta, "finish_reason": finish_reason}]))
+        return (
+            None,
+            dict(
+                base,
+                object="chat.completion.chunk",
+                choices=[{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            ),
+        )
+
     frames = [chunk({"role": "assistant", "content": ""})]
     if tool_call:
         frames.append(chunk({"tool_calls": [dict(tool_call, index=0)]}))

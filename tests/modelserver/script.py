@@ -62,5 +62,9 @@ def _turn(index: int, item) -> Turn:
         raise ValueError(f"turn {index}: needs exactly one of 'shell', 'text', 'error' (got {sorted(item)})")
     if "error" in item and not (isinstance(item["error"], int) and 400 <= item["error"] <= 599):
         raise ValueError(f"turn {index}: error must be an HTTP status 400-599")
-    return Turn(shell=item.get("shell"), text=item.get("text"), error=item.get("error"),
-                message=str(item.get("message", "scripted failure")))
+    return Turn(
+        shell=item.get("shell"),
+        text=item.get("text"),
+        error=item.get("error"),
+        message=str(item.get("message", "scripted failure")),
+    )

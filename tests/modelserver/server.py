@@ -17,8 +17,11 @@ from urllib.parse import urlsplit
 from tests.modelserver import apis
 from tests.modelserver.script import Script
 
-ROUTES = {"/v1/messages": apis.answer_anthropic, "/v1/responses": apis.answer_responses,
-          "/v1/chat/completions": apis.answer_chat}
+ROUTES = {
+    "/v1/messages": apis.answer_anthropic,
+    "/v1/responses": apis.answer_responses,
+    "/v1/chat/completions": apis.answer_chat,
+}
 
 
 @dataclass
@@ -50,8 +53,9 @@ class ModelServer:
 
     def start(self) -> "ModelServer":
         # A short poll so that stop() returns at once.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="modelserver", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="modelserver", daemon=True
+        )
         self._thread.start()
         return self
 

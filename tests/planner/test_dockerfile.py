@@ -11,6 +11,7 @@ def _copies(plan):
 
 # --- WORKDIR ---------------------------------------------------------------
 
+
 def test_workdir__absolute():
     plan = parse("FROM ubuntu:24.04\nWORKDIR /app\n")
     assert plan.workdir == "/app"
@@ -34,6 +35,7 @@ def test_workdir__expands_env():
 
 
 # --- ENV -------------------------------------------------------------------
+
 
 def test_env__key_value_pairs():
     plan = parse('FROM x\nENV A=1 B="two words" C=\n')
@@ -68,9 +70,11 @@ def test_env__legacy_form_strips_quotes():
 
 # --- ARG -------------------------------------------------------------------
 
+
 def test_arg__substituted_into_later_lines():
-    plan = parse("FROM x\nARG DIR=/work\nARG NAME=data\nWORKDIR $DIR\nENV FILE=${DIR}/${NAME}.txt\n"
-                 "COPY ${NAME}.txt ${DIR}/\n")
+    plan = parse(
+        "FROM x\nARG DIR=/work\nARG NAME=data\nWORKDIR $DIR\nENV FILE=${DIR}/${NAME}.txt\nCOPY ${NAME}.txt ${DIR}/\n"
+    )
     assert plan.workdir == "/work"
     assert plan.env == {"FILE": "/work/data.txt"}
     assert _copies(plan) == [("data.txt", "/work/")]
@@ -97,6 +101,7 @@ def test_arg__not_expanded_in_lines_before_it():
 
 
 # --- COPY / ADD of local files --------------------------------------------
+
 
 def test_copy__file_into_folder_with_trailing_slash():
     plan = parse("FROM x\nCOPY data.txt /app/\n")
@@ -163,6 +168,7 @@ def test_copy__source_outside_context_raises(source):
 
 # --- continuations and comments -------------------------------------------
 
+
 def test_continuation__lines_joined_and_numbered_from_first():
     text = "FROM x\nENV A=1 \\\n    B=2 \\\n    C=3\nRUN apt-get update && \\\n    apt-get install -y curl\n"
     plan = parse(text)
@@ -184,13 +190,14 @@ def test_comments__and_blank_lines_ignored_but_counted():
 
 
 def test_keywords__case_insensitive_and_metadata_ignored():
-    text = "from x\nworkdir /w\nLABEL a=b\nEXPOSE 80\nCMD [\"sh\"]\nENTRYPOINT [\"x\"]\nHEALTHCHECK NONE\n"
+    text = 'from x\nworkdir /w\nLABEL a=b\nEXPOSE 80\nCMD ["sh"]\nENTRYPOINT ["x"]\nHEALTHCHECK NONE\n'
     plan = parse(text)
     assert plan.workdir == "/w"
     assert plan.host_unsupported == []
 
 
 # --- host_unsupported -------------------------------------------------------
+
 
 def test_unsupported__run_names_line():
     plan = parse("FROM x\nWORKDIR /app\nRUN pip install numpy\n")

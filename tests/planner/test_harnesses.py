@@ -31,8 +31,12 @@ def test_resolve__builtins_have_distinct_stable_digests(tmp_path):
 
 
 def test_resolve__program_file_by_name(tmp_path):
-    path = write_harness(tmp_path, "mine", 'kind = "program"\ncommand = "python3 agent.py --fast"\n'
-                                           'env = ["OPENAI_API_KEY"]\nmodel = "gpt-x"\nversion = "2"\n')
+    path = write_harness(
+        tmp_path,
+        "mine",
+        'kind = "program"\ncommand = "python3 agent.py --fast"\n'
+        'env = ["OPENAI_API_KEY"]\nmodel = "gpt-x"\nversion = "2"\n',
+    )
     harness = harnesses.resolve("mine", tmp_path)
     assert harness.harness_name == "mine"
     assert harness.kind == "program"
@@ -103,8 +107,12 @@ def test_resolve__reserved_kind_not_supported_yet(tmp_path):
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
 def test_resolve__cli_harness(tmp_path, agent):
-    write_harness(tmp_path, agent, f'kind = "cli"\nagent = "{agent}"\nversion = "2.1.332"\nmodel = "m-1"\n'
-                                   'env = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]\n')
+    write_harness(
+        tmp_path,
+        agent,
+        f'kind = "cli"\nagent = "{agent}"\nversion = "2.1.332"\nmodel = "m-1"\n'
+        'env = ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]\n',
+    )
     harness = harnesses.resolve(agent, tmp_path)
     assert (harness.kind, harness.agent, harness.agent_version, harness.model) == ("cli", agent, "2.1.332", "m-1")
     assert harness.env == ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]

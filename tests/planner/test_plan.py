@@ -27,8 +27,9 @@ def project(tmp_path, monkeypatch):
     make_task(tmp_path / "ds" / "a")
     make_task(tmp_path / "ds" / "b")
     (tmp_path / "harnesses").mkdir()
-    (tmp_path / "harnesses" / "prog.toml").write_text('kind = "program"\ncommand = "python3 agent.py"\n'
-                                                      'model = "model-a"\n')
+    (tmp_path / "harnesses" / "prog.toml").write_text(
+        'kind = "program"\ncommand = "python3 agent.py"\nmodel = "model-a"\n'
+    )
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -50,8 +51,14 @@ def test_resolve__trials_in_task_major_order(project):
     resolved = _resolve(project, attempts=2)
     order = [(t.task_name, rep, cell) for cell, t, rep in resolved.trials]
     assert order == [
-        ("a", 1, 0), ("a", 1, 1), ("a", 2, 0), ("a", 2, 1),
-        ("b", 1, 0), ("b", 1, 1), ("b", 2, 0), ("b", 2, 1),
+        ("a", 1, 0),
+        ("a", 1, 1),
+        ("a", 2, 0),
+        ("a", 2, 1),
+        ("b", 1, 0),
+        ("b", 1, 1),
+        ("b", 2, 0),
+        ("b", 2, 1),
     ]
 
 
@@ -141,7 +148,9 @@ def test_resolve__container_sandbox_takes_run_steps_and_network_block(project):
 def test_resolve__sandbox_network_checked_against_the_sandbox_and_require(project):
     assert _resolve(project, sandbox="docker", sandbox_network="host").trials
     assert _resolve(project, sandbox="docker", sandbox_network="none", require=["network_block"]).trials
-    with pytest.raises(PlanError, match="sandbox.network = 'host' opens the network, but the run requires network_block"):
+    with pytest.raises(
+        PlanError, match="sandbox.network = 'host' opens the network, but the run requires network_block"
+    ):
         _resolve(project, sandbox="docker", sandbox_network="host", require=["network_block"])
     with pytest.raises(PlanError, match="sandbox.network = 'none': the host sandbox always shares"):
         _resolve(project, sandbox="host", sandbox_network="none")
@@ -181,16 +190,19 @@ def test_resolve__judges_refused(project):
         _resolve(project, judges=["style"])
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("attempts", 0, "attempts must be at least 1"),
-    ("concurrency", 0, "concurrency must be at least 1"),
-    ("timeout_secs", -1, "timeout_secs must not be negative"),
-    ("max_infra_retries", -2, "max_infra_retries must not be negative"),
-    ("attempts", 1001, "attempts must be at most 1,000 \\(got 1,001\\)"),
-    ("concurrency", 2**31 - 1, "concurrency must be at most 1,000"),
-    ("timeout_secs", 604_801, "timeout_secs must be at most 604,800"),
-    ("max_infra_retries", 101, "max_infra_retries must be at most 100"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("attempts", 0, "attempts must be at least 1"),
+        ("concurrency", 0, "concurrency must be at least 1"),
+        ("timeout_secs", -1, "timeout_secs must not be negative"),
+        ("max_infra_retries", -2, "max_infra_retries must not be negative"),
+        ("attempts", 1001, "attempts must be at most 1,000 \\(got 1,001\\)"),
+        ("concurrency", 2**31 - 1, "concurrency must be at most 1,000"),
+        ("timeout_secs", 604_801, "timeout_secs must be at most 604,800"),
+        ("max_infra_retries", 101, "max_infra_retries must be at most 100"),
+    ],
+)
 def test_resolve__bad_numbers_raise(project, field, value, message):
     with pytest.raises(PlanError, match=message):
         _resolve(project, **{field: value})
@@ -222,8 +234,9 @@ def test_resolve__too_many_trials_raise(project, monkeypatch):
         _resolve(project, attempts=2)
 
 
-@pytest.mark.parametrize("workdir", ["/usr", "/usr/local/src", "/bin", "/lib", "/lib64", "/etc/app", "/proc",
-                                     "/app/../usr"])
+@pytest.mark.parametrize(
+    "workdir", ["/usr", "/usr/local/src", "/bin", "/lib", "/lib64", "/etc/app", "/proc", "/app/../usr"]
+)
 def test_resolve__host_workdir_in_a_system_folder_raises_naming_the_line(project, workdir):
     make_task(project / "ds" / "c", dockerfile=f"FROM ubuntu\nWORKDIR /app\n\nWORKDIR {workdir}\n")
     with pytest.raises(PlanError) as info:

@@ -12,8 +12,17 @@ from services.planner.tasks import MAX_TIMEOUT_SECS, load_task
 from tests.planner.test_tasks import make_task
 
 
-@pytest.mark.parametrize("table,value", [("agent", "nan"), ("agent", "inf"), ("agent", "-inf"), ("agent", "1e308"),
-                                         ("verifier", "1e12"), ("verifier", str(MAX_TIMEOUT_SECS + 1))])
+@pytest.mark.parametrize(
+    "table,value",
+    [
+        ("agent", "nan"),
+        ("agent", "inf"),
+        ("agent", "-inf"),
+        ("agent", "1e308"),
+        ("verifier", "1e12"),
+        ("verifier", str(MAX_TIMEOUT_SECS + 1)),
+    ],
+)
 def test_timeout__not_finite_or_past_seven_days__refused(tmp_path, table, value):
     folder = make_task(tmp_path / "t", toml=f"[{table}]\ntimeout_sec = {value}\n")
     with pytest.raises(PlanError) as info:
@@ -28,21 +37,24 @@ def test_timeout__seven_days__accepted(tmp_path):
     assert load_task(folder).agent_timeout == MAX_TIMEOUT_SECS
 
 
-@pytest.mark.parametrize("toml,fragment", [
-    ('env = "abc"', "[environment].env must map names to strings"),
-    ('env = { A = [1] }', "[environment].env must map names to strings"),
-    ('env = { A = true }', "[environment].env must map names to strings"),
-    ('workdir = 5', "[environment] workdir must be a string"),
-    ('workdir = "app"', "[environment] workdir must be an absolute path"),
-    ('docker_image = ["x"]', "[environment] docker_image must be a string"),
-    ('cpus = "two"', "[environment] cpus must be a positive number"),
-    ('cpus = nan', "[environment] cpus must be a positive number"),
-    ('cpus = 0', "[environment] cpus must be a positive number"),
-    ('cpus = 1e9', "[environment] cpus must be a positive number"),
-    ('memory_mb = "2G"', "[environment] memory_mb must be a positive whole number"),
-    ('memory_mb = 1.5', "[environment] memory_mb must be a positive whole number"),
-    ('memory_mb = 99999999999999999', "[environment] memory_mb must be a positive whole number"),
-])
+@pytest.mark.parametrize(
+    "toml,fragment",
+    [
+        ('env = "abc"', "[environment].env must map names to strings"),
+        ("env = { A = [1] }", "[environment].env must map names to strings"),
+        ("env = { A = true }", "[environment].env must map names to strings"),
+        ("workdir = 5", "[environment] workdir must be a string"),
+        ('workdir = "app"', "[environment] workdir must be an absolute path"),
+        ('docker_image = ["x"]', "[environment] docker_image must be a string"),
+        ('cpus = "two"', "[environment] cpus must be a positive number"),
+        ("cpus = nan", "[environment] cpus must be a positive number"),
+        ("cpus = 0", "[environment] cpus must be a positive number"),
+        ("cpus = 1e9", "[environment] cpus must be a positive number"),
+        ('memory_mb = "2G"', "[environment] memory_mb must be a positive whole number"),
+        ("memory_mb = 1.5", "[environment] memory_mb must be a positive whole number"),
+        ("memory_mb = 99999999999999999", "[environment] memory_mb must be a positive whole number"),
+    ],
+)
 def test_environment_key_of_the_wrong_type__refused(tmp_path, toml, fragment):
     folder = make_task(tmp_path / "t", toml=f"[environment]\n{toml}\n")
     with pytest.raises(PlanError) as info:
@@ -51,8 +63,9 @@ def test_environment_key_of_the_wrong_type__refused(tmp_path, toml, fragment):
 
 
 def test_environment_keys_in_range__accepted(tmp_path):
-    folder = make_task(tmp_path / "t", toml='[environment]\ncpus = 2\nmemory_mb = 4096\nenv = { A = "1", B = 2 }\n'
-                                             'workdir = "/work"\n')
+    folder = make_task(
+        tmp_path / "t", toml='[environment]\ncpus = 2\nmemory_mb = 4096\nenv = { A = "1", B = 2 }\nworkdir = "/work"\n'
+    )
     task = load_task(folder)
     assert task.environment.workdir == "/work" and task.environment.env == {"A": "1", "B": "2"}
 

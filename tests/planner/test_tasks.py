@@ -11,9 +11,13 @@ from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import DEFAULT_AGENT_TIMEOUT, DEFAULT_VERIFIER_TIMEOUT, load_task
 
 
-def make_task(folder: Path, name: str | None = None, toml: str | None = None,
-              dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\nCOPY data.txt /app/\n",
-              extra: dict[str, str] | None = None) -> Path:
+def make_task(
+    folder: Path,
+    name: str | None = None,
+    toml: str | None = None,
+    dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\nCOPY data.txt /app/\n",
+    extra: dict[str, str] | None = None,
+) -> Path:
     """A complete task folder: task.toml, instruction.md, environment/, tests/, solution/."""
     folder.mkdir(parents=True, exist_ok=True)
     if toml is None:
@@ -37,6 +41,7 @@ def make_task(folder: Path, name: str | None = None, toml: str | None = None,
 
 # --- load_task ----------------------------------------------------------------
 
+
 def test_load_task__name_from_task_table(tmp_path):
     task = load_task(make_task(tmp_path / "folder-name", name="real-name"))
     assert task.task_name == "real-name"
@@ -50,8 +55,14 @@ def test_load_task__name_defaults_to_folder(tmp_path):
 def test_load_task__reads_files_and_environment(tmp_path):
     task = load_task(make_task(tmp_path / "t"))
     paths = [f.path for f in task.files]
-    assert {"task.toml", "instruction.md", "environment/Dockerfile", "environment/data.txt",
-            "tests/test.sh", "solution/solve.sh"} == set(paths)
+    assert {
+        "task.toml",
+        "instruction.md",
+        "environment/Dockerfile",
+        "environment/data.txt",
+        "tests/test.sh",
+        "solution/solve.sh",
+    } == set(paths)
     assert task.instruction == "Write hello to /app/out.txt\n"
     assert task.has_solution
     assert task.environment.workdir == "/app"
@@ -76,8 +87,10 @@ def test_load_task__ignores_git_and_caches(tmp_path):
 
 
 def test_load_task__timeouts_and_verifier_env(tmp_path):
-    toml = ('[task]\nname = "t"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 30.5\n'
-            '[verifier.env]\nAPI_URL = "http://x"\nLEVEL = 3\n[solution.env]\nS = "1"\n')
+    toml = (
+        '[task]\nname = "t"\n[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 30.5\n'
+        '[verifier.env]\nAPI_URL = "http://x"\nLEVEL = 3\n[solution.env]\nS = "1"\n'
+    )
     task = load_task(make_task(tmp_path / "t", toml=toml))
     assert task.agent_timeout == 120.0
     assert task.verifier_timeout == 30.5
@@ -185,6 +198,7 @@ def test_load_task__multi_step_refused(tmp_path):
 
 # --- task digest --------------------------------------------------------------
 
+
 def test_task_digest__stable_when_nothing_changes(tmp_path):
     folder = make_task(tmp_path / "t")
     assert load_task(folder).digest == load_task(folder).digest
@@ -196,8 +210,10 @@ def test_task_digest__same_content_in_another_folder(tmp_path):
     assert a.digest == b.digest
 
 
-@pytest.mark.parametrize("change", ["instruction", "test_file", "new_test_file", "data_file", "exec_bit",
-                                    "task_toml", "rename", "remove_solution"])
+@pytest.mark.parametrize(
+    "change",
+    ["instruction", "test_file", "new_test_file", "data_file", "exec_bit", "task_toml", "rename", "remove_solution"],
+)
 def test_task_digest__changes_when_any_file_changes(tmp_path, change):
     folder = make_task(tmp_path / "t")
     before = load_task(folder).digest
@@ -221,6 +237,7 @@ def test_task_digest__changes_when_any_file_changes(tmp_path, change):
 
 
 # --- datasets -----------------------------------------------------------------
+
 
 def make_dataset(root: Path, names=("alpha", "beta", "gamma")) -> Path:
     for name in names:
@@ -355,6 +372,7 @@ def test_resolve__relative_path_against_base(tmp_path):
 
 
 # --- select_tasks -------------------------------------------------------------
+
 
 def _names(tasks):
     return [t.task_name for t in tasks]

@@ -20,10 +20,20 @@ async def _serve(raised: BaseException, token: str = ""):
         raise raised
 
     server = transport.new_server(token)
-    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("hemra.test.Raiser", {
-        "Raise": grpc.unary_unary_rpc_method_handler(
-            handler, request_deserializer=wrappers_pb2.StringValue.FromString,
-            response_serializer=wrappers_pb2.StringValue.SerializeToString)})])
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "hemra.test.Raiser",
+                {
+                    "Raise": grpc.unary_unary_rpc_method_handler(
+                        handler,
+                        request_deserializer=wrappers_pb2.StringValue.FromString,
+                        response_serializer=wrappers_pb2.StringValue.SerializeToString,
+                    )
+                },
+            )
+        ]
+    )
     port = transport.bind(server, "127.0.0.1:0")
     await server.start()
     return server, port
@@ -31,8 +41,13 @@ async def _serve(raised: BaseException, token: str = ""):
 
 def _client(port: int, token: str = "") -> transport.Client:
     channel = transport.channel(f"127.0.0.1:{port}")
-    stub = SimpleNamespace(Raise=channel.unary_unary(_METHOD, request_serializer=wrappers_pb2.StringValue.SerializeToString,
-                                                     response_deserializer=wrappers_pb2.StringValue.FromString))
+    stub = SimpleNamespace(
+        Raise=channel.unary_unary(
+            _METHOD,
+            request_serializer=wrappers_pb2.StringValue.SerializeToString,
+            response_deserializer=wrappers_pb2.StringValue.FromString,
+        )
+    )
     from services import auth
 
     return transport.Client(channel, stub, metadata=auth.metadata(token), timeout=10, retries=1)
@@ -41,8 +56,11 @@ def _client(port: int, token: str = "") -> transport.Client:
 async def _raw_call(port: int) -> grpc.aio.AioRpcError:
     """The status as it travels, seen without HEMRA's client."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        call = channel.unary_unary(_METHOD, request_serializer=wrappers_pb2.StringValue.SerializeToString,
-                                   response_deserializer=wrappers_pb2.StringValue.FromString)
+        call = channel.unary_unary(
+            _METHOD,
+            request_serializer=wrappers_pb2.StringValue.SerializeToString,
+            response_deserializer=wrappers_pb2.StringValue.FromString,
+        )
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await call(wrappers_pb2.StringValue(value="x"), timeout=10)
         return caught.value
@@ -70,11 +88,14 @@ def test_reasons_are_stable_and_distinct():
     assert errors.LeaseLost.reason == "LEASE_LOST" and errors.LeaseLost.code == grpc.StatusCode.ABORTED
 
 
-@pytest.mark.parametrize(("raised", "arrives_as"), [
-    (PlanError("bad key"), errors.InvalidArgument),
-    (PlanNotFound("no dataset"), errors.NotFound),
-    (ImportProblem("not a job"), errors.InvalidArgument),
-])
+@pytest.mark.parametrize(
+    ("raised", "arrives_as"),
+    [
+        (PlanError("bad key"), errors.InvalidArgument),
+        (PlanNotFound("no dataset"), errors.NotFound),
+        (ImportProblem("not a job"), errors.InvalidArgument),
+    ],
+)
 async def test_a_services_own_subclass_travels_as_its_shared_class(raised, arrives_as):
     server, port = await _serve(raised)
     try:

@@ -4,12 +4,15 @@ import pytest
 
 from services.scorer.rewards import RewardError, fingerprint, parse_reward_json, parse_reward_txt
 
-
 # --- reward.json ----------------------------------------------------------------
+
 
 def test_parse_reward_json__multi_key():
     assert parse_reward_json(b'{"reward": 0.5, "tests_passed": 3, "style": 1.0}') == {
-        "reward": 0.5, "tests_passed": 3, "style": 1.0}
+        "reward": 0.5,
+        "tests_passed": 3,
+        "style": 1.0,
+    }
 
 
 def test_parse_reward_json__ints_stay_int():
@@ -65,6 +68,7 @@ def test_parse_reward_json__huge_integer_refused():
 
 # --- reward.txt -----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("data,expected", [(b"1", 1.0), (b"0.75\n", 0.75), (b"  0 \n\n", 0.0), (b"-2.5\r\n", -2.5)])
 def test_parse_reward_txt__number_with_whitespace(data, expected):
     rewards = parse_reward_txt(data)
@@ -91,6 +95,7 @@ def test_parse_reward_txt__not_finite(data):
 
 
 # --- fingerprint ------------------------------------------------------------------
+
 
 def test_fingerprint__stable_and_shaped():
     first = fingerprint("sha256:aaa", ["reward"])

@@ -32,8 +32,10 @@ async def verdict_of(files: dict[str, bytes]) -> verifier.Verdict:
     return await verifier.verify(Written(files), [], "sha256:" + "0" * 64, {}, 10.0)
 
 
-@pytest.mark.parametrize("file,content", [("reward.txt", b"1e308"), ("reward.txt", b"-2e12"),
-                                          ("reward.json", b'{"reward": 1, "cost": 1e13}')])
+@pytest.mark.parametrize(
+    "file,content",
+    [("reward.txt", b"1e308"), ("reward.txt", b"-2e12"), ("reward.json", b'{"reward": 1, "cost": 1e13}')],
+)
 async def test_rewards_outside_the_finite_range_are_a_scorer_failure(file, content):
     verdict = await verdict_of({f"/logs/verifier/{file}": content})
     assert not verdict.scored and "outside the range a reward may have" in verdict.error
@@ -50,8 +52,9 @@ async def test_a_reward_file_larger_than_a_few_numbers_is_a_scorer_failure():
 
 
 async def test_the_verifiers_output_is_read_no_further_than_its_cap():
-    sandbox = Written({"/logs/verifier/test-stdout.txt": b"x" * (verifier.MAX_STDOUT_BYTES + 10),
-                       "/logs/verifier/reward.txt": b"1"})
+    sandbox = Written(
+        {"/logs/verifier/test-stdout.txt": b"x" * (verifier.MAX_STDOUT_BYTES + 10), "/logs/verifier/reward.txt": b"1"}
+    )
     verdict = await verifier.verify(sandbox, [], "sha256:" + "0" * 64, {}, 10.0)
     assert verdict.scored and len(verdict.stdout) == verifier.MAX_STDOUT_BYTES
     assert sandbox.limits["/logs/verifier/test-stdout.txt"] == verifier.MAX_STDOUT_BYTES

@@ -11,15 +11,17 @@ from services.store.report import TrialResult
 
 TASKS = [f"sha256:task{i}" for i in range(6)]
 
-trial = st.fixed_dictionaries({
-    "task": st.sampled_from(TASKS),
-    "fingerprint": st.sampled_from(["sha256:f1", "sha256:f2"]),
-    "names": st.sampled_from([("reward",), ("reward", "format_ok"), ("accuracy",)]),
-    "judge": st.sampled_from(["", "judge-model-a", "judge-model-b"]),
-    "value": st.sampled_from([0, 1, 0.5]),
-    "outcome": st.sampled_from(["completed", "completed", "completed", "infra_failed", "cancelled", "timed_out"]),
-    "scored": st.booleans(),
-})
+trial = st.fixed_dictionaries(
+    {
+        "task": st.sampled_from(TASKS),
+        "fingerprint": st.sampled_from(["sha256:f1", "sha256:f2"]),
+        "names": st.sampled_from([("reward",), ("reward", "format_ok"), ("accuracy",)]),
+        "judge": st.sampled_from(["", "judge-model-a", "judge-model-b"]),
+        "value": st.sampled_from([0, 1, 0.5]),
+        "outcome": st.sampled_from(["completed", "completed", "completed", "infra_failed", "cancelled", "timed_out"]),
+        "scored": st.booleans(),
+    }
+)
 
 
 def side(ref: str, trials: list[dict]) -> compare.Side:
@@ -27,11 +29,15 @@ def side(ref: str, trials: list[dict]) -> compare.Side:
     cell = SimpleNamespace(dataset_name="ds", harness_name=ref, model="m")
     result = compare.Side(ref, run, [cell], defaultdict(list))
     for item in trials:
-        score = {"state": "SCORE_STATE_SCORED" if item["scored"] else "SCORE_STATE_SCORER_FAILED",
-                 "rewards": {name: item["value"] for name in item["names"]} if item["scored"] else {},
-                 "scorerFingerprint": item["fingerprint"], "judgeModel": item["judge"]}
-        result.trials[item["task"]].append(TrialResult(item["task"], item["task"].removeprefix("sha256:"),
-                                                       "finished", item["outcome"], score))
+        score = {
+            "state": "SCORE_STATE_SCORED" if item["scored"] else "SCORE_STATE_SCORER_FAILED",
+            "rewards": {name: item["value"] for name in item["names"]} if item["scored"] else {},
+            "scorerFingerprint": item["fingerprint"],
+            "judgeModel": item["judge"],
+        }
+        result.trials[item["task"]].append(
+            TrialResult(item["task"], item["task"].removeprefix("sha256:"), "finished", item["outcome"], score)
+        )
     return result
 
 
@@ -80,8 +86,21 @@ def test_bootstrap__seeded_and_reproducible():
 
 
 def test_pass_at_k__unbiased_estimates():
-    result = side("a", [{"task": TASKS[0], "fingerprint": "f", "names": ("reward",), "judge": "",
-                         "value": v, "outcome": "completed", "scored": True} for v in (1, 0, 0, 1)])
+    result = side(
+        "a",
+        [
+            {
+                "task": TASKS[0],
+                "fingerprint": "f",
+                "names": ("reward",),
+                "judge": "",
+                "value": v,
+                "outcome": "completed",
+                "scored": True,
+            }
+            for v in (1, 0, 0, 1)
+        ],
+    )
     estimates = compare.pass_at_k(result)
     assert estimates["passAtK"]["1"] == 0.5 and abs(estimates["passAtK"]["2"] - (1 - 1 / 6)) < 1e-12
     assert abs(estimates["passHatK"]["2"] - 1 / 6) < 1e-12 and estimates["passHatK"]["4"] == 0

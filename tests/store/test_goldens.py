@@ -27,21 +27,39 @@ class Clock:
         return self.now
 
 
-def _result(outcome="completed", rewards=None, fingerprint="sha256:verifier", judge="", version="", state=SCORED,
-            agent=""):
-    score = None if outcome in ("infra_failed", "cancelled") else {
-        "state": state, "rewards": rewards or {}, "scorerFingerprint": fingerprint, "scorer": "verifier",
-        **({"judgeModel": judge} if judge else {})}
-    return dict(outcome=outcome, error="" if outcome == "completed" else f"{outcome} here", score=score,
-                agent_version=version, agent_name=agent, start_time=1_800_000_000.0, end_time=1_800_000_010.0,
-                artifacts=[])
+def _result(
+    outcome="completed", rewards=None, fingerprint="sha256:verifier", judge="", version="", state=SCORED, agent=""
+):
+    score = (
+        None
+        if outcome in ("infra_failed", "cancelled")
+        else {
+            "state": state,
+            "rewards": rewards or {},
+            "scorerFingerprint": fingerprint,
+            "scorer": "verifier",
+            **({"judgeModel": judge} if judge else {}),
+        }
+    )
+    return dict(
+        outcome=outcome,
+        error="" if outcome == "completed" else f"{outcome} here",
+        score=score,
+        agent_version=version,
+        agent_name=agent,
+        start_time=1_800_000_000.0,
+        end_time=1_800_000_010.0,
+        artifacts=[],
+    )
 
 
 def crafted_plan() -> records.PlannedRun:
     tasks = {name: f"sha256:{name}" for name in ("alpha", "beta", "gamma", "delta", "eps", "zeta", "eta")}
     harness = lambda name, kind, version, model, agent: dict(  # noqa: E731
-        digest=f"sha256:h-{name}", harness_name=name,
-        record={"harnessName": name, "kind": kind, "agent": agent, "agentVersion": version, "model": model})
+        digest=f"sha256:h-{name}",
+        harness_name=name,
+        record={"harnessName": name, "kind": kind, "agent": agent, "agentVersion": version, "model": model},
+    )
     base, other, loose = 0, 1, 2
     trials = [
         # alpha: binary, pairs; baseline passes, other fails (a flip) running another agent than pinned
@@ -75,17 +93,32 @@ def crafted_plan() -> records.PlannedRun:
         (loose, tasks["beta"], "beta", 2, _result(rewards={"reward": 0}, fingerprint="sha256:v2", version="0.9")),
     ]
     return records.PlannedRun(
-        label="crafted", spec={"label": "crafted", "baseline": "base"}, concurrency=1, max_infra_retries=0,
-        datasets=[dict(digest="sha256:ds", dataset_name="crafted-ds", source="/crafted", task_digests=list(tasks.values()),
-                       create_time=0.0)],
+        label="crafted",
+        spec={"label": "crafted", "baseline": "base"},
+        concurrency=1,
+        max_infra_retries=0,
+        datasets=[
+            dict(
+                digest="sha256:ds",
+                dataset_name="crafted-ds",
+                source="/crafted",
+                task_digests=list(tasks.values()),
+                create_time=0.0,
+            )
+        ],
         tasks=[dict(digest=d, task_name=n, record={"taskName": n}) for n, d in tasks.items()],
-        harnesses=[harness("base", "program", "1.0", "model-x", "agent-base"),
-                   harness("other", "program", "2.0", "model-y", "agent-other"),
-                   harness("loose", "program", "", "model-x", "")],
-        cells=[("sha256:ds", "crafted-ds", "sha256:h-base", "base", "model-x"),
-               ("sha256:ds", "crafted-ds", "sha256:h-other", "other", "model-y"),
-               ("sha256:ds", "crafted-ds", "sha256:h-loose", "loose", "model-x")],
-        trials=trials)
+        harnesses=[
+            harness("base", "program", "1.0", "model-x", "agent-base"),
+            harness("other", "program", "2.0", "model-y", "agent-other"),
+            harness("loose", "program", "", "model-x", ""),
+        ],
+        cells=[
+            ("sha256:ds", "crafted-ds", "sha256:h-base", "base", "model-x"),
+            ("sha256:ds", "crafted-ds", "sha256:h-other", "other", "model-y"),
+            ("sha256:ds", "crafted-ds", "sha256:h-loose", "loose", "model-x"),
+        ],
+        trials=trials,
+    )
 
 
 def masked(text: str) -> str:
@@ -126,27 +159,40 @@ async def test_golden__report_text_and_json(crafted):
     console = recording_console()
     render.print_report(console, report)
     check("report.txt", masked(console.export_text()))
-    check("report.json", masked(json.dumps(json_format.MessageToDict(report, preserving_proto_field_name=True),
-                                           indent=2, sort_keys=True)) + "\n")
+    check(
+        "report.json",
+        masked(
+            json.dumps(json_format.MessageToDict(report, preserving_proto_field_name=True), indent=2, sort_keys=True)
+        )
+        + "\n",
+    )
     flags = " | ".join(f for d in report.datasets for r in d.rows for f in r.flags)
-    for expected in ("model model-y differs", "incomplete", "nothing graded", "scorers differ",
-                     "agent version drifted: pinned 2.0, ran 2.1",
-                     "agent other than the one pinned: pinned agent-other, ran impostor in 1 of 11 trials",
-                     "agent version not pinned (ran 0.9)", "scorer changed between trials on 1 tasks"):
+    for expected in (
+        "model model-y differs",
+        "incomplete",
+        "nothing graded",
+        "scorers differ",
+        "agent version drifted: pinned 2.0, ran 2.1",
+        "agent other than the one pinned: pinned agent-other, ran impostor in 1 of 11 trials",
+        "agent version not pinned (ran 0.9)",
+        "scorer changed between trials on 1 tasks",
+    ):
         assert expected in flags
     by_harness = {r.harness_name: list(r.flags) for d in report.datasets for r in d.rows}
     assert by_harness["base"] == []
     data = json.loads((GOLDEN / "report.json").read_text())
-    assert [f for r in data["datasets"][0]["rows"] for f in r.get("flags", [])] == \
-        [f for d in report.datasets for r in d.rows for f in r.flags]
+    assert [f for r in data["datasets"][0]["rows"] for f in r.get("flags", [])] == [
+        f for d in report.datasets for r in d.rows for f in r.flags
+    ]
 
 
 async def test_golden__compare_text_and_json(crafted, monkeypatch):
     result = await crafted.compare("crafted/base", "crafted/other")
     comparison = convert.comparison_to_proto(result)
     assert comparison == convert.from_dict(result, spb.Comparison())
-    full = json_format.MessageToDict(comparison, preserving_proto_field_name=True,
-                                     always_print_fields_with_no_presence=True)
+    full = json_format.MessageToDict(
+        comparison, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
     assert render.message_json(comparison, comparing.BULK) == full
     assert json.loads(render.dumps(full)) == full
     console = recording_console()
@@ -156,8 +202,10 @@ async def test_golden__compare_text_and_json(crafted, monkeypatch):
     data = json_format.MessageToDict(comparison, preserving_proto_field_name=True)
     check("compare.json", masked(json.dumps(data, indent=2, sort_keys=True)) + "\n")
     reasons = {item.task_name: item.reason for item in comparison.not_comparable}
-    assert reasons == {"delta": "scorer fingerprints differ (the verifier or the task's tests changed)",
-                       "eps": "reward names differ (reward vs score)",
-                       "zeta": "judged by different judge models (judge-a vs judge-b)",
-                       "eta": "nothing graded on side b"}
+    assert reasons == {
+        "delta": "scorer fingerprints differ (the verifier or the task's tests changed)",
+        "eps": "reward names differ (reward vs score)",
+        "zeta": "judged by different judge models (judge-a vs judge-b)",
+        "eta": "nothing graded on side b",
+    }
     assert list(comparison.flipped_to_fail) == ["alpha"]

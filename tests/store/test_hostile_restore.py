@@ -11,7 +11,7 @@ from services.common.errors import FailedPrecondition, InvalidArgument
 from services.planner import harnesses as hs
 from services.planner.convert import harness_to_proto, task_to_proto
 from services.planner.tasks import load_task
-from services.store import convert, exporting, records
+from services.store import convert, records
 from services.store.ids import new_id
 from services.store.service import Store
 from tests.conftest import REPO
@@ -42,22 +42,76 @@ def _nop(model: str = "") -> dict:
 def _manifest(task: dict, harness: dict) -> dict:
     """A one-trial run's rows, as export_rows writes them."""
     run_id, cell_id, trial_id, attempt_id = (new_id(k) for k in ("run", "cell", "trial", "attempt"))
-    dataset = dict(digest="sha256:" + "d" * 64, dataset_name="ds", source="/x", task_digests=[task["digest"]],
-                   create_time=0.0)
+    dataset = dict(
+        digest="sha256:" + "d" * 64, dataset_name="ds", source="/x", task_digests=[task["digest"]], create_time=0.0
+    )
     return {
-        "format": "hemra-export", "version": 1,
-        "runs": [dict(id=run_id, label="theirs", create_time=1.0, spec={"label": "theirs"}, concurrency=1,
-                      max_infra_retries=0, cancel_requested=False, leased=0, limited=False, kind="run",
-                      import_format="", source="", tree=None)],
-        "cells": [dict(id=cell_id, run_id=run_id, position=0, dataset_digest=dataset["digest"], dataset_name="ds",
-                       harness_digest=harness["digest"], harness_name=harness["harness_name"], model="")],
-        "trials": [dict(id=trial_id, run_id=run_id, cell_id=cell_id, task_digest=task["digest"],
-                        task_name=task["task_name"], repetition=1)],
-        "attempts": [dict(id=attempt_id, run_id=run_id, trial_id=trial_id, number=1, state="finished",
-                          outcome="completed", exit_code=0, error="", create_time=1.0, start_time=1.0, end_time=2.0,
-                          agent_version="", agent_name="", score=None, artifacts=[], event_count=0, verdict="errored",
-                          released=False)],
-        "tasks": [task], "datasets": [dataset], "harnesses": [harness],
+        "format": "hemra-export",
+        "version": 1,
+        "runs": [
+            dict(
+                id=run_id,
+                label="theirs",
+                create_time=1.0,
+                spec={"label": "theirs"},
+                concurrency=1,
+                max_infra_retries=0,
+                cancel_requested=False,
+                leased=0,
+                limited=False,
+                kind="run",
+                import_format="",
+                source="",
+                tree=None,
+            )
+        ],
+        "cells": [
+            dict(
+                id=cell_id,
+                run_id=run_id,
+                position=0,
+                dataset_digest=dataset["digest"],
+                dataset_name="ds",
+                harness_digest=harness["digest"],
+                harness_name=harness["harness_name"],
+                model="",
+            )
+        ],
+        "trials": [
+            dict(
+                id=trial_id,
+                run_id=run_id,
+                cell_id=cell_id,
+                task_digest=task["digest"],
+                task_name=task["task_name"],
+                repetition=1,
+            )
+        ],
+        "attempts": [
+            dict(
+                id=attempt_id,
+                run_id=run_id,
+                trial_id=trial_id,
+                number=1,
+                state="finished",
+                outcome="completed",
+                exit_code=0,
+                error="",
+                create_time=1.0,
+                start_time=1.0,
+                end_time=2.0,
+                agent_version="",
+                agent_name="",
+                score=None,
+                artifacts=[],
+                event_count=0,
+                verdict="errored",
+                released=False,
+            )
+        ],
+        "tasks": [task],
+        "datasets": [dataset],
+        "harnesses": [harness],
     }
 
 
@@ -87,8 +141,11 @@ def _lying_timeout(rows):
 
 
 def _file_less_task(rows):
-    rows["tasks"][0]["record"] = {"digest": rows["tasks"][0]["digest"], "taskName": rows["tasks"][0]["task_name"],
-                                  "instruction": "planted"}
+    rows["tasks"][0]["record"] = {
+        "digest": rows["tasks"][0]["digest"],
+        "taskName": rows["tasks"][0]["task_name"],
+        "instruction": "planted",
+    }
 
 
 def _escaping_file(rows):
@@ -102,6 +159,7 @@ def _duplicate_attempt(rows):
 def _attempt_id(value):
     def change(rows):
         rows["attempts"][0]["id"] = value
+
     return change
 
 
@@ -177,16 +235,38 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
 
         await records.insert_ignore(session, t.Task.__table__, [planted_task])
         await records.insert_ignore(session, t.Harness.__table__, [planted_nop])
-        await records.insert_ignore(session, t.Dataset.__table__, [dict(
-            digest="sha256:" + "d" * 64, dataset_name="ds", source="/planted", task_digests=["sha256:" + "e" * 64],
-            create_time=0.0)])
+        await records.insert_ignore(
+            session,
+            t.Dataset.__table__,
+            [
+                dict(
+                    digest="sha256:" + "d" * 64,
+                    dataset_name="ds",
+                    source="/planted",
+                    task_digests=["sha256:" + "e" * 64],
+                    create_time=0.0,
+                )
+            ],
+        )
     plan = records.PlannedRun(
-        label="mine", spec={"label": "mine"}, concurrency=1, max_infra_retries=0,
-        datasets=[dict(digest="sha256:" + "d" * 64, dataset_name="ds", source="/x", task_digests=[task["digest"]],
-                       create_time=0.0)],
-        tasks=[task], harnesses=[_nop("model-b")],
+        label="mine",
+        spec={"label": "mine"},
+        concurrency=1,
+        max_infra_retries=0,
+        datasets=[
+            dict(
+                digest="sha256:" + "d" * 64,
+                dataset_name="ds",
+                source="/x",
+                task_digests=[task["digest"]],
+                create_time=0.0,
+            )
+        ],
+        tasks=[task],
+        harnesses=[_nop("model-b")],
         cells=[("sha256:" + "d" * 64, "ds", nop["digest"], "nop", "model-b")],
-        trials=[(0, task["digest"], task["task_name"], 1, None)])
+        trials=[(0, task["digest"], task["task_name"], 1, None)],
+    )
     await store.record_run(plan)
     claimed = await store.claim_job("w1", 30)
     assert claimed.task.record == task["record"]
@@ -196,5 +276,3 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
     assert dataset["tasks"] == 1
     async with store.sessions() as session:
         assert (await session.get(t.Dataset, "sha256:" + "d" * 64)).task_digests == [task["digest"]]
-
-

@@ -3,10 +3,10 @@ a stale lease token after its job was taken back is ABORTED with reason LEASE_LO
 
 import grpc
 import pytest
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
-
 from services.common import transport
 from services.store.server import build_server
 from services.store.service import Store
@@ -32,8 +32,12 @@ def _lease(seconds: float) -> spb.ClaimJobRequest:
 
 
 def _complete(job: spb.Job, outcome=pb.OUTCOME_COMPLETED) -> spb.CompleteJobRequest:
-    return spb.CompleteJobRequest(job_id=job.id, lease_token=job.lease_token, outcome=outcome,
-                                  score=pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": 1.0}))
+    return spb.CompleteJobRequest(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        outcome=outcome,
+        score=pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": 1.0}),
+    )
 
 
 async def _aborted(call) -> str:
@@ -52,8 +56,10 @@ async def test_complete_with_a_stale_token_after_the_job_was_reclaimed__aborted_
     again = (await stub.ClaimJob(_lease(30))).job  # recovery closes it; its retry is claimed
     assert again.attempt.number == 2
     assert await _aborted(stub.CompleteJob(_complete(first))) == "LEASE_LOST"
-    assert await _aborted(stub.HeartbeatJob(spb.HeartbeatJobRequest(job_id=first.id,
-                                                                    lease_token=first.lease_token))) == "LEASE_LOST"
+    assert (
+        await _aborted(stub.HeartbeatJob(spb.HeartbeatJobRequest(job_id=first.id, lease_token=first.lease_token)))
+        == "LEASE_LOST"
+    )
     lost, _, _ = await store.get_attempt(first.attempt.id)
     assert (lost.outcome, lost.score) == ("infra_failed", None)  # the late result changed nothing
     await stub.CompleteJob(_complete(again))

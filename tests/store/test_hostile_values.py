@@ -2,9 +2,9 @@
 rewards out of range, strings longer than their columns, page tokens past any integer."""
 
 import pytest
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-
 from services.common.errors import InvalidArgument
 from services.store import convert, records
 from tests.store.test_hostile_rpc import _lease, served  # noqa: F401  (a fixture)
@@ -18,9 +18,14 @@ async def test_completion_with_a_reward_out_of_range__recorded_as_a_scorer_failu
     store, stub = served
     run, _ = await store.record_run(plan(trials=1))
     job = (await stub.ClaimJob(_lease(30))).job
-    await stub.CompleteJob(spb.CompleteJobRequest(
-        job_id=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED,
-        score=pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": reward})))
+    await stub.CompleteJob(
+        spb.CompleteJobRequest(
+            job_id=job.id,
+            lease_token=job.lease_token,
+            outcome=pb.OUTCOME_COMPLETED,
+            score=pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": reward}),
+        )
+    )
     attempt = (await stub.GetAttempt(spb.GetAttemptRequest(attempt=job.attempt.id))).attempt
     assert attempt.score.state == pb.SCORE_STATE_SCORER_FAILED and not attempt.score.rewards
     assert "outside the range a reward may have" in attempt.score.error
@@ -29,12 +34,30 @@ async def test_completion_with_a_reward_out_of_range__recorded_as_a_scorer_failu
 
 
 def _stored(rewards: dict) -> dict:
-    return dict(outcome="completed", error="", agent_version="", agent_name="", start_time=1.0, end_time=2.0,
-                artifacts=[], score={"state": SCORED, "rewards": rewards, "scorerFingerprint": "sha256:f"})
+    return dict(
+        outcome="completed",
+        error="",
+        agent_version="",
+        agent_name="",
+        start_time=1.0,
+        end_time=2.0,
+        artifacts=[],
+        score={"state": SCORED, "rewards": rewards, "scorerFingerprint": "sha256:f"},
+    )
 
 
-HOSTILE = [{"reward": 1e308}, {"reward": 1e308}, {"reward": -1e308}, {"reward": "Infinity"}, {"reward": "abc"},
-           {"reward": None}, {"reward": [1]}, {"reward": True}, {"reward": 0.5}, {"reward": 1}]
+HOSTILE = [
+    {"reward": 1e308},
+    {"reward": 1e308},
+    {"reward": -1e308},
+    {"reward": "Infinity"},
+    {"reward": "abc"},
+    {"reward": None},
+    {"reward": [1]},
+    {"reward": True},
+    {"reward": 0.5},
+    {"reward": 1},
+]
 
 
 async def test_report_compare_and_show_of_any_stored_reward__never_fail(served):  # noqa: F811
@@ -61,14 +84,17 @@ async def test_report_compare_and_show_of_any_stored_reward__never_fail(served):
 async def test_event_type_and_name_longer_than_their_columns__kept_alike_on_both(store):
     await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w" * 500, 30)
-    events = [dict(time=1.0, type="t" * 41, name="n" * 400, payload='{"x": "a\0b"}', duration=0.0),
-              dict(time=2.0, type="status", name="ok", payload="{}", duration=0.0)]
+    events = [
+        dict(time=1.0, type="t" * 41, name="n" * 400, payload='{"x": "a\0b"}', duration=0.0),
+        dict(time=2.0, type="status", name="ok", payload="{}", duration=0.0),
+    ]
     assert await store.append_events(claimed.job.id, claimed.job.lease_token, events) == 2
     stored, _ = await store.list_events(claimed.attempt.id, 10, "")
     assert [len(e.type) for e in stored] == [40, 6] and len(stored[0].name) == 300
     assert stored[0].type.endswith("\u2026") and "\0" not in stored[0].payload
-    done = await store.complete_job(claimed.job.id, claimed.job.lease_token,
-                                    records_completion(agent_version="v" * 200, agent_name="x" * 400))
+    done = await store.complete_job(
+        claimed.job.id, claimed.job.lease_token, records_completion(agent_version="v" * 200, agent_name="x" * 400)
+    )
     assert len(done[0].agent_version) == 100 and len(done[0].agent_name) == 300
 
 
@@ -78,8 +104,16 @@ def records_completion(**fields):
     return Completion(records.COMPLETED, score={"state": SCORED, "rewards": {"reward": 1.0}}, **fields)
 
 
-@pytest.mark.parametrize("field,value", [("label", "x" * 400), ("label", "a\0b"), ("task_name", "t" * 301),
-                                         ("model", "m" * 301), ("harness_name", "h" * 301)])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("label", "x" * 400),
+        ("label", "a\0b"),
+        ("task_name", "t" * 301),
+        ("model", "m" * 301),
+        ("harness_name", "h" * 301),
+    ],
+)
 async def test_names_longer_than_their_columns__refused_alike_on_both(field, value, store):
     planned = plan(trials=1)
     if field == "label":
@@ -99,9 +133,10 @@ async def test_names_longer_than_their_columns__refused_alike_on_both(field, val
 async def test_events_page_token_past_any_integer__empty_or_refused_alike_on_both(store):
     await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w1", 30)
-    await store.append_events(claimed.job.id, claimed.job.lease_token,
-                              [dict(time=1.0, type="status", name="x", payload="{}", duration=0.0)])
-    for token in ("9999999999999999999", "2147483647", str(2 ** 62), "9" * 30):
+    await store.append_events(
+        claimed.job.id, claimed.job.lease_token, [dict(time=1.0, type="status", name="x", payload="{}", duration=0.0)]
+    )
+    for token in ("9999999999999999999", "2147483647", str(2**62), "9" * 30):
         assert await store.list_events(claimed.attempt.id, 10, token) == ([], "")
     for token in ("\u00b2", "-1", "1.5", "9" * 31, "\u0663"):
         with pytest.raises(InvalidArgument, match="malformed page token"):

@@ -33,14 +33,20 @@ async def test_migrations__upgrade_a_store_holding_data_from_the_first_schema(da
         await conn.execute(text("INSERT INTO harnesses VALUES ('sha256:h', 'h', '{}')"))
         await conn.execute(text("INSERT INTO tasks VALUES ('sha256:t', 't', '{}')"))
         await conn.execute(text("INSERT INTO runs VALUES ('r-0000000000aaaaaa', 'old', 0, '{}', 2, 0, false)"))
-        await conn.execute(text("INSERT INTO cells VALUES ('c-1', 'r-0000000000aaaaaa', 0, 'sha256:d', 'ds', "
-                                "'sha256:h', 'h', '')"))
+        await conn.execute(
+            text("INSERT INTO cells VALUES ('c-1', 'r-0000000000aaaaaa', 0, 'sha256:d', 'ds', 'sha256:h', 'h', '')")
+        )
         await conn.execute(text("INSERT INTO trials VALUES ('t-1', 'r-0000000000aaaaaa', 'c-1', 'sha256:t', 't', 1)"))
-        await conn.execute(text("INSERT INTO attempts (id, run_id, trial_id, number, state, exit_code, error, "
-                                "create_time, agent_version, artifacts, event_count) VALUES ('a-1', "
-                                "'r-0000000000aaaaaa', 't-1', 1, 'running', 0, '', 0, '', '[]', 0)"))
-        await conn.execute(text("INSERT INTO jobs VALUES ('j-1', 'r-0000000000aaaaaa', 'a-1', 'leased', 'w', 1, "
-                                "0, 1, '', 0)"))
+        await conn.execute(
+            text(
+                "INSERT INTO attempts (id, run_id, trial_id, number, state, exit_code, error, "
+                "create_time, agent_version, artifacts, event_count) VALUES ('a-1', "
+                "'r-0000000000aaaaaa', 't-1', 1, 'running', 0, '', 0, '', '[]', 0)"
+            )
+        )
+        await conn.execute(
+            text("INSERT INTO jobs VALUES ('j-1', 'r-0000000000aaaaaa', 'a-1', 'leased', 'w', 1, 0, 1, '', 0)")
+        )
     await engine.dispose()
     await db.migrate(database_url)
     engine = db.create_engine(database_url)

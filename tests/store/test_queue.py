@@ -28,12 +28,16 @@ async def store(database_url, tmp_path):
 
 def plan(trials: int = 3, concurrency: int = 10, retries: int = 0, label: str = "q") -> records.PlannedRun:
     return records.PlannedRun(
-        label=label, spec={"label": label}, concurrency=concurrency, max_infra_retries=retries,
+        label=label,
+        spec={"label": label},
+        concurrency=concurrency,
+        max_infra_retries=retries,
         datasets=[dict(digest="sha256:d", dataset_name="ds", source="/x", task_digests=["sha256:t"], create_time=0.0)],
         tasks=[dict(digest="sha256:t", task_name="task", record={})],
         harnesses=[dict(digest="sha256:h", harness_name="h", record={})],
         cells=[("sha256:d", "ds", "sha256:h", "h", "")],
-        trials=[(0, "sha256:t", "task", k + 1, None) for k in range(trials)])
+        trials=[(0, "sha256:t", "task", k + 1, None) for k in range(trials)],
+    )
 
 
 async def test_claim__oldest_first_then_empty(store):
@@ -74,8 +78,9 @@ async def test_complete__is_idempotent_with_the_same_token(store):
 async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
     run, _ = await store.record_run(plan(trials=1, retries=1))
     claimed = await store.claim_job("w1", 30)
-    await store.append_events(claimed.job.id, claimed.job.lease_token,
-                              [dict(time=1.0, type="status", name="x", payload="{}", duration=0.0)])
+    await store.append_events(
+        claimed.job.id, claimed.job.lease_token, [dict(time=1.0, type="status", name="x", payload="{}", duration=0.0)]
+    )
     store.clock.now += 31  # the worker died: no heartbeat
     retry = await store.claim_job("w2", 30)
     assert retry.attempt.number == 2 and retry.trial.id == claimed.trial.id
@@ -94,16 +99,18 @@ async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
 async def test_infra_failure__retried_only_up_to_max(store):
     await store.record_run(plan(trials=1, retries=0))
     claimed = await store.claim_job("w1", 30)
-    _, _, _, retry = await store.complete_job(claimed.job.id, claimed.job.lease_token,
-                                              queue.Completion(records.INFRA_FAILED, error="sandbox broke"))
+    _, _, _, retry = await store.complete_job(
+        claimed.job.id, claimed.job.lease_token, queue.Completion(records.INFRA_FAILED, error="sandbox broke")
+    )
     assert retry == ""
 
 
 async def test_harness_failure__is_a_result_never_retried(store):
     await store.record_run(plan(trials=1, retries=3))
     claimed = await store.claim_job("w1", 30)
-    _, _, _, retry = await store.complete_job(claimed.job.id, claimed.job.lease_token,
-                                              queue.Completion(records.HARNESS_FAILED, exit_code=3))
+    _, _, _, retry = await store.complete_job(
+        claimed.job.id, claimed.job.lease_token, queue.Completion(records.HARNESS_FAILED, exit_code=3)
+    )
     assert retry == "" and await store.claim_job("w1", 30) is None
 
 
@@ -150,14 +157,21 @@ async def test_complete__stale_and_repeated_tokens_on_the_hot_path(store):
     claimed = await store.claim_job("w1", 30)
     with pytest.raises(LeaseLost):
         await store.complete_job(claimed.job.id, claimed.job.lease_token + 1, queue.Completion(records.COMPLETED))
-    first = await store.complete_job(claimed.job.id, claimed.job.lease_token,
-                                     queue.Completion(records.COMPLETED, agent_version="2.1", agent_name="agent-x",
-                                                      score={"state": "SCORE_STATE_SCORED"}))
+    first = await store.complete_job(
+        claimed.job.id,
+        claimed.job.lease_token,
+        queue.Completion(
+            records.COMPLETED, agent_version="2.1", agent_name="agent-x", score={"state": "SCORE_STATE_SCORED"}
+        ),
+    )
     again = await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
     assert first[0].id == again[0].id and again[0].outcome == records.COMPLETED
     for attempt in (first[0], again[0]):  # every column the completion carries, on either path
-        assert (attempt.agent_version, attempt.agent_name, attempt.score) == ("2.1", "agent-x",
-                                                                             {"state": "SCORE_STATE_SCORED"})
+        assert (attempt.agent_version, attempt.agent_name, attempt.score) == (
+            "2.1",
+            "agent-x",
+            {"state": "SCORE_STATE_SCORED"},
+        )
     assert (first[1].id, first[3]) == (again[1].id, again[3]) == (claimed.trial.id, "")
 
 
@@ -188,16 +202,19 @@ async def test_blobs__content_addressed_and_verified(store):
     assert store.get_blobs(digests[:1]) == [b"hello"]
     assert store.missing_blobs(digests + ["sha256:" + "0" * 64]) == ["sha256:" + "0" * 64]
     from services.common.errors import InvalidArgument
+
     with pytest.raises(InvalidArgument):
         await store.put_blobs([("sha256:" + "1" * 64, b"other")])
 
 
 async def test_report__counts_outcomes_apart(store):
     run, _ = await store.record_run(plan(trials=4))
-    outcomes = [queue.Completion(records.COMPLETED, score=_score(1.0)),
-                queue.Completion(records.TIMED_OUT, score=_score(0.0)),
-                queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORER_FAILED"}),
-                queue.Completion(records.INFRA_FAILED, error="x")]
+    outcomes = [
+        queue.Completion(records.COMPLETED, score=_score(1.0)),
+        queue.Completion(records.TIMED_OUT, score=_score(0.0)),
+        queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORER_FAILED"}),
+        queue.Completion(records.INFRA_FAILED, error="x"),
+    ]
     for done in outcomes:
         claimed = await store.claim_job("w", 30)
         await store.complete_job(claimed.job.id, claimed.job.lease_token, done)

@@ -37,8 +37,14 @@ from services import envtemplate
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import Lines, event, output_events
-from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
-                                              HarnessResult, TrialContext)
+from services.executor.harnesses.base import (
+    COMPLETED,
+    HARNESS_FAILED,
+    TIMED_OUT,
+    HarnessDriver,
+    HarnessResult,
+    TrialContext,
+)
 from services.executor.harnesses.cli import install
 from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, DEFAULT_PATH, TOOLS_MOUNT
 from services.executor.sandboxes import SandboxError
@@ -82,8 +88,9 @@ class Settings:
 def settings(harness) -> Settings:
     data = tomllib.loads(harness.source_text or "")
     command = list(harness.command)
-    return Settings(package="" if command else harness.agent, command=command,
-                    permission=str(data.get("permission", "allow")))
+    return Settings(
+        package="" if command else harness.agent, command=command, permission=str(data.get("permission", "allow"))
+    )
 
 
 class AgentExited(Exception):
@@ -162,12 +169,14 @@ class Session:
         trial = self.trial
         passed = envtemplate.pass_through(trial.harness.env)
         env = {"HOME": AGENT_HOME, "TMPDIR": AGENT_TMP, "PATH": path, "HEMRA_MODEL": trial.model, **passed}
-        await trial.events.emit(event("status", "start", command=argv, env_names=sorted(passed),
-                                      permission=self.config.permission))
+        await trial.events.emit(
+            event("status", "start", command=argv, env_names=sorted(passed), permission=self.config.permission)
+        )
         budget = trial.timeout + CANCEL_GRACE_SECS + EXIT_GRACE_SECS
         await trial.sandbox.remove_path(CHANNEL)  # before the agent starts: messages may arrive at once
-        self.process = asyncio.create_task(trial.sandbox.exec(_relay_script(argv), cwd=cwd, env=env, timeout=budget,
-                                                              on_output=self._on_output))
+        self.process = asyncio.create_task(
+            trial.sandbox.exec(_relay_script(argv), cwd=cwd, env=env, timeout=budget, on_output=self._on_output)
+        )
         self.agent_version = version
         try:
             try:
@@ -185,32 +194,51 @@ class Session:
     async def _converse(self) -> HarnessResult:
         trial = self.trial
         try:
-            init = await self.request("initialize", {
-                "protocolVersion": PROTOCOL_VERSION, "clientInfo": _CLIENT_INFO,
-                "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}})
+            init = await self.request(
+                "initialize",
+                {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientInfo": _CLIENT_INFO,
+                    "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
+                },
+            )
             info = init.get("agentInfo") or {}
             self.agent_version = self.agent_version or str(info.get("version") or "")
-            await trial.events.emit(event("status", "initialize", protocol_version=init.get("protocolVersion"),
-                                          agent=info, pinned=trial.harness.agent_version,
-                                          version=self.agent_version,
-                                          capabilities=init.get("agentCapabilities") or {}))
-            created = await self.request("session/new", {"cwd": trial.task.environment.workdir or "/",
-                                                         "mcpServers": []})
+            await trial.events.emit(
+                event(
+                    "status",
+                    "initialize",
+                    protocol_version=init.get("protocolVersion"),
+                    agent=info,
+                    pinned=trial.harness.agent_version,
+                    version=self.agent_version,
+                    capabilities=init.get("agentCapabilities") or {},
+                )
+            )
+            created = await self.request(
+                "session/new", {"cwd": trial.task.environment.workdir or "/", "mcpServers": []}
+            )
             session_id = created["sessionId"]
             offered = [m.get("modelId") for m in (created.get("models") or {}).get("availableModels") or []]
             if trial.model and trial.model in offered:  # unstable in ACP v1: only when the agent lists it
                 await self.request("session/set_model", {"sessionId": session_id, "modelId": trial.model})
-            await trial.events.emit(event("status", "session", session_id=session_id,
-                                          modes=[m.get("id") for m in (created.get("modes") or {}).get(
-                                              "availableModes") or []],
-                                          models=offered, model_set=bool(trial.model and trial.model in offered)))
+            await trial.events.emit(
+                event(
+                    "status",
+                    "session",
+                    session_id=session_id,
+                    modes=[m.get("id") for m in (created.get("modes") or {}).get("availableModes") or []],
+                    models=offered,
+                    model_set=bool(trial.model and trial.model in offered),
+                )
+            )
             prompt = [{"type": "text", "text": trial.task.instruction}]
             answered = await self.start_request("session/prompt", {"sessionId": session_id, "prompt": prompt})
             try:
                 answer = await self._wait(answered, "session/prompt")
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return await self._cancel(session_id, answered)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return HarnessResult(TIMED_OUT, -1, f"the agent timed out after {trial.timeout:g} s before its prompt")
         except AgentExited as exc:
             return HarnessResult(HARNESS_FAILED, self._exit_code(), str(exc))
@@ -231,12 +259,18 @@ class Session:
         stop = answer.get("stopReason", "")
         usage = answer.get("usage") or {}
         if usage:
-            await self.trial.events.emit(event(
-                "usage", "total", time.monotonic() - self.started,
-                input_tokens=usage.get("inputTokens", 0), output_tokens=usage.get("outputTokens", 0),
-                cache_read_input_tokens=usage.get("cachedReadTokens", 0),
-                cache_creation_input_tokens=usage.get("cachedWriteTokens", 0),
-                total_tokens=usage.get("totalTokens", 0)))
+            await self.trial.events.emit(
+                event(
+                    "usage",
+                    "total",
+                    time.monotonic() - self.started,
+                    input_tokens=usage.get("inputTokens", 0),
+                    output_tokens=usage.get("outputTokens", 0),
+                    cache_read_input_tokens=usage.get("cachedReadTokens", 0),
+                    cache_creation_input_tokens=usage.get("cachedWriteTokens", 0),
+                    total_tokens=usage.get("totalTokens", 0),
+                )
+            )
         await self.trial.events.emit(event("status", "stop", stop_reason=stop))
         if stop == "cancelled":
             return HarnessResult(HARNESS_FAILED, 0, "the agent cancelled its turn")
@@ -248,10 +282,9 @@ class Session:
         try:
             await self.notify("session/cancel", {"sessionId": session_id})
             stop = (await self._wait(answered, "session/prompt")).get("stopReason", "")
-        except (asyncio.TimeoutError, AgentExited, RemoteError, ChannelBroken):
+        except (TimeoutError, AgentExited, RemoteError, ChannelBroken):
             stop = ""
-        await self.trial.events.emit(event("status", "cancel", reason="timeout", stop_reason=stop,
-                                           ended=bool(stop)))
+        await self.trial.events.emit(event("status", "cancel", reason="timeout", stop_reason=stop, ended=bool(stop)))
         await self._flush_text()
         return HarnessResult(TIMED_OUT, -1, f"the agent timed out after {self.trial.timeout:g} s")
 
@@ -272,8 +305,16 @@ class Session:
             await self._receive(line, whole)
         try:
             result = await self.process
-            await self.trial.events.emit(event("status", "exit", result.duration, exit_code=result.exit_code,
-                                               timed_out=result.timed_out, killed=False))
+            await self.trial.events.emit(
+                event(
+                    "status",
+                    "exit",
+                    result.duration,
+                    exit_code=result.exit_code,
+                    timed_out=result.timed_out,
+                    killed=False,
+                )
+            )
         except asyncio.CancelledError:
             await self.trial.events.emit(event("status", "exit", exit_code=-1, killed=True))
 
@@ -311,16 +352,15 @@ class Session:
     async def _wait(self, future: asyncio.Future, method: str) -> dict:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
-            raise asyncio.TimeoutError
-        done, _ = await asyncio.wait({future, self.process}, timeout=remaining,
-                                     return_when=asyncio.FIRST_COMPLETED)
+            raise TimeoutError
+        done, _ = await asyncio.wait({future, self.process}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
         if future in done:
             return future.result()
         if self.process in done:
             code = self._exit_code()
             said = _last_line(bytes(self._stderr_tail).decode(errors="replace"))
             raise AgentExited(f"the agent exited {code} before answering {method}" + (f": {said}" if said else ""))
-        raise asyncio.TimeoutError
+        raise TimeoutError
 
     async def _on_output(self, stream: str, chunk: bytes) -> None:
         if stream != "stdout":
@@ -351,8 +391,12 @@ class Session:
             if future is not None and not future.done():
                 if "error" in message:
                     error = message["error"] if isinstance(message["error"], dict) else {}
-                    future.set_exception(RemoteError(f"the agent answered {method} with an error: "
-                                                     f"{error.get('message', '')} (code {error.get('code')})"))
+                    future.set_exception(
+                        RemoteError(
+                            f"the agent answered {method} with an error: "
+                            f"{error.get('message', '')} (code {error.get('code')})"
+                        )
+                    )
                 else:
                     future.set_result(message.get("result") or {})
             return
@@ -375,11 +419,17 @@ class Session:
         except _Refusal as refusal:
             reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": refusal.code, "message": str(refusal)}}
         except (KeyError, TypeError, ValueError) as exc:
-            reply = {"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": _INVALID_PARAMS, "message": f"invalid params for {method}: {exc!r}"}}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {"code": _INVALID_PARAMS, "message": f"invalid params for {method}: {exc!r}"},
+            }
         except Exception as exc:  # whatever broke, the agent must not wait for an answer forever
-            reply = {"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": _INTERNAL, "message": f"{method} failed: {exc}"}}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {"code": _INTERNAL, "message": f"{method} failed: {exc}"},
+            }
         try:
             await self._send(reply)
         except ChannelBroken as exc:  # the conversation notices when its own messages fail
@@ -409,9 +459,16 @@ class Session:
             await self._tool_update(update)
         elif kind == "usage_update":
             cost = update.get("cost") or {}
-            await emit(event("usage", "context", used=update.get("used", 0), size=update.get("size", 0),
-                             cost_usd=cost.get("amount", 0) if cost.get("currency", "USD") == "USD" else 0,
-                             cost=cost))
+            await emit(
+                event(
+                    "usage",
+                    "context",
+                    used=update.get("used", 0),
+                    size=update.get("size", 0),
+                    cost_usd=cost.get("amount", 0) if cost.get("currency", "USD") == "USD" else 0,
+                    cost=cost,
+                )
+            )
         elif kind == "plan":
             await emit(event("plan", "", entries=update.get("entries") or []))
         elif kind in ("current_mode_update", "session_info_update", "config_option_update"):
@@ -430,15 +487,28 @@ class Session:
             self._tools.pop(next(iter(self._tools)))
         if not call["emitted"] and (call.get("rawInput") or ended):
             call["emitted"] = True
-            await self.trial.events.emit(event(
-                "tool_call", call.get("kind") or "other", id=update.get("toolCallId", ""),
-                title=call.get("title", ""), arguments=call.get("rawInput") or {},
-                locations=call.get("locations") or []))
+            await self.trial.events.emit(
+                event(
+                    "tool_call",
+                    call.get("kind") or "other",
+                    id=update.get("toolCallId", ""),
+                    title=call.get("title", ""),
+                    arguments=call.get("rawInput") or {},
+                    locations=call.get("locations") or [],
+                )
+            )
         if ended:
-            await self.trial.events.emit(event(
-                "tool_result", call.get("kind") or "other", id=update.get("toolCallId", ""), status=status,
-                is_error=status == "failed", output=_content_text(update.get("content")),
-                raw_output=update.get("rawOutput")))
+            await self.trial.events.emit(
+                event(
+                    "tool_result",
+                    call.get("kind") or "other",
+                    id=update.get("toolCallId", ""),
+                    status=status,
+                    is_error=status == "failed",
+                    output=_content_text(update.get("content")),
+                    raw_output=update.get("rawOutput"),
+                )
+            )
 
     async def _flush_text(self) -> None:
         """Streamed chunks of one message become one message event."""
@@ -457,15 +527,24 @@ class _Refusal(Exception):
 
 # -- what the client serves to the agent -----------------------------------------------------------
 
+
 async def _permission(session: Session, params: dict) -> dict:
-    wanted = ("allow_once", "allow_always") if session.config.permission == "allow" else ("reject_once",
-                                                                                         "reject_always")
+    wanted = (
+        ("allow_once", "allow_always") if session.config.permission == "allow" else ("reject_once", "reject_always")
+    )
     options = params.get("options") or []
     chosen = next((o for kind in wanted for o in options if o.get("kind") == kind), None)
     tool = params.get("toolCall") or {}
-    await session.trial.events.emit(event(
-        "permission", tool.get("title") or "", id=tool.get("toolCallId", ""), policy=session.config.permission,
-        option=(chosen or {}).get("optionId", ""), offered=[o.get("optionId") for o in options]))
+    await session.trial.events.emit(
+        event(
+            "permission",
+            tool.get("title") or "",
+            id=tool.get("toolCallId", ""),
+            policy=session.config.permission,
+            option=(chosen or {}).get("optionId", ""),
+            offered=[o.get("optionId") for o in options],
+        )
+    )
     if chosen is None:
         return {"outcome": {"outcome": "cancelled"}}
     return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
@@ -510,8 +589,9 @@ class Terminal:
         self.output = bytearray()
         self.truncated = False
         remaining = max(session.deadline - time.monotonic(), 1.0)
-        self.task = asyncio.create_task(session.trial.sandbox.exec(command, cwd=cwd, env=env, timeout=remaining,
-                                                                   on_output=self._collect))
+        self.task = asyncio.create_task(
+            session.trial.sandbox.exec(command, cwd=cwd, env=env, timeout=remaining, on_output=self._collect)
+        )
 
     async def _collect(self, _stream: str, chunk: bytes) -> None:
         self.output.extend(chunk)
@@ -525,12 +605,18 @@ class Terminal:
         if self.task.cancelled() or self.task.exception() is not None:
             return {"exitCode": None, "signal": "SIGKILL"}
         result = self.task.result()
-        return {"exitCode": None, "signal": "SIGKILL"} if result.timed_out else {"exitCode": result.exit_code,
-                                                                                 "signal": None}
+        return (
+            {"exitCode": None, "signal": "SIGKILL"}
+            if result.timed_out
+            else {"exitCode": result.exit_code, "signal": None}
+        )
 
     def snapshot(self) -> dict:
-        return {"output": bytes(self.output).decode("utf-8", errors="replace"), "truncated": self.truncated,
-                "exitStatus": self.exit_status()}
+        return {
+            "output": bytes(self.output).decode("utf-8", errors="replace"),
+            "truncated": self.truncated,
+            "exitStatus": self.exit_status(),
+        }
 
     async def kill(self) -> None:
         if not self.task.done():
@@ -564,9 +650,15 @@ async def _terminal_wait(session: Session, params: dict) -> dict:
     terminal = _terminal(session, params)
     await asyncio.gather(terminal.task, return_exceptions=True)
     snapshot = terminal.snapshot()
-    await session.trial.events.emit(event("tool_call", "terminal", command=terminal.command,
-                                          exit_status=snapshot["exitStatus"],
-                                          output=snapshot["output"][-4096:]))
+    await session.trial.events.emit(
+        event(
+            "tool_call",
+            "terminal",
+            command=terminal.command,
+            exit_status=snapshot["exitStatus"],
+            output=snapshot["output"][-4096:],
+        )
+    )
     return snapshot["exitStatus"]
 
 
@@ -581,14 +673,21 @@ async def _terminal_release(session: Session, params: dict) -> dict | None:
     return None
 
 
-_SERVED = {"session/request_permission": _permission, "fs/read_text_file": _read_text_file,
-           "fs/write_text_file": _write_text_file, "terminal/create": _terminal_create,
-           "terminal/output": _terminal_output, "terminal/wait_for_exit": _terminal_wait,
-           "terminal/kill": _terminal_kill, "terminal/release": _terminal_release}
+_SERVED = {
+    "session/request_permission": _permission,
+    "fs/read_text_file": _read_text_file,
+    "fs/write_text_file": _write_text_file,
+    "terminal/create": _terminal_create,
+    "terminal/output": _terminal_output,
+    "terminal/wait_for_exit": _terminal_wait,
+    "terminal/kill": _terminal_kill,
+    "terminal/release": _terminal_release,
+}
 _CHUNKS = {"agent_message_chunk": "assistant", "agent_thought_chunk": "thinking", "user_message_chunk": "user"}
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
 
 def _relay_script(argv: list[str]) -> str:
     """Bash that feeds /tmp/hemra-acp/in/<n> to the agent's stdin, in order, until in/close appears.

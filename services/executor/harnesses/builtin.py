@@ -2,9 +2,15 @@
 
 from services import envtemplate
 from services.executor.events import MAX_TEXT, event, text
+from services.executor.harnesses.base import (
+    COMPLETED,
+    HARNESS_FAILED,
+    TIMED_OUT,
+    HarnessDriver,
+    HarnessResult,
+    TrialContext,
+)
 from services.executor.sandboxes import SandboxError
-from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
-                                              HarnessResult, TrialContext)
 
 
 class Oracle(HarnessDriver):
@@ -13,16 +19,27 @@ class Oracle(HarnessDriver):
         if not (solution / "solve.sh").is_file():
             await trial.events.emit(event("error", "oracle", message="the task has no solution/solve.sh"))
             return HarnessResult(HARNESS_FAILED, -1, "the task has no solution/solve.sh", "1")
-        files = [("/solution/" + p.relative_to(solution).as_posix(), p.read_bytes(), True)
-                 for p in sorted(solution.rglob("*")) if p.is_file()]
+        files = [
+            ("/solution/" + p.relative_to(solution).as_posix(), p.read_bytes(), True)
+            for p in sorted(solution.rglob("*"))
+            if p.is_file()
+        ]
         await trial.sandbox.write_files(files)
         env = {"DEBIAN_FRONTEND": "noninteractive", **envtemplate.resolve(dict(trial.task.solution_env))}
         command = "(/solution/solve.sh) > /logs/agent/oracle.txt 2>&1"
         result = await trial.sandbox.exec(command, env=env, timeout=trial.timeout)
         output = await _read_or_empty(trial, "/logs/agent/oracle.txt")
-        await trial.events.emit(event("command", "solve.sh", result.duration, command=command,
-                                      exit_code=result.exit_code, timed_out=result.timed_out),
-                                event("output", "oracle.txt", text=text(output)))
+        await trial.events.emit(
+            event(
+                "command",
+                "solve.sh",
+                result.duration,
+                command=command,
+                exit_code=result.exit_code,
+                timed_out=result.timed_out,
+            ),
+            event("output", "oracle.txt", text=text(output)),
+        )
         if result.timed_out:
             return HarnessResult(TIMED_OUT, -1, f"solve.sh timed out after {trial.timeout:g} s", "1")
         if result.exit_code != 0:

@@ -24,9 +24,15 @@ from services import envtemplate
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import Lines, event, output_events
+from services.executor.harnesses.base import (
+    COMPLETED,
+    HARNESS_FAILED,
+    TIMED_OUT,
+    HarnessDriver,
+    HarnessResult,
+    TrialContext,
+)
 from services.executor.processes import feed_stdin, kill_group, kill_marked
-from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
-                                              HarnessResult, TrialContext)
 from services.executor.sandboxes import SandboxError
 
 _OUTPUT_CHUNK = 64 * 1024
@@ -47,9 +53,14 @@ class ProgramDriver(HarnessDriver):
         started = time.monotonic()
         try:
             process = await asyncio.create_subprocess_exec(
-                *_with_parent_death(list(trial.harness.command)), cwd=folder, env=_environment(trial),
+                *_with_parent_death(list(trial.harness.command)),
+                cwd=folder,
+                env=_environment(trial),
                 start_new_session=True,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
         except OSError as exc:
             await trial.events.emit(event("error", "start", message=str(exc)))
             return HarnessResult(HARNESS_FAILED, -1, f"cannot start {trial.harness.command[0]}: {exc}")
@@ -61,8 +72,9 @@ class ProgramDriver(HarnessDriver):
             finally:
                 kill_group(process)  # anything it left running in its group
                 kill_marked(f"HEMRA_HARNESS_TOKEN={trial.harness_token}")  # and in sessions of their own
-            await trial.events.emit_own(event("status", "exit", time.monotonic() - started, exit_code=code,
-                                              timed_out=timed_out))
+            await trial.events.emit_own(
+                event("status", "exit", time.monotonic() - started, exit_code=code, timed_out=timed_out)
+            )
             await artifacts.keep(trial.events, stdout)
             await artifacts.keep(trial.events, stderr)
         finally:
@@ -79,12 +91,17 @@ def _environment(trial: TrialContext) -> dict[str, str]:
     venv_bin = str(Path(sys.executable).parent)
     return {
         "PATH": venv_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/root"), "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
         **envtemplate.pass_through(trial.harness.env),
-        "HEMRA_HARNESS_ADDRESS": trial.harness_address, "HEMRA_HARNESS_TOKEN": trial.harness_token,
-        "HEMRA_ATTEMPT_ID": trial.attempt_id, "HEMRA_INSTRUCTION": trial.task.instruction,
-        "HEMRA_TASK_NAME": trial.task.task_name, "HEMRA_MODEL": trial.model,
-        "HEMRA_TIMEOUT_SECS": f"{trial.timeout:g}", "HEMRA_WORKDIR": trial.task.environment.workdir,
+        "HEMRA_HARNESS_ADDRESS": trial.harness_address,
+        "HEMRA_HARNESS_TOKEN": trial.harness_token,
+        "HEMRA_ATTEMPT_ID": trial.attempt_id,
+        "HEMRA_INSTRUCTION": trial.task.instruction,
+        "HEMRA_TASK_NAME": trial.task.task_name,
+        "HEMRA_MODEL": trial.model,
+        "HEMRA_TIMEOUT_SECS": f"{trial.timeout:g}",
+        "HEMRA_WORKDIR": trial.task.environment.workdir,
     }
 
 
@@ -130,8 +147,11 @@ async def _exit_status(process) -> int:
 async def _pump(process, trial: TrialContext, stdout: OwnLog, stderr: OwnLog) -> None:
     # A coroutine around the gather, so that cancelling it also collects the
     # readers' cancellation instead of leaving it unretrieved.
-    await asyncio.gather(feed_stdin(process, trial.task.instruction.encode()),
-                         _read_events(process.stdout, stdout, trial), _read_output(process.stderr, stderr, trial))
+    await asyncio.gather(
+        feed_stdin(process, trial.task.instruction.encode()),
+        _read_events(process.stdout, stdout, trial),
+        _read_output(process.stderr, stderr, trial),
+    )
 
 
 async def _read_events(stream, keep: OwnLog, trial: TrialContext) -> None:
@@ -188,8 +208,6 @@ def _with_parent_death(command: list[str]) -> list[str]:
     exec in a process with gRPC and database threads can crash the child.)"""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
-
-
 
 
 def _tail(data: bytes | bytearray, limit: int = 200) -> str:

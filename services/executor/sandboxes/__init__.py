@@ -3,9 +3,17 @@
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 
 
-def open_sandbox(kind: str, attempt_id: str, task, task_dir, work_root,
-                 mounts: dict[str, str] | None = None, network: str = "",
-                 endpoints: list[tuple[str, int]] | None = None, image: str = "") -> Sandbox:
+def open_sandbox(
+    kind: str,
+    attempt_id: str,
+    task,
+    task_dir,
+    work_root,
+    mounts: dict[str, str] | None = None,
+    network: str = "",
+    endpoints: list[tuple[str, int]] | None = None,
+    image: str = "",
+) -> Sandbox:
     """A sandbox of `kind` for one attempt (not yet prepared). Vendor SDKs load lazily.
 
     `mounts` maps sandbox paths to host folders shown read-only inside (e.g. an

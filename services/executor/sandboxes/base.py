@@ -36,9 +36,15 @@ class Sandbox(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def exec(self, command: str, cwd: str = "", env: dict[str, str] | None = None,
-                   timeout: float | None = None, stdin: bytes = b"",
-                   on_output: "OutputSink | None" = None) -> ExecResult:
+    async def exec(
+        self,
+        command: str,
+        cwd: str = "",
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: bytes = b"",
+        on_output: "OutputSink | None" = None,
+    ) -> ExecResult:
         """Run `bash -c command` inside; the whole process tree dies at the timeout.
 
         With `on_output`, each chunk of output is also handed over as it arrives
@@ -89,7 +95,7 @@ class Sandbox(abc.ABC):
           SandboxError: when a process survives (the attempt must not be scored).
         """
 
-    def reserve_fresh(self, carry: list[str]) -> None:
+    def reserve_fresh(self, carry: list[str]) -> None:  # noqa: B027 (optional: most kinds do nothing)
         """Say, before `prepare`, that `fresh(carry)` will be called: a kind that can make the
         fresh sandbox ahead, while the harness works, may start it then. Nothing by default."""
 

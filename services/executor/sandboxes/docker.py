@@ -64,7 +64,6 @@ PIDS_LIMIT_VAR = "HEMRA_DOCKER_PIDS_LIMIT"
 DEFAULT_PIDS_LIMIT = 1024
 
 
-
 def executor_labels() -> dict[str, str]:
     host, pid = socket.gethostname(), str(os.getpid())
     return {LABEL_EXECUTOR: f"{host}:{pid}", LABEL_HOST: host, LABEL_PID: pid}
@@ -182,8 +181,17 @@ def remove_orphans(alive=None) -> list[str]:
 class DockerSandbox(Sandbox):
     enforces = ENFORCES["docker"]
 
-    def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, network: str = "", endpoints=None, image: str = ""):
+    def __init__(
+        self,
+        attempt_id: str,
+        task,
+        task_dir: Path,
+        work_root: Path,
+        mounts: dict[str, str] | None = None,
+        network: str = "",
+        endpoints=None,
+        image: str = "",
+    ):
         self.attempt_id = attempt_id
         self.task = task
         self.task_dir = task_dir
@@ -212,8 +220,7 @@ class DockerSandbox(Sandbox):
         #: The only way out of a closed container: to the harness's model endpoints (relay.py).
         #: A container on the host's network reaches them itself (and the relay could not
         #: listen on their ports there).
-        self.relay = Relay(endpoints if self.network != "host" and not self.network.startswith("container:")
-                           else ())
+        self.relay = Relay(endpoints if self.network != "host" and not self.network.startswith("container:") else ())
 
     # --- life cycle -------------------------------------------------------
     async def prepare(self) -> None:
@@ -231,14 +238,19 @@ class DockerSandbox(Sandbox):
     async def _spare_container(self, carry: list[str]) -> "DockerSandbox":
         """A container for the verifier, with the container paths of `carry` removed (they are
         replaced by the agent's)."""
-        spare = DockerSandbox(f"{self.attempt_id}-verifier", self.task, self.task_dir, self.folder.parent,
-                              image=self.base_image)
+        spare = DockerSandbox(
+            f"{self.attempt_id}-verifier", self.task, self.task_dir, self.folder.parent, image=self.base_image
+        )
         try:
             await spare.prepare()
             inside = [path for path in carry if spare._host(path) is None]
             if inside:
-                await asyncio.to_thread(spare._run_root, " && ".join(
-                    f"rm -rf -- {shlex.quote(p)} && mkdir -p -- {shlex.quote(posixpath.dirname(p))}" for p in inside))
+                await asyncio.to_thread(
+                    spare._run_root,
+                    " && ".join(
+                        f"rm -rf -- {shlex.quote(p)} && mkdir -p -- {shlex.quote(posixpath.dirname(p))}" for p in inside
+                    ),
+                )
         except BaseException:
             await spare.teardown()
             raise
@@ -250,8 +262,12 @@ class DockerSandbox(Sandbox):
         for name in (*_LOG_DIRS, "tests", "solution"):
             (self.folder / name).mkdir(parents=True, exist_ok=True)
         # Any user the image runs as may write its logs.
-        for path in (self.folder / "logs", *(self.folder / d for d in _LOG_DIRS), self.folder / "tests",
-                     self.folder / "solution"):
+        for path in (
+            self.folder / "logs",
+            *(self.folder / d for d in _LOG_DIRS),
+            self.folder / "tests",
+            self.folder / "solution",
+        ):
             path.chmod(0o777)
 
     def _start(self, image: str) -> None:
@@ -261,19 +277,30 @@ class DockerSandbox(Sandbox):
         binds.update(self.relay.binds())
         cpus, memory_mb, pids = limits(self.task.environment)
         host_config = api.create_host_config(
-            binds=binds, network_mode=self.network, init=True, pids_limit=pids,
-            extra_hosts=self.relay.extra_hosts() or None, sysctls=self.relay.sysctls() or None,
-            nano_cpus=int(cpus * 1e9), mem_limit=f"{memory_mb}m",
+            binds=binds,
+            network_mode=self.network,
+            init=True,
+            pids_limit=pids,
+            extra_hosts=self.relay.extra_hosts() or None,
+            sysctls=self.relay.sysctls() or None,
+            nano_cpus=int(cpus * 1e9),
+            mem_limit=f"{memory_mb}m",
             # No swap: a task over its memory limit is OOM-killed, not slowed down.
-            memswap_limit=f"{memory_mb}m")
+            memswap_limit=f"{memory_mb}m",
+        )
         self.image = image
         self.started = time.time()
         try:
             created = api.create_container(
-                image, entrypoint=["sleep", "infinity"], working_dir=self.workdir, hostname="hemra",
+                image,
+                entrypoint=["sleep", "infinity"],
+                working_dir=self.workdir,
+                hostname="hemra",
                 environment=dict(self.task.environment.env),
                 labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **executor_labels()},
-                host_config=host_config, name=f"hemra-{self.attempt_id}")
+                host_config=host_config,
+                name=f"hemra-{self.attempt_id}",
+            )
             self.container_id = created["Id"]
             self._boot()
         except docker_errors().APIError as exc:
@@ -292,8 +319,9 @@ class DockerSandbox(Sandbox):
         try:
             self.relay.launch(client().api, self.container_id)
         except docker_errors().APIError as exc:
-            raise SandboxError(f"cannot start the model relay in container {self.container_id[:12]}: "
-                               f"{exc.explanation or exc}") from None
+            raise SandboxError(
+                f"cannot start the model relay in container {self.container_id[:12]}: {exc.explanation or exc}"
+            ) from None
 
     async def kill(self) -> None:
         if self.container_id:
@@ -321,8 +349,12 @@ class DockerSandbox(Sandbox):
         self._kill_all()
         # Its processes are gone once its cgroup is empty (read from the kernel, not the engine).
         deadline = time.monotonic() + 60
-        while self._cgroup is not None and _cgroup_procs(self._cgroup) or \
-                self._cgroup is None and client().api.inspect_container(self.container_id)["State"].get("Running"):
+        while (
+            self._cgroup is not None
+            and _cgroup_procs(self._cgroup)
+            or self._cgroup is None
+            and client().api.inspect_container(self.container_id)["State"].get("Running")
+        ):
             if time.monotonic() > deadline:
                 raise SandboxError(f"container {self.container_id[:12]}: processes survived the kill")
             time.sleep(0.01)
@@ -372,16 +404,18 @@ class DockerSandbox(Sandbox):
             try:
                 api.put_archive(other.container_id, posixpath.dirname(path) or "/", archive)
             except docker_errors().APIError as exc:
-                raise SandboxError(f"cannot copy {path} into the verifier's container: {exc.explanation or exc}") \
-                    from None
+                raise SandboxError(
+                    f"cannot copy {path} into the verifier's container: {exc.explanation or exc}"
+                ) from None
 
     def _run_root(self, script: str) -> None:
         api = client().api
         exec_id = api.exec_create(self.container_id, ["sh", "-c", script], user="0")["Id"]
         said = api.exec_start(exec_id)
         if api.exec_inspect(exec_id).get("ExitCode") != 0:
-            raise SandboxError(f"container {self.container_id[:12]}: {script!r} failed: "
-                               f"{said.decode(errors='replace').strip()[-300:]}")
+            raise SandboxError(
+                f"container {self.container_id[:12]}: {script!r} failed: {said.decode(errors='replace').strip()[-300:]}"
+            )
 
     async def teardown(self) -> None:
         """Kill and remove the container and the attempt's folder in the background: the
@@ -406,8 +440,12 @@ class DockerSandbox(Sandbox):
 
     def _count_oom(self) -> int:
         # `until` in the past: the engine answers at once instead of waiting for new events.
-        events = client().api.events(since=self.started - 1, until=time.time(), decode=True,
-                                     filters={"container": self.container_id, "event": "oom"})
+        events = client().api.events(
+            since=self.started - 1,
+            until=time.time(),
+            decode=True,
+            filters={"container": self.container_id, "event": "oom"},
+        )
         return sum(1 for _ in events)
 
     # --- commands ---------------------------------------------------------
@@ -443,8 +481,7 @@ class DockerSandbox(Sandbox):
         if code is None:
             code = -1
         self._failed_commands += code != 0
-        return ExecResult(code, stream.data("stdout"), stream.data("stderr"), timed_out,
-                          time.monotonic() - started)
+        return ExecResult(code, stream.data("stdout"), stream.data("stderr"), timed_out, time.monotonic() - started)
 
     async def _end(self, marker: str, pump: asyncio.Future) -> None:
         """At a timeout, kill the command's processes (all of them, through the cgroup, when
@@ -461,16 +498,23 @@ class DockerSandbox(Sandbox):
             self._revive()
         for attempt in (1, 2):
             try:
-                return api.exec_create(self.container_id, argv, stdout=True, stderr=True, environment=env,
-                                       workdir=self._absolute(cwd or self.workdir))["Id"]
+                return api.exec_create(
+                    self.container_id,
+                    argv,
+                    stdout=True,
+                    stderr=True,
+                    environment=env,
+                    workdir=self._absolute(cwd or self.workdir),
+                )["Id"]
             except docker_errors().APIError as exc:
                 # The agent may stop its own container (kill its init): its processes are gone, its
                 # files are not; start it again rather than blame the infrastructure.
                 if attempt == 1 and exc.status_code == 409 and "not running" in str(exc.explanation or exc):
                     self._revive()
                     continue
-                raise SandboxError(f"cannot run a command in container {self.container_id[:12]}: "
-                                   f"{exc.explanation or exc}") from None
+                raise SandboxError(
+                    f"cannot run a command in container {self.container_id[:12]}: {exc.explanation or exc}"
+                ) from None
         raise AssertionError("unreachable")
 
     def _revive(self) -> None:
@@ -480,26 +524,30 @@ class DockerSandbox(Sandbox):
             if self._relay_allowed:
                 self._launch_relay()
         except docker_errors().APIError as exc:
-            raise SandboxError(f"cannot start container {self.container_id[:12]} again: "
-                               f"{exc.explanation or exc}") from None
+            raise SandboxError(
+                f"cannot start container {self.container_id[:12]} again: {exc.explanation or exc}"
+            ) from None
         self._stopped = False
 
     async def _kill_marked(self, marker: str) -> None:
         """Kill one command's processes by the marker in their environment; when the engine does
         not manage it in time, or one hid from the marker, kill the whole container instead."""
+
         def kill() -> bool:
             api = client().api
             try:
-                exec_id = api.exec_create(self.container_id, ["sh", "-c", KILL_MARKED, f"{MARKER_VAR}={marker}"],
-                                          user="0")["Id"]
+                exec_id = api.exec_create(
+                    self.container_id, ["sh", "-c", KILL_MARKED, f"{MARKER_VAR}={marker}"], user="0"
+                )["Id"]
                 api.exec_start(exec_id)
                 return api.exec_inspect(exec_id).get("ExitCode") == 0
             except docker_errors().APIError as exc:
                 logger.warning("could not kill a command's processes: %s", exc)
                 return False
+
         try:
             killed = await asyncio.wait_for(asyncio.to_thread(kill), _ENGINE_KILL_SECS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             killed = False
         if not killed:
             await asyncio.to_thread(self._kill_all)
@@ -600,8 +648,7 @@ class DockerSandbox(Sandbox):
         folder = self._absolute(folder)
         host = self._host(folder)
         if host is not None:
-            return [folder.rstrip("/") + "/" + name
-                    for name in await asyncio.to_thread(safefs.walk, self.folder, host)]
+            return [folder.rstrip("/") + "/" + name for name in await asyncio.to_thread(safefs.walk, self.folder, host)]
         return await asyncio.to_thread(self._list_container, folder)
 
     def _list_container(self, folder: str) -> list[str]:

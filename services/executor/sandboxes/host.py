@@ -36,9 +36,9 @@ import time
 import uuid
 from pathlib import Path
 
+from services.environments.capabilities import ENFORCES
 from services.executor.processes import feed_stdin, kill_group
 from services.executor.sandboxes import safefs
-from services.environments.capabilities import ENFORCES
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE, Relay
 
@@ -74,8 +74,10 @@ def bwrap_path() -> str:
 def setpriv_path() -> str:
     path = shutil.which("setpriv", path=_PATH)
     if path is None or not path.startswith("/usr/"):  # it must be there inside the sandbox too
-        raise SandboxError("the host sandbox needs setpriv (util-linux) in /usr/bin when HEMRA runs as root "
-                           "(or when it relays model endpoints)")
+        raise SandboxError(
+            "the host sandbox needs setpriv (util-linux) in /usr/bin when HEMRA runs as root "
+            "(or when it relays model endpoints)"
+        )
     return path
 
 
@@ -97,8 +99,16 @@ def sandbox_owner() -> tuple[int, int] | None:
 class HostSandbox(Sandbox):
     enforces = ENFORCES["host"]
 
-    def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, endpoints=None, network: str = ""):
+    def __init__(
+        self,
+        attempt_id: str,
+        task,
+        task_dir: Path,
+        work_root: Path,
+        mounts: dict[str, str] | None = None,
+        endpoints=None,
+        network: str = "",
+    ):
         self.attempt_id = attempt_id
         self.task = task
         self.task_dir = task_dir
@@ -139,8 +149,11 @@ class HostSandbox(Sandbox):
             # A task's copy reads its own folder, never a host path through '..' or a link.
             if source != environment and environment not in source.parents:
                 raise SandboxError(f"task copy {copy.source!r}: outside the task's environment folder")
-            _copy_into(source, self.host_path(copy.destination.rstrip("/") or "/", for_write=True),
-                       copy.destination.endswith("/"))
+            _copy_into(
+                source,
+                self.host_path(copy.destination.rstrip("/") or "/", for_write=True),
+                copy.destination.endswith("/"),
+            )
         if self.owner is not None:
             for top in os.listdir(self.root):
                 safefs.chown_tree(self.root, top, self.owner)
@@ -160,8 +173,10 @@ class HostSandbox(Sandbox):
         if self.owner is None:
             return
         uid, gid = self.owner
-        for name, line in (("passwd", f"hemra:x:{uid}:{gid}:HEMRA sandbox:/root:/bin/bash"),
-                           ("group", f"hemra:x:{gid}:")):
+        for name, line in (
+            ("passwd", f"hemra:x:{uid}:{gid}:HEMRA sandbox:/root:/bin/bash"),
+            ("group", f"hemra:x:{gid}:"),
+        ):
             try:
                 lines = Path("/etc", name).read_text().splitlines()
             except OSError:
@@ -186,7 +201,7 @@ class HostSandbox(Sandbox):
         for process in processes:
             try:
                 await asyncio.wait_for(process.wait(), max(deadline - time.monotonic(), 0.1))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise SandboxError(f"sandbox {self.attempt_id}: bubblewrap {process.pid} survived its kill") from None
         while any(_alive(*init) for init in inits):
             if time.monotonic() > deadline:
@@ -195,8 +210,9 @@ class HostSandbox(Sandbox):
         await self.relay.close()
 
     async def fresh(self, carry: list[str]) -> "HostSandbox":
-        other = HostSandbox(f"{self.attempt_id}-verifier", self.task, self.task_dir, self.work_root,
-                            network=self.network)
+        other = HostSandbox(
+            f"{self.attempt_id}-verifier", self.task, self.task_dir, self.work_root, network=self.network
+        )
         try:
             await other.prepare()
 
@@ -207,6 +223,7 @@ class HostSandbox(Sandbox):
                         raise SandboxError(f"{path}: not a folder of the attempt's own to carry over")
                     safefs.copy_tree(self.root, rel, other.root, rel, self.owner)
                 other._make_dirs()  # a carried folder that was gone leaves none; the workdir must be
+
             await asyncio.to_thread(copy)
         except BaseException:
             await other.teardown()
@@ -226,8 +243,15 @@ class HostSandbox(Sandbox):
         return relay and self._relay_allowed and bool(self.relay.listeners)
 
     def _bwrap_args(self, cwd: str, env: dict[str, str], relaying: bool = False) -> list[str]:
-        args = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try"]
+        args = [
+            bwrap_path(),
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
         if self.network != "host":
             args.append("--unshare-net")
         args += ["--hostname", "hemra", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
@@ -254,10 +278,21 @@ class HostSandbox(Sandbox):
         for inside, host in sorted(self.mounts.items()):
             args += ["--ro-bind", host, inside]
         if relaying:
-            args += ["--ro-bind", str(self.relay.folder), SOCKETS_INSIDE,
-                     "--ro-bind", self.relay.node, f"{RELAY_INSIDE}/node",
-                     "--ro-bind", str(SCRIPT), f"{RELAY_INSIDE}/relay.js",
-                     "--perms", "0777", "--tmpfs", _RELAY_RUN]
+            args += [
+                "--ro-bind",
+                str(self.relay.folder),
+                SOCKETS_INSIDE,
+                "--ro-bind",
+                self.relay.node,
+                f"{RELAY_INSIDE}/node",
+                "--ro-bind",
+                str(SCRIPT),
+                f"{RELAY_INSIDE}/relay.js",
+                "--perms",
+                "0777",
+                "--tmpfs",
+                _RELAY_RUN,
+            ]
             if self.owner is None:
                 # In bwrap's user namespace: the relay may listen on ports < 1024, and setpriv
                 # (CAP_SETPCAP) then empties the bounding set of the relay and of the command.
@@ -278,8 +313,14 @@ class HostSandbox(Sandbox):
             user += [f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
         drop = [*user, "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
         # The relay only keeps what listening on the endpoint's port needs (it may be below 1024).
-        relay_as = [*user, "--inh-caps=-all,+net_bind_service", "--ambient-caps=-all,+net_bind_service",
-                    "--bounding-set=-all,+net_bind_service", "--no-new-privs", "--"]
+        relay_as = [
+            *user,
+            "--inh-caps=-all,+net_bind_service",
+            "--ambient-caps=-all,+net_bind_service",
+            "--bounding-set=-all,+net_bind_service",
+            "--no-new-privs",
+            "--",
+        ]
         if not relaying:
             return [*drop, "bash", "-c", command]
         run = _RELAY_RUN
@@ -296,8 +337,17 @@ exec {shlex.join(drop)} bash -c "$1"
 """
         return ["bash", "-c", launch, "hemra-relay", command]
 
-    async def _run(self, command: str, cwd: str, env: dict[str, str], timeout: float | None, stdin: bytes,
-                   on_output=None, relay: bool = True, cap: int = MAX_OUTPUT_BYTES) -> ExecResult:
+    async def _run(
+        self,
+        command: str,
+        cwd: str,
+        env: dict[str, str],
+        timeout: float | None,
+        stdin: bytes,
+        on_output=None,
+        relay: bool = True,
+        cap: int = MAX_OUTPUT_BYTES,
+    ) -> ExecResult:
         relaying = self._relaying(relay)
         marker = f"hemra-{uuid.uuid4().hex}"
         args = self._bwrap_args(cwd, env, relaying) + ["--", *self._command(command, relaying, marker)]
@@ -305,22 +355,28 @@ exec {shlex.join(drop)} bash -c "$1"
         try:
             # An empty environment: bwrap's own (PID 1 inside) must not carry HEMRA's secrets.
             process = await asyncio.create_subprocess_exec(
-                *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True, env={})
+                *args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                env={},
+            )
         except OSError as exc:
             raise SandboxError(f"cannot start bubblewrap: {exc}") from None
         self._processes.add(process)
         timed_out = False
         try:
             out, err = await asyncio.wait_for(_communicate(process, stdin, on_output, cap), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             timed_out = True
             _kill_command(process)
             try:
                 out, err = await asyncio.wait_for(_communicate(process, b"", None, cap), _DRAIN_SECS)
-            except asyncio.TimeoutError:
-                raise SandboxError(f"sandbox {self.attempt_id}: a timed-out command's output stayed open "
-                                   "after its kill") from None
+            except TimeoutError:
+                raise SandboxError(
+                    f"sandbox {self.attempt_id}: a timed-out command's output stayed open after its kill"
+                ) from None
         except asyncio.CancelledError:
             _kill_command(process)
             raise
@@ -377,8 +433,7 @@ exec {shlex.join(drop)} bash -c "$1"
         if limit is None:
             data = await self._inside(path, "cat", MAX_OUTPUT_BYTES + 1)
             if len(data) > MAX_OUTPUT_BYTES:
-                raise PermissionError(f"{path}: over {MAX_OUTPUT_BYTES} bytes, read through the sandbox: "
-                                      "give a limit")
+                raise PermissionError(f"{path}: over {MAX_OUTPUT_BYTES} bytes, read through the sandbox: give a limit")
             return data
         return await self._inside(path, f"head -c {int(limit)}", int(limit))
 
@@ -396,9 +451,11 @@ exec {shlex.join(drop)} bash -c "$1"
         /proc are the sandbox's own, never the host's."""
         absolute = self._absolute(path)
         quoted = shlex.quote(absolute)
-        script = (f"f={quoted}; if [ -d \"$f\" ]; then exit 21; elif [ ! -e \"$f\" ]; then exit 2; "
-                  f"elif [ ! -f \"$f\" ]; then exit 19; elif [ ! -r \"$f\" ]; then exit 13; fi; "
-                  f"exec {action} -- \"$f\"")
+        script = (
+            f'f={quoted}; if [ -d "$f" ]; then exit 21; elif [ ! -e "$f" ]; then exit 2; '
+            f'elif [ ! -f "$f" ]; then exit 19; elif [ ! -r "$f" ]; then exit 13; fi; '
+            f'exec {action} -- "$f"'
+        )
         result = await self._run(script, "/", {}, _READ_TIMEOUT_SECS, b"", relay=False, cap=cap)
         if result.exit_code == 0 and not result.timed_out:
             return result.stdout
@@ -417,6 +474,7 @@ exec {shlex.join(drop)} bash -c "$1"
         def write():
             for rel, content, executable in targets:
                 safefs.write(self.root, rel, content, 0o755 if executable else 0o644, self.owner)
+
         await asyncio.to_thread(write)
 
     async def remove_path(self, path):
@@ -509,8 +567,9 @@ def _remove_folder(folder: Path) -> None:
         subprocess.run(["rm", "-rf", "--", str(folder)], check=False)
 
 
-async def _communicate(process: asyncio.subprocess.Process, stdin: bytes,
-                       on_output=None, cap: int = MAX_OUTPUT_BYTES) -> tuple[bytes, bytes]:
+async def _communicate(
+    process: asyncio.subprocess.Process, stdin: bytes, on_output=None, cap: int = MAX_OUTPUT_BYTES
+) -> tuple[bytes, bytes]:
     async def read(stream, name: str) -> bytes:
         chunks, size = [], 0
         while chunk := await stream.read(65536):
@@ -521,6 +580,7 @@ async def _communicate(process: asyncio.subprocess.Process, stdin: bytes,
             size += len(chunk)
         return b"".join(chunks)
 
-    _, out, err = await asyncio.gather(feed_stdin(process, stdin), read(process.stdout, "stdout"),
-                                         read(process.stderr, "stderr"))
+    _, out, err = await asyncio.gather(
+        feed_stdin(process, stdin), read(process.stdout, "stdout"), read(process.stderr, "stderr")
+    )
     return out, err

@@ -68,8 +68,9 @@ def image_spec(task, task_dir: Path, mounts: dict[str, str] | None = None) -> Im
     environment = task_dir / "environment"
     local_dirs = sorted((host, inside) for inside, host in (mounts or {}).items())
     if (environment / "Dockerfile").is_file():
-        return ImageSpec(dockerfile=str(environment / "Dockerfile"), context_dir=str(environment),
-                         local_dirs=local_dirs)
+        return ImageSpec(
+            dockerfile=str(environment / "Dockerfile"), context_dir=str(environment), local_dirs=local_dirs
+        )
     if task.environment.base_image:
         return ImageSpec(registry_image=task.environment.base_image, local_dirs=local_dirs)
     raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
@@ -82,11 +83,18 @@ def sandbox_spec(task, attempt_id: str, lifetime_secs: float | None = None, netw
         agent = task.agent_timeout.ToNanoseconds() / 1e9 or DEFAULT_AGENT_SECS
         lifetime_secs = agent + task.verifier_timeout.ToNanoseconds() / 1e9
     return SandboxSpec(
-        cpu=env.cpus or None, memory=env.memory_mb or None, block_network=network in ("", "none"),
+        cpu=env.cpus or None,
+        memory=env.memory_mb or None,
+        block_network=network in ("", "none"),
         timeout=min(MAX_LIFETIME_SECS, math.ceil(lifetime_secs) + LIFETIME_MARGIN_SECS),
-        workdir=env.workdir or "/", env=dict(env.env),
-        tags={"hemra.attempt": attempt_id, "hemra.task": task.digest,
-              "hemra.executor": f"{socket.gethostname()}:{os.getpid()}"})
+        workdir=env.workdir or "/",
+        env=dict(env.env),
+        tags={
+            "hemra.attempt": attempt_id,
+            "hemra.task": task.digest,
+            "hemra.executor": f"{socket.gethostname()}:{os.getpid()}",
+        },
+    )
 
 
 def to_modal(image: ImageSpec, modal):
@@ -113,7 +121,8 @@ def _load_modal():
 
 #: Stops, then kills, every process that is not init (pid 1) nor an ancestor of this script;
 #: prints the survivors and fails when any is left after eight rounds.
-KILL_ALL_BUT_INIT = r"""keep=" 1 "; p=$$; while [ "$p" -gt 1 ]; do keep="$keep$p "; p=$(awk '{print $4}' /proc/$p/stat); done
+KILL_ALL_BUT_INIT = r"""keep=" 1 "; p=$$
+while [ "$p" -gt 1 ]; do keep="$keep$p "; p=$(awk '{print $4}' /proc/$p/stat); done
 for round in 1 2 3 4 5 6 7 8; do found=""
 for d in /proc/[0-9]*; do q="${d#/proc/}"; case "$keep" in *" $q "*) continue;; esac
 [ -r "$d/stat" ] || continue; kill -STOP "$q" 2>/dev/null && found="$found $q"; done
@@ -123,9 +132,17 @@ for d in /proc/[0-9]*; do q="${d#/proc/}"; case "$keep" in *" $q "*) continue;; 
 class ModalSandbox(Sandbox):
     enforces = ENFORCES["modal"]
 
-    def __init__(self, attempt_id: str, task, task_dir: Path, work_root: Path,
-                 mounts: dict[str, str] | None = None, network: str = "", lifetime_secs: float | None = None,
-                 endpoints=None):
+    def __init__(
+        self,
+        attempt_id: str,
+        task,
+        task_dir: Path,
+        work_root: Path,
+        mounts: dict[str, str] | None = None,
+        network: str = "",
+        lifetime_secs: float | None = None,
+        endpoints=None,
+    ):
         self.attempt_id = attempt_id
         # Not relayed yet: a sandbox that blocks the network leaves an agent inside without
         # its model. (Modal can allow egress to chosen CIDRs, `cidr_allowlist`; not used yet.)
@@ -138,16 +155,26 @@ class ModalSandbox(Sandbox):
 
     async def prepare(self) -> None:
         if self.endpoints and self.spec.block_network:
-            logger.warning("the modal sandbox does not relay model endpoints yet; the agent cannot reach %s",
-                           ", ".join(f"{host}:{port}" for host, port in self.endpoints))
+            logger.warning(
+                "the modal sandbox does not relay model endpoints yet; the agent cannot reach %s",
+                ", ".join(f"{host}:{port}" for host, port in self.endpoints),
+            )
         modal = self._modal = _load_modal()
         try:
             app = await modal.App.lookup.aio(APP_NAME, create_if_missing=True)
             spec = self.spec
             self.box = await modal.Sandbox.create.aio(
-                *spec.command, app=app, image=to_modal(self.image, modal), cpu=spec.cpu, memory=spec.memory,
-                timeout=spec.timeout, block_network=spec.block_network, workdir=spec.workdir, env=spec.env,
-                tags=spec.tags)
+                *spec.command,
+                app=app,
+                image=to_modal(self.image, modal),
+                cpu=spec.cpu,
+                memory=spec.memory,
+                timeout=spec.timeout,
+                block_network=spec.block_network,
+                workdir=spec.workdir,
+                env=spec.env,
+                tags=spec.tags,
+            )
         except modal.exception.Error as exc:
             raise SandboxError(f"modal could not start a sandbox: {exc}") from None
         result = await self.exec("mkdir -p " + " ".join(_BASE_DIRS), cwd="/")
@@ -161,8 +188,14 @@ class ModalSandbox(Sandbox):
         started = time.monotonic()
         try:
             process = await self.box.exec.aio(
-                "bash", "-c", command, workdir=cwd or self.spec.workdir, env={**(env or {}), MARKER_VAR: marker},
-                text=False, timeout=math.ceil(timeout) + 5 if timeout else None)
+                "bash",
+                "-c",
+                command,
+                workdir=cwd or self.spec.workdir,
+                env={**(env or {}), MARKER_VAR: marker},
+                text=False,
+                timeout=math.ceil(timeout) + 5 if timeout else None,
+            )
         except self._modal.exception.Error as exc:
             raise SandboxError(f"modal could not run a command: {exc}") from None
         if stdin:
@@ -170,8 +203,9 @@ class ModalSandbox(Sandbox):
         process.stdin.write_eof()
         await process.stdin.drain.aio()
         chunks = {"stdout": [], "stderr": []}
-        reading = asyncio.gather(_read(process.stdout, "stdout", chunks, on_output),
-                                 _read(process.stderr, "stderr", chunks, on_output))
+        reading = asyncio.gather(
+            _read(process.stdout, "stdout", chunks, on_output), _read(process.stderr, "stderr", chunks, on_output)
+        )
         done, _ = await asyncio.wait({reading}, timeout=timeout)
         timed_out = not done
         if timed_out:
@@ -179,8 +213,13 @@ class ModalSandbox(Sandbox):
             await asyncio.wait({reading}, timeout=10)
             reading.cancel()
         code = await process.wait.aio()
-        return ExecResult(code if code is not None else -1, b"".join(chunks["stdout"]), b"".join(chunks["stderr"]),
-                          timed_out, time.monotonic() - started)
+        return ExecResult(
+            code if code is not None else -1,
+            b"".join(chunks["stdout"]),
+            b"".join(chunks["stderr"]),
+            timed_out,
+            time.monotonic() - started,
+        )
 
     async def _kill_marked(self, marker: str) -> None:
         process = await self.box.exec.aio("sh", "-c", KILL_MARKED, f"{MARKER_VAR}={marker}")

@@ -120,8 +120,10 @@ def plan(endpoints, sandbox: str = "docker") -> list[Listener]:
         elif address is not None and address.is_loopback:
             addresses = (str(address),)
         elif address is not None:
-            raise SandboxError(f"model endpoint {host}:{port}: the {sandbox} sandbox relays host names and loopback "
-                               "addresses only (name the endpoint by its host name)")
+            raise SandboxError(
+                f"model endpoint {host}:{port}: the {sandbox} sandbox relays host names and loopback "
+                "addresses only (name the endpoint by its host name)"
+            )
         else:
             if host not in names:
                 if len(names) >= NAMED_NETWORK.num_addresses - 2:
@@ -157,8 +159,9 @@ class Relay:
             return
         node = shutil.which("node")
         if node is None:
-            raise SandboxError(f"the {self.sandbox} sandbox relays model endpoints with node, and this host has none "
-                               "(install Node.js)")
+            raise SandboxError(
+                f"the {self.sandbox} sandbox relays model endpoints with node, and this host has none (install Node.js)"
+            )
         self.node = os.path.realpath(node)
         # Short: a Unix socket's path is limited to 107 bytes.
         self.folder = Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-"))
@@ -166,7 +169,8 @@ class Relay:
         for listener in self.listeners:
             path = self.folder / listener.socket
             server = await asyncio.start_unix_server(
-                lambda r, w, target=(listener.host, listener.port): self._accept(r, w, target), path=str(path))
+                lambda r, w, target=(listener.host, listener.port): self._accept(r, w, target), path=str(path)
+            )
             path.chmod(0o666)  # whatever user the container runs the relay as may connect
             self._servers.append(server)
 
@@ -174,9 +178,11 @@ class Relay:
         """Docker binds: the sockets folder and the relay's node and script, all read-only."""
         if not self.listeners:
             return {}
-        return {str(self.folder): {"bind": SOCKETS_INSIDE, "mode": "ro"},
-                self.node: {"bind": f"{RELAY_INSIDE}/node", "mode": "ro"},
-                str(SCRIPT): {"bind": f"{RELAY_INSIDE}/relay.js", "mode": "ro"}}
+        return {
+            str(self.folder): {"bind": SOCKETS_INSIDE, "mode": "ro"},
+            self.node: {"bind": f"{RELAY_INSIDE}/node", "mode": "ro"},
+            str(SCRIPT): {"bind": f"{RELAY_INSIDE}/relay.js", "mode": "ro"},
+        }
 
     def extra_hosts(self) -> dict[str, str]:
         """Host names the container resolves to their relay's loopback address."""
@@ -191,9 +197,18 @@ class Relay:
 
     def config(self) -> str:
         """relay.js's argument: every listener as JSON (its sockets as seen inside)."""
-        return json.dumps([{"address": address, "port": item.port, "socket": f"{SOCKETS_INSIDE}/{item.socket}",
-                            "optional": index > 0}
-                           for item in self.listeners for index, address in enumerate(item.addresses)])
+        return json.dumps(
+            [
+                {
+                    "address": address,
+                    "port": item.port,
+                    "socket": f"{SOCKETS_INSIDE}/{item.socket}",
+                    "optional": index > 0,
+                }
+                for item in self.listeners
+                for index, address in enumerate(item.addresses)
+            ]
+        )
 
     def hosts(self) -> str:
         """An /etc/hosts for a sandbox without the container engine's extra_hosts: loopback,
@@ -212,9 +227,13 @@ class Relay:
             return
         config = self.config()
         run = f"/tmp/hemra-relay/{uuid.uuid4().hex[:12]}"  # fresh: a restarted container keeps its files
-        started = api.exec_create(container_id, ["sh", "-c", _LAUNCH, run, f"{RELAY_INSIDE}/node",
-                                                 f"{RELAY_INSIDE}/relay.js", config],
-                                  user="0", stdout=False, stderr=False)
+        started = api.exec_create(
+            container_id,
+            ["sh", "-c", _LAUNCH, run, f"{RELAY_INSIDE}/node", f"{RELAY_INSIDE}/relay.js", config],
+            user="0",
+            stdout=False,
+            stderr=False,
+        )
         api.exec_start(started["Id"], detach=True)
         waited = api.exec_create(container_id, ["sh", "-c", _WAIT, run], user="0")
         said = api.exec_start(waited["Id"]).decode(errors="replace").strip()
@@ -249,7 +268,7 @@ class Relay:
         try:
             try:
                 up_reader, upstream = await asyncio.wait_for(asyncio.open_connection(*target), CONNECT_TIMEOUT_SECS)
-            except (OSError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, OSError) as exc:
                 # The agent sees its connection closed, as if the endpoint refused it.
                 logger.warning("model relay: cannot reach %s:%s: %s", *target, exc)
                 return

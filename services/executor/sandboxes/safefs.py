@@ -172,7 +172,7 @@ def write(root: Root, rel: str, content: bytes, mode: int = 0o644, owner: Owner 
         os.ftruncate(fd, 0)
         view = memoryview(content)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if owner is not None:
             os.fchown(fd, *owner)
         os.fchmod(fd, mode & 0o777)

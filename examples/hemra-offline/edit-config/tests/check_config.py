@@ -1,4 +1,5 @@
 """Checks /app/config/service.ini for hemra/edit-config. Exit 0 on success."""
+
 import configparser
 import sys
 

@@ -1,4 +1,5 @@
 """Checks /app/answer.txt for hemra/text-stats. Exit 0 on success, 1 otherwise."""
+
 import sys
 
 EXPECTED = {"lines": 6, "words": 47}

@@ -21,8 +21,14 @@ from services import envtemplate
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import Lines, event, output_events, text
-from services.executor.harnesses.base import (COMPLETED, HARNESS_FAILED, TIMED_OUT, HarnessDriver,
-                                              HarnessResult, TrialContext)
+from services.executor.harnesses.base import (
+    COMPLETED,
+    HARNESS_FAILED,
+    TIMED_OUT,
+    HarnessDriver,
+    HarnessResult,
+    TrialContext,
+)
 from services.executor.harnesses.cli import install
 from services.executor.sandboxes.relay import endpoints_of
 
@@ -139,18 +145,33 @@ class CliDriver(HarnessDriver):
         await trial.sandbox.write_files(self.files(trial, passed))
         probe = await trial.sandbox.exec(
             f"mkdir -p {AGENT_HOME} {AGENT_TMP} && {shlex.quote(self.executable)} --version </dev/null",
-            env=env, timeout=min(VERSION_TIMEOUT_SECS, trial.timeout))
+            env=env,
+            timeout=min(VERSION_TIMEOUT_SECS, trial.timeout),
+        )
         version = _version(probe.stdout + b"\n" + probe.stderr) if probe.exit_code == 0 else ""
-        await trial.events.emit(event("status", "agent", probe.duration, agent=self.agent,
-                                      pinned=trial.harness.agent_version, version=version,
-                                      model=trial.model, env_names=sorted(passed)))
+        await trial.events.emit(
+            event(
+                "status",
+                "agent",
+                probe.duration,
+                agent=self.agent,
+                pinned=trial.harness.agent_version,
+                version=version,
+                model=trial.model,
+                env_names=sorted(passed),
+            )
+        )
         if probe.timed_out or probe.exit_code != 0:
             said = text(probe.stderr or probe.stdout).strip()
             await trial.events.emit(event("error", self.agent, message=f"{self.binary} --version failed: {said}"))
             if probe.timed_out:
                 return HarnessResult(TIMED_OUT, -1, f"{self.binary} --version timed out", version)
-            return HarnessResult(HARNESS_FAILED, probe.exit_code,
-                                 f"{self.binary} --version exited {probe.exit_code}: {_last_line(said)}", version)
+            return HarnessResult(
+                HARNESS_FAILED,
+                probe.exit_code,
+                f"{self.binary} --version exited {probe.exit_code}: {_last_line(said)}",
+                version,
+            )
         return await self._run_agent(trial, env, passed, version, deadline)
 
     async def _run_agent(self, trial, env, passed, version, deadline) -> HarnessResult:
@@ -170,11 +191,11 @@ class CliDriver(HarnessDriver):
 
         try:
             argv = self.command(trial, passed)
-            await trial.events.emit_own(event("status", "start",
-                                              command=_named(argv[:-1], passed) + ["<instruction>"]))
+            await trial.events.emit_own(event("status", "start", command=_named(argv[:-1], passed) + ["<instruction>"]))
             remaining = max(deadline - time.monotonic(), 1.0)
-            result = await trial.sandbox.exec(shlex.join(argv) + " </dev/null", env=env, timeout=remaining,
-                                              on_output=on_output)
+            result = await trial.sandbox.exec(
+                shlex.join(argv) + " </dev/null", env=env, timeout=remaining, on_output=on_output
+            )
             await trial.events.emit(*stream.close())
             await artifacts.keep(trial.events, stdout)
             await artifacts.keep(trial.events, stderr)
@@ -182,15 +203,23 @@ class CliDriver(HarnessDriver):
             stdout.close()
             stderr.close()
         version = (stream.version or version)[:MAX_VERSION]  # the stream's is the agent's to say
-        await trial.events.emit_own(event("status", "exit", result.duration, exit_code=result.exit_code,
-                                          timed_out=result.timed_out, version=version))
+        await trial.events.emit_own(
+            event(
+                "status",
+                "exit",
+                result.duration,
+                exit_code=result.exit_code,
+                timed_out=result.timed_out,
+                version=version,
+            )
+        )
         if result.timed_out:
             return HarnessResult(TIMED_OUT, -1, f"{self.binary} timed out after {remaining:.0f} s", version)
         if result.exit_code != 0:
-            why = (stream.failure or _last_line(text(bytes(tails["stderr"])))
-                   or _last_line(text(bytes(tails["stdout"]))))
-            return HarnessResult(HARNESS_FAILED, result.exit_code, f"{self.binary} exited {result.exit_code}: {why}",
-                                 version)
+            why = stream.failure or _last_line(text(bytes(tails["stderr"]))) or _last_line(text(bytes(tails["stdout"])))
+            return HarnessResult(
+                HARNESS_FAILED, result.exit_code, f"{self.binary} exited {result.exit_code}: {why}", version
+            )
         if stream.failure:
             return HarnessResult(HARNESS_FAILED, 0, stream.failure, version)
         return HarnessResult(COMPLETED, 0, "", version)
@@ -198,11 +227,13 @@ class CliDriver(HarnessDriver):
 
 def _named(argv: list[str], passed: dict[str, str]) -> list[str]:
     """argv as recorded: the named variables' values (base URLs given as flags) shown by name."""
+
     def hide(arg: str) -> str:
         for name, value in passed.items():
             if len(value) >= 4:
                 arg = arg.replace(value, "${" + name + "}")
         return arg
+
     return [hide(arg) for arg in argv]
 
 

@@ -27,8 +27,11 @@ class ClaudeStream(Stream):
             return [e for block in data["message"].get("content") or [] for e in self._assistant(block)]
         if kind == "user":
             blocks = (data.get("message") or {}).get("content")
-            return [self._tool_result(b, data) for b in blocks if isinstance(b, dict)
-                    and b.get("type") == "tool_result"] if isinstance(blocks, list) else []
+            return (
+                [self._tool_result(b, data) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+                if isinstance(blocks, list)
+                else []
+            )
         if kind == "result":
             return self._result(data)
         return []
@@ -36,13 +39,27 @@ class ClaudeStream(Stream):
     def _system(self, data: dict) -> list:
         if data.get("subtype") == "init":
             self.version = str(data.get("claude_code_version") or "")
-            return [event("status", "init", version=self.version, model=data.get("model", ""),
-                          session_id=data.get("session_id", ""), permission_mode=data.get("permissionMode", ""),
-                          tools=data.get("tools") or [])]
+            return [
+                event(
+                    "status",
+                    "init",
+                    version=self.version,
+                    model=data.get("model", ""),
+                    session_id=data.get("session_id", ""),
+                    permission_mode=data.get("permissionMode", ""),
+                    tools=data.get("tools") or [],
+                )
+            ]
         if data.get("subtype") == "api_retry":
-            return [event("error", "api_retry", message=f"model API error {data.get('error_status')} "
-                          f"({data.get('error', '')}); retry {data.get('attempt')} of {data.get('max_retries')}",
-                          retrying=True)]
+            return [
+                event(
+                    "error",
+                    "api_retry",
+                    message=f"model API error {data.get('error_status')} "
+                    f"({data.get('error', '')}); retry {data.get('attempt')} of {data.get('max_retries')}",
+                    retrying=True,
+                )
+            ]
         return []
 
     def _assistant(self, block: dict) -> list:
@@ -53,8 +70,9 @@ class ClaudeStream(Stream):
             return [event("message", "thinking", role="thinking", text=block.get("thinking", ""))]
         if block.get("type") == "tool_use":
             self._tools[block.get("id")] = block.get("name", "")
-            return [event("tool_call", block.get("name", ""), id=block.get("id", ""),
-                          arguments=block.get("input") or {})]
+            return [
+                event("tool_call", block.get("name", ""), id=block.get("id", ""), arguments=block.get("input") or {})
+            ]
         return []
 
     def _tool_result(self, block: dict, line: dict) -> object:
@@ -62,28 +80,56 @@ class ClaudeStream(Stream):
         if isinstance(content, list):
             content = "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
         extra = line.get("tool_use_result") if isinstance(line.get("tool_use_result"), dict) else {}
-        return event("tool_result", self._tools.get(block.get("tool_use_id"), ""), id=block.get("tool_use_id", ""),
-                     output=content or "", is_error=bool(block.get("is_error")),
-                     **{k: extra[k] for k in ("stdout", "stderr", "interrupted") if k in extra})
+        return event(
+            "tool_result",
+            self._tools.get(block.get("tool_use_id"), ""),
+            id=block.get("tool_use_id", ""),
+            output=content or "",
+            is_error=bool(block.get("is_error")),
+            **{k: extra[k] for k in ("stdout", "stderr", "interrupted") if k in extra},
+        )
 
     def _result(self, data: dict) -> list:
         usage = data.get("usage") or {}
-        events = [event("usage", "total", (data.get("duration_ms") or 0) / 1000,
-                        input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0),
-                        cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
-                        cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
-                        cost_usd=data.get("total_cost_usd", 0),
-                        models={m: {"input_tokens": u.get("inputTokens", 0), "output_tokens": u.get("outputTokens", 0),
-                                    "cost_usd": u.get("costUSD", 0)}
-                                for m, u in (data.get("modelUsage") or {}).items()})]
-        events.append(event("status", "result", subtype=data.get("subtype", ""), is_error=bool(data.get("is_error")),
-                            stop_reason=data.get("stop_reason"), terminal_reason=data.get("terminal_reason", ""),
-                            num_turns=data.get("num_turns", 0), result=data.get("result", ""),
-                            permission_denials=data.get("permission_denials") or []))
+        events = [
+            event(
+                "usage",
+                "total",
+                (data.get("duration_ms") or 0) / 1000,
+                input_tokens=usage.get("input_tokens", 0),
+                output_tokens=usage.get("output_tokens", 0),
+                cache_read_input_tokens=usage.get("cache_read_input_tokens", 0),
+                cache_creation_input_tokens=usage.get("cache_creation_input_tokens", 0),
+                cost_usd=data.get("total_cost_usd", 0),
+                models={
+                    m: {
+                        "input_tokens": u.get("inputTokens", 0),
+                        "output_tokens": u.get("outputTokens", 0),
+                        "cost_usd": u.get("costUSD", 0),
+                    }
+                    for m, u in (data.get("modelUsage") or {}).items()
+                },
+            )
+        ]
+        events.append(
+            event(
+                "status",
+                "result",
+                subtype=data.get("subtype", ""),
+                is_error=bool(data.get("is_error")),
+                stop_reason=data.get("stop_reason"),
+                terminal_reason=data.get("terminal_reason", ""),
+                num_turns=data.get("num_turns", 0),
+                result=data.get("result", ""),
+                permission_denials=data.get("permission_denials") or [],
+            )
+        )
         if data.get("is_error"):
             status = data.get("api_error_status")
-            self.failure = (f"claude ended with an error ({data.get('terminal_reason') or data.get('subtype')}"
-                            f"{f', model API status {status}' if status else ''}): {str(data.get('result', ''))[:300]}")
+            self.failure = (
+                f"claude ended with an error ({data.get('terminal_reason') or data.get('subtype')}"
+                f"{f', model API status {status}' if status else ''}): {str(data.get('result', ''))[:300]}"
+            )
             events.append(event("error", "result", message=self.failure))
         return events
 
@@ -98,12 +144,25 @@ class ClaudeCodeDriver(CliDriver):
 
     def command(self, trial, passed):
         model = ["--model", trial.model] if trial.model else []
-        return [self.executable, "-p", "--output-format", "stream-json", "--verbose",
-                "--dangerously-skip-permissions", "--no-session-persistence", *model, trial.task.instruction]
+        return [
+            self.executable,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+            "--no-session-persistence",
+            *model,
+            trial.task.instruction,
+        ]
 
     def environment(self, trial, passed):
-        return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "IS_SANDBOX": "1",
-                "CLAUDE_CODE_MAX_RETRIES": str(MAX_RETRIES)}
+        return {
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "IS_SANDBOX": "1",
+            "CLAUDE_CODE_MAX_RETRIES": str(MAX_RETRIES),
+        }
 
     def stream(self):
         return ClaudeStream()

@@ -18,8 +18,10 @@ from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDri
 OPENAI_URL = "https://api.openai.com/v1"
 #: The npm package's launcher is a node script that execs a static (musl) binary
 #: from a per-platform package; running that binary directly needs no node in the image.
-_NATIVE = {"x86_64": ("codex-linux-x64", "x86_64-unknown-linux-musl"),
-           "aarch64": ("codex-linux-arm64", "aarch64-unknown-linux-musl")}
+_NATIVE = {
+    "x86_64": ("codex-linux-x64", "x86_64-unknown-linux-musl"),
+    "aarch64": ("codex-linux-arm64", "aarch64-unknown-linux-musl"),
+}
 #: Item types that are the agent acting (tool calls), as opposed to talking.
 _TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call")
 
@@ -37,11 +39,17 @@ class CodexStream(Stream):
             return self._item(data["item"], done=kind == "item.completed")
         if kind == "turn.completed":
             usage = data.get("usage") or {}
-            return [event("usage", "total", input_tokens=usage.get("input_tokens", 0),
-                          output_tokens=usage.get("output_tokens", 0),
-                          cache_read_input_tokens=usage.get("cached_input_tokens", 0),
-                          cache_creation_input_tokens=usage.get("cache_write_input_tokens", 0),
-                          reasoning_output_tokens=usage.get("reasoning_output_tokens", 0))]
+            return [
+                event(
+                    "usage",
+                    "total",
+                    input_tokens=usage.get("input_tokens", 0),
+                    output_tokens=usage.get("output_tokens", 0),
+                    cache_read_input_tokens=usage.get("cached_input_tokens", 0),
+                    cache_creation_input_tokens=usage.get("cache_write_input_tokens", 0),
+                    reasoning_output_tokens=usage.get("reasoning_output_tokens", 0),
+                )
+            ]
         if kind == "turn.failed":
             self.failure = f"codex turn failed: {(data.get('error') or {}).get('message', '')}"[:500]
             return [event("error", "turn.failed", message=self.failure)]
@@ -57,9 +65,17 @@ class CodexStream(Stream):
                 self._called.add(item_id)
                 events.append(event("tool_call", kind, id=item_id, arguments=_arguments(item)))
             if done:
-                events.append(event("tool_result", kind, id=item_id, output=item.get("aggregated_output", ""),
-                                    exit_code=item.get("exit_code"), status=item.get("status", ""),
-                                    is_error=item.get("status") == "failed"))
+                events.append(
+                    event(
+                        "tool_result",
+                        kind,
+                        id=item_id,
+                        output=item.get("aggregated_output", ""),
+                        exit_code=item.get("exit_code"),
+                        status=item.get("status", ""),
+                        is_error=item.get("status") == "failed",
+                    )
+                )
             return events
         if not done:
             return []
@@ -93,22 +109,39 @@ class CodexDriver(CliDriver):
         return {"OpenAI's API": OPENAI_URL}
 
     def command(self, trial, passed):
-        key = next((name for name in ("OPENAI_API_KEY", "CODEX_API_KEY") if name in trial.harness.env),
-                   "OPENAI_API_KEY")
-        provider = {"name": "hemra", "base_url": passed.get("OPENAI_BASE_URL") or OPENAI_URL, "env_key": key,
-                    "wire_api": "responses", "request_max_retries": MAX_RETRIES,
-                    "stream_max_retries": MAX_RETRIES}
+        key = next(
+            (name for name in ("OPENAI_API_KEY", "CODEX_API_KEY") if name in trial.harness.env), "OPENAI_API_KEY"
+        )
+        provider = {
+            "name": "hemra",
+            "base_url": passed.get("OPENAI_BASE_URL") or OPENAI_URL,
+            "env_key": key,
+            "wire_api": "responses",
+            "request_max_retries": MAX_RETRIES,
+            "stream_max_retries": MAX_RETRIES,
+        }
         settings = [f"model_providers.hemra.{k}={json.dumps(v)}" for k, v in provider.items()]
         settings += ["model_provider=hemra", "features.plugins=false", "analytics.enabled=false"]
         model = ["--model", trial.model] if trial.model else []
-        return [self.executable, "exec", "--json", "--skip-git-repo-check", "--ephemeral",
-                "--dangerously-bypass-approvals-and-sandbox", *model,
-                *[arg for setting in settings for arg in ("-c", setting)], trial.task.instruction]
+        return [
+            self.executable,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--dangerously-bypass-approvals-and-sandbox",
+            *model,
+            *[arg for setting in settings for arg in ("-c", setting)],
+            trial.task.instruction,
+        ]
 
     def environment(self, trial, passed):
         # What the launcher would have set: codex then knows npm manages its updates.
-        return {"CODEX_HOME": f"{AGENT_HOME}/.codex", "CODEX_MANAGED_BY_NPM": "1",
-                "CODEX_MANAGED_PACKAGE_ROOT": f"{self.tool_root}/node_modules/@openai/codex"}
+        return {
+            "CODEX_HOME": f"{AGENT_HOME}/.codex",
+            "CODEX_MANAGED_BY_NPM": "1",
+            "CODEX_MANAGED_PACKAGE_ROOT": f"{self.tool_root}/node_modules/@openai/codex",
+        }
 
     def files(self, trial, passed):
         # CODEX_HOME must exist before codex starts.

@@ -63,8 +63,9 @@ def _ensure(agent: str, package: str, version: str, with_node: bool = False) -> 
             if with_node:
                 _copy_node(staging / "node" / "bin")
             final = root / f"{agent}@{installed}"
-            (staging / "hemra-tool.json").write_text(json.dumps({"agent": agent, "package": package,
-                                                                 "version": installed}) + "\n")
+            (staging / "hemra-tool.json").write_text(
+                json.dumps({"agent": agent, "package": package, "version": installed}) + "\n"
+            )
             if not final.is_dir():
                 staging.rename(final)
         finally:
@@ -88,11 +89,21 @@ def _npm_install(prefix: Path, package: str, version: str) -> str:
     if npm is None:
         raise InstallError(f"installing {package} needs npm (Node.js) on the executor's host")
     spec = f"{package}@{version}" if version else package
-    command = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-update-notifier",
-               "--loglevel=error", spec]
+    command = [
+        npm,
+        "install",
+        "--prefix",
+        str(prefix),
+        "--no-audit",
+        "--no-fund",
+        "--no-update-notifier",
+        "--loglevel=error",
+        spec,
+    ]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=NPM_TIMEOUT_SECS,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=NPM_TIMEOUT_SECS, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired:
         raise InstallError(f"npm install {spec} took longer than {NPM_TIMEOUT_SECS} s") from None
     if done.returncode != 0:

@@ -33,11 +33,26 @@ class PiStream(Stream):
             result = data.get("result") or {}
             content = result.get("content") if isinstance(result, dict) else None
             output = "\n".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
-            return [event("tool_result", data.get("toolName", ""), id=data.get("toolCallId", ""), output=output,
-                          is_error=bool(data.get("isError")))]
+            return [
+                event(
+                    "tool_result",
+                    data.get("toolName", ""),
+                    id=data.get("toolCallId", ""),
+                    output=output,
+                    is_error=bool(data.get("isError")),
+                )
+            ]
         if kind == "auto_retry_start":
-            return [event("error", "auto_retry", message=data.get("errorMessage", ""), retrying=True,
-                          attempt=data.get("attempt"), max_attempts=data.get("maxAttempts"))]
+            return [
+                event(
+                    "error",
+                    "auto_retry",
+                    message=data.get("errorMessage", ""),
+                    retrying=True,
+                    attempt=data.get("attempt"),
+                    max_attempts=data.get("maxAttempts"),
+                )
+            ]
         return []
 
     def _message(self, message: dict) -> list:
@@ -54,15 +69,28 @@ class PiStream(Stream):
             elif block.get("type") == "thinking":
                 events.append(event("message", "thinking", role="thinking", text=block.get("thinking", "")))
             elif block.get("type") == "toolCall":
-                events.append(event("tool_call", block.get("name", ""), id=block.get("id", ""),
-                                    arguments=block.get("arguments") or {}))
+                events.append(
+                    event(
+                        "tool_call",
+                        block.get("name", ""),
+                        id=block.get("id", ""),
+                        arguments=block.get("arguments") or {},
+                    )
+                )
         usage = message.get("usage") or {}
         if usage:
             cost = (usage.get("cost") or {}).get("total", 0)
-            events.append(event("usage", message.get("model", ""), input_tokens=usage.get("input", 0),
-                                output_tokens=usage.get("output", 0), cache_read_input_tokens=usage.get("cacheRead", 0),
-                                cache_creation_input_tokens=usage.get("cacheWrite", 0),
-                                **({"cost_usd": cost} if cost else {})))
+            events.append(
+                event(
+                    "usage",
+                    message.get("model", ""),
+                    input_tokens=usage.get("input", 0),
+                    output_tokens=usage.get("output", 0),
+                    cache_read_input_tokens=usage.get("cacheRead", 0),
+                    cache_creation_input_tokens=usage.get("cacheWrite", 0),
+                    **({"cost_usd": cost} if cost else {}),
+                )
+            )
         # The last assistant message decides: an error, then a successful retry, is a success.
         if message.get("stopReason") in ("error", "aborted"):
             self.failure = f"pi stopped with {message['stopReason']}: {message.get('errorMessage', '')}"[:500]
@@ -86,8 +114,7 @@ class PiDriver(CliDriver):
         if "OPENAI_BASE_URL" in passed:
             return {"baseUrl": passed["OPENAI_BASE_URL"], "api": "openai-completions", "apiKey": "OPENAI_API_KEY"}
         if "ANTHROPIC_BASE_URL" in passed:
-            return {"baseUrl": passed["ANTHROPIC_BASE_URL"], "api": "anthropic-messages",
-                    "apiKey": "ANTHROPIC_API_KEY"}
+            return {"baseUrl": passed["ANTHROPIC_BASE_URL"], "api": "anthropic-messages", "apiKey": "ANTHROPIC_API_KEY"}
         return None
 
     def base_urls(self, passed, model):
@@ -112,8 +139,10 @@ class PiDriver(CliDriver):
         return {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
 
     def files(self, trial, passed):
-        settings = {"retry": {"enabled": False, "provider": {"maxRetries": MAX_RETRIES}},
-                    "enableInstallTelemetry": False}
+        settings = {
+            "retry": {"enabled": False, "provider": {"maxRetries": MAX_RETRIES}},
+            "enableInstallTelemetry": False,
+        }
         files = [(f"{AGENT_HOME}/.pi/agent/settings.json", json.dumps(settings).encode(), False)]
         provider = self._provider(passed)
         if provider:

@@ -1,4 +1,5 @@
 """Sum the amount column of /app/data/orders.csv (quoted commas need a real CSV reader)."""
+
 import csv
 from decimal import Decimal
 

@@ -1,4 +1,5 @@
 """Group /app/data/employees.json by department into /app/out/departments.json."""
+
 import json
 
 with open("/app/data/employees.json") as fh:

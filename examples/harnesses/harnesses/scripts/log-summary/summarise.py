@@ -1,4 +1,5 @@
 """Summarise /app/logs/access.log into /app/summary.json."""
+
 import collections
 import json
 
