@@ -104,25 +104,38 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
     """The servicers' one error boundary: every RPC (all are unary-unary) answers an exception
     with its class's status and ErrorInfo reason."""
 
+    def __init__(self):
+        #: method name -> (the servicer's handler, its guarded one): wrapped once, not per call.
+        self._guarded: dict[str, tuple] = {}
+
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
-        method, name = handler.unary_unary, handler_call_details.method
+        name = handler_call_details.method
+        known = self._guarded.get(name)
+        if known is None or known[0] is not handler:
+            known = self._guarded[name] = (handler, _guard(handler, name))
+        return known[1]
 
-        async def guarded(request, context):
-            try:
-                return await method(request, context)
-            except grpc.aio.AbortError:
-                raise
-            except Exception as exc:  # the boundary: everything becomes a status
-                code, message, reason = status_of(exc, name)
-                details = ((DETAILS_KEY, status_details(code, message, reason)),) if reason else ()
-                await context.abort(code, message, trailing_metadata=details)
 
-        return grpc.unary_unary_rpc_method_handler(
-            guarded, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
-        )
+def _guard(handler, name: str):
+    """`handler` with every exception it raises answered as a status."""
+    method = handler.unary_unary
+
+    async def guarded(request, context):
+        try:
+            return await method(request, context)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as exc:  # the boundary: everything becomes a status
+            code, message, reason = status_of(exc, name)
+            details = ((DETAILS_KEY, status_details(code, message, reason)),) if reason else ()
+            await context.abort(code, message, trailing_metadata=details)
+
+    return grpc.unary_unary_rpc_method_handler(
+        guarded, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+    )
 
 
 def new_server(token: str = "") -> grpc.aio.Server:
