@@ -66,7 +66,6 @@ def pick_script(scripts: Path, prompt: str) -> dict | None:
 
 def play(conn: Connection, session_id: str, prompt: str, scripts: Path) -> str:
     """One turn; its stopReason."""
-
     def say(text: str) -> None:
         conn.update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
 
@@ -81,41 +80,17 @@ def play(conn: Connection, session_id: str, prompt: str, scripts: Path) -> str:
             say(step["say"])
         if "read" in step:
             call = f"read-{number}"
-            conn.update(
-                session_id,
-                {
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": call,
-                    "title": f"Read {step['read']}",
-                    "kind": "read",
-                    "status": "in_progress",
-                    "rawInput": {"path": step["read"]},
-                },
-            )
+            conn.update(session_id, {"sessionUpdate": "tool_call", "toolCallId": call, "title": f"Read {step['read']}",
+                                     "kind": "read", "status": "in_progress", "rawInput": {"path": step["read"]}})
             content = conn.request("fs/read_text_file", {"sessionId": session_id, "path": step["read"]})["content"]
-            conn.update(
-                session_id,
-                {
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": call,
-                    "status": "completed",
-                    "content": [{"type": "content", "content": {"type": "text", "text": content}}],
-                },
-            )
+            conn.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed",
+                                     "content": [{"type": "content", "content": {"type": "text", "text": content}}]})
         if "write" in step:
             call = f"write-{number}"
             content = (script["folder"] / step["from"]).read_text(encoding="utf-8")
-            conn.update(
-                session_id,
-                {
-                    "sessionUpdate": "tool_call",
-                    "toolCallId": call,
-                    "title": f"Write {step['write']}",
-                    "kind": "edit",
-                    "status": "in_progress",
-                    "rawInput": {"path": step["write"], "chars": len(content)},
-                },
-            )
+            conn.update(session_id, {"sessionUpdate": "tool_call", "toolCallId": call, "title": f"Write {step['write']}",
+                                     "kind": "edit", "status": "in_progress",
+                                     "rawInput": {"path": step["write"], "chars": len(content)}})
             conn.request("fs/write_text_file", {"sessionId": session_id, "path": step["write"], "content": content})
             conn.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"})
         if "run" in step:
@@ -129,52 +104,25 @@ def run(conn: Connection, session_id: str, call: str, command: str) -> str | Non
     """Run one command in a client terminal, after asking; a stopReason when the turn must end."""
     tool = {"toolCallId": call, "title": command[:80], "kind": "execute", "rawInput": {"command": command}}
     conn.update(session_id, {"sessionUpdate": "tool_call", "status": "pending", **tool})
-    answer = conn.request(
-        "session/request_permission",
-        {
-            "sessionId": session_id,
-            "toolCall": tool,
-            "options": [
-                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-            ],
-        },
-    )
+    answer = conn.request("session/request_permission", {"sessionId": session_id, "toolCall": tool, "options": [
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]})
     if answer.get("outcome", {}).get("optionId") != "allow":
-        conn.update(
-            session_id,
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": call,
-                "status": "failed",
-                "content": [{"type": "content", "content": {"type": "text", "text": "refused"}}],
-            },
-        )
+        conn.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "failed",
+                                 "content": [{"type": "content", "content": {"type": "text", "text": "refused"}}]})
         return None
     terminal = conn.request("terminal/create", {"sessionId": session_id, "command": "bash", "args": ["-c", command]})
     terminal_id = terminal["terminalId"]
-    waiter = threading.Thread(
-        target=lambda: (
-            conn.cancelled.wait()
-            and conn.request("terminal/kill", {"sessionId": session_id, "terminalId": terminal_id})
-        ),
-        daemon=True,
-    )
+    waiter = threading.Thread(target=lambda: conn.cancelled.wait() and conn.request(
+        "terminal/kill", {"sessionId": session_id, "terminalId": terminal_id}), daemon=True)
     waiter.start()
     status = conn.request("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
     output = conn.request("terminal/output", {"sessionId": session_id, "terminalId": terminal_id})["output"]
     conn.request("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
     ok = status.get("exitCode") == 0
-    conn.update(
-        session_id,
-        {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": call,
-            "status": "completed" if ok else "failed",
-            "rawOutput": {"exit": status},
-            "content": [{"type": "content", "content": {"type": "text", "text": output[-2000:]}}],
-        },
-    )
+    conn.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": call,
+                             "status": "completed" if ok else "failed", "rawOutput": {"exit": status},
+                             "content": [{"type": "content", "content": {"type": "text", "text": output[-2000:]}}]})
     if conn.cancelled.is_set():
         return "cancelled"
     return None if ok else "end_turn"
@@ -201,17 +149,9 @@ def serve(scripts: Path) -> None:
         if method is None:
             conn.answered(message)
         elif method == "initialize":
-            conn.send(
-                {
-                    "id": message["id"],
-                    "result": {
-                        "protocolVersion": 1,
-                        "agentCapabilities": {"loadSession": False},
-                        "authMethods": [],
-                        "agentInfo": {"name": "hemra-scripted-acp", "title": "Scripted ACP agent", "version": VERSION},
-                    },
-                }
-            )
+            conn.send({"id": message["id"], "result": {
+                "protocolVersion": 1, "agentCapabilities": {"loadSession": False}, "authMethods": [],
+                "agentInfo": {"name": "hemra-scripted-acp", "title": "Scripted ACP agent", "version": VERSION}}})
         elif method == "session/new":
             conn.send({"id": message["id"], "result": {"sessionId": f"session-{next(sessions)}"}})
         elif method == "session/prompt":

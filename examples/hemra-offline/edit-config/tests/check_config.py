@@ -1,5 +1,4 @@
 """Checks /app/config/service.ini for hemra/edit-config. Exit 0 on success."""
-
 import configparser
 import sys
 

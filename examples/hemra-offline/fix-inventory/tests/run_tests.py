@@ -1,9 +1,8 @@
 """Runs the inventory unittest suite and writes /logs/verifier/reward.json.
 
-reward     - fraction of tests that passed (errors and failures count as failed)
-all_passed - 1.0 if every test passed, else 0.0
+  reward     - fraction of tests that passed (errors and failures count as failed)
+  all_passed - 1.0 if every test passed, else 0.0
 """
-
 import json
 import sys
 import unittest

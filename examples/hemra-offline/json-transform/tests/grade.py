@@ -5,7 +5,6 @@ Writes /logs/verifier/reward.json with two keys:
   format_ok - 1.0 if the file is a JSON object whose values all have exactly the
               keys count/total_salary/members with the right types, else 0.0
 """
-
 import json
 
 OUT = "/app/out/departments.json"

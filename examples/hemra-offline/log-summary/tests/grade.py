@@ -4,7 +4,6 @@ Writes /logs/verifier/reward.json with:
   reward    - fraction of the four fields that are correct
   format_ok - 1.0 if /app/summary.json is a JSON object with exactly the four keys
 """
-
 import json
 
 OUT = "/app/summary.json"

@@ -6,30 +6,16 @@ Writes /logs/verifier/reward.json with two keys and deliberately no "reward" key
 Lines for numbers that are not in the input, or that repeat a number already
 labelled, are ignored.
 """
-
 import json
 
 OUT = "/app/labels.csv"
 REWARD = "/logs/verifier/reward.json"
 # Ground truth for the distinct numbers in data/numbers.txt (1 appears twice).
 TRUTH = {
-    2: "prime",
-    15: "composite",
-    17: "prime",
-    1: "neither",
-    91: "composite",
-    97: "prime",
-    0: "neither",
-    121: "composite",
-    53: "prime",
-    221: "composite",
-    7919: "prime",
-    1024: "composite",
-    37: "prime",
-    49: "composite",
-    561: "composite",
-    89: "prime",
-    100: "composite",
+    2: "prime", 15: "composite", 17: "prime", 1: "neither", 91: "composite",
+    97: "prime", 0: "neither", 121: "composite", 53: "prime", 221: "composite",
+    7919: "prime", 1024: "composite", 37: "prime", 49: "composite",
+    561: "composite", 89: "prime", 100: "composite",
 }
 
 

@@ -1,5 +1,4 @@
 """Checks /app/answer.txt for hemra/text-stats. Exit 0 on success, 1 otherwise."""
-
 import sys
 
 EXPECTED = {"lines": 6, "words": 47}

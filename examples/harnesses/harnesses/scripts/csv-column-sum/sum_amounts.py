@@ -1,5 +1,4 @@
 """Sum the amount column of /app/data/orders.csv (quoted commas need a real CSV reader)."""
-
 import csv
 from decimal import Decimal
 

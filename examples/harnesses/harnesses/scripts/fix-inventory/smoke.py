@@ -1,5 +1,4 @@
 """A quick check of the fixed module before finishing."""
-
 import sys
 
 sys.path.insert(0, "/app")

@@ -1,5 +1,4 @@
 """Group /app/data/employees.json by department into /app/out/departments.json."""
-
 import json
 
 with open("/app/data/employees.json") as fh:

@@ -1,5 +1,4 @@
 """Summarise /app/logs/access.log into /app/summary.json."""
-
 import collections
 import json
 
