@@ -6,6 +6,7 @@ import signal
 import socket
 from pathlib import Path
 
+import docker
 import pytest
 
 from tests.e2e import test_cli_agents as cli
@@ -217,6 +218,30 @@ def test_oom__the_tasks_own_memory_limit_killing_the_solution_is_a_result(hemra_
     assert oom and oom[0]["payload"]["memory_mb"] == 64 and oom[0]["payload"]["kills"] >= 1
 
 
+def _attempt_containers(docker_engine, pid: int) -> list[str]:
+    """The containers of the attempt that `pid`'s executor runs: the harness's and the spare the
+    verifier will get, once the harness's `sleep 300` runs. PIDs repeat across test runs, so a
+    leftover of another run is told apart by its attempt label."""
+    labelled = {"label": [f"hemra.pid={pid}", f"hemra.host={socket.gethostname()}"]}
+    for container in docker_engine.api.containers(filters=labelled):
+        try:
+            if b"sleep 300" in json.dumps(docker_engine.api.top(container["Id"])).encode():
+                attempt = container["Labels"]["hemra.attempt"]
+                family = {"label": [f"hemra.attempt={attempt}", f"hemra.attempt={attempt}-verifier"]}
+                return [c["Id"] for c in _any_label(docker_engine, family["label"])]
+        except docker.errors.APIError:  # gone or not running
+            continue
+    return []
+
+
+def _any_label(docker_engine, labels: list[str]) -> list[dict]:
+    return [c for label in labels for c in docker_engine.api.containers(all=True, filters={"label": label})]
+
+
+def _exists(docker_engine, container: str) -> bool:
+    return docker_engine.api.containers(all=True, filters={"id": container}) != []
+
+
 def test_kill_9__the_next_executor_removes_the_orphaned_container(hemra_env, tmp_path, docker_engine):
     task = copy_task("reverse-lines", tmp_path / "slow", "slow")
     solve = task / "solution" / "solve.sh"
@@ -235,13 +260,11 @@ def test_kill_9__the_next_executor_removes_the_orphaned_container(hemra_env, tmp
         "killed",
         log=log,
     )
-    labelled = {"label": [f"hemra.pid={running.pid}", f"hemra.host={socket.gethostname()}"]}
     try:
-        [orphan] = wait_for(lambda: docker_engine.api.containers(filters=labelled), 120)
-        wait_for(lambda: b"sleep 300" in json.dumps(docker_engine.api.top(orphan["Id"])).encode(), 60)
+        orphans = wait_for(lambda: len(found := _attempt_containers(docker_engine, running.pid)) == 2 and found, 180)
     finally:
         stop(running, signal.SIGKILL)
-    assert docker_engine.api.containers(all=True, filters={"id": orphan["Id"]}) != []  # left behind
+    assert all(_exists(docker_engine, c) for c in orphans)  # the harness's and the verifier's spare, left behind
     after = hemra(
         hemra_env,
         "run",
@@ -257,7 +280,7 @@ def test_kill_9__the_next_executor_removes_the_orphaned_container(hemra_env, tmp
         "next",
     )
     assert after.returncode == 0, after.stderr
-    assert docker_engine.api.containers(all=True, filters={"id": orphan["Id"]}) == []
+    assert [c for c in orphans if _exists(docker_engine, c)] == []
 
 
 def test_timeout__the_harness_is_killed_and_the_attempt_still_scored(hemra_env, tmp_path, docker_engine):
@@ -314,16 +337,14 @@ def test_ctrl_c__cancels_the_attempt_and_removes_its_container(hemra_env, tmp_pa
         "stuck",
         log=tmp_path / "run.log",
     )
-    labelled = {"label": [f"hemra.pid={running.pid}", f"hemra.host={socket.gethostname()}"]}
     try:
-        [container] = wait_for(lambda: docker_engine.api.containers(filters=labelled), 120)
-        wait_for(lambda: b"sleep 300" in json.dumps(docker_engine.api.top(container["Id"])).encode(), 60)
+        started = wait_for(lambda: len(found := _attempt_containers(docker_engine, running.pid)) == 2 and found, 180)
     finally:
         code = stop(running, signal.SIGINT)
     assert code == 1
     [attempt] = show(hemra_env, "stuck")["attempts"]
     assert attempt["outcome"] == "OUTCOME_CANCELLED"
-    assert docker_engine.api.containers(all=True, filters={"id": container["Id"]}) == []
+    assert [c for c in started if _exists(docker_engine, c)] == []  # the harness's and the verifier's spare
 
 
 @pytest.mark.timeout(1200)
