@@ -961,7 +961,7 @@ async def compare_in_process(home: Path, samples: int) -> dict:
             loaded = time.perf_counter()
             again = cmp.compare(side_a, side_b)
             compared = time.perf_counter()
-        message = spb.Comparison.FromString(convert.comparison_to_proto(again).SerializeToString())
+        message = spb.Comparison.FromString(convert.message(again, spb.Comparison).SerializeToString())
         text = render.dumps(render.message_json(message, comparing.BULK))
         done = time.perf_counter()
         return {
@@ -972,9 +972,9 @@ async def compare_in_process(home: Path, samples: int) -> dict:
             "pair_and_stats_s": compared - loaded,
             "proto_and_json_s": done - compared,
             "json_bytes": len(text),
-            "paired_tasks": result["pairedTasks"],
-            "binary_tasks": result["binaryTasks"],
-            "delta": result["delta"],
+            "paired_tasks": result.paired_tasks,
+            "binary_tasks": result.binary_tasks,
+            "delta": result.delta,
         }
     finally:
         await store.close()

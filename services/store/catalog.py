@@ -1,11 +1,12 @@
 """What a store holds besides runs: its datasets and their tasks, harnesses, scorers and
-judges, each with how it was used. Plain dicts out (the hemra.v1 summary field names).
+judges, each with how it was used. Typed records out (services.store.outputs).
 
 Datasets, harnesses, scorers and judges are few (tens to hundreds in a store), so
 they come back whole; tasks are paged by name."""
 
 import base64
 from collections import defaultdict
+from typing import NamedTuple
 
 from sqlalchemy import Float, cast, func, select
 from sqlalchemy.dialects.postgresql import JSONB
@@ -14,6 +15,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from services.common.errors import InvalidArgument, NotFound
 from services.store import records
 from services.store import tables as t
+from services.store.outputs import (
+    AttemptUsage,
+    DatasetSummary,
+    HarnessSummary,
+    JudgeSummary,
+    ScoredTask,
+    ScorerSummary,
+    TaskPage,
+    TaskSummary,
+)
 from services.store.records import shown as _shown
 
 #: Tasks a scorer lists by name (the count covers them all).
@@ -83,30 +94,30 @@ async def _uses(session: AsyncSession, column) -> dict[str, dict]:
     return uses
 
 
-#: Columns of an attempt fact: attempts of one run grouped by what the catalog reports.
-FACT = (
-    "run_id",
-    "task_digest",
-    "task_name",
-    "dataset_digest",
-    "dataset_name",
-    "harness_name",
-    "state",
-    "verdict",
-    "fingerprint",
-    "scorer",
-    "judge_model",
-    "score_state",
-    "count",
-    "first_attempt",
-)
+class Fact(NamedTuple):
+    """Attempts of one run counted by what the catalog reports (one aggregate row)."""
+
+    run_id: str
+    task_digest: str
+    task_name: str
+    dataset_digest: str
+    dataset_name: str
+    harness_name: str
+    state: str
+    verdict: str | None
+    fingerprint: str | None
+    scorer: str | None
+    judge_model: str | None
+    score_state: str | None
+    count: int
+    first_attempt: str
 
 
-async def attempt_facts(session: AsyncSession, run_ids: list[str]) -> dict[str, list[tuple]]:
-    """Per run, its attempts counted by task, dataset, harness, state, verdict and scorer (FACT
-    tuples), in one aggregate. What tasks, scorers and judges report is summed from these, so a
+async def attempt_facts(session: AsyncSession, run_ids: list[str]) -> dict[str, list[Fact]]:
+    """Per run, its attempts counted by task, dataset, harness, state, verdict and scorer, in
+    one aggregate. What tasks, scorers and judges report is summed from these, so a
     store can keep the facts of settled runs and count only the runs still going."""
-    facts: dict[str, list[tuple]] = {run_id: [] for run_id in run_ids}
+    facts: dict[str, list[Fact]] = {run_id: [] for run_id in run_ids}
     if not run_ids:
         return facts
     rows = (
@@ -130,25 +141,25 @@ async def attempt_facts(session: AsyncSession, run_ids: list[str]) -> dict[str, 
         .where(t.Attempt.run_id.in_(run_ids))
     ).subquery()
     for row in (await session.execute(_grouped(rows, func.count(), func.min(rows.c.id), skip=("id",)))).all():
-        facts[row[0]].append(tuple(row))
+        facts[row[0]].append(Fact(*row))
     return facts
 
 
-async def all_facts(session: AsyncSession, facts_of=None) -> list[tuple]:
+async def all_facts(session: AsyncSession, facts_of=None) -> list[Fact]:
     """Facts of every run; `facts_of(run_ids)` may answer from a cache (default: attempt_facts)."""
     run_ids = list((await session.execute(select(t.Run.id))).scalars())
     by_run = await (facts_of or (lambda ids: attempt_facts(session, ids)))(run_ids)
     return [fact for run_id in run_ids for fact in by_run[run_id]]
 
 
-async def list_datasets(session: AsyncSession) -> list[dict]:
+async def list_datasets(session: AsyncSession) -> list[DatasetSummary]:
     uses = await _uses(session, t.Cell.dataset_digest)
     query = select(t.Dataset.digest, t.Dataset.dataset_name, t.Dataset.source, t.Dataset.task_digests)
     datasets = []
     for digest, name, source, task_digests in (await session.execute(query)).all():
         use = uses.get(digest, {"runs": (), "imports": (), "harnesses": (), "last": 0.0})
         datasets.append(
-            dict(
+            DatasetSummary(
                 name=f"datasets/{digest}",
                 digest=digest,
                 dataset_name=name,
@@ -160,7 +171,7 @@ async def list_datasets(session: AsyncSession) -> list[dict]:
                 last_used_time=use["last"] or None,
             )
         )
-    datasets.sort(key=lambda d: (-(d["last_used_time"] or 0.0), d["dataset_name"], d["digest"]))
+    datasets.sort(key=lambda d: (-(d.last_used_time or 0.0), d.dataset_name, d.digest))
     return datasets
 
 
@@ -178,7 +189,9 @@ def _untoken(token: str, parts: int) -> tuple[str, ...]:
     return values
 
 
-async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, page_token: str, facts_of=None) -> dict:
+async def list_tasks(
+    session: AsyncSession, dataset_ref: str, page_size: int, page_token: str, facts_of=None
+) -> TaskPage:
     """A dataset's tasks by (name, digest), keyset-paged, with attempt verdict counts."""
     page_size = page_size if 0 < page_size <= 1000 else 200
     dataset = await find_dataset(session, dataset_ref)
@@ -194,35 +207,23 @@ async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, pa
     rows = (await session.execute(query)).all()
     more = len(rows) > page_size
     rows = rows[:page_size]
-    tasks = {
-        digest: dict(
-            task_name=name,
-            digest=digest,
-            attempts=0,
-            passed=0,
-            failed=0,
-            errored=0,
-            scorer_fingerprints=set(),
-            harness_names=set(),
-        )
-        for digest, name in rows
-    }
+    tasks = {digest: TaskSummary(task_name=name, digest=digest) for digest, name in rows}
+    fingerprints, harnesses = defaultdict(set), defaultdict(set)
     for fact in await all_facts(session, facts_of):
-        (_, digest, _, dataset_digest, _, harness, state, verdict, fingerprint, *_, count, _) = fact
-        if dataset_digest != dataset.digest or digest not in tasks or state != "finished":
+        task = tasks.get(fact.task_digest)
+        if task is None or fact.dataset_digest != dataset.digest or fact.state != "finished":
             continue
-        task = tasks[digest]
-        task["attempts"] += count
-        if verdict in ("passed", "failed", "errored"):
-            task[verdict] += count
-        task["harness_names"].add(harness)
-        if fingerprint:
-            task["scorer_fingerprints"].add(fingerprint)
-    for task in tasks.values():
-        task["scorer_fingerprints"] = sorted(task["scorer_fingerprints"])
-        task["harness_names"] = sorted(task["harness_names"])
+        task.attempts += fact.count
+        if fact.verdict in ("passed", "failed", "errored"):
+            setattr(task, fact.verdict, getattr(task, fact.verdict) + fact.count)
+        harnesses[fact.task_digest].add(fact.harness_name)
+        if fact.fingerprint:
+            fingerprints[fact.task_digest].add(fact.fingerprint)
+    for digest, task in tasks.items():
+        task.scorer_fingerprints = sorted(fingerprints[digest])
+        task.harness_names = sorted(harnesses[digest])
     token = _token(rows[-1][1], rows[-1][0]) if more else ""
-    return dict(
+    return TaskPage(
         dataset_name=dataset.dataset_name,
         dataset_digest=dataset.digest,
         tasks=list(tasks.values()),
@@ -230,7 +231,7 @@ async def list_tasks(session: AsyncSession, dataset_ref: str, page_size: int, pa
     )
 
 
-async def list_harnesses(session: AsyncSession) -> list[dict]:
+async def list_harnesses(session: AsyncSession) -> list[HarnessSummary]:
     uses = await _uses(session, t.Cell.harness_digest)
     # Trials, not attempts: the trials table is narrow, so counting it stays cheap on big stores.
     counts = dict(
@@ -250,7 +251,7 @@ async def list_harnesses(session: AsyncSession) -> list[dict]:
         record = record or {}
         use = uses.get(digest, {"runs": (), "imports": (), "datasets": (), "last": 0.0})
         harnesses.append(
-            dict(
+            HarnessSummary(
                 name=f"harnesses/{digest}",
                 digest=digest,
                 harness_name=name,
@@ -266,74 +267,69 @@ async def list_harnesses(session: AsyncSession) -> list[dict]:
                 last_used_time=use["last"] or None,
             )
         )
-    harnesses.sort(key=lambda h: (-(h["last_used_time"] or 0.0), h["harness_name"], h["digest"]))
+    harnesses.sort(key=lambda h: (-(h.last_used_time or 0.0), h.harness_name, h.digest))
     return harnesses
 
 
-async def list_scorers(session: AsyncSession, facts_of=None) -> list[dict]:
+async def list_scorers(session: AsyncSession, facts_of=None) -> list[ScorerSummary]:
     """Scorer fingerprints with the tasks they graded (summed from attempt facts)."""
-    scorers: dict[tuple, dict] = {}
+    scorers: dict[tuple, ScorerSummary] = {}
+    tasks: dict[tuple, dict[str, ScoredTask]] = defaultdict(dict)
+    datasets: dict[tuple, set[str]] = defaultdict(set)
     sample: dict[tuple, str] = {}
     for fact in await all_facts(session, facts_of):
-        (_, task_digest, task_name, _, dataset_name, _, _, _, fp, name, judge_model, score_state, count, attempt_id) = (
-            fact
-        )
-        if score_state != "SCORE_STATE_SCORED":
+        if fact.score_state != "SCORE_STATE_SCORED":
             continue
-        key = (fp or "", name or "", judge_model or "")
-        scorer_ = scorers.setdefault(
-            key,
-            dict(
-                fingerprint=key[0],
-                scorer=key[1],
-                judge_model=key[2],
-                reward_names=[],
-                attempts=0,
-                tasks={},
-                dataset_names=set(),
-            ),
-        )
-        scorer_["attempts"] += count
-        scorer_["dataset_names"].add(dataset_name)
-        task = scorer_["tasks"].setdefault(task_digest, dict(task_name=task_name, task_digest=task_digest, attempts=0))
-        task["attempts"] += count
-        sample[key] = min(sample.get(key, attempt_id), attempt_id)
+        key = (fact.fingerprint or "", fact.scorer or "", fact.judge_model or "")
+        scorer = scorers.get(key)
+        if scorer is None:
+            scorer = scorers[key] = ScorerSummary(fingerprint=key[0], scorer=key[1], judge_model=key[2])
+        scorer.attempts += fact.count
+        datasets[key].add(fact.dataset_name)
+        task = tasks[key].get(fact.task_digest)
+        if task is None:
+            task = tasks[key][fact.task_digest] = ScoredTask(task_name=fact.task_name, task_digest=fact.task_digest)
+        task.attempts += fact.count
+        sample[key] = min(sample.get(key, fact.first_attempt), fact.first_attempt)
     # Reward names are part of the fingerprint: one scored attempt per scorer tells them.
     samples = dict(
         (
             await session.execute(select(t.Attempt.id, t.Attempt.score).where(t.Attempt.id.in_(list(sample.values()))))
         ).all()
     )
-    result = []
-    for key, scorer_ in scorers.items():
-        scorer_["reward_names"] = sorted((samples.get(sample[key]) or {}).get("rewards", {}))
-        tasks = sorted(scorer_["tasks"].values(), key=lambda x: (x["task_name"], x["task_digest"]))
-        scorer_["tasks"] = tasks[:SCORER_TASKS]
-        scorer_["task_count"] = len(tasks)
-        scorer_["dataset_names"] = sorted(scorer_["dataset_names"])
-        result.append(scorer_)
-    result.sort(key=lambda s: (s["scorer"], s["fingerprint"], s["judge_model"]))
-    return result
+    for key, scorer in scorers.items():
+        scorer.reward_names = sorted((samples.get(sample[key]) or {}).get("rewards", {}))
+        graded = sorted(tasks[key].values(), key=lambda x: (x.task_name, x.task_digest))
+        scorer.tasks, scorer.task_count = graded[:SCORER_TASKS], len(graded)
+        scorer.dataset_names = sorted(datasets[key])
+    return sorted(scorers.values(), key=lambda s: (s.scorer, s.fingerprint, s.judge_model))
 
 
-async def list_judges(session: AsyncSession, facts_of=None) -> tuple[list[dict], str]:
+async def list_judges(session: AsyncSession, facts_of=None) -> tuple[list[JudgeSummary], str]:
     """HEMRA judges (scorer "judge:<name>") that scored attempts or that runs named."""
-    judges: dict[str, dict] = {}
+    judges: dict[str, JudgeSummary] = {}
+
+    def judge(name: str) -> JudgeSummary:
+        if name not in judges:
+            judges[name] = JudgeSummary(judge=name, models=[], attempts=0, run_ids=[])
+        return judges[name]
+
     for fact in await all_facts(session, facts_of):
-        name, judge_model, count = fact[9] or "", fact[10] or "", fact[12]
-        if not name.startswith("judge:"):
-            continue
-        judge = judges.setdefault(name.removeprefix("judge:"), dict(models=set(), attempts=0, run_ids=set()))
-        judge["attempts"] += count
-        if judge_model:
-            judge["models"].add(judge_model)
+        scorer = fact.scorer or ""
+        if scorer.startswith("judge:"):
+            found = judge(scorer.removeprefix("judge:"))
+            found.attempts += fact.count
+            if fact.judge_model and fact.judge_model not in found.models:
+                found.models.append(fact.judge_model)
     for run_id, spec in (await session.execute(select(t.Run.id, t.Run.spec))).all():
         for name in (spec or {}).get("judges", []):
-            judges.setdefault(name, dict(models=set(), attempts=0, run_ids=set()))["run_ids"].add(run_id)
-    result = [
-        dict(judge=name, models=sorted(j["models"]), attempts=j["attempts"], run_ids=sorted(j["run_ids"]))
-        for name, j in sorted(judges.items())
-    ]
+            found = judge(name)
+            if run_id not in found.run_ids:
+                found.run_ids.append(run_id)
+    result = [judges[name] for name in sorted(judges)]
+    for found in result:
+        found.models.sort()
+        found.run_ids.sort()
     return result, ("" if result else JUDGES_NOTE)
 
 
@@ -351,7 +347,7 @@ def _payload_number(session: AsyncSession, key: str):
     return func.json_extract(t.Event.payload, f"$.{key}")
 
 
-async def attempt_usage(session: AsyncSession, run_ref: str) -> list[dict]:
+async def attempt_usage(session: AsyncSession, run_ref: str) -> list[AttemptUsage]:
     """Per attempt of the run: tokens and cost summed over its `usage` events, in SQL."""
     run = await records.find_run(session, run_ref)
     sums = [
@@ -365,7 +361,7 @@ async def attempt_usage(session: AsyncSession, run_ref: str) -> list[dict]:
         .order_by(t.Event.attempt_id)
     )
     return [
-        dict(
+        AttemptUsage(
             attempt_id=attempt_id,
             input_tokens=int(i or 0),
             output_tokens=int(o or 0),

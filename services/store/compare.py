@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from services.common.errors import InvalidArgument, NotFound
 from services.store import records
 from services.store import tables as t
+from services.store.outputs import Comparison, Interval, McNemar, NotComparable, PairedTask, RewardDelta, SideSummary
 from services.store.report import TrialResult, load_trials, why_not
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -88,7 +89,7 @@ def judge_view(side: Side, judge: str) -> None:
         side.trials[digest] = [x for x in trials if (x.score or {}).get("scorer") == f"judge:{judge}"]
 
 
-def compare(a: Side, b: Side, judge: str = "") -> dict:
+def compare(a: Side, b: Side, judge: str = "") -> Comparison:
     if judge:
         judge_view(a, judge)
         judge_view(b, judge)
@@ -98,21 +99,13 @@ def compare(a: Side, b: Side, judge: str = "") -> dict:
         raise InvalidArgument(
             f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)} have no task in common"
         )
-    result = dict(
-        a=side_summary(a),
-        b=side_summary(b),
-        notComparable=[],
-        tasks=[],
-        flippedToPass=[],
-        flippedToFail=[],
-        flags=flags_of(a, b),
-    )
+    result = Comparison(a=side_summary(a), b=side_summary(b), flags=flags_of(a, b))
     binary, numeric = [], []
     for digest in sorted(a.trials.keys() | b.trials.keys(), key=lambda d: _name(a, b, d)):
         _pair_task(digest, a, b, result, binary, numeric)
-    result.update(binary_summary(binary))
-    result["rewardDeltas"] = numeric_summary(numeric)
-    result["pairedTasks"] = len(result["tasks"])
+    binary_summary(result, binary)
+    result.reward_deltas = numeric_summary(numeric)
+    result.paired_tasks = len(result.tasks)
     return result
 
 
@@ -121,32 +114,38 @@ def _name(a: Side, b: Side, digest: str) -> str:
     return trials[0].task_name
 
 
-def _pair_task(digest: str, a: Side, b: Side, result: dict, binary: list, numeric: list) -> None:
+def _pair_task(digest: str, a: Side, b: Side, result: Comparison, binary: list, numeric: list) -> None:
     name = _name(a, b, digest)
     graded_a = [x for x in a.trials.get(digest, []) if x.is_graded]
     graded_b = [x for x in b.trials.get(digest, []) if x.is_graded]
     if not graded_a or not graded_b:
         side = "a" if not graded_a else "b"
         why = "not run" if digest not in (a.trials if side == "a" else b.trials) else "nothing graded"
-        result["notComparable"].append(dict(taskName=name, reason=f"{why} on side {side}"))
+        result.not_comparable.append(NotComparable(task_name=name, reason=f"{why} on side {side}"))
         return
     keys = {x.key for x in graded_a + graded_b}
     if len(keys) > 1:
-        result["notComparable"].append(dict(taskName=name, reason=why_not(keys)))
+        result.not_comparable.append(NotComparable(task_name=name, reason=why_not(keys)))
         return
-    task = dict(taskName=name, taskDigest=digest, aTrials=len(graded_a), bTrials=len(graded_b))
-    if all(x.is_binary for x in graded_a + graded_b):
+    task = PairedTask(
+        task_name=name,
+        task_digest=digest,
+        binary=all(x.is_binary for x in graded_a + graded_b),
+        a_trials=len(graded_a),
+        b_trials=len(graded_b),
+    )
+    if task.binary:
         pa, pb = _passes(graded_a), _passes(graded_b)
-        task.update(binary=True, aPassRate=sum(pa) / len(pa), bPassRate=sum(pb) / len(pb))
+        task.a_pass_rate, task.b_pass_rate = sum(pa) / len(pa), sum(pb) / len(pb)
         binary.append((name, pa, pb, _paired_repetitions(graded_a, graded_b)))
-        if task["aPassRate"] == 0 and task["bPassRate"] == 1:
-            result["flippedToPass"].append(name)
-        elif task["aPassRate"] == 1 and task["bPassRate"] == 0:
-            result["flippedToFail"].append(name)
+        if task.a_pass_rate == 0 and task.b_pass_rate == 1:
+            result.flipped_to_pass.append(name)
+        elif task.a_pass_rate == 1 and task.b_pass_rate == 0:
+            result.flipped_to_fail.append(name)
     else:
-        task.update(binary=False, aMeans=_means(graded_a), bMeans=_means(graded_b))
+        task.a_means, task.b_means = _means(graded_a), _means(graded_b)
         numeric.append(task)
-    result["tasks"].append(task)
+    result.tasks.append(task)
 
 
 def _paired_repetitions(a: list[TrialResult], b: list[TrialResult]) -> list[tuple[int, int]]:
@@ -163,34 +162,29 @@ def _means(trials: list[TrialResult]) -> dict[str, float]:
     return {name: sum(x.rewards[name] for x in trials) / len(trials) for name in sorted(trials[0].rewards)}
 
 
-def side_summary(side: Side) -> dict:
-    counts = dict(trials=0, graded=0, infraFailed=0, scorerFailed=0, cancelled=0, unfinished=0)
+def side_summary(side: Side) -> SideSummary:
+    models = sorted({c.model for c in side.cells})
+    summary = SideSummary(
+        ref=side.ref, label=side.label, run_id=side.run.id, kind=side.run.kind, model=", ".join(models)
+    )
     for trials in side.trials.values():
         for trial in trials:
-            counts["trials"] += 1
+            summary.trials += 1
             if trial.state != "finished":
-                counts["unfinished"] += 1
+                summary.unfinished += 1
             elif trial.outcome == records.CANCELLED:
-                counts["cancelled"] += 1
+                summary.cancelled += 1
             elif trial.outcome == records.INFRA_FAILED:
-                counts["infraFailed"] += 1
+                summary.infra_failed += 1
             elif trial.is_graded:
-                counts["graded"] += 1
+                summary.graded += 1
             else:
-                counts["scorerFailed"] += 1
-    models = sorted({c.model for c in side.cells})
-    return dict(
-        ref=side.ref,
-        label=side.label,
-        runId=side.run.id,
-        kind=side.run.kind,
-        model=", ".join(models),
-        **counts,
-        **pass_at_k(side),
-    )
+                summary.scorer_failed += 1
+    summary.pass_at_k, summary.pass_hat_k = pass_at_k(side)
+    return summary
 
 
-def pass_at_k(side: Side) -> dict:
+def pass_at_k(side: Side) -> tuple[dict[int, float], dict[int, float]]:
     """pass@k (some of k tries pass) and pass^k (all k pass), unbiased estimates averaged over
     the side's binary tasks, for k from 1 to the fewest graded trials of a task."""
     tasks = Counter(
@@ -199,53 +193,51 @@ def pass_at_k(side: Side) -> dict:
         if ts and all(x.is_binary for x in ts)
     )
     if not tasks:
-        return dict(passAtK={}, passHatK={})
+        return {}, {}
     # Tasks share a few (trials, passes) pairs: each estimate is computed once per pair.
     top, total = min(n for n, _ in tasks), tasks.total()
     at, hat = {}, {}
     for k in range(1, top + 1):
-        at[str(k)] = sum(m * (1 - math.comb(n - c, k) / math.comb(n, k)) for (n, c), m in tasks.items()) / total
-        hat[str(k)] = sum(m * math.comb(c, k) / math.comb(n, k) for (n, c), m in tasks.items()) / total
-    return dict(passAtK=at, passHatK=hat)
+        at[k] = sum(m * (1 - math.comb(n - c, k) / math.comb(n, k)) for (n, c), m in tasks.items()) / total
+        hat[k] = sum(m * math.comb(c, k) / math.comb(n, k) for (n, c), m in tasks.items()) / total
+    return at, hat
 
 
-def binary_summary(binary: list[tuple[str, list[int], list[int], list[tuple[int, int]]]]) -> dict:
+def binary_summary(result: Comparison, binary: list[tuple[str, list[int], list[int], list[tuple[int, int]]]]) -> None:
+    """The pass-rate difference over the binary tasks, its interval and McNemar's test on the
+    repetitions that flipped, into `result`."""
+    result.binary_tasks = len(binary)
     if not binary:
-        return dict(binaryTasks=0)
+        return
     rates_a = np.array([sum(pa) / len(pa) for _, pa, _, _ in binary])
     rates_b = np.array([sum(pb) / len(pb) for _, _, pb, _ in binary])
     diffs = rates_b - rates_a
     pairs = [pair for *_, paired in binary for pair in paired]
     flips_up = sum(1 for x, y in pairs if (x, y) == (0, 1))
     flips_down = sum(1 for x, y in pairs if (x, y) == (1, 0))
-    return dict(
-        binaryTasks=len(binary),
-        aPassed=float(rates_a.sum()),
-        bPassed=float(rates_b.sum()),
-        delta=float(diffs.mean()),
-        deltaInterval=bootstrap(diffs),
-        mcnemar=dict(
-            aFailBPass=int(flips_up), aPassBFail=int(flips_down), pValue=mcnemar_exact(int(flips_up), int(flips_down))
-        ),
+    result.a_passed, result.b_passed = float(rates_a.sum()), float(rates_b.sum())
+    result.delta, result.delta_interval = float(diffs.mean()), bootstrap(diffs)
+    result.mcnemar = McNemar(
+        a_fail_b_pass=flips_up, a_pass_b_fail=flips_down, p_value=mcnemar_exact(flips_up, flips_down)
     )
 
 
-def numeric_summary(numeric: list[dict]) -> list[dict]:
+def numeric_summary(numeric: list[PairedTask]) -> list[RewardDelta]:
     by_name: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for task in numeric:
-        for name, value in task["aMeans"].items():
-            if name in task["bMeans"]:
-                by_name[name].append((value, task["bMeans"][name]))
+        for name, value in task.a_means.items():
+            if name in task.b_means:
+                by_name[name].append((value, task.b_means[name]))
     deltas = []
     for name, pairs in sorted(by_name.items()):
         a = np.array([p[0] for p in pairs])
         b = np.array([p[1] for p in pairs])
         deltas.append(
-            dict(
+            RewardDelta(
                 name=name,
                 tasks=len(pairs),
-                aMean=float(a.mean()),
-                bMean=float(b.mean()),
+                a_mean=float(a.mean()),
+                b_mean=float(b.mean()),
                 delta=float((b - a).mean()),
                 interval=bootstrap(b - a),
             )
@@ -253,7 +245,7 @@ def numeric_summary(numeric: list[dict]) -> list[dict]:
     return deltas
 
 
-def bootstrap(diffs: np.ndarray) -> dict:
+def bootstrap(diffs: np.ndarray) -> Interval:
     """A seeded percentile bootstrap of the mean paired difference, resampling tasks.
 
     Resampling n tasks with replacement is a multinomial draw over the distinct
@@ -265,7 +257,7 @@ def bootstrap(diffs: np.ndarray) -> dict:
     draws = rng.multinomial(n, counts / n, size=BOOTSTRAP_RESAMPLES)
     means = draws @ values / n
     low, high = np.quantile(means, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
-    return dict(low=float(low), high=float(high), level=LEVEL, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
+    return Interval(low=float(low), high=float(high), level=LEVEL, resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED)
 
 
 def mcnemar_exact(b: int, c: int) -> float:

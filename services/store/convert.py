@@ -1,13 +1,12 @@
 """Table rows to hemra.v1 messages and back, one function per type."""
 
 import msgspec
-from google.protobuf import json_format
+from google.protobuf import json_format, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from hemra.v1 import common_pb2 as pb
-from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import InvalidArgument
 from services.store import records
 from services.store import tables as t
@@ -125,7 +124,57 @@ def checked_tree(rows: list | None) -> list[dict] | None:
 
 
 def from_dict(data: dict, message):
-    return json_format.ParseDict(data, message, ignore_unknown_fields=True)
+    """A stored message's JSON form (MessageToDict) back; a key the message lacks is an error."""
+    return json_format.ParseDict(data, message)
+
+
+def message(record: msgspec.Struct, message_type):
+    """A typed store record (services.store.outputs) as `message_type`: the one place the
+    store's domain output becomes protos. A field of the record that the message lacks raises
+    (TypeError), so a misspelt name fails the first test that reaches it."""
+    plan = _plan(type(record), message_type)
+    if not plan[0]:  # scalars, lists of scalars and maps only (a compare's tasks, by the 10,000)
+        return message_type(**msgspec.structs.asdict(record))
+    fields = {}
+    for name, kind, sub_type in plan[1]:
+        value = getattr(record, name)
+        if value is None:
+            continue
+        if kind is _NESTED:
+            value = message(value, sub_type)
+        elif kind is _NESTED_LIST:
+            value = [message(v, sub_type) for v in value]
+        elif kind is _TIME:
+            value = timestamp(value)
+        fields[name] = value
+    return message_type(**fields)
+
+
+_NESTED, _NESTED_LIST, _TIME, _PLAIN = "nested", "nested list", "time", "plain"
+_plans: dict = {}
+
+
+def _plan(record_type, message_type) -> tuple[bool, list[tuple[str, str, type | None]]]:
+    """Per field of `record_type`: how its value becomes `message_type`'s, and whether any field
+    needs more than passing on (worked out once per pair)."""
+    key = (record_type, message_type)
+    if key not in _plans:
+        plan = []
+        for name in record_type.__struct_fields__:
+            field = message_type.DESCRIPTOR.fields_by_name.get(name)
+            if field is None:
+                raise TypeError(f"{message_type.__name__} has no field {name!r} ({record_type.__name__})")
+            plan.append((name, *_kind(field)))
+        _plans[key] = (any(kind is not _PLAIN for _, kind, _ in plan), plan)
+    return _plans[key]
+
+
+def _kind(field: FieldDescriptor) -> tuple[str, type | None]:
+    if field.type != FieldDescriptor.TYPE_MESSAGE or field.message_type.GetOptions().map_entry:
+        return _PLAIN, None
+    if field.message_type.full_name == "google.protobuf.Timestamp":
+        return _TIME, None
+    return (_NESTED_LIST if field.is_repeated else _NESTED), message_factory.GetMessageClass(field.message_type)
 
 
 def run_to_proto(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | None = None) -> pb.Run:
@@ -262,34 +311,3 @@ def event_row(event: pb.Event, now: float) -> dict:
         payload=event.payload_json or "{}",
         duration=duration_secs(event.duration),
     )
-
-
-def comparison_to_proto(comparison: dict) -> spb.Comparison:
-    """Like from_dict, but the per-task lists (10,000s of entries for big sides) are built
-    directly: json_format's generic parsing costs tens of microseconds per entry."""
-    bulk = ("tasks", "notComparable", "flippedToPass", "flippedToFail")
-    message = from_dict({k: v for k, v in comparison.items() if k not in bulk}, spb.Comparison())
-    message.tasks.extend(
-        spb.PairedTask(
-            task_name=x["taskName"],
-            task_digest=x["taskDigest"],
-            binary=x["binary"],
-            a_trials=x["aTrials"],
-            b_trials=x["bTrials"],
-            a_pass_rate=x.get("aPassRate", 0.0),
-            b_pass_rate=x.get("bPassRate", 0.0),
-            a_means=x.get("aMeans", {}),
-            b_means=x.get("bMeans", {}),
-        )
-        for x in comparison.get("tasks", [])
-    )
-    message.not_comparable.extend(
-        spb.NotComparable(task_name=x["taskName"], reason=x["reason"]) for x in comparison.get("notComparable", [])
-    )
-    message.flipped_to_pass.extend(comparison.get("flippedToPass", []))
-    message.flipped_to_fail.extend(comparison.get("flippedToFail", []))
-    return message
-
-
-def report_to_proto(report: dict) -> spb.Report:
-    return from_dict(report, spb.Report())

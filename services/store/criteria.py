@@ -17,6 +17,7 @@ from services.common.errors import InvalidArgument
 from services.store import records
 from services.store import tables as t
 from services.store.catalog import find_dataset
+from services.store.outputs import CriterionCell, CriterionRow, CriterionSource, CriterionTable
 
 SOURCES = ("newest", "largest")
 SCORED = "SCORE_STATE_SCORED"
@@ -62,7 +63,7 @@ async def _candidates(session: AsyncSession, digest: str, progress) -> list[dict
     return candidates
 
 
-def choose(candidates: list[dict], source: str) -> list[dict]:
+def choose(candidates: list[dict], source: str) -> list[CriterionSource]:
     """One source per harness, harnesses in order of first use (and within a run, as listed)."""
     by_harness: dict[str, list[dict]] = defaultdict(list)
     for cell in sorted(candidates, key=lambda c: (c["create_time"], c["run_id"], c["position"])):
@@ -74,7 +75,8 @@ def choose(candidates: list[dict], source: str) -> list[dict]:
         else:
             complete = [c for c in cells if c["complete"]] or cells
             pick = complete[-1]
-        chosen.append(dict(pick, other_cells=len(cells) - 1))
+        fields = {k: v for k, v in pick.items() if k != "position"}
+        chosen.append(CriterionSource(**fields, other_cells=len(cells) - 1))
     return chosen
 
 
@@ -137,24 +139,24 @@ def _graded(attempt: dict) -> bool:
     )
 
 
-def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool) -> list[dict]:
+def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool) -> list[CriterionCell]:
     cells = [
-        dict(samples=len(v), value=(sum(v) / len(v) if v else 0.0), excluded=x, best=False)
+        CriterionCell(samples=len(v), value=(sum(v) / len(v) if v else 0.0), excluded=x)
         for v, x in zip(values, excluded)
     ]
-    shown = [c["value"] for c in cells if c["samples"]]
+    shown = [c.value for c in cells if c.samples]
     # A best needs something to beat: a row of equal values (or of one) marks none.
     if len(shown) > 1 and max(shown) - min(shown) > 1e-12:
         best = min(shown) if lower_is_better else max(shown)
         for cell in cells:
-            cell["best"] = bool(cell["samples"]) and abs(cell["value"] - best) < 1e-12
+            cell.best = bool(cell.samples) and abs(cell.value - best) < 1e-12
     return cells
 
 
-def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
+def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> list[CriterionRow]:
     """Overall rows (pass rate over 0/1 tasks, mean reward over the others, apart as the
     report keeps them), one row per task (by name), then wall time; one cell per source."""
-    column = {s["cell_id"]: i for i, s in enumerate(sources)}
+    column = {s.cell_id: i for i, s in enumerate(sources)}
     n = len(sources)
     walls = [[] for _ in range(n)]
     tasks: dict[str, dict] = {}
@@ -179,7 +181,7 @@ def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
             values = [[v for task in group for v in task["values"][i]] for i in range(n)]
             excluded = [sum(task["excluded"][i] for task in group) for i in range(n)]
             rows.append(
-                dict(
+                CriterionRow(
                     criterion=criterion,
                     task_digest="",
                     unit=unit,
@@ -189,7 +191,7 @@ def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
             )
     for digest, task in sorted(tasks.items(), key=lambda kv: (kv[1]["name"], kv[0])):
         rows.append(
-            dict(
+            CriterionRow(
                 criterion=task["name"],
                 task_digest=digest,
                 unit="rate" if task["binary"] else "reward",
@@ -198,7 +200,7 @@ def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
             )
         )
     rows.append(
-        dict(
+        CriterionRow(
             criterion="Wall time per attempt",
             task_digest="",
             unit="seconds",
@@ -209,7 +211,7 @@ def build_rows(sources: list[dict], attempts: dict[str, dict]) -> list[dict]:
     return rows
 
 
-async def criterion_table(session: AsyncSession, dataset_ref: str, source: str = "", progress=None) -> dict:
+async def criterion_table(session: AsyncSession, dataset_ref: str, source: str = "", progress=None) -> CriterionTable:
     source = source or "newest"
     if source not in SOURCES:
         raise InvalidArgument(f"source {source!r}: expected one of {', '.join(SOURCES)}")
@@ -220,8 +222,8 @@ async def criterion_table(session: AsyncSession, dataset_ref: str, source: str =
             return await records.runs_progress(session, run_ids)
 
     sources = choose(await _candidates(session, dataset.digest, progress), source)
-    attempts = await _latest_attempts(session, [s["cell_id"] for s in sources])
-    return dict(
+    attempts = await _latest_attempts(session, [s.cell_id for s in sources])
+    return CriterionTable(
         dataset_name=dataset.dataset_name,
         dataset_digest=dataset.digest,
         source=source,

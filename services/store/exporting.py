@@ -8,9 +8,11 @@ the same compare output.
 import math
 import posixpath
 
+from google.protobuf import json_format
 from sqlalchemy import JSON, Boolean, Float, Integer, String, Text, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hemra.v1 import common_pb2 as pb
 from services.common.errors import FailedPrecondition, InvalidArgument
 from services.store import convert, records
 from services.store import tables as t
@@ -169,10 +171,23 @@ def _shapes(rows: dict) -> None:
         problem = records.reward_problem((attempt["score"] or {}).get("rewards", {}))
         if problem:
             raise InvalidArgument(f"manifest: attempts: {attempt['id']}: {problem}")
+        where = f"manifest: attempts: {attempt['id']}"
+        _message_shaped(attempt["score"] or {}, pb.Score, f"{where}: score")
+        for artifact in attempt["artifacts"] or []:
+            _message_shaped(artifact, pb.Artifact, f"{where}: artifacts")
     for run in rows["runs"]:
         run["tree"] = convert.checked_tree(run["tree"])
         if not isinstance(run["spec"], dict):
             raise InvalidArgument(f"manifest: runs: {run['id']}: spec must be an object")
+        _message_shaped(run["spec"], pb.RunSpec, f"manifest: runs: {run['id']}: spec")
+
+
+def _message_shaped(value: dict, message_type, where: str) -> None:
+    """`value` is a `message_type` in its JSON form, as the store reads it back (no unknown key)."""
+    try:
+        convert.from_dict(value, message_type())
+    except json_format.ParseError as exc:
+        raise InvalidArgument(f"{where}: {str(exc).splitlines()[0][:300]}") from None
 
 
 def check_events(events: dict[str, list[dict]], attempts: list[dict]) -> None:

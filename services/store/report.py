@@ -1,6 +1,6 @@
 """A run's report: one table per dataset, each harness against the baseline on the
 tasks both graded comparably. Anything that makes a comparison unfair is flagged,
-never averaged in. Plain data in, plain dicts (hemra.v1.Report field names) out."""
+never averaged in. Plain data in, typed records (services.store.outputs) out."""
 
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -12,6 +12,7 @@ from sqlalchemy.orm import aliased
 
 from services.store import records
 from services.store import tables as t
+from services.store.outputs import DatasetReport, PairedSummary, Report, ReportRow
 
 SCORED = "SCORE_STATE_SCORED"
 _UNGRADED = (records.INFRA_FAILED, records.CANCELLED)
@@ -144,7 +145,7 @@ class CellResults:
         return by_task
 
 
-async def build_report(session: AsyncSession, run: t.Run) -> dict:
+async def build_report(session: AsyncSession, run: t.Run) -> Report:
     cells = await records.cells_of(session, run.id)
     harnesses = {
         h.digest: h.record
@@ -157,92 +158,72 @@ async def build_report(session: AsyncSession, run: t.Run) -> dict:
     return report_of(run, results)
 
 
-def report_of(run: t.Run, cells) -> dict:
+def report_of(run: t.Run, cells) -> Report:
     harnesses = list(dict.fromkeys(c.cell.harness_name for c in cells))
     baseline = run.spec.get("baseline") or (harnesses[0] if harnesses else "")
     by_dataset: dict[str, list[CellResults]] = defaultdict(list)
     for cell in cells:
         by_dataset[cell.cell.dataset_digest].append(cell)
     datasets = [dataset_table(group, baseline) for group in by_dataset.values()]
-    complete = all(
-        row["unfinished"] + row["cancelled"] + row["infraFailed"] == 0 for table in datasets for row in table["rows"]
-    )
-    return dict(runId=run.id, label=run.label, baseline=baseline, datasets=datasets, complete=complete)
+    complete = all(row.not_finished == 0 for table in datasets for row in table.rows)
+    return Report(run_id=run.id, label=run.label, baseline=baseline, datasets=datasets, complete=complete)
 
 
-def dataset_table(group: list[CellResults], baseline: str) -> dict:
+def dataset_table(group: list[CellResults], baseline: str) -> DatasetReport:
     base = next((c for c in group if c.cell.harness_name == baseline), None)
     rows = [row_of(cell, base) for cell in group]
     tasks = {trial.task_digest for cell in group for trial in cell.trials}
     first = group[0].cell
-    return dict(datasetName=first.dataset_name, datasetDigest=first.dataset_digest, tasks=len(tasks), rows=rows)
-
-
-def row_of(cells: CellResults, base: CellResults | None) -> dict:
-    counts = dict(
-        trials=0,
-        graded=0,
-        binaryGraded=0,
-        passed=0,
-        numericGraded=0,
-        harnessFailed=0,
-        timedOut=0,
-        infraFailed=0,
-        scorerFailed=0,
-        cancelled=0,
-        unfinished=0,
+    return DatasetReport(
+        dataset_name=first.dataset_name, dataset_digest=first.dataset_digest, tasks=len(tasks), rows=rows
     )
+
+
+def row_of(cells: CellResults, base: CellResults | None) -> ReportRow:
+    row = ReportRow(harness_name=cells.cell.harness_name, model=cells.cell.model, is_baseline=base is cells)
     sums: dict[str, list[float]] = defaultdict(list)
     for trial in cells.trials:
-        counts["trials"] += 1
-        _count_trial(counts, sums, trial)
-    means = {name: sum(values) / len(values) for name, values in sums.items()}
-    row = dict(
-        harnessName=cells.cell.harness_name,
-        model=cells.cell.model,
-        isBaseline=base is cells,
-        meanRewards=means,
-        **counts,
-    )
-    row["flags"] = flags_of(cells, base, counts)
+        row.trials += 1
+        _count_trial(row, sums, trial)
+    row.mean_rewards = {name: sum(values) / len(values) for name, values in sums.items()}
     if base is not None and base is not cells:
-        row["vsBaseline"] = paired_summary(base, cells)
+        row.vs_baseline = paired_summary(base, cells)
+    row.flags = flags_of(cells, base, row)
     return row
 
 
-def _count_trial(counts: dict, sums: dict, trial: TrialResult) -> None:
+def _count_trial(row: ReportRow, sums: dict, trial: TrialResult) -> None:
     if trial.state != "finished":
-        counts["unfinished"] += 1
+        row.unfinished += 1
         return
     if trial.outcome == records.CANCELLED:
-        counts["cancelled"] += 1
+        row.cancelled += 1
         return
     if trial.outcome == records.INFRA_FAILED:
-        counts["infraFailed"] += 1
+        row.infra_failed += 1
         return
-    counts["harnessFailed"] += trial.outcome == records.HARNESS_FAILED
-    counts["timedOut"] += trial.outcome == records.TIMED_OUT
+    row.harness_failed += trial.outcome == records.HARNESS_FAILED
+    row.timed_out += trial.outcome == records.TIMED_OUT
     if not trial.is_graded:
-        counts["scorerFailed"] += 1
+        row.scorer_failed += 1
         return
-    counts["graded"] += 1
+    row.graded += 1
     if trial.is_binary:
-        counts["binaryGraded"] += 1
-        counts["passed"] += trial.passed
+        row.binary_graded += 1
+        row.passed += trial.passed
     else:
-        counts["numericGraded"] += 1
+        row.numeric_graded += 1
         for name, value in trial.rewards.items():
             sums[name].append(value)
 
 
-def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list[str]:
+def flags_of(cells: CellResults, base: CellResults | None, row: ReportRow) -> list[str]:
     flags = []
     if base is not None and base is not cells and cells.cell.model != base.cell.model:
         flags.append(f"model {cells.cell.model or '(none)'} differs from the baseline's {base.cell.model or '(none)'}")
-    unfinished = counts["unfinished"] + counts["cancelled"] + counts["infraFailed"]
-    if unfinished:
-        flags.append(f"incomplete: {unfinished} of {counts['trials']} trials did not finish")
-    ungraded = counts["scorerFailed"] + counts["infraFailed"]
+    if row.not_finished:
+        flags.append(f"incomplete: {row.not_finished} of {row.trials} trials did not finish")
+    ungraded = row.scorer_failed + row.infra_failed
     if ungraded:
         flags.append(f"{ungraded} trials nothing graded")
     flags += version_flags(cells)
@@ -250,10 +231,8 @@ def flags_of(cells: CellResults, base: CellResults | None, counts: dict) -> list
     drifting = [d for d, ts in cells.graded_by_task().items() if len({scorer_key(x) for x in ts}) > 1]
     if drifting:
         flags.append(f"scorer changed between trials on {len(drifting)} tasks")
-    if base is not None and base is not cells:
-        differing = len(paired_summary(base, cells)["notComparable"])
-        if differing:
-            flags.append(f"scorers differ from the baseline's on {differing} tasks")
+    if row.vs_baseline is not None and row.vs_baseline.not_comparable:
+        flags.append(f"scorers differ from the baseline's on {len(row.vs_baseline.not_comparable)} tasks")
     return flags
 
 
@@ -290,37 +269,28 @@ def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:
     return trial.key
 
 
-def paired_summary(base: CellResults, other: CellResults) -> dict:
+def paired_summary(base: CellResults, other: CellResults) -> PairedSummary:
     """Pair tasks graded on both sides with one scorer fingerprint and the same reward names."""
     a, b = base.graded_by_task(), other.graded_by_task()
-    summary = dict(
-        pairedTasks=0,
-        passed=0.0,
-        baselinePassed=0.0,
-        binaryTasks=0,
-        numericTasks=0,
-        meanRewards={},
-        baselineMeanRewards={},
-        notComparable=[],
-    )
+    summary = PairedSummary()
     sums_a: dict[str, list[float]] = defaultdict(list)
     sums_b: dict[str, list[float]] = defaultdict(list)
     for digest in sorted(a.keys() & b.keys()):
         keys = {scorer_key(x) for x in a[digest] + b[digest]}
         if len(keys) > 1:
-            summary["notComparable"].append(f"{a[digest][0].task_name}: {why_not(keys)}")
+            summary.not_comparable.append(f"{a[digest][0].task_name}: {why_not(keys)}")
             continue
-        summary["pairedTasks"] += 1
+        summary.paired_tasks += 1
         if all(x.is_binary for x in a[digest] + b[digest]):
-            summary["binaryTasks"] += 1
-            summary["baselinePassed"] += _pass_rate(a[digest])
-            summary["passed"] += _pass_rate(b[digest])
+            summary.binary_tasks += 1
+            summary.baseline_passed += _pass_rate(a[digest])
+            summary.passed += _pass_rate(b[digest])
         else:
-            summary["numericTasks"] += 1
+            summary.numeric_tasks += 1
             _add_means(sums_a, a[digest])
             _add_means(sums_b, b[digest])
-    summary["baselineMeanRewards"] = {k: sum(v) / len(v) for k, v in sums_a.items()}
-    summary["meanRewards"] = {k: sum(v) / len(v) for k, v in sums_b.items()}
+    summary.baseline_mean_rewards = {k: sum(v) / len(v) for k, v in sums_a.items()}
+    summary.mean_rewards = {k: sum(v) / len(v) for k, v in sums_b.items()}
     return summary
 
 

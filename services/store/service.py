@@ -15,6 +15,7 @@ from services.store import (
     criteria,
     db,
     exporting,
+    outputs,
     queue,
     records,
     report,
@@ -50,8 +51,8 @@ class Store:
             self.fast = FastQueue(db.asyncpg_dsn(engine.url))
         #: run ID -> (progress, per-cell progress), report and catalog facts, of settled runs only.
         self._settled: dict[str, tuple[dict, dict]] = {}
-        self._reports: dict[str, dict] = {}
-        self._facts: dict[str, list[tuple]] = {}
+        self._reports: dict[str, outputs.Report] = {}
+        self._facts: dict[str, list[catalog.Fact]] = {}
 
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time) -> "Store":
@@ -112,7 +113,7 @@ class Store:
             cache.pop(next(iter(cache)))
         cache[key] = value
 
-    async def run_report(self, ref: str) -> dict:
+    async def run_report(self, ref: str) -> outputs.Report:
         """The report; a settled run's is built once per process (it cannot change)."""
         with gc_paused():
             async with self.sessions() as session:
@@ -127,7 +128,7 @@ class Store:
                     self._remember(self._reports, run.id, built)
                 return built
 
-    async def compare(self, a: str, b: str, judge: str = "") -> dict:
+    async def compare(self, a: str, b: str, judge: str = "") -> outputs.Comparison:
         with gc_paused():
             async with self.sessions() as session:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
@@ -168,30 +169,30 @@ class Store:
             attempt, _, _ = await records.get_attempt(session, attempt_id)
             return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes)
 
-    async def list_datasets(self) -> list[dict]:
+    async def list_datasets(self) -> list[outputs.DatasetSummary]:
         async with self.sessions() as session:
             return await catalog.list_datasets(session)
 
-    async def list_tasks(self, dataset: str, page_size: int, page_token: str) -> dict:
+    async def list_tasks(self, dataset: str, page_size: int, page_token: str) -> outputs.TaskPage:
         async with self.sessions() as session:
             return await catalog.list_tasks(session, dataset, page_size, page_token, self._facts_of(session))
 
-    async def list_harnesses(self) -> list[dict]:
+    async def list_harnesses(self) -> list[outputs.HarnessSummary]:
         async with self.sessions() as session:
             return await catalog.list_harnesses(session)
 
-    async def list_scorers(self) -> list[dict]:
+    async def list_scorers(self) -> list[outputs.ScorerSummary]:
         async with self.sessions() as session:
             return await catalog.list_scorers(session, self._facts_of(session))
 
-    async def list_judges(self) -> tuple[list[dict], str]:
+    async def list_judges(self) -> tuple[list[outputs.JudgeSummary], str]:
         async with self.sessions() as session:
             return await catalog.list_judges(session, self._facts_of(session))
 
     def _facts_of(self, session):
         """catalog.attempt_facts, kept for settled runs (their attempts cannot change)."""
 
-        async def facts_of(run_ids: list[str]) -> dict[str, list[tuple]]:
+        async def facts_of(run_ids: list[str]) -> dict[str, list[catalog.Fact]]:
             facts = {run_id: self._facts[run_id] for run_id in run_ids if run_id in self._facts}
             missing = [run_id for run_id in run_ids if run_id not in facts]
             if missing:
@@ -207,11 +208,11 @@ class Store:
 
         return facts_of
 
-    async def attempt_usage(self, run: str) -> list[dict]:
+    async def attempt_usage(self, run: str) -> list[outputs.AttemptUsage]:
         async with self.sessions() as session:
             return await catalog.attempt_usage(session, run)
 
-    async def criterion_table(self, dataset: str, source: str = "") -> dict:
+    async def criterion_table(self, dataset: str, source: str = "") -> outputs.CriterionTable:
         async with self.sessions() as session:
             return await criteria.criterion_table(
                 session, dataset, source, progress=lambda run_ids: self._progress(session, run_ids)

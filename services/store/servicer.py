@@ -34,11 +34,11 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def GetRunReport(self, request, context):
         report = await self.store.run_report(request.run)
-        return spb.GetRunReportResponse(report=convert.report_to_proto(report))
+        return spb.GetRunReportResponse(report=convert.message(report, spb.Report))
 
     async def CompareSides(self, request, context):
         comparison = await self.store.compare(request.a, request.b, request.judge)
-        return spb.CompareSidesResponse(comparison=convert.comparison_to_proto(comparison))
+        return spb.CompareSidesResponse(comparison=convert.message(comparison, spb.Comparison))
 
     async def CancelRun(self, request, context):
         run, cells, cancelled, attempt_id = await self.store.cancel(request.run)
@@ -69,50 +69,31 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def ListDatasets(self, request, context):
         datasets = await self.store.list_datasets()
-        return spb.ListDatasetsResponse(datasets=[_summary(d, spb.DatasetSummary, "last_used_time") for d in datasets])
+        return spb.ListDatasetsResponse(datasets=[convert.message(d, spb.DatasetSummary) for d in datasets])
 
     async def ListTasks(self, request, context):
         page = await self.store.list_tasks(request.dataset, request.page_size, request.page_token)
-        return spb.ListTasksResponse(
-            dataset_name=page["dataset_name"],
-            dataset_digest=page["dataset_digest"],
-            tasks=[spb.TaskSummary(**task) for task in page["tasks"]],
-            next_page_token=page["next_page_token"],
-        )
+        return convert.message(page, spb.ListTasksResponse)
 
     async def ListHarnesses(self, request, context):
         harnesses = await self.store.list_harnesses()
-        return spb.ListHarnessesResponse(
-            harnesses=[_summary(h, spb.HarnessSummary, "last_used_time") for h in harnesses]
-        )
+        return spb.ListHarnessesResponse(harnesses=[convert.message(h, spb.HarnessSummary) for h in harnesses])
 
     async def ListScorers(self, request, context):
         scorers = await self.store.list_scorers()
-        return spb.ListScorersResponse(
-            scorers=[spb.ScorerSummary(**{**s, "tasks": [spb.ScoredTask(**x) for x in s["tasks"]]}) for s in scorers]
-        )
+        return spb.ListScorersResponse(scorers=[convert.message(s, spb.ScorerSummary) for s in scorers])
 
     async def ListJudges(self, request, context):
         judges, note = await self.store.list_judges()
-        return spb.ListJudgesResponse(judges=[spb.JudgeSummary(**j) for j in judges], note=note)
+        return spb.ListJudgesResponse(judges=[convert.message(j, spb.JudgeSummary) for j in judges], note=note)
 
     async def ListAttemptUsage(self, request, context):
         usage = await self.store.attempt_usage(request.run)
-        return spb.ListAttemptUsageResponse(attempts=[spb.AttemptUsage(**u) for u in usage])
+        return spb.ListAttemptUsageResponse(attempts=[convert.message(u, spb.AttemptUsage) for u in usage])
 
     async def GetCriterionTable(self, request, context):
         table = await self.store.criterion_table(request.dataset, request.source)
-        sources = [_summary(s, spb.CriterionSource, "create_time") for s in table["sources"]]
-        rows = [spb.CriterionRow(**{**r, "cells": [spb.CriterionCell(**c) for c in r["cells"]]}) for r in table["rows"]]
-        return spb.GetCriterionTableResponse(
-            table=spb.CriterionTable(
-                dataset_name=table["dataset_name"],
-                dataset_digest=table["dataset_digest"],
-                source=table["source"],
-                sources=sources,
-                rows=rows,
-            )
-        )
+        return spb.GetCriterionTableResponse(table=convert.message(table, spb.CriterionTable))
 
     async def ClaimJob(self, request, context):
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
@@ -184,10 +165,3 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def FindMissingBlobs(self, request, context):
         return spb.FindMissingBlobsResponse(missing=self.store.missing_blobs(list(request.digests)))
-
-
-def _summary(data: dict, message_type, time_field: str):
-    """A summary message from a dict whose `time_field` holds epoch seconds (or None)."""
-    fields = {k: v for k, v in data.items() if k in message_type.DESCRIPTOR.fields_by_name}
-    fields[time_field] = convert.timestamp(fields.get(time_field))
-    return message_type(**fields)

@@ -3,10 +3,11 @@ catalog lists, the criterion table, usage sums, payloads cut in SQL, batched run
 
 import json
 
+import pytest
 from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
-from services.store import catalog, convert, criteria, records
+from services.store import catalog, convert, criteria, outputs, records
 from services.store.records import PlannedRun
 from services.store.service import Store
 
@@ -86,18 +87,18 @@ async def test_store_reads(database_url, tmp_path):
         new, _ = await store.record_run(_plan("new", {"alpha": [1, 0, 1], "beta": [1, 1, 0]}))
 
         datasets = await store.list_datasets()
-        assert [(d["dataset_name"], d["tasks"], d["runs"]) for d in datasets] == [("demo", 3, 2)]
+        assert [(d.dataset_name, d.tasks, d.runs) for d in datasets] == [("demo", 3, 2)]
         page = await store.list_tasks("demo", 2, "")
-        assert [t["task_name"] for t in page["tasks"]] == ["demo/task-1", "demo/task-2"] and page["next_page_token"]
-        rest = await store.list_tasks("demo", 2, page["next_page_token"])
-        assert [t["task_name"] for t in rest["tasks"]] == ["demo/task-3"] and rest["next_page_token"] == ""
-        assert page["tasks"][0]["attempts"] == 4 and page["tasks"][0]["passed"] == 3
-        harnesses = {h["harness_name"]: h for h in await store.list_harnesses()}
-        assert harnesses["alpha"]["runs"] == 2 and harnesses["alpha"]["trials"] == 6
-        assert harnesses["alpha"]["env"] == ["API_KEY"] and harnesses["alpha"]["agent_version"] == "1.0"
+        assert [t.task_name for t in page.tasks] == ["demo/task-1", "demo/task-2"] and page.next_page_token
+        rest = await store.list_tasks("demo", 2, page.next_page_token)
+        assert [t.task_name for t in rest.tasks] == ["demo/task-3"] and rest.next_page_token == ""
+        assert page.tasks[0].attempts == 4 and page.tasks[0].passed == 3
+        harnesses = {h.harness_name: h for h in await store.list_harnesses()}
+        assert harnesses["alpha"].runs == 2 and harnesses["alpha"].trials == 6
+        assert harnesses["alpha"].env == ["API_KEY"] and harnesses["alpha"].agent_version == "1.0"
         [scorer] = await store.list_scorers()
-        assert scorer["fingerprint"] == FINGERPRINT and scorer["attempts"] == 12 and scorer["task_count"] == 3
-        assert scorer["reward_names"] == ["reward"]
+        assert scorer.fingerprint == FINGERPRINT and scorer.attempts == 12 and scorer.task_count == 3
+        assert scorer.reward_names == ["reward"]
         assert await store.list_judges() == ([], catalog.JUDGES_NOTE)
         assert {new.id, old.id} <= set(store._facts)  # settled: kept
         async with store.sessions() as session:  # the kept facts sum to what the domain code counts afresh
@@ -105,21 +106,21 @@ async def test_store_reads(database_url, tmp_path):
         assert fresh == (await store.list_scorers(), await store.list_tasks("demo", 10, ""))
 
         newest = await store.criterion_table("demo")
-        assert [s["run_id"] for s in newest["sources"]] == [new.id, new.id]
-        assert all(s["other_cells"] == 1 and s["complete"] for s in newest["sources"])
-        overall = newest["rows"][0]
-        assert overall["criterion"] == "Overall pass rate"
-        assert [round(c["value"], 4) for c in overall["cells"]] == [0.6667, 0.6667]
-        assert [c["best"] for c in overall["cells"]] == [False, False]  # equal values: nothing to beat
-        task2 = next(r for r in newest["rows"] if r["criterion"] == "demo/task-2")
-        assert [(c["value"], c["best"], c["samples"]) for c in task2["cells"]] == [(0.0, False, 1), (1.0, True, 1)]
+        assert [s.run_id for s in newest.sources] == [new.id, new.id]
+        assert all(s.other_cells == 1 and s.complete for s in newest.sources)
+        overall = newest.rows[0]
+        assert overall.criterion == "Overall pass rate"
+        assert [round(c.value, 4) for c in overall.cells] == [0.6667, 0.6667]
+        assert [c.best for c in overall.cells] == [False, False]  # equal values: nothing to beat
+        task2 = next(r for r in newest.rows if r.criterion == "demo/task-2")
+        assert [(c.value, c.best, c.samples) for c in task2.cells] == [(0.0, False, 1), (1.0, True, 1)]
         async with store.sessions() as session:  # the domain code alone counts the same
             alone = await criteria.criterion_table(session, "demo")
         assert alone == newest
         largest = await store.criterion_table("demo", "largest")
-        assert [s["trials"] for s in largest["sources"]] == [3, 3]
-        wall = newest["rows"][-1]
-        assert wall["lower_is_better"] and [c["best"] for c in wall["cells"]] == [True, False]
+        assert [s.trials for s in largest.sources] == [3, 3]
+        wall = newest.rows[-1]
+        assert wall.lower_is_better and [c.best for c in wall.cells] == [True, False]
 
         # usage sums and payloads cut in SQL
         attempt_id = (await store.list_attempts(new.id, 1, ""))[0][0][0].id
@@ -147,7 +148,7 @@ async def test_store_reads(database_url, tmp_path):
                 ],
             )
         assert await store.attempt_usage(new.id) == [
-            dict(attempt_id=attempt_id, input_tokens=15, output_tokens=0, cost_usd=0.75, usage_events=2)
+            outputs.AttemptUsage(attempt_id=attempt_id, input_tokens=15, output_tokens=0, cost_usd=0.75, usage_events=2)
         ]
         cut, _ = await store.list_events(attempt_id, 10, "", 1000)
         assert [e.payload_cut for e in cut] == [False, False, True]
@@ -183,9 +184,10 @@ def test_fast_score_and_artifact_conversion_match_json_format():
         },
         {},
         json_format.MessageToDict(pb.Score(state=pb.SCORE_STATE_SCORER_FAILED, error="boom")),
-        {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}, "unknownKey": 1},
     ]
     for score in scores:
         assert convert.score_from_dict(score) == convert.from_dict(score, pb.Score())
+    with pytest.raises(json_format.ParseError, match="unknownKey"):  # a misspelt key is an error, not dropped
+        convert.score_from_dict({"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}, "unknownKey": 1})
     for artifact in ({"path": "/x", "blobDigest": "sha256:c", "sizeBytes": "2048"}, {"path": "/y"}):
         assert convert.artifact_from_dict(artifact) == convert.from_dict(artifact, pb.Artifact())

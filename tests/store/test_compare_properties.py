@@ -48,25 +48,25 @@ def test_pairing__never_mixes_scorers_reward_names_or_judge_models(trials_a, tri
     if not a.trials.keys() & b.trials.keys():
         return
     result = compare.compare(a, b)
-    paired = {task["taskDigest"] for task in result["tasks"]}
+    paired = {task.task_digest for task in result.tasks}
     for digest in paired:
         graded = [x for x in a.trials[digest] + b.trials[digest] if x.is_graded]
         assert len({report.scorer_key(x) for x in graded}) == 1
         assert all(x.is_graded for x in graded) and graded
-    names = {task["taskName"] for task in result["tasks"]}
-    flagged = {item["taskName"] for item in result["notComparable"]}
+    names = {task.task_name for task in result.tasks}
+    flagged = {item.task_name for item in result.not_comparable}
     assert not names & flagged
     every = {trials[0].task_name for trials in list(a.trials.values()) + list(b.trials.values())}
     assert names | flagged == every
-    for item in result["notComparable"]:
-        if "judge models" in item["reason"]:
-            digest = "sha256:" + item["taskName"]
+    for item in result.not_comparable:
+        if "judge models" in item.reason:
+            digest = "sha256:" + item.task_name
             judges = {x.score["judgeModel"] for x in a.trials[digest] + b.trials[digest] if x.is_graded}
             assert len(judges) > 1
-    binary = [task for task in result["tasks"] if task["binary"]]
-    assert result.get("binaryTasks", 0) == len(binary)
+    binary = [task for task in result.tasks if task.binary]
+    assert result.binary_tasks == len(binary)
     for task in binary:
-        assert 0 <= task["aPassRate"] <= 1 and 0 <= task["bPassRate"] <= 1
+        assert 0 <= task.a_pass_rate <= 1 and 0 <= task.b_pass_rate <= 1
 
 
 def test_mcnemar__exact_values():
@@ -81,8 +81,8 @@ def test_bootstrap__seeded_and_reproducible():
 
     diffs = np.array([1, 0, 0, -1, 1, 1, 0, 0.5])
     first, second = compare.bootstrap(diffs), compare.bootstrap(diffs)
-    assert first == second and first["low"] <= diffs.mean() <= first["high"]
-    assert compare.bootstrap(np.array([1.0, 1.0]))["low"] == 1.0
+    assert first == second and first.low <= diffs.mean() <= first.high
+    assert compare.bootstrap(np.array([1.0, 1.0])).low == 1.0
 
 
 def test_pass_at_k__unbiased_estimates():
@@ -101,6 +101,6 @@ def test_pass_at_k__unbiased_estimates():
             for v in (1, 0, 0, 1)
         ],
     )
-    estimates = compare.pass_at_k(result)
-    assert estimates["passAtK"]["1"] == 0.5 and abs(estimates["passAtK"]["2"] - (1 - 1 / 6)) < 1e-12
-    assert abs(estimates["passHatK"]["2"] - 1 / 6) < 1e-12 and estimates["passHatK"]["4"] == 0
+    at, hat = compare.pass_at_k(result)
+    assert at[1] == 0.5 and abs(at[2] - (1 - 1 / 6)) < 1e-12
+    assert abs(hat[2] - 1 / 6) < 1e-12 and hat[4] == 0

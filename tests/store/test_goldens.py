@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+import msgspec
 import pytest
 from google.protobuf import json_format
 from rich.console import Console
@@ -155,7 +156,7 @@ def recording_console() -> Console:
 
 
 async def test_golden__report_text_and_json(crafted):
-    report = convert.report_to_proto(await crafted.run_report("crafted"))
+    report = convert.message(await crafted.run_report("crafted"), spb.Report)
     console = recording_console()
     render.print_report(console, report)
     check("report.txt", masked(console.export_text()))
@@ -188,8 +189,8 @@ async def test_golden__report_text_and_json(crafted):
 
 async def test_golden__compare_text_and_json(crafted, monkeypatch):
     result = await crafted.compare("crafted/base", "crafted/other")
-    comparison = convert.comparison_to_proto(result)
-    assert comparison == convert.from_dict(result, spb.Comparison())
+    comparison = convert.message(result, spb.Comparison)
+    assert comparison == convert.from_dict(msgspec.to_builtins(result, str_keys=True), spb.Comparison())
     full = json_format.MessageToDict(
         comparison, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )

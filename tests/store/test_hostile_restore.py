@@ -183,6 +183,14 @@ def _digest_shape(rows):
     rows["tasks"][0]["record"]["files"][0]["blobDigest"] = "sha256:../../x"
 
 
+def _misspelt_spec_key(rows):
+    rows["runs"][0]["spec"]["concurency"] = 4
+
+
+def _unknown_score_key(rows):
+    rows["attempts"][0]["score"] = {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}, "grade": "A"}
+
+
 CRAFTED = {
     "harness command under nop's digest": (_planted_command, "does not hash to its digest"),
     "always-pass test under the real digest": (_planted_test, "do not hash to its digest"),
@@ -197,6 +205,8 @@ CRAFTED = {
     "an unknown column": (_unknown_column, "unknown column"),
     "trials not a list": (_not_a_list, "must be a list"),
     "a blob digest that is a path": (_digest_shape, "digest"),
+    "a misspelt run spec key": (_misspelt_spec_key, "concurency"),
+    "a score key no score has": (_unknown_score_key, "grade"),
 }
 
 
@@ -273,6 +283,6 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
     assert claimed.harness.record["kind"] == "builtin" and "command" not in claimed.harness.record
     assert claimed.harness.record["model"] == "model-b"
     [dataset] = await store.list_datasets()
-    assert dataset["tasks"] == 1
+    assert dataset.tasks == 1
     async with store.sessions() as session:
         assert (await session.get(t.Dataset, "sha256:" + "d" * 64)).task_digests == [task["digest"]]

@@ -92,8 +92,8 @@ async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
     store.clock.now += 31  # the retry's worker dies too: retries are used up
     assert await store.claim_job("w3", 30) is None
     report = await store.run_report(run.id)
-    row = report["datasets"][0]["rows"][0]
-    assert row["infraFailed"] == 1 and row["graded"] == 0 and not report["complete"]
+    row = report.datasets[0].rows[0]
+    assert row.infra_failed == 1 and row.graded == 0 and not report.complete
 
 
 async def test_infra_failure__retried_only_up_to_max(store):
@@ -218,10 +218,10 @@ async def test_report__counts_outcomes_apart(store):
     for done in outcomes:
         claimed = await store.claim_job("w", 30)
         await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
-    row = (await store.run_report(run.id))["datasets"][0]["rows"][0]
-    assert (row["passed"], row["binaryGraded"], row["timedOut"]) == (1, 2, 1)
-    assert (row["scorerFailed"], row["infraFailed"]) == (1, 1)
-    assert any("nothing graded" in flag for flag in row["flags"])
+    row = (await store.run_report(run.id)).datasets[0].rows[0]
+    assert (row.passed, row.binary_graded, row.timed_out) == (1, 2, 1)
+    assert (row.scorer_failed, row.infra_failed) == (1, 1)
+    assert any("nothing graded" in flag for flag in row.flags)
 
 
 def _score(value: float) -> dict:

@@ -1,0 +1,257 @@
+"""What the store's domain code returns: typed records, one per hemra.v1 message, with that
+message's field names. They become protos in one place (convert.message), where a field the
+message does not have is an error, not a value silently dropped.
+
+Times are epoch seconds (or None for never); convert.message makes them Timestamps.
+msgspec Structs: building tens of thousands (a compare's tasks) costs about a tuple each."""
+
+import msgspec
+
+
+class _Record(msgspec.Struct, kw_only=True):
+    pass
+
+
+# --- catalog ------------------------------------------------------------------------------
+class DatasetSummary(_Record):
+    name: str
+    digest: str
+    dataset_name: str
+    source: str
+    tasks: int
+    runs: int
+    imports: int
+    harness_names: list[str]
+    last_used_time: float | None
+
+
+class TaskSummary(_Record):
+    task_name: str
+    digest: str
+    attempts: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    scorer_fingerprints: list[str] = []
+    harness_names: list[str] = []
+
+
+class TaskPage(_Record):
+    """ListTasksResponse."""
+
+    dataset_name: str
+    dataset_digest: str
+    tasks: list[TaskSummary]
+    next_page_token: str
+
+
+class HarnessSummary(_Record):
+    name: str
+    digest: str
+    harness_name: str
+    kind: str
+    agent: str
+    agent_version: str
+    model: str
+    env: list[str]
+    runs: int
+    imports: int
+    trials: int
+    dataset_names: list[str]
+    last_used_time: float | None
+
+
+class ScoredTask(_Record):
+    task_name: str
+    task_digest: str
+    attempts: int = 0
+
+
+class ScorerSummary(_Record):
+    fingerprint: str
+    scorer: str
+    judge_model: str
+    reward_names: list[str] = []
+    attempts: int = 0
+    tasks: list[ScoredTask] = []
+    dataset_names: list[str] = []
+    task_count: int = 0
+
+
+class JudgeSummary(_Record):
+    judge: str
+    models: list[str]
+    attempts: int
+    run_ids: list[str]
+
+
+class AttemptUsage(_Record):
+    attempt_id: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    usage_events: int
+
+
+# --- criterion table ----------------------------------------------------------------------
+class CriterionSource(_Record):
+    harness_name: str
+    run_id: str
+    run_label: str
+    kind: str
+    cell_id: str
+    model: str
+    create_time: float | None
+    trials: int
+    complete: bool
+    other_cells: int = 0
+
+
+class CriterionCell(_Record):
+    samples: int
+    value: float
+    excluded: int
+    best: bool = False
+
+
+class CriterionRow(_Record):
+    criterion: str
+    task_digest: str
+    unit: str
+    lower_is_better: bool
+    cells: list[CriterionCell]
+
+
+class CriterionTable(_Record):
+    dataset_name: str
+    dataset_digest: str
+    source: str
+    sources: list[CriterionSource]
+    rows: list[CriterionRow]
+
+
+# --- report -------------------------------------------------------------------------------
+class PairedSummary(_Record):
+    paired_tasks: int = 0
+    passed: float = 0.0
+    baseline_passed: float = 0.0
+    binary_tasks: int = 0
+    numeric_tasks: int = 0
+    mean_rewards: dict[str, float] = {}
+    baseline_mean_rewards: dict[str, float] = {}
+    not_comparable: list[str] = []
+
+
+class ReportRow(_Record):
+    harness_name: str
+    model: str
+    is_baseline: bool
+    trials: int = 0
+    graded: int = 0
+    binary_graded: int = 0
+    passed: int = 0
+    numeric_graded: int = 0
+    mean_rewards: dict[str, float] = {}
+    harness_failed: int = 0
+    timed_out: int = 0
+    infra_failed: int = 0
+    scorer_failed: int = 0
+    cancelled: int = 0
+    unfinished: int = 0
+    vs_baseline: PairedSummary | None = None
+    flags: list[str] = []
+
+    @property
+    def not_finished(self) -> int:
+        """Trials that ended without a result to grade, or did not end."""
+        return self.unfinished + self.cancelled + self.infra_failed
+
+
+class DatasetReport(_Record):
+    dataset_name: str
+    dataset_digest: str
+    tasks: int
+    rows: list[ReportRow]
+
+
+class Report(_Record):
+    run_id: str
+    label: str
+    baseline: str
+    datasets: list[DatasetReport]
+    complete: bool
+
+
+# --- compare ------------------------------------------------------------------------------
+class SideSummary(_Record):
+    ref: str
+    label: str
+    run_id: str
+    kind: str
+    model: str
+    trials: int = 0
+    graded: int = 0
+    infra_failed: int = 0
+    scorer_failed: int = 0
+    cancelled: int = 0
+    unfinished: int = 0
+    pass_at_k: dict[int, float] = {}
+    pass_hat_k: dict[int, float] = {}
+
+
+class Interval(_Record):
+    low: float
+    high: float
+    level: float
+    resamples: int
+    seed: int
+
+
+class McNemar(_Record):
+    a_fail_b_pass: int
+    a_pass_b_fail: int
+    p_value: float
+
+
+class PairedTask(_Record):
+    task_name: str
+    task_digest: str
+    binary: bool
+    a_trials: int
+    b_trials: int
+    a_pass_rate: float = 0.0
+    b_pass_rate: float = 0.0
+    a_means: dict[str, float] = {}
+    b_means: dict[str, float] = {}
+
+
+class NotComparable(_Record):
+    task_name: str
+    reason: str
+
+
+class RewardDelta(_Record):
+    name: str
+    tasks: int
+    a_mean: float
+    b_mean: float
+    delta: float
+    interval: Interval
+
+
+class Comparison(_Record):
+    a: SideSummary
+    b: SideSummary
+    paired_tasks: int = 0
+    binary_tasks: int = 0
+    a_passed: float = 0.0
+    b_passed: float = 0.0
+    delta: float = 0.0
+    delta_interval: Interval | None = None
+    mcnemar: McNemar | None = None
+    flipped_to_pass: list[str] = []
+    flipped_to_fail: list[str] = []
+    reward_deltas: list[RewardDelta] = []
+    not_comparable: list[NotComparable] = []
+    tasks: list[PairedTask] = []
+    flags: list[str] = []
