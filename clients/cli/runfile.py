@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
+from services.common import runspec
 from services.environments.capabilities import ISOLATIONS
-from services.planner.plan import MAXIMA
 
 #: Every key a run file may hold, with its type.
 KEYS = {
@@ -103,31 +103,25 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     baseline = flags.baseline if flags.baseline is not None else data.get("baseline", "")
     if flags.harnesses and flags.baseline is None and baseline not in harnesses:
         baseline = ""  # -H replaced the file's harnesses: the first one given is the baseline
-    for key, flag, default, least in (
-        ("attempts", flags.attempts, 1, 1),
-        ("concurrency", flags.concurrency, 1, 1),
-        ("timeout_secs", flags.timeout_secs, 0, 0),
-        ("max_infra_retries", flags.max_infra_retries, 0, 0),
-    ):
-        value = _pick(flag, data.get(key), default)
-        if not least <= value <= MAXIMA[key]:
+    numbers = {}
+    for key in runspec.BOUNDS:
+        flag = getattr(flags, key)
+        numbers[key] = value = _pick(flag, data.get(key), runspec.DEFAULTS[key])
+        bound = runspec.out_of_bounds(key, value)
+        if bound:
             where = "--" + _FLAG.get(key, key).replace("_", "-") if flag is not None else f"{run_file}: {key}"
-            bound = f"at least {least}" if value < least else f"at most {MAXIMA[key]:,}"
             raise RunFileError(f"{where} must be {bound} (got {_shown(value)})")
     spec = pb.RunSpec(
-        label=flags.label or data.get("name", "run"),
+        label=flags.label or data.get("name", runspec.DEFAULTS["label"]),
         baseline=baseline,
         harnesses=harnesses,
         datasets=flags.datasets or data.get("datasets", []),
-        attempts=_pick(flags.attempts, data.get("attempts"), 1),
-        concurrency=_pick(flags.concurrency, data.get("concurrency"), 1),
+        **numbers,
         model=flags.model if flags.model is not None else data.get("model", ""),
-        timeout_secs=_pick(flags.timeout_secs, data.get("timeout_secs"), 0),
-        max_infra_retries=_pick(flags.max_infra_retries, data.get("max_infra_retries"), 0),
         tasks=flags.tasks or data.get("tasks", []),
         exclude=flags.exclude or data.get("exclude", []),
         require=list(dict.fromkeys(data.get("require", []) + flags.require)),
-        sandbox=flags.sandbox or sandbox.get("kind", "host"),
+        sandbox=flags.sandbox or sandbox.get("kind", runspec.DEFAULTS["sandbox"]),
         sandbox_network=sandbox.get("network", ""),
         sandbox_image=sandbox.get("image", ""),
         verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),

@@ -14,10 +14,10 @@ from clients.cli.common import command, console, database_url, fail, home
 from hemra.v1 import store_service_pb2 as spb
 from services import auth, embedded
 from services.common import errors, transport
+from services.common.runspec import BOUNDS
 from services.common.transport import split_listen
 from services.entry import configure_logging
 from services.executor.server import build_executor
-from services.planner.plan import MAXIMA
 from services.scorer.server import build_server as build_scorer
 
 DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
@@ -235,9 +235,9 @@ async def _until_signalled(worker) -> None:
 
 def check_concurrency(concurrency: int, least: int) -> None:
     """--concurrency of hemra serve and hemra worker: from `least` to the run's maximum (1000)."""
-    if not least <= concurrency <= MAXIMA["concurrency"]:
+    if not least <= concurrency <= BOUNDS["concurrency"][1]:
         shown = f"{concurrency:,}" if len(str(concurrency)) <= 30 else f"{str(concurrency)[:27]}..."
-        fail(f"--concurrency must be from {least} to {MAXIMA['concurrency']:,} (got {shown})")
+        fail(f"--concurrency must be from {least} to {BOUNDS['concurrency'][1]:,} (got {shown})")
 
 
 def worker(

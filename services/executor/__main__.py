@@ -5,10 +5,10 @@ import asyncio
 import signal
 
 from services.common import transport
+from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
 from services.entry import add_auth_options, configure_logging, token_of
 from services.executor.server import build_executor
-from services.planner.plan import MAXIMA
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -30,8 +30,10 @@ async def main(argv: list[str] | None = None) -> None:
         transport.check_listen(args.listen)
     except (transport.NotLoopback, ValueError) as exc:
         parser.exit(2, f"error: {exc}\n")
-    if not 1 <= args.concurrency <= MAXIMA["concurrency"]:
-        parser.exit(2, f"error: --concurrency must be from 1 to {MAXIMA['concurrency']:,} (got {args.concurrency:,})\n")
+    if not 1 <= args.concurrency <= BOUNDS["concurrency"][1]:
+        parser.exit(
+            2, f"error: --concurrency must be from 1 to {BOUNDS['concurrency'][1]:,} (got {args.concurrency:,})\n"
+        )
     token = token_of(args)
     configure_logging()
     store_channel, scorer_channel = transport.channel(args.store), transport.channel(args.scorer)

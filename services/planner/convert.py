@@ -1,34 +1,9 @@
-"""Resolved datasets, tasks and harnesses to hemra.v1 messages; RunSpec to Spec."""
+"""Resolved datasets, tasks and harnesses to hemra.v1 messages."""
 
 from hemra.v1 import common_pb2 as pb
 from services.planner.datasets import LoadedDataset
 from services.planner.harnesses import LoadedHarness
-from services.planner.plan import Spec
 from services.planner.tasks import LoadedTask
-
-
-def spec_from_proto(message: pb.RunSpec) -> Spec:
-    return Spec(
-        label=message.label or "run",
-        baseline=message.baseline,
-        harnesses=list(message.harnesses),
-        datasets=list(message.datasets),
-        attempts=message.attempts or 1,
-        concurrency=message.concurrency or 1,
-        model=message.model,
-        timeout_secs=message.timeout_secs,
-        max_infra_retries=message.max_infra_retries,
-        tasks=list(message.tasks),
-        exclude=list(message.exclude),
-        require=list(message.require),
-        sandbox=message.sandbox or "host",
-        sandbox_network=message.sandbox_network,
-        sandbox_image=message.sandbox_image,
-        verifier_network=message.verifier_network,
-        verifier_isolation=message.verifier_isolation,
-        run_file=message.run_file,
-        judges=list(message.judges),
-    )
 
 
 def task_to_proto(task: LoadedTask) -> pb.Task:

@@ -1,48 +1,23 @@
 """Resolve a run spec: datasets to digests and selected tasks, harnesses to digests,
 the sandbox against `require` and every task. Pure functions over the file system."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from hemra.v1 import common_pb2 as pb
+from services.common import runspec
 from services.environments.capabilities import ENFORCES, ISOLATIONS, fresh_refusal
 from services.planner import datasets as ds
 from services.planner import dockerfile
 from services.planner import harnesses as hs
 from services.planner.errors import PlanError
-from services.planner.tasks import MAX_TIMEOUT_SECS, LoadedTask
+from services.planner.tasks import LoadedTask
 
 #: What each sandbox enforces, checked against a run's `require` (the executor's own table).
 SANDBOXES = ENFORCES
 KNOWN_REQUIREMENTS = {"network_block", "filesystem_isolation", "process_isolation", "gpu"}
-#: The largest value of each of a run's numbers (docs/runs.md); past it a run is refused.
-MAXIMA = {"attempts": 1000, "concurrency": 1000, "timeout_secs": MAX_TIMEOUT_SECS, "max_infra_retries": 100}
 #: Trials a run may plan at most (tasks x harnesses x attempts).
 MAX_TRIALS = 1_000_000
-
-
-@dataclass
-class Spec:
-    """A run spec after flags and run file are merged (mirrors hemra.v1.RunSpec)."""
-
-    label: str = "run"
-    baseline: str = ""
-    harnesses: list[str] = field(default_factory=list)
-    datasets: list[str] = field(default_factory=list)
-    attempts: int = 1
-    concurrency: int = 1
-    model: str = ""
-    timeout_secs: int = 0
-    max_infra_retries: int = 0
-    tasks: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    require: list[str] = field(default_factory=list)
-    sandbox: str = "host"
-    sandbox_network: str = ""
-    sandbox_image: str = ""
-    verifier_network: str = ""
-    verifier_isolation: str = ""
-    run_file: str = ""
-    judges: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -56,7 +31,7 @@ class Resolved:
     trials: list[tuple[int, LoadedTask, int]]
 
 
-def resolve(spec: Spec, home: Path, cwd: Path) -> Resolved:
+def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     """Everything the run needs, or PlanError/NotFound naming the problem. Records nothing."""
     _check_numbers(spec)
     if spec.judges:
@@ -100,16 +75,11 @@ def resolve(spec: Spec, home: Path, cwd: Path) -> Resolved:
     return Resolved(loaded, harnesses, baseline, cells, trials)
 
 
-def _check_numbers(spec: Spec) -> None:
-    for key in ("attempts", "concurrency"):
-        if getattr(spec, key) < 1:
-            raise PlanError(f"{key} must be at least 1 (got {getattr(spec, key)})")
-    for key in ("timeout_secs", "max_infra_retries"):
-        if getattr(spec, key) < 0:
-            raise PlanError(f"{key} must not be negative (got {getattr(spec, key)})")
-    for key, maximum in MAXIMA.items():
-        if getattr(spec, key) > maximum:
-            raise PlanError(f"{key} must be at most {maximum:,} (got {getattr(spec, key):,})")
+def _check_numbers(spec: pb.RunSpec) -> None:
+    for key in runspec.BOUNDS:
+        bound = runspec.out_of_bounds(key, getattr(spec, key))
+        if bound:
+            raise PlanError(f"{key} must be {bound} (got {getattr(spec, key):,})")
 
 
 def _check_names(harnesses: list[hs.LoadedHarness]) -> None:
@@ -120,7 +90,7 @@ def _check_names(harnesses: list[hs.LoadedHarness]) -> None:
         seen.add(harness.harness_name)
 
 
-def _check_models(spec: Spec, harnesses: list[hs.LoadedHarness]) -> None:
+def _check_models(spec: pb.RunSpec, harnesses: list[hs.LoadedHarness]) -> None:
     if not spec.model:
         return
     for harness in harnesses:
@@ -131,7 +101,7 @@ def _check_models(spec: Spec, harnesses: list[hs.LoadedHarness]) -> None:
             )
 
 
-def _check_sandbox(spec: Spec) -> None:
+def _check_sandbox(spec: pb.RunSpec) -> None:
     if spec.sandbox not in SANDBOXES:
         raise PlanError(f"sandbox {spec.sandbox!r} is not available (available: {', '.join(SANDBOXES)})")
     for requirement in spec.require:
@@ -146,7 +116,7 @@ def _check_sandbox(spec: Spec) -> None:
         raise PlanError(f"verifier.isolation = {spec.verifier_isolation!r}: must be one of {', '.join(ISOLATIONS)}")
 
 
-def _check_network(spec: Spec) -> None:
+def _check_network(spec: pb.RunSpec) -> None:
     """`[sandbox] network` opens a container sandbox's network; the host's is always open."""
     network = spec.sandbox_network
     if spec.sandbox == "host":
@@ -156,7 +126,7 @@ def _check_network(spec: Spec) -> None:
         raise PlanError(f"sandbox.network = {network!r} opens the network, but the run requires network_block")
 
 
-def _check_image(spec: Spec) -> None:
+def _check_image(spec: pb.RunSpec) -> None:
     """`[sandbox] image` rebases every task's environment; only a container sandbox can."""
     if spec.sandbox_image and spec.sandbox != "docker":
         raise PlanError(
@@ -165,7 +135,7 @@ def _check_image(spec: Spec) -> None:
         )
 
 
-def _check_verifier_network(spec: Spec) -> None:
+def _check_verifier_network(spec: pb.RunSpec) -> None:
     """Verifiers run in the attempt's sandbox with its network: nothing else is offered yet,
     so any other value is refused rather than ignored."""
     if spec.verifier_network not in ("", "none"):
@@ -175,7 +145,7 @@ def _check_verifier_network(spec: Spec) -> None:
         )
 
 
-def _check_tasks(spec: Spec, tasks: list[LoadedTask]) -> None:
+def _check_tasks(spec: pb.RunSpec, tasks: list[LoadedTask]) -> None:
     for task in tasks:
         if (spec.verifier_isolation or task.verifier_isolation) == "fresh":
             refusal = fresh_refusal(task.environment.workdir, spec.sandbox)

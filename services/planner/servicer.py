@@ -7,6 +7,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
+from services.common import runspec
 from services.planner import convert, images, plan
 from services.planner.errors import PlanError
 from services.planner.tasks import harbor_content_hash, load_task
@@ -21,7 +22,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         self.home = home
 
     async def _resolve(self, request_spec, build_images: bool = False) -> plan.Resolved:
-        spec = convert.spec_from_proto(request_spec)
+        spec = runspec.with_defaults(request_spec)
         # Reading and hashing task folders is file I/O: keep it off the event loop.
         resolved = await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
         if build_images and spec.sandbox == "docker":
@@ -43,7 +44,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         spec = type(request.spec)()
         spec.CopyFrom(request.spec)
         spec.baseline = resolved.baseline
-        spec.label = spec.label or "run"
+        spec.label = spec.label or runspec.DEFAULTS["label"]
         harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
         record = spb.RecordRunRequest(
             spec=spec,

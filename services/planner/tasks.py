@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services import digests
+from services.common.runspec import MAX_TIMEOUT_SECS
 from services.environments.capabilities import ISOLATIONS
 from services.importer.tree import MAX_FILE_BYTES
 from services.planner import dockerfile
@@ -17,9 +18,8 @@ from services.planner.errors import PlanError
 _IGNORED = {".git", "__pycache__", ".DS_Store"}
 DEFAULT_AGENT_TIMEOUT = 900.0
 DEFAULT_VERIFIER_TIMEOUT = 600.0
-#: The longest timeout a task (or a run) may set: 7 days. Past it a timer is no longer a limit,
-#: and nan, inf or 1e308 reach no clock.
-MAX_TIMEOUT_SECS = 7 * 24 * 3600
+# The longest timeout a task (or a run) may set is runspec.MAX_TIMEOUT_SECS (7 days): past it a
+# timer is no longer a limit, and nan, inf or 1e308 reach no clock.
 #: [environment] cpus and memory_mb: at most this much (a machine far larger than any sandbox's).
 MAX_CPUS = 1024
 MAX_MEMORY_MB = 64 * 1024 * 1024

@@ -1,12 +1,13 @@
-"""services.planner.plan.resolve: a Spec against a small dataset on disk."""
+"""services.planner.plan.resolve: a run spec (defaults filled) against a small dataset on disk."""
 
 from pathlib import Path
 
 import pytest
 
+from hemra.v1 import common_pb2 as pb
+from services.common import runspec
 from services.planner import plan
 from services.planner.errors import NotFound, PlanError
-from services.planner.plan import Spec
 
 
 def make_task(folder: Path, dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\n") -> Path:
@@ -34,10 +35,14 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _spec(**fields) -> pb.RunSpec:
+    return runspec.with_defaults(pb.RunSpec(**fields))
+
+
 def _resolve(project: Path, **kwargs) -> plan.Resolved:
     kwargs.setdefault("harnesses", ["oracle", "nop"])
     kwargs.setdefault("datasets", [str(project / "ds")])
-    return plan.resolve(Spec(**kwargs), home=project / "home", cwd=project)
+    return plan.resolve(_spec(**kwargs), home=project / "home", cwd=project)
 
 
 def test_resolve__trials_are_tasks_times_harnesses_times_attempts(project):
@@ -100,7 +105,7 @@ def test_resolve__harness_file_next_to_cwd(project):
 
 def test_resolve__harness_file_next_to_run_file(project, tmp_path_factory):
     elsewhere = tmp_path_factory.mktemp("elsewhere")
-    spec = Spec(harnesses=["prog"], datasets=["./ds"], run_file=str(project / "hemra.toml"))
+    spec = _spec(harnesses=["prog"], datasets=["./ds"], run_file=str(project / "hemra.toml"))
     resolved = plan.resolve(spec, home=project / "home", cwd=elsewhere)
     assert resolved.harnesses[0].harness_name == "prog"
     assert resolved.datasets[0][0].source == (project / "ds").resolve()
@@ -193,10 +198,10 @@ def test_resolve__judges_refused(project):
 @pytest.mark.parametrize(
     "field,value,message",
     [
-        ("attempts", 0, "attempts must be at least 1"),
-        ("concurrency", 0, "concurrency must be at least 1"),
-        ("timeout_secs", -1, "timeout_secs must not be negative"),
-        ("max_infra_retries", -2, "max_infra_retries must not be negative"),
+        ("attempts", -1, "attempts must be at least 1"),  # 0 is unset: the default, 1
+        ("concurrency", -5, "concurrency must be at least 1"),
+        ("timeout_secs", -1, "timeout_secs must be at least 0"),
+        ("max_infra_retries", -2, "max_infra_retries must be at least 0"),
         ("attempts", 1001, "attempts must be at most 1,000 \\(got 1,001\\)"),
         ("concurrency", 2**31 - 1, "concurrency must be at most 1,000"),
         ("timeout_secs", 604_801, "timeout_secs must be at most 604,800"),

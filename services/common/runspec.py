@@ -1,0 +1,42 @@
+"""What a run spec means beyond its message, defined once: the value of each unset field and the
+bounds of its numbers. hemra.v1.RunSpec is the contract; the run file and flags
+(clients/cli/runfile.py), the planner and the store read these, never their own copies."""
+
+from hemra.v1 import common_pb2 as pb
+
+#: What an unset (empty or zero) field of a RunSpec means.
+DEFAULTS = {
+    "label": "run",
+    "attempts": 1,
+    "concurrency": 1,
+    "timeout_secs": 0,
+    "max_infra_retries": 0,
+    "sandbox": "host",
+}
+#: The longest a harness or a verifier may be given (a task's timeouts, a run's --timeout): 7 days.
+MAX_TIMEOUT_SECS = 7 * 24 * 3600
+#: The least and the largest value of each of a run's numbers (docs/runs.md); outside, a run is refused.
+BOUNDS = {
+    "attempts": (1, 1000),
+    "concurrency": (1, 1000),
+    "timeout_secs": (0, MAX_TIMEOUT_SECS),
+    "max_infra_retries": (0, 100),
+}
+
+
+def with_defaults(spec: pb.RunSpec) -> pb.RunSpec:
+    """A copy of `spec` with each unset field that has a default set to it."""
+    filled = pb.RunSpec()
+    filled.CopyFrom(spec)
+    for name, value in DEFAULTS.items():
+        if not getattr(filled, name):
+            setattr(filled, name, value)
+    return filled
+
+
+def out_of_bounds(name: str, value: int) -> str:
+    """Why `value` cannot be the run's `name` ("at least 1", "at most 1,000"), or ""."""
+    least, most = BOUNDS[name]
+    if value < least:
+        return f"at least {least}"
+    return f"at most {most:,}" if value > most else ""
