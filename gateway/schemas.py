@@ -10,11 +10,12 @@ import json
 from functools import cache
 from typing import Any
 
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from pydantic import BaseModel, Field, create_model
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+from services.common.vocabulary import short_name
 
 #: Strings longer than this are shortened in event previews (by default).
 PREVIEW_CHARS = 300
@@ -40,18 +41,6 @@ _SCALARS = {
 }
 _TIMESTAMP = "google.protobuf.Timestamp"
 _DURATION = "google.protobuf.Duration"
-
-
-def enum_name(enum: EnumDescriptor, number: int) -> str:
-    """`OUTCOME_HARNESS_FAILED` -> `harness_failed`; unspecified -> ``."""
-    value = enum.values_by_number.get(number)
-    if value is None or value.number == 0:
-        return ""
-    prefix = value.name.split("_")[0] + "_"
-    for candidate in (enum.values[0].name.rsplit("UNSPECIFIED", 1)[0], prefix):
-        if value.name.startswith(candidate):
-            return value.name[len(candidate) :].lower()
-    return value.name.lower()
 
 
 def _is_map(field: FieldDescriptor) -> bool:
@@ -98,7 +87,7 @@ def model_of(descriptor: Descriptor, skip: tuple[str, ...] = ()) -> type[BaseMod
 
 def _value(field: FieldDescriptor, value):
     if field.type == FieldDescriptor.TYPE_ENUM:
-        return enum_name(field.enum_type, value)
+        return short_name(field.enum_type, value)
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         name = field.message_type.full_name
         if name == _TIMESTAMP:

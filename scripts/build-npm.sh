@@ -6,14 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v npm >/dev/null 2>&1 || exit 0
 
-stale() {  # stale <package folder> <built file or folder>
+stale() {  # stale <package folder> <built file or folder> [another source folder]
   [ ! -d "$1/node_modules" ] || [ ! -e "$1/$2" ] ||
-    [ -n "$(find "$1" -path "$1/node_modules" -prune -o -path "$1/dist" -prune -o -type f -newer "$1/$2" -print -quit)" ]
+    [ -n "$(find "$1" -path "$1/node_modules" -prune -o -path "$1/dist" -prune -o -type f -newer "$1/$2" -print -quit)" ] ||
+    { [ -n "${3:-}" ] && [ -n "$(find "$3" -type f -newer "$1/$2" -print -quit)" ]; }
 }
 
-for pkg in clients/harness-ts:dist examples/harnesses/harnesses/scripted-ts:dist clients/dashboard:dist/index.html; do
-  folder="${pkg%%:*}" built="${pkg#*:}"
-  if stale "$folder" "$built"; then
+# The dashboard imports the trace viewer's modules (gateway/viewer): their changes rebuild it too.
+for pkg in clients/harness-ts:dist: examples/harnesses/harnesses/scripted-ts:dist: clients/dashboard:dist/index.html:gateway/viewer; do
+  IFS=: read -r folder built also <<<"$pkg"
+  if stale "$folder" "$built" "$also"; then
     (cd "$folder" && npm ci --silent --no-audit --no-fund && npm run --silent build >/dev/null)
     touch "$folder/$built"
   fi

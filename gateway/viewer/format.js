@@ -238,14 +238,11 @@ export function usageOf(event) {
   return { input, output, total, cost };
 }
 
-// An attempt's verdict from its score: passed, failed, errored, or the state while unfinished.
+// An attempt's verdict as the store decided it (passed, failed, errored, cancelled; the API sends
+// it), or its state while unfinished. Never decided again here.
 export function verdictOf(attempt) {
   if (attempt.state && attempt.state !== 'finished') return attempt.state;
-  if (attempt.outcome === 'cancelled') return 'cancelled';
-  const score = attempt.score;
-  if (attempt.outcome === 'infra_failed' || !score || score.state !== 'scored') return 'errored';
-  const values = Object.values(score.rewards || {});
-  return values.length && values.every((v) => v >= 1) ? 'passed' : 'failed';
+  return attempt.verdict || 'errored';
 }
 
 // Summary cards for an attempt over the events loaded so far.

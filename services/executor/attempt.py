@@ -15,7 +15,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, transport
+from services.common import errors, transport, vocabulary
 from services.environments.capabilities import carried, verifier_isolation
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, text
@@ -41,11 +41,6 @@ MAX_BUILD_LOG_BYTES = 64 * 1024 * 1024
 MAX_FINISH_CHARS = 1000
 #: Where a failed sandbox's build output is kept among the attempt's artifacts.
 BUILD_LOG = "/logs/build/build.log"
-_OUTCOMES = {
-    "completed": pb.OUTCOME_COMPLETED,
-    "harness_failed": pb.OUTCOME_HARNESS_FAILED,
-    "timed_out": pb.OUTCOME_TIMED_OUT,
-}
 
 
 @dataclass
@@ -131,7 +126,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         await _complete(
             deps,
             job,
-            _OUTCOMES[result.outcome],
+            vocabulary.OUTCOMES[result.outcome],
             result.exit_code,
             result.error,
             started,
@@ -199,7 +194,7 @@ async def _drive(
     if grant.finish is not None:
         result.agent_version = grant.finish.agent_version[:MAX_FINISH_CHARS] or result.agent_version
         if grant.finish.status == hpb.FINISH_STATUS_FAILED and result.outcome == "completed":
-            result.outcome = "harness_failed"
+            result.outcome = vocabulary.HARNESS_FAILED
             result.error = grant.finish.message[:MAX_FINISH_CHARS] or "the harness reported failure"
     await events.emit_own(
         event("status", "harness_end", outcome=result.outcome, exit_code=result.exit_code, error=result.error)

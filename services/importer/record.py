@@ -9,16 +9,9 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
+from services.common import vocabulary
 from services.importer.results import ImportedResults, ImportedTrial
 from services.importer.tree import Entry, tree_json
-
-_OUTCOMES = {
-    "completed": pb.OUTCOME_COMPLETED,
-    "harness_failed": pb.OUTCOME_HARNESS_FAILED,
-    "timed_out": pb.OUTCOME_TIMED_OUT,
-    "infra_failed": pb.OUTCOME_INFRA_FAILED,
-    "cancelled": pb.OUTCOME_CANCELLED,
-}
 
 
 async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
@@ -177,7 +170,7 @@ def _dataset(name: str, task_digests: list[str], tasks: dict[str, pb.Task], resu
 
 def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb.ImportedResult:
     result = spb.ImportedResult(
-        outcome=_OUTCOMES[trial.outcome],
+        outcome=vocabulary.OUTCOMES[trial.outcome],
         error=trial.error,
         agent_version=trial.agent_version,
         agent_name=trial.agent,
@@ -187,7 +180,7 @@ def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb
         result.start_time.FromNanoseconds(int(trial.start_time * 1e9))
     if trial.end_time:
         result.end_time.FromNanoseconds(int(trial.end_time * 1e9))
-    if trial.outcome in ("infra_failed", "cancelled"):
+    if trial.outcome in vocabulary.UNGRADED:
         return result
     if trial.rewards is None:
         result.score.CopyFrom(

@@ -2,9 +2,13 @@
 
 from dataclasses import dataclass, field
 
-#: Outcomes, as the store names them.
-COMPLETED, HARNESS_FAILED, TIMED_OUT = "completed", "harness_failed", "timed_out"
-INFRA_FAILED, CANCELLED = "infra_failed", "cancelled"
+from services.common.vocabulary import (  # noqa: F401  (the words importers use)
+    CANCELLED,
+    COMPLETED,
+    HARNESS_FAILED,
+    INFRA_FAILED,
+    TIMED_OUT,
+)
 
 
 @dataclass

@@ -7,6 +7,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from hemra.v1 import common_pb2 as pb
+from services.common import vocabulary
 from services.common.errors import InvalidArgument
 from services.store import records
 from services.store import tables as t
@@ -222,7 +223,7 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Att
         repetition=trial.repetition,
         number=attempt.number,
         state=pb.AttemptState.Value(f"ATTEMPT_STATE_{attempt.state.upper()}"),
-        outcome=pb.Outcome.Value(f"OUTCOME_{attempt.outcome.upper()}") if attempt.outcome else 0,
+        outcome=vocabulary.OUTCOMES.get(attempt.outcome or "", 0),
         exit_code=attempt.exit_code,
         error=attempt.error,
         start_time=timestamp(attempt.start_time),
@@ -232,6 +233,7 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Att
         harness_name=cell.harness_name,
         dataset_name=cell.dataset_name,
         event_count=attempt.event_count or 0,
+        verdict=(attempt.verdict or "") if attempt.state == "finished" else "",
         artifacts=[artifact_from_dict(a) for a in attempt.artifacts],
     )
     if attempt.score:
@@ -281,10 +283,6 @@ def artifact_from_dict(data: dict) -> pb.Artifact:
     return pb.Artifact(
         path=data.get("path", ""), blob_digest=data.get("blobDigest", ""), size_bytes=int(data.get("sizeBytes", 0))
     )
-
-
-def outcome_name(outcome: int) -> str:
-    return pb.Outcome.Name(outcome).removeprefix("OUTCOME_").lower()
 
 
 def event_to_proto(event) -> pb.Event:

@@ -42,9 +42,14 @@ def usable_rewards(rewards) -> dict[str, float] | None:
     return {name: float(value) for name, value in rewards.items()}
 
 
-#: Attempt outcomes (the Outcome enum's names without prefix, lower case).
-COMPLETED, HARNESS_FAILED, TIMED_OUT = "completed", "harness_failed", "timed_out"
-INFRA_FAILED, CANCELLED = "infra_failed", "cancelled"
+from services.common import vocabulary  # noqa: E402
+from services.common.vocabulary import (  # noqa: E402, F401  (the store's words, defined once)
+    CANCELLED,
+    COMPLETED,
+    HARNESS_FAILED,
+    INFRA_FAILED,
+    TIMED_OUT,
+)
 
 
 async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
@@ -392,20 +397,21 @@ async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, 
 
 
 def verdict(attempt: t.Attempt) -> str:
-    """passed, failed, errored (infra or scorer failure) or cancelled, for a finished attempt."""
+    """passed, failed, errored (infra or scorer failure) or cancelled, for a finished attempt:
+    the one place a verdict is decided (the API sends it; clients never decide it again)."""
     if attempt.outcome == CANCELLED:
-        return "cancelled"
+        return vocabulary.CANCELLED
     score = attempt.score or {}
     if attempt.outcome == INFRA_FAILED or score.get("state") != "SCORE_STATE_SCORED":
-        return "errored"
+        return vocabulary.ERRORED
     rewards = usable_rewards(score.get("rewards", {}))
     if rewards is None:
-        return "errored"
-    return "passed" if rewards and all(v >= 1 for v in rewards.values()) else "failed"
+        return vocabulary.ERRORED
+    return vocabulary.PASSED if rewards and all(v >= 1 for v in rewards.values()) else vocabulary.FAILED
 
 
 #: Verdict filters of list_attempts: a verdict, or unfinished (queued or running).
-VERDICTS = ("passed", "failed", "errored", "cancelled", "unfinished")
+VERDICTS = (*vocabulary.VERDICTS, "unfinished")
 
 
 async def list_attempts(

@@ -7,6 +7,7 @@ from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+from services.common import vocabulary
 from services.common.errors import InvalidArgument
 from services.store import convert
 from services.store.queue import Completion
@@ -62,8 +63,9 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
 
 def imported_result(result: spb.ImportedResult) -> dict:
     """Attempt columns for a trial that finished elsewhere."""
-    if result.outcome == pb.OUTCOME_UNSPECIFIED:
-        raise InvalidArgument("an imported result needs an outcome")
+    outcome = vocabulary.outcome_name(result.outcome)
+    if not outcome:
+        raise InvalidArgument(f"an imported result needs an outcome (got {result.outcome})")
     score = convert.to_dict(result.score) if result.HasField("score") else None
     problem = reward_problem(dict(result.score.rewards))
     if score is not None and result.rewards_json:
@@ -75,7 +77,7 @@ def imported_result(result: spb.ImportedResult) -> dict:
     if problem:
         raise InvalidArgument(f"an imported result: {problem}")
     return dict(
-        outcome=convert.outcome_name(result.outcome),
+        outcome=outcome,
         error=result.error,
         score=score,
         agent_version=result.agent_version,
@@ -92,10 +94,11 @@ def _task_record(task: pb.Task) -> dict:
 
 def completion(request: spb.CompleteJobRequest) -> Completion:
     """What a CompleteJob request records, its score checked (_recordable_score)."""
-    if request.outcome == pb.OUTCOME_UNSPECIFIED:
-        raise InvalidArgument("CompleteJob needs an outcome")
+    outcome = vocabulary.outcome_name(request.outcome)
+    if not outcome:
+        raise InvalidArgument(f"CompleteJob needs an outcome (got {request.outcome})")
     return Completion(
-        outcome=convert.outcome_name(request.outcome),
+        outcome=outcome,
         exit_code=request.exit_code,
         error=request.error,
         artifacts=[convert.to_dict(a) for a in request.artifacts],

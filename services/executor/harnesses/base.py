@@ -4,10 +4,9 @@ import abc
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.common.vocabulary import COMPLETED, HARNESS_FAILED, TIMED_OUT  # noqa: F401  (drivers' words)
 from services.executor.events import EventLog
 from services.executor.sandboxes import Sandbox
-
-COMPLETED, HARNESS_FAILED, TIMED_OUT = "completed", "harness_failed", "timed_out"
 
 
 @dataclass

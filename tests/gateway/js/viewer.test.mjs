@@ -41,10 +41,13 @@ test('errors, usage, verdicts and summaries', () => {
   assert.deepEqual(usageOf({ type: 'usage', payload: { input_tokens: 10, output_tokens: 5, cost_usd: 0.5 } }),
     { input: 10, output: 5, total: 15, cost: 0.5 });
   const attempt = { state: 'finished', outcome: 'completed', score: { state: 'scored', rewards: { reward: 0 } },
-    start_time: '2026-01-01T00:00:00Z', end_time: '2026-01-01T00:00:02Z' };
+    verdict: 'failed', start_time: '2026-01-01T00:00:00Z', end_time: '2026-01-01T00:00:02Z' };
   assert.equal(verdictOf(attempt), 'failed');
-  assert.equal(verdictOf({ ...attempt, score: { state: 'scored', rewards: { reward: 1 } } }), 'passed');
-  assert.equal(verdictOf({ ...attempt, score: null }), 'errored');
+  // The store's verdict, as sent: a reward of 1 outside the range the store reads is not a pass here.
+  assert.equal(verdictOf({ ...attempt, score: { state: 'scored', rewards: { reward: 1 } }, verdict: 'errored' }), 'errored');
+  assert.equal(verdictOf({ ...attempt, verdict: 'passed' }), 'passed');
+  assert.equal(verdictOf({ ...attempt, state: 'running', verdict: '' }), 'running');
+  assert.equal(verdictOf({ ...attempt, verdict: undefined }), 'errored');
   const s = summarize(attempt, [{ type: 'tool_call', name: 'bash', payload: {} }, { type: 'error', payload: {} },
     { type: 'usage', payload: { total_tokens: 7, cost_usd: 0.01 } }]);
   assert.equal(s.wall, 2);

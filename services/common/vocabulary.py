@@ -1,0 +1,39 @@
+"""HEMRA's words for what happened to an attempt, defined once from the hemra.v1 enums. The
+store, the executor, the importers, the CLI and the HTTP API (gateway/schemas.py) all say
+`harness_failed` for OUTCOME_HARNESS_FAILED and name verdicts as VERDICTS does."""
+
+from google.protobuf.descriptor import EnumDescriptor
+
+from hemra.v1 import common_pb2 as pb
+
+
+def short_name(enum: EnumDescriptor, number: int) -> str:
+    """`OUTCOME_HARNESS_FAILED` -> `harness_failed`, `ATTEMPT_STATE_QUEUED` -> `queued`;
+    unspecified (0) or unknown -> ``."""
+    value = enum.values_by_number.get(number)
+    if value is None or value.number == 0:
+        return ""
+    prefix = value.name.split("_")[0] + "_"
+    for candidate in (enum.values[0].name.rsplit("UNSPECIFIED", 1)[0], prefix):
+        if value.name.startswith(candidate):
+            return value.name[len(candidate) :].lower()
+    return value.name.lower()
+
+
+#: Outcome by its short name: completed, harness_failed, timed_out, infra_failed, cancelled.
+OUTCOMES = {short_name(pb.Outcome.DESCRIPTOR, v.number): v.number for v in pb.Outcome.DESCRIPTOR.values if v.number}
+COMPLETED = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_COMPLETED)
+HARNESS_FAILED = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_HARNESS_FAILED)
+TIMED_OUT = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_TIMED_OUT)
+INFRA_FAILED = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_INFRA_FAILED)
+CANCELLED = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_CANCELLED)
+#: Outcomes that leave a trial ungraded: counted apart, never as failures.
+UNGRADED = (INFRA_FAILED, CANCELLED)
+
+#: A finished attempt's verdict (services/store/records.verdict decides it; the API sends it).
+PASSED, FAILED, ERRORED = "passed", "failed", "errored"
+VERDICTS = (PASSED, FAILED, ERRORED, CANCELLED)
+
+
+def outcome_name(number: int) -> str:
+    return short_name(pb.Outcome.DESCRIPTOR, number)
