@@ -518,7 +518,7 @@ async def work(address: str, name: str, deadline: float) -> dict:
             job = claimed.job
             await client.CompleteJob(
                 spb.CompleteJobRequest(
-                    job_id=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED, score=score
+                    job=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED, score=score
                 ),
                 timeout=60,
             )

@@ -20,3 +20,8 @@ for pkg in clients/harness-ts:dist: examples/harnesses/harnesses/scripted-ts:dis
     touch "$folder/$built"
   fi
 done
+
+# buf, which lints the contracts in protos/ (tests/test_protos.py).
+if [ ! -x protos/node_modules/.bin/buf ]; then
+  (cd protos && npm ci --silent --no-audit --no-fund)
+fi

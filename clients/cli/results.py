@@ -101,7 +101,7 @@ async def _all_attempts(store, run_id: str) -> list:
 async def _all_events(store, attempt_id: str) -> list:
     events, token = [], ""
     while True:
-        page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE, page_token=token))
+        page = await store.ListEvents(spb.ListEventsRequest(parent=attempt_id, page_size=EVENT_PAGE, page_token=token))
         events.extend(page.events)
         token = page.next_page_token
         if not token:

@@ -167,7 +167,7 @@ def cancel(
 @command
 async def _cancel(ref: str) -> None:
     async with embedded.services(home(), database_url()) as services:
-        response = await services.planner.CancelRun(ppb.PlannerCancelRunRequest(run=ref))
+        response = await services.store.CancelRun(spb.CancelRunRequest(run=ref))
     run = response.run
     if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
         console.print(

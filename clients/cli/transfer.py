@@ -169,7 +169,7 @@ async def _write_events(store, attempt_ids: list[str], root: Path) -> None:
         lines, token = [], ""
         while True:
             page = await store.ListEvents(
-                spb.ListEventsRequest(attempt=attempt_id, page_size=EVENT_PAGE, page_token=token)
+                spb.ListEventsRequest(parent=attempt_id, page_size=EVENT_PAGE, page_token=token)
             )
             lines += [json_format.MessageToJson(e, indent=None) for e in page.events]
             token = page.next_page_token

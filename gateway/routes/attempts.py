@@ -46,21 +46,29 @@ async def list_attempt_events(
     """Events in sequence order; the page token is the last sequence number returned, so
     `page_token=N` starts after event N. Payload strings are shortened to `preview` chars."""
     record = await _attempt(store, attempt)
-    page = await store.ListEvents(
-        spb.ListEventsRequest(
-            attempt=attempt,
-            page_size=page_size,
-            page_token=page_token,
-            max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0,
-        )
-    )
+    # Over HTTP the token is a sequence number (documented, so a link can start anywhere); the
+    # store's own tokens stay opaque and the HTTP one is made here from the page's last event.
+    page = await store.ListEvents(_events_request(attempt, page_size, int(page_token or 0), preview))
     start = seconds_of(record.start_time)
     return JSONResponse(
         {
             "events": [event_json(e, start, preview or None) for e in page.events],
-            "next_page_token": page.next_page_token,
+            "next_page_token": str(page.events[-1].seq) if page.next_page_token else "",
         }
     )
+
+
+def _events_request(attempt: str, page_size: int, after: int, preview: int) -> spb.ListEventsRequest:
+    return spb.ListEventsRequest(
+        parent=attempt,
+        page_size=page_size,
+        after_seq=min(after, _PAST_EVERY_SEQ),
+        max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0,
+    )
+
+
+#: Past any sequence number an event can have, and within int64 (HTTP tokens may be larger).
+_PAST_EVERY_SEQ = 2**62
 
 
 @router.get(
@@ -87,14 +95,7 @@ async def stream_attempt_events(
         start = seconds_of(record.start_time)
         while True:
             finished = record.state == pb.ATTEMPT_STATE_FINISHED
-            page = await store.ListEvents(
-                spb.ListEventsRequest(
-                    attempt=attempt,
-                    page_size=STREAM_PAGE,
-                    page_token=str(after),
-                    max_payload_bytes=LIST_PAYLOAD_BYTES if preview else 0,
-                )
-            )
+            page = await store.ListEvents(_events_request(attempt, STREAM_PAGE, after, preview))
             for event in page.events:
                 after = event.seq
                 data = json.dumps(event_json(event, start, preview or None), ensure_ascii=False)
@@ -117,7 +118,7 @@ async def stream_attempt_events(
 
 
 async def _event(store, attempt: str, seq: int):
-    page = await store.ListEvents(spb.ListEventsRequest(attempt=attempt, page_size=1, page_token=str(seq - 1)))
+    page = await store.ListEvents(spb.ListEventsRequest(parent=attempt, page_size=1, after_seq=seq - 1))
     if not page.events or page.events[0].seq != seq:
         raise HTTPException(404, f"attempt {attempt} has no event {seq}")
     return page.events[0]

@@ -31,7 +31,7 @@ async def list_dataset_tasks(
     page_token: Annotated[str, Query(max_length=800, pattern=r"^[0-9A-Za-z_-]*$")] = "",
 ):
     """A dataset's tasks by name, with how often they were tried, passed, failed and errored."""
-    response = await store.ListTasks(spb.ListTasksRequest(dataset=dataset, page_size=page_size, page_token=page_token))
+    response = await store.ListTasks(spb.ListTasksRequest(parent=dataset, page_size=page_size, page_token=page_token))
     return JSONResponse(to_json(response))
 
 

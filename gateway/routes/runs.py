@@ -66,4 +66,4 @@ async def list_run_attempts(
 @router.get("/{run}/usage", response_model=UsageList)
 async def list_run_usage(store: StoreDep, run: RunRef):
     """Tokens and cost per attempt, summed over each attempt's `usage` events (attempts without any are left out)."""
-    return JSONResponse(to_json(await store.ListAttemptUsage(spb.ListAttemptUsageRequest(run=run))))
+    return JSONResponse(to_json(await store.ListAttemptUsage(spb.ListAttemptUsageRequest(parent=run))))

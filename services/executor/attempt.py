@@ -315,7 +315,7 @@ async def _until_stopped(work, control: Control, sandbox: Sandbox):
 
 
 async def _heartbeat(job, deps: Deps, control: Control) -> None:
-    request = spb.HeartbeatJobRequest(job_id=job.id, lease_token=job.lease_token)
+    request = spb.HeartbeatJobRequest(job=job.id, lease_token=job.lease_token)
     request.lease.FromNanoseconds(int(deps.lease_secs * 1e9))
     while True:
         await asyncio.sleep(deps.heartbeat_secs)
@@ -345,7 +345,7 @@ async def _complete(
     agent_name: str = "",
 ) -> None:
     request = spb.CompleteJobRequest(
-        job_id=job.id,
+        job=job.id,
         lease_token=job.lease_token,
         outcome=outcome,
         exit_code=exit_code,
@@ -369,7 +369,7 @@ async def _complete(
 async def _release(deps: Deps, job) -> None:
     try:
         await deps.store.ReleaseJob(
-            spb.ReleaseJobRequest(job_id=job.id, lease_token=job.lease_token, reason="worker stopped")
+            spb.ReleaseJobRequest(job=job.id, lease_token=job.lease_token, reason="worker stopped")
         )
     except errors.HemraError as exc:  # the lease will expire instead; nothing is lost
         logger.warning("attempt %s: could not release its job: %s", job.attempt.id, exc)

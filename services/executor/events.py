@@ -210,7 +210,7 @@ class EventLog:
             batch, self._pending, self._pending_bytes = self._pending, [], 0
             self._last_flush = time.monotonic()
             await self.store.AppendEvents(
-                spb.AppendEventsRequest(job_id=self.job_id, lease_token=self.lease_token, events=batch)
+                spb.AppendEventsRequest(job=self.job_id, lease_token=self.lease_token, events=batch)
             )
 
 

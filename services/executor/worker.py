@@ -48,7 +48,7 @@ class Worker:
             idle = min(idle * 2, IDLE_POLL_SECS[1])
 
     async def _claim(self):
-        request = spb.ClaimJobRequest(worker=self.deps.worker, run_id=self.run_id)
+        request = spb.ClaimJobRequest(worker=self.deps.worker, run=self.run_id)
         request.lease.FromNanoseconds(int(self.deps.lease_secs * 1e9))
         try:
             response = await self.deps.store.ClaimJob(request)

@@ -56,10 +56,6 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         response = await self.store.RecordRun(record)
         return ppb.PlanRunResponse(run=response.run)
 
-    async def CancelRun(self, request, context):
-        response = await self.store.CancelRun(spb.CancelRunRequest(run=request.run))
-        return ppb.PlannerCancelRunResponse(run=response.run, cancelled_jobs=response.cancelled_jobs)
-
     async def PinTasks(self, request, context):
         pinned, loaded = [], []
         for path in request.paths:

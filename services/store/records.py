@@ -494,12 +494,20 @@ async def append_events(session: AsyncSession, attempt_id: str, events: list[dic
 
 
 async def list_events(
-    session: AsyncSession, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0
+    session: AsyncSession,
+    attempt_id: str,
+    page_size: int,
+    page_token: str,
+    max_payload_bytes: int = 0,
+    after_seq: int = 0,
 ) -> tuple[list[t.Event], str]:
-    """Events after the token's sequence number. With `max_payload_bytes`, payloads are read
-    only that far (a page of multi-megabyte prompts stays small); see payload_columns."""
+    """Events after `after_seq`, or where `page_token` (opaque, from an earlier page) says.
+    With `max_payload_bytes`, payloads are read only that far (a page of multi-megabyte prompts
+    stays small); see payload_columns."""
     page_size = page_size if 0 < page_size <= 10000 else 1000
-    after = _after_seq(page_token)
+    if after_seq < 0:
+        raise InvalidArgument(f"after_seq {after_seq}: must not be negative")
+    after = _after_seq(page_token) if page_token else after_seq
     if after >= MAX_SEQ:  # after every event there can be: the column holds 32-bit numbers
         return [], ""
     if max_payload_bytes > 0:
@@ -520,20 +528,34 @@ async def list_events(
         events = list((await session.execute(query)).scalars())
     more = len(events) > page_size
     events = events[:page_size]
-    return events, (str(events[-1].seq) if more else "")
+    return events, (_events_token(events[-1].seq) if more else "")
 
 
 #: Event sequence numbers are 32-bit integers on both databases.
 MAX_SEQ = 2**31 - 1
 
 
+_EVENTS_TOKEN = "events-after-"
+
+
+def _events_token(seq: int) -> str:
+    """A page token, opaque to clients: where the next page starts (after event `seq`)."""
+    return base64.urlsafe_b64encode(f"{_EVENTS_TOKEN}{seq}".encode()).decode().rstrip("=")
+
+
 def _after_seq(page_token: str) -> int:
-    """An events page token: the sequence number of the last event seen ("" for none)."""
-    if not page_token:
-        return 0
-    if not (page_token.isascii() and page_token.isdigit()) or len(page_token) > 30:
-        raise InvalidArgument(f"malformed page token {page_token[:40]!r}: expected an event sequence number")
-    return int(page_token)
+    """The sequence number an events page token goes on after."""
+    malformed = InvalidArgument(f"malformed page token {page_token[:40]!r}")
+    if len(page_token) > 64:
+        raise malformed
+    try:
+        text = base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)).decode("ascii")
+    except ValueError:
+        raise malformed from None
+    seq = text.removeprefix(_EVENTS_TOKEN)
+    if seq == text or not (seq.isascii() and seq.isdigit()) or len(seq) > 30:
+        raise malformed
+    return int(seq)
 
 
 async def record_blobs(session: AsyncSession, blobs: list[tuple[str, int]], now: float) -> None:

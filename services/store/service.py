@@ -164,10 +164,12 @@ class Store:
         async with self.sessions() as session:
             return await records.get_attempt(session, attempt_id)
 
-    async def list_events(self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0):
+    async def list_events(
+        self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0, after_seq: int = 0
+    ):
         async with self.sessions() as session:
             attempt, _, _ = await records.get_attempt(session, attempt_id)
-            return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes)
+            return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes, after_seq)
 
     async def list_datasets(self) -> list[outputs.DatasetSummary]:
         async with self.sessions() as session:

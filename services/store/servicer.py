@@ -63,7 +63,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def ListEvents(self, request, context):
         events, token = await self.store.list_events(
-            request.attempt, request.page_size, request.page_token, request.max_payload_bytes
+            request.parent, request.page_size, request.page_token, request.max_payload_bytes, request.after_seq
         )
         return spb.ListEventsResponse(events=[convert.event_to_proto(e) for e in events], next_page_token=token)
 
@@ -72,7 +72,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.ListDatasetsResponse(datasets=[convert.message(d, spb.DatasetSummary) for d in datasets])
 
     async def ListTasks(self, request, context):
-        page = await self.store.list_tasks(request.dataset, request.page_size, request.page_token)
+        page = await self.store.list_tasks(request.parent, request.page_size, request.page_token)
         return convert.message(page, spb.ListTasksResponse)
 
     async def ListHarnesses(self, request, context):
@@ -88,7 +88,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.ListJudgesResponse(judges=[convert.message(j, spb.JudgeSummary) for j in judges], note=note)
 
     async def ListAttemptUsage(self, request, context):
-        usage = await self.store.attempt_usage(request.run)
+        usage = await self.store.attempt_usage(request.parent)
         return spb.ListAttemptUsageResponse(attempts=[convert.message(u, spb.AttemptUsage) for u in usage])
 
     async def GetCriterionTable(self, request, context):
@@ -97,7 +97,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def ClaimJob(self, request, context):
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
-        work = await self.store.claim_job(request.worker, lease, request.run_id)
+        work = await self.store.claim_job(request.worker, lease, request.run)
         if work is None:
             return spb.ClaimJobResponse()
         job = spb.Job(
@@ -128,22 +128,22 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def HeartbeatJob(self, request, context):
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
-        expire, cancel = await self.store.heartbeat_job(request.job_id, request.lease_token, lease)
+        expire, cancel = await self.store.heartbeat_job(request.job, request.lease_token, lease)
         return spb.HeartbeatJobResponse(lease_expire_time=convert.timestamp(expire), cancel_requested=cancel)
 
     async def AppendEvents(self, request, context):
         now = self.store.clock()
         rows = [convert.event_row(e, now) for e in request.events]
-        last = await self.store.append_events(request.job_id, request.lease_token, rows)
+        last = await self.store.append_events(request.job, request.lease_token, rows)
         return spb.AppendEventsResponse(last_seq=last)
 
     async def CompleteJob(self, request, context):
         done = requests.completion(request)
-        attempt, trial, cell, retry = await self.store.complete_job(request.job_id, request.lease_token, done)
+        attempt, trial, cell, retry = await self.store.complete_job(request.job, request.lease_token, done)
         return spb.CompleteJobResponse(attempt=convert.attempt_to_proto(attempt, trial, cell), retry_attempt_id=retry)
 
     async def ReleaseJob(self, request, context):
-        retry = await self.store.release_job(request.job_id, request.lease_token, request.reason or "worker stopped")
+        retry = await self.store.release_job(request.job, request.lease_token, request.reason or "worker stopped")
         return spb.ReleaseJobResponse(retry_attempt_id=retry)
 
     async def PutBlobs(self, request, context):

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from gateway.security import CONTENT_SECURITY_POLICY
+from hemra.v1 import store_service_pb2 as spb
 from tests.gateway.conftest import LABEL, gateway_client
 
 MISSING_ATTEMPT = "a-00000000000000000000"
@@ -120,11 +121,7 @@ async def test_event_raw_download_keeps_recorded_bytes(client, attempts):
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/octet-stream"
     assert response.headers["content-disposition"].startswith("attachment;")
-    page = await client.store.ListEvents(
-        __import__("hemra.v1.store_service_pb2", fromlist=["x"]).ListEventsRequest(
-            attempt=oracle, page_token="2", page_size=1
-        )
-    )
+    page = await client.store.ListEvents(spb.ListEventsRequest(parent=oracle, after_seq=2, page_size=1))
     assert response.content == page.events[0].payload_json.encode()
 
 

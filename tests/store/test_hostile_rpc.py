@@ -33,7 +33,7 @@ def _lease(seconds: float) -> spb.ClaimJobRequest:
 
 def _complete(job: spb.Job, outcome=pb.OUTCOME_COMPLETED) -> spb.CompleteJobRequest:
     return spb.CompleteJobRequest(
-        job_id=job.id,
+        job=job.id,
         lease_token=job.lease_token,
         outcome=outcome,
         score=pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": 1.0}),
@@ -57,7 +57,7 @@ async def test_complete_with_a_stale_token_after_the_job_was_reclaimed__aborted_
     assert again.attempt.number == 2
     assert await _aborted(stub.CompleteJob(_complete(first))) == "LEASE_LOST"
     assert (
-        await _aborted(stub.HeartbeatJob(spb.HeartbeatJobRequest(job_id=first.id, lease_token=first.lease_token)))
+        await _aborted(stub.HeartbeatJob(spb.HeartbeatJobRequest(job=first.id, lease_token=first.lease_token)))
         == "LEASE_LOST"
     )
     lost, _, _ = await store.get_attempt(first.attempt.id)
@@ -72,7 +72,7 @@ async def test_complete_after_the_trial_was_cancelled_or_released__aborted_lease
     cancelled = (await stub.ClaimJob(_lease(30))).job
     released = (await stub.ClaimJob(_lease(30))).job
     await store.cancel(cancelled.attempt.id)
-    await stub.ReleaseJob(spb.ReleaseJobRequest(job_id=released.id, lease_token=released.lease_token))
+    await stub.ReleaseJob(spb.ReleaseJobRequest(job=released.id, lease_token=released.lease_token))
     for job in (cancelled, released):
         assert await _aborted(stub.CompleteJob(_complete(job))) == "LEASE_LOST"
     attempt, _, _ = await store.get_attempt(cancelled.attempt.id)

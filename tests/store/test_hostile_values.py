@@ -20,7 +20,7 @@ async def test_completion_with_a_reward_out_of_range__recorded_as_a_scorer_failu
     job = (await stub.ClaimJob(_lease(30))).job
     await stub.CompleteJob(
         spb.CompleteJobRequest(
-            job_id=job.id,
+            job=job.id,
             lease_token=job.lease_token,
             outcome=pb.OUTCOME_COMPLETED,
             score=pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": reward}),
@@ -136,11 +136,15 @@ async def test_events_page_token_past_any_integer__empty_or_refused_alike_on_bot
     await store.append_events(
         claimed.job.id, claimed.job.lease_token, [dict(time=1.0, type="status", name="x", payload="{}", duration=0.0)]
     )
-    for token in ("9999999999999999999", "2147483647", str(2**62), "9" * 30):
-        assert await store.list_events(claimed.attempt.id, 10, token) == ([], "")
-    for token in ("\u00b2", "-1", "1.5", "9" * 31, "\u0663"):
+    for seq in (2147483647, 2**62, 2**63 - 1):
+        assert await store.list_events(claimed.attempt.id, 10, "", after_seq=seq) == ([], "")
+    with pytest.raises(InvalidArgument, match="must not be negative"):
+        await store.list_events(claimed.attempt.id, 10, "", after_seq=-1)
+    # Page tokens are the store's own: a sequence number, or one it did not make ("runs-1"), is refused.
+    for token in ("1", "\u00b2", "-1", "1.5", "9" * 31, "\u0663", "cnVucy0x", "%%%"):
         with pytest.raises(InvalidArgument, match="malformed page token"):
             await store.list_events(claimed.attempt.id, 10, token)
+    assert await store.list_events(claimed.attempt.id, 10, records._events_token(2**62)) == ([], "")
 
 
 @pytest.fixture

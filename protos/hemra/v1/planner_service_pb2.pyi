@@ -58,17 +58,3 @@ class ResolveRunResponse(_message.Message):
     harnesses: _containers.RepeatedCompositeFieldContainer[_common_pb2.Harness]
     trials: int
     def __init__(self, datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., trials: _Optional[int] = ...) -> None: ...
-
-class PlannerCancelRunRequest(_message.Message):
-    __slots__ = ("run",)
-    RUN_FIELD_NUMBER: _ClassVar[int]
-    run: str
-    def __init__(self, run: _Optional[str] = ...) -> None: ...
-
-class PlannerCancelRunResponse(_message.Message):
-    __slots__ = ("run", "cancelled_jobs")
-    RUN_FIELD_NUMBER: _ClassVar[int]
-    CANCELLED_JOBS_FIELD_NUMBER: _ClassVar[int]
-    run: _common_pb2.Run
-    cancelled_jobs: int
-    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ...) -> None: ...

@@ -44,11 +44,6 @@ class PlannerServiceStub:
                 request_serializer=hemra_dot_v1_dot_planner__service__pb2.ResolveRunRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_planner__service__pb2.ResolveRunResponse.FromString,
                 _registered_method=True)
-        self.CancelRun = channel.unary_unary(
-                '/hemra.v1.PlannerService/CancelRun',
-                request_serializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunRequest.SerializeToString,
-                response_deserializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunResponse.FromString,
-                _registered_method=True)
         self.PinTasks = channel.unary_unary(
                 '/hemra.v1.PlannerService/PinTasks',
                 request_serializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksRequest.SerializeToString,
@@ -76,13 +71,6 @@ class PlannerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def CancelRun(self, request, context):
-        """Cancels a run's unfinished attempts.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
     def PinTasks(self, request, context):
         """Pins task folders (as a dataset would) and stores their files as blobs,
         so results made elsewhere pair with HEMRA's own runs of the same tasks.
@@ -103,11 +91,6 @@ def add_PlannerServiceServicer_to_server(servicer, server):
                     servicer.ResolveRun,
                     request_deserializer=hemra_dot_v1_dot_planner__service__pb2.ResolveRunRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_planner__service__pb2.ResolveRunResponse.SerializeToString,
-            ),
-            'CancelRun': grpc.unary_unary_rpc_method_handler(
-                    servicer.CancelRun,
-                    request_deserializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunRequest.FromString,
-                    response_serializer=hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunResponse.SerializeToString,
             ),
             'PinTasks': grpc.unary_unary_rpc_method_handler(
                     servicer.PinTasks,
@@ -169,33 +152,6 @@ class PlannerService:
             '/hemra.v1.PlannerService/ResolveRun',
             hemra_dot_v1_dot_planner__service__pb2.ResolveRunRequest.SerializeToString,
             hemra_dot_v1_dot_planner__service__pb2.ResolveRunResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def CancelRun(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/hemra.v1.PlannerService/CancelRun',
-            hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunRequest.SerializeToString,
-            hemra_dot_v1_dot_planner__service__pb2.PlannerCancelRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

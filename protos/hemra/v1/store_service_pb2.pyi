@@ -503,16 +503,18 @@ class GetAttemptResponse(_message.Message):
     def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ...) -> None: ...
 
 class ListEventsRequest(_message.Message):
-    __slots__ = ("attempt", "page_size", "page_token", "max_payload_bytes")
-    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("parent", "page_size", "page_token", "max_payload_bytes", "after_seq")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     MAX_PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
-    attempt: str
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    parent: str
     page_size: int
     page_token: str
     max_payload_bytes: int
-    def __init__(self, attempt: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., max_payload_bytes: _Optional[int] = ...) -> None: ...
+    after_seq: int
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., max_payload_bytes: _Optional[int] = ..., after_seq: _Optional[int] = ...) -> None: ...
 
 class ListEventsResponse(_message.Message):
     __slots__ = ("events", "next_page_token")
@@ -523,14 +525,14 @@ class ListEventsResponse(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ClaimJobRequest(_message.Message):
-    __slots__ = ("worker", "lease", "run_id")
+    __slots__ = ("worker", "lease", "run")
     WORKER_FIELD_NUMBER: _ClassVar[int]
     LEASE_FIELD_NUMBER: _ClassVar[int]
-    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
     worker: str
     lease: _duration_pb2.Duration
-    run_id: str
-    def __init__(self, worker: _Optional[str] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., run_id: _Optional[str] = ...) -> None: ...
+    run: str
+    def __init__(self, worker: _Optional[str] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., run: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ("id", "lease_token", "lease_expire_time", "attempt", "task", "harness", "spec")
@@ -557,14 +559,14 @@ class ClaimJobResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
 
 class HeartbeatJobRequest(_message.Message):
-    __slots__ = ("job_id", "lease_token", "lease")
-    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("job", "lease_token", "lease")
+    JOB_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     LEASE_FIELD_NUMBER: _ClassVar[int]
-    job_id: str
+    job: str
     lease_token: int
     lease: _duration_pb2.Duration
-    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class HeartbeatJobResponse(_message.Message):
     __slots__ = ("lease_expire_time", "cancel_requested")
@@ -575,14 +577,14 @@ class HeartbeatJobResponse(_message.Message):
     def __init__(self, lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cancel_requested: _Optional[bool] = ...) -> None: ...
 
 class AppendEventsRequest(_message.Message):
-    __slots__ = ("job_id", "lease_token", "events")
-    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("job", "lease_token", "events")
+    JOB_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
-    job_id: str
+    job: str
     lease_token: int
     events: _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]
-    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
+    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class AppendEventsResponse(_message.Message):
     __slots__ = ("last_seq",)
@@ -591,8 +593,8 @@ class AppendEventsResponse(_message.Message):
     def __init__(self, last_seq: _Optional[int] = ...) -> None: ...
 
 class CompleteJobRequest(_message.Message):
-    __slots__ = ("job_id", "lease_token", "outcome", "exit_code", "error", "artifacts", "score", "agent_version", "start_time", "end_time", "agent_name")
-    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("job", "lease_token", "outcome", "exit_code", "error", "artifacts", "score", "agent_version", "start_time", "end_time", "agent_name")
+    JOB_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
@@ -603,7 +605,7 @@ class CompleteJobRequest(_message.Message):
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
-    job_id: str
+    job: str
     lease_token: int
     outcome: _common_pb2.Outcome
     exit_code: int
@@ -614,7 +616,7 @@ class CompleteJobRequest(_message.Message):
     start_time: _timestamp_pb2.Timestamp
     end_time: _timestamp_pb2.Timestamp
     agent_name: str
-    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_name: _Optional[str] = ...) -> None: ...
+    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_name: _Optional[str] = ...) -> None: ...
 
 class CompleteJobResponse(_message.Message):
     __slots__ = ("attempt", "retry_attempt_id")
@@ -625,14 +627,14 @@ class CompleteJobResponse(_message.Message):
     def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., retry_attempt_id: _Optional[str] = ...) -> None: ...
 
 class ReleaseJobRequest(_message.Message):
-    __slots__ = ("job_id", "lease_token", "reason")
-    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("job", "lease_token", "reason")
+    JOB_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
-    job_id: str
+    job: str
     lease_token: int
     reason: str
-    def __init__(self, job_id: _Optional[str] = ..., lease_token: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ReleaseJobResponse(_message.Message):
     __slots__ = ("retry_attempt_id",)
@@ -717,14 +719,14 @@ class ListDatasetsResponse(_message.Message):
     def __init__(self, datasets: _Optional[_Iterable[_Union[DatasetSummary, _Mapping]]] = ...) -> None: ...
 
 class ListTasksRequest(_message.Message):
-    __slots__ = ("dataset", "page_size", "page_token")
-    DATASET_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("parent", "page_size", "page_token")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
-    dataset: str
+    parent: str
     page_size: int
     page_token: str
-    def __init__(self, dataset: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class TaskSummary(_message.Message):
     __slots__ = ("task_name", "digest", "attempts", "passed", "failed", "errored", "scorer_fingerprints", "harness_names")
@@ -941,10 +943,10 @@ class GetCriterionTableResponse(_message.Message):
     def __init__(self, table: _Optional[_Union[CriterionTable, _Mapping]] = ...) -> None: ...
 
 class ListAttemptUsageRequest(_message.Message):
-    __slots__ = ("run",)
-    RUN_FIELD_NUMBER: _ClassVar[int]
-    run: str
-    def __init__(self, run: _Optional[str] = ...) -> None: ...
+    __slots__ = ("parent",)
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    parent: str
+    def __init__(self, parent: _Optional[str] = ...) -> None: ...
 
 class AttemptUsage(_message.Message):
     __slots__ = ("attempt_id", "input_tokens", "output_tokens", "cost_usd", "usage_events")
