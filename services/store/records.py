@@ -8,7 +8,15 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from services.common import vocabulary
 from services.common.errors import InvalidArgument, NotFound
+from services.common.vocabulary import (  # noqa: F401  (the store's words, defined once)
+    CANCELLED,
+    COMPLETED,
+    HARNESS_FAILED,
+    INFRA_FAILED,
+    TIMED_OUT,
+)
 from services.store import tables as t
 from services.store.ids import kind_of, new_id
 
@@ -40,16 +48,6 @@ def usable_rewards(rewards) -> dict[str, float] | None:
     if reward_problem(rewards):
         return None
     return {name: float(value) for name, value in rewards.items()}
-
-
-from services.common import vocabulary  # noqa: E402
-from services.common.vocabulary import (  # noqa: E402, F401  (the store's words, defined once)
-    CANCELLED,
-    COMPLETED,
-    HARNESS_FAILED,
-    INFRA_FAILED,
-    TIMED_OUT,
-)
 
 
 async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
