@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HEMRA := $(VENV)/bin/hemra
 
-.PHONY: setup demo test protos check-protos bench
+.PHONY: setup demo test protos check-protos bench viewer
 
 $(VENV)/.installed: pyproject.toml scripts/setup.sh scripts/setup-docker.sh
 	bash scripts/setup.sh
@@ -24,6 +24,12 @@ test: setup
 
 protos: setup
 	$(PY) scripts/gen_protos.py
+
+# The trace viewer the gateway serves is a committed build of clients/dashboard (like the
+# generated protos): refresh it after changing the web sources (a test fails until then).
+viewer: setup
+	rm -rf gateway/viewer
+	cp -r clients/dashboard/dist/viewer gateway/viewer
 
 bench: setup
 	$(PY) bench/orchestration.py

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the project's npm packages when missing or older than their sources:
-# the TypeScript harness client, its example harness (tsc) and the web dashboard
-# (Vite; `hemra serve --ui clients/dashboard/dist`). Quick when nothing changed.
+# the TypeScript harness client, its example harness (tsc) and the web package
+# (Vite: the dashboard in dist/ for `hemra serve --ui clients/dashboard/dist`, the trace
+# viewer in dist/viewer/, committed as gateway/viewer by `make viewer`). Quick when nothing changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v npm >/dev/null 2>&1 || exit 0
@@ -12,8 +13,7 @@ stale() {  # stale <package folder> <built file or folder> [another source folde
     { [ -n "${3:-}" ] && [ -n "$(find "$3" -type f -newer "$1/$2" -print -quit)" ]; }
 }
 
-# The dashboard imports the trace viewer's modules (gateway/viewer): their changes rebuild it too.
-for pkg in clients/harness-ts:dist: examples/harnesses/harnesses/scripted-ts:dist: clients/dashboard:dist/index.html:gateway/viewer; do
+for pkg in clients/harness-ts:dist: examples/harnesses/harnesses/scripted-ts:dist: clients/dashboard:dist/index.html:; do
   IFS=: read -r folder built also <<<"$pkg"
   if stale "$folder" "$built" "$also"; then
     (cd "$folder" && npm ci --silent --no-audit --no-fund && npm run --silent build >/dev/null)

@@ -1,19 +1,46 @@
-// The dashboard builds to dist/ as plain files: one script and one stylesheet, both loaded
-// from the page's own origin (the gateway's CSP allows no inline script or style, and no CDN).
+// One web package, two builds from the same modules (`npm run build` makes both):
+//   dist/         the dashboard (index.html -> src/dashboard.js), for `hemra serve --ui clients/dashboard/dist`
+//   dist/viewer/  the trace viewer (viewer/index.html -> src/viewer.js), which the gateway serves by
+//                 default from its committed copy in gateway/viewer (`make viewer` refreshes it)
+// Both are plain files loaded from the page's own origin: the gateway's CSP allows no inline
+// script or style, and no CDN.
 import { defineConfig } from 'vite';
 
-export default defineConfig({
+const plainFiles = {
+  // No inline module-preload polyfill, no inlined assets: everything is a file of its own.
+  modulePreload: { polyfill: false },
+  assetsInlineLimit: 0,
+  sourcemap: false,
+};
+
+const dashboard = {
   base: '/',
-  build: {
-    outDir: 'dist',
-    emptyOutDir: true,
-    // No inline module-preload polyfill, no inlined assets: everything is a file of its own.
-    modulePreload: { polyfill: false },
-    assetsInlineLimit: 0,
-    sourcemap: false,
-  },
+  build: { ...plainFiles, outDir: 'dist', emptyOutDir: true },
   server: {
     // `npm run dev` forwards the API to a `hemra serve` on its default address.
     proxy: { '/api': 'http://127.0.0.1:7878' },
   },
-});
+};
+
+// The viewer ships inside the Python package, so its files have fixed names, are left
+// readable (not minified) and sit in one folder served at any path (relative base).
+const viewer = {
+  root: 'viewer',
+  base: './',
+  publicDir: '../public',
+  build: {
+    ...plainFiles,
+    outDir: '../dist/viewer',
+    emptyOutDir: true,
+    minify: false,
+    rolldownOptions: {
+      output: {
+        entryFileNames: 'app.js',
+        assetFileNames: 'app[extname]',
+        postBanner: '// Built from clients/dashboard (src/viewer.js) by `make viewer`: edit the sources, not this file.',
+      },
+    },
+  },
+};
+
+export default defineConfig(({ mode }) => (mode === 'viewer' ? viewer : dashboard));

@@ -33,11 +33,3 @@ def test_viewer_in_chromium(live_server, tmp_path):
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert (tmp_path / "viewer.png").stat().st_size > 0
 
-
-def test_viewer_js_units():
-    if shutil.which("node") is None:
-        _skip_or_fail("needs node")
-    result = subprocess.run(
-        ["node", "--test", str(Path(__file__).parent / "js")], capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stdout[-4000:]

@@ -1,6 +1,7 @@
 """The web dashboard: its JavaScript unit tests, and a real browser over a real store."""
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,14 +36,25 @@ def test_dashboard_in_chromium(dashboard_server, tmp_path):
     assert (tmp_path / "dashboard.png").stat().st_size > 0
 
 
-def test_built_dashboard_has_no_inline_script_or_style():
-    index = DASHBOARD / "dist" / "index.html"
-    if not index.is_file():
-        _skip_or_fail("the dashboard is not built (cd clients/dashboard && npm ci && npm run build)")
-    html = index.read_text()
+def _built(path: Path) -> Path:
+    if not path.is_file():
+        _skip_or_fail("the web package is not built (cd clients/dashboard && npm ci && npm run build)")
+    return path
+
+
+@pytest.mark.parametrize("page", ["index.html", "viewer/index.html"])
+def test_built_pages_have_no_inline_script_or_style(page):
+    html = _built(DASHBOARD / "dist" / page).read_text()
+    scripts = [tag.strip() for tag in html.split("\n") if tag.strip().startswith("<script")]
     assert "<style" not in html and "style=" not in html
-    assert all(
-        tag.strip().startswith('<script type="module" crossorigin src="/')
-        for tag in html.split("\n")
-        if tag.strip().startswith("<script")
-    ), html
+    assert scripts and all(re.fullmatch(r'<script type="module" crossorigin src="(/|\./)[^":]+"></script>', tag) for tag in scripts), html
+
+
+def test_gateway_serves_the_current_viewer_build():
+    """gateway/viewer is committed (pip installs need no npm); it must be today's build."""
+    built = _built(DASHBOARD / "dist" / "viewer" / "index.html").parent
+    served = REPO / "gateway" / "viewer"
+    names = sorted(p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(served).as_posix() for p in served.rglob("*") if p.is_file()) == names
+    stale = [name for name in names if (built / name).read_bytes() != (served / name).read_bytes()]
+    assert not stale, f"gateway/viewer is not the current build of clients/dashboard ({', '.join(stale)}): run make viewer"

@@ -1,6 +1,6 @@
 // Charts drawn as SVG: bars with intervals, histograms, and per-attempt strips. Colours come
 // from classes in the stylesheet.
-import { formatSeconds } from '../../../gateway/viewer/format.js';
+import { formatSeconds } from './format.js';
 import { s } from './dom.js';
 import { ticks } from './lib/stats.js';
 

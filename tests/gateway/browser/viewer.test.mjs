@@ -33,7 +33,11 @@ test('runs -> report -> failing attempt -> event, filters in the URL, reload res
     await page.waitForSelector('table.report');
     assert.match(page.url(), /#\/runs\/r-/);
     assert.ok(await page.locator('table.report tr.baseline').count() >= 1);
+    // The trace viewer has no catalog views: a dataset is named, not linked.
+    assert.equal(await page.locator('section.dataset h2 a').count(), 0);
+    assert.deepEqual(await page.locator('#nav a').allInnerTexts(), ['Runs', 'Compare']);
 
+    await page.locator('nav.tabs a', { hasText: 'attempts' }).click();
     await page.locator('a.attempt-link[data-verdict="failed"]').first().click();
     await page.waitForSelector('.event-row');
     assert.match(page.url(), /#\/attempts\/a-/);

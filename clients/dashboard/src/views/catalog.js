@@ -1,5 +1,5 @@
 // Datasets (with the criterion table and their tasks), harnesses, scorers and judges.
-import { formatNumber, shorten } from '../../../../gateway/viewer/format.js';
+import { formatNumber, shorten } from '../format.js';
 import { api, h, put, q, table } from '../dom.js';
 import { link, withParams } from '../lib/route.js';
 import { cellText, heatClass, sampleNote } from '../lib/stats.js';

@@ -12,3 +12,10 @@ export function shortDigest(digest) {
 export function empty(text) {
   return h('p', { class: 'muted empty' }, text);
 }
+
+// A link to `[view, id, params]` when the app on screen has that view, else the text alone
+// (the trace viewer has no catalog views: a dataset name there is not a link).
+export function anchor(ui, [view, id = '', params = {}], attrs, ...children) {
+  const href = ui.link(view, id, params);
+  return href ? h('a', { ...attrs, href }, ...children) : h('span', attrs, ...children);
+}

@@ -1,8 +1,8 @@
 // Compare two sides task by task: b − a, with the interval, McNemar, pass@k, flips and the paired table.
-import { formatNumber, rewardsText } from '../../../../gateway/viewer/format.js';
+import { formatNumber, rewardsText } from '../format.js';
 import { deltaChart } from '../charts.js';
 import { api, h, put, q, table } from '../dom.js';
-import { link, sidesOf, withParams } from '../lib/route.js';
+import { sidesOf, withParams } from '../lib/route.js';
 import { heatClass } from '../lib/stats.js';
 import { empty } from './common.js';
 

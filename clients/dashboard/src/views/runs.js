@@ -1,10 +1,10 @@
 // Runs and imports, and one run: progress, its report, charts and its attempts.
-import { formatNumber, formatPercent, formatSeconds, rewardsText, verdictOf, wallTime } from '../../../../gateway/viewer/format.js';
+import { formatNumber, formatPercent, formatSeconds, rewardsText, verdictOf, wallTime } from '../format.js';
 import { histogramChart, intervalBars, stripChart } from '../charts.js';
 import { api, card, h, put, q, table, verdictTag, virtualList } from '../dom.js';
-import { link, sidesOf, withParams } from '../lib/route.js';
+import { sidesOf, withParams } from '../lib/route.js';
 import { histogram, rewardValues, wilson } from '../lib/stats.js';
-import { empty, when } from './common.js';
+import { anchor, empty, when } from './common.js';
 
 const ATTEMPT_PAGE = 500;
 const REFRESH_MS = 5000;
@@ -19,17 +19,17 @@ export async function runsView(route, ui, kind = '') {
     const p = run.progress || {};
     const sides = sidesOf(run);
     return h('tr', { class: 'run-row' },
-      h('td', {}, h('a', { class: 'run-link', href: link('run', run.id) }, run.label || run.id)),
+      h('td', {}, h('a', { class: 'run-link', href: ui.link('run', run.id) }, run.label || run.id)),
       h('td', { class: 'mono' }, run.id),
       h('td', {}, run.kind === 'import' ? `import (${run.import_format})` : 'run'),
       h('td', {}, when(run.create_time)),
       h('td', {}, [...new Set(run.cells.map((c) => c.harness_name))].join(', ')),
-      h('td', {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ', ' : '', h('a', { href: link('dataset', d) }, d)])),
+      h('td', {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ', ' : '', anchor(ui, ['dataset', d], {}, d)])),
       h('td', { class: 'num' }, `${p.done || 0}/${p.trials || 0}`),
       h('td', { class: 'num verdict-passed' }, p.passed || 0),
       h('td', { class: 'num verdict-failed' }, p.failed || 0),
       h('td', { class: 'num verdict-errored' }, p.errored || 0),
-      h('td', {}, sides.length ? h('a', { href: link('compare', '', { a: sides[0].ref }) }, 'compare…') : ''));
+      h('td', {}, sides.length ? h('a', { href: ui.link('compare', '', { a: sides[0].ref }) }, 'compare…') : ''));
   });
   const filter = imports ? null : h('select', { id: 'runs-kind', 'aria-label': 'kind', onchange: (e) => ui.go(withParams(route, { kind: e.target.value, page: '' })) },
     [['', 'runs and imports'], ['run', 'runs only'], ['import', 'imports only']].map(([v, t]) => h('option', { value: v, selected: (route.params.kind || '') === v }, t)));
@@ -40,11 +40,11 @@ export async function runsView(route, ui, kind = '') {
       rows, { class: 'runs' })
       : empty(imports ? 'No imports yet. Bring results in with hemra import.' : 'No runs yet. Start one with hemra run.'),
     h('div', { class: 'actions' },
-      route.params.page ? h('a', { class: 'button', href: link(route.view, '', { ...route.params, page: '' }) }, 'Newest') : null,
-      page.next_page_token ? h('a', { class: 'button', id: 'older', href: link(route.view, '', { ...route.params, page: page.next_page_token }) }, 'Older') : null));
+      route.params.page ? h('a', { class: 'button', href: ui.link(route.view, '', { ...route.params, page: '' }) }, 'Newest') : null,
+      page.next_page_token ? h('a', { class: 'button', id: 'older', href: ui.link(route.view, '', { ...route.params, page: page.next_page_token }) }, 'Older') : null));
 }
 
-function reportTable(run, dataset) {
+function reportTable(ui, run, dataset) {
   const rewardNames = [...new Set(dataset.rows.flatMap((r) => Object.keys(r.mean_rewards || {})))].sort();
   const passRates = dataset.rows.map((r) => (r.binary_graded ? r.passed / r.binary_graded : null));
   const best = Math.max(...passRates.filter((x) => x !== null));
@@ -59,7 +59,7 @@ function reportTable(run, dataset) {
         vsText = vs.binary_tasks ? `${formatNumber(vs.passed - vs.baseline_passed)} on ${vs.binary_tasks} tasks` : `${vs.paired_tasks} paired`;
       }
       const cell = cellOf(r.harness_name);
-      const attempts = link('run', run.id, { tab: 'attempts', cell: cell ? cell.id : '', harness: cell ? '' : r.harness_name });
+      const attempts = ui.link('run', run.id, { tab: 'attempts', cell: cell ? cell.id : '', harness: cell ? '' : r.harness_name });
       return h('tr', { class: r.is_baseline ? 'baseline' : '' },
         h('td', {}, h('a', { class: 'harness-link', href: attempts }, r.harness_name), r.is_baseline ? h('span', { class: 'muted' }, ' baseline') : null),
         h('td', {}, r.model || '–'),
@@ -76,7 +76,7 @@ function reportTable(run, dataset) {
 function tabs(route, ui, names) {
   const current = route.params.tab || names[0];
   return h('nav', { class: 'tabs' }, names.map((n) => h('a', {
-    href: link(route.view, route.id, { ...route.params, tab: n === names[0] ? '' : n }),
+    href: ui.link(route.view, route.id, { ...route.params, tab: n === names[0] ? '' : n }),
     class: n === current ? 'tab on' : 'tab', 'aria-current': n === current ? 'page' : null,
   }, n)));
 }
@@ -85,7 +85,7 @@ export async function runView(route, ui) {
   const ref = encodeURIComponent(route.id);
   const [run, report] = await Promise.all([api(`/api/runs/${ref}`), api(`/api/runs/${ref}/report`)]);
   const listView = run.kind === 'import' ? 'imports' : 'runs';
-  ui.crumbs(h('a', { href: link(listView) }, run.kind === 'import' ? 'Imports' : 'Runs'), h('span', {}, run.label || run.id));
+  ui.crumbs(anchor(ui, [listView], {}, run.kind === 'import' ? 'Imports' : 'Runs'), h('span', {}, run.label || run.id));
   const p = run.progress || {};
   const tab = route.params.tab || 'report';
   const body = h('section', { id: `tab-${tab}` });
@@ -100,13 +100,13 @@ export async function runView(route, ui) {
     tabs(route, ui, ['report', 'charts', 'attempts']),
     body);
   if (tab === 'attempts') return attemptsTab(route, ui, run, body);
-  if (tab === 'charts') return chartsTab(run, report, body);
+  if (tab === 'charts') return chartsTab(ui, run, report, body);
   // While attempts are queued or running, the report and progress refresh themselves.
   const going = (p.queued || 0) + (p.running || 0) > 0;
   const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
   put(body, ...report.datasets.map((d) => h('section', { class: 'dataset' },
-    h('h2', {}, h('a', { href: link('dataset', d.dataset_name) }, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(run, d))),
-  h('p', {}, h('a', { class: 'button', href: link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')),
+    h('h2', {}, anchor(ui, ['dataset', d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))),
+  h('p', {}, h('a', { class: 'button', href: ui.link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')),
   going ? h('p', { class: 'muted', id: 'live-note' }, `Attempts are still going: this page refreshes every ${REFRESH_MS / 1000} s.`) : null);
   return { close() { if (timer) clearTimeout(timer); } };
 }
@@ -122,7 +122,7 @@ async function loadAttempts(run, limit) {
   return { attempts, more: Boolean(token) };
 }
 
-async function chartsTab(run, report, body) {
+async function chartsTab(ui, run, report, body) {
   const rates = report.datasets.flatMap((d) => d.rows.filter((r) => r.binary_graded).map((r) => ({
     label: report.datasets.length > 1 ? `${r.harness_name} · ${d.dataset_name}` : r.harness_name,
     value: r.passed / r.binary_graded, interval: wilson(r.passed, r.binary_graded), note: `(${r.passed}/${r.binary_graded})`,
@@ -145,7 +145,7 @@ async function chartsTab(run, report, body) {
     const a = byId[u.attempt_id];
     if (a) (costs[a.harness_name] ||= []).push({ id: a.id, label: `${a.task_name} #${a.repetition}.${a.number}`, value: u.cost_usd });
   }
-  const pick = (p) => { location.hash = link('attempt', p.id); };
+  const pick = (p) => ui.go({ view: 'attempt', id: p.id, params: {} });
   put(body, 
     more ? h('p', { class: 'muted' }, `Charts below use the first ${formatNumber(attempts.length)} attempts.`) : null,
     h('h2', {}, 'Pass rate per harness (0/1 tasks, 95% Wilson interval)'),
@@ -177,7 +177,7 @@ function attemptsTab(route, ui, run, body) {
   const list = virtualList({
     rowClass: 'attempt-row',
     renderRow: (a) => h('div', { dataset: { key: a.id, verdict: verdictOf(a) } },
-      h('span', {}, h('a', { class: 'attempt-link', href: link('attempt', a.id), dataset: { verdict: verdictOf(a) } }, a.id)),
+      h('span', {}, h('a', { class: 'attempt-link', href: ui.link('attempt', a.id), dataset: { verdict: verdictOf(a) } }, a.id)),
       h('span', {}, a.harness_name), h('span', { title: a.task_name }, a.task_name),
       h('span', {}, `#${a.repetition}.${a.number}`), h('span', {}, verdictTag(a)),
       h('span', {}, formatSeconds(wallTime(a))), h('span', {}, rewardsText(a.score && a.score.rewards)),
@@ -214,7 +214,7 @@ function attemptsTab(route, ui, run, body) {
     const cell = run.cells.find((c) => c.id === params.cell);
     put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : '', params.task ? `task ${params.task.slice(7, 19)}` : '']
       .filter(Boolean).map((t) => h('span', { class: 'tag' }, t)),
-    params.cell || params.task ? h('a', { href: link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
+    params.cell || params.task ? h('a', { href: ui.link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
     list.set([]);
     return more();
   }

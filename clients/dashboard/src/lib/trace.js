@@ -1,36 +1,7 @@
-// URL state and event filtering of the trace viewer (no DOM), unit-tested with node --test.
-// Every view, filter and selection lives in the location hash: #/path?query.
+// An attempt's trace without the DOM: the event filter its URL asks for, the waterfall's time
+// window and bars, and the rows a virtual list draws. Unit-tested with node --test.
 
 export const EVENT_TYPES = ['message', 'tool_call', 'tool_result', 'command', 'output', 'usage', 'error', 'status'];
-
-// '#/attempts/a-1?type=command,error&q=foo&errors=1&event=3' -> a route object.
-export function parseHash(hash) {
-  const raw = (hash || '').replace(/^#/, '');
-  const [path, query = ''] = raw.split('?', 2);
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  const params = new URLSearchParams(query);
-  const route = { view: 'runs', id: '', params: {} };
-  if (parts[0] === 'runs' && parts[1]) Object.assign(route, { view: 'run', id: parts[1] });
-  else if (parts[0] === 'attempts' && parts[1]) Object.assign(route, { view: 'attempt', id: parts[1] });
-  else if (parts[0] === 'compare') route.view = 'compare';
-  for (const [k, v] of params) route.params[k] = v;
-  return route;
-}
-
-export function buildHash(route) {
-  const path = { runs: '/runs', run: `/runs/${encodeURIComponent(route.id)}`,
-    attempt: `/attempts/${encodeURIComponent(route.id)}`, compare: '/compare' }[route.view] || '/runs';
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(route.params || {}).sort(([a], [b]) => a.localeCompare(b))) {
-    if (v !== '' && v !== null && v !== undefined && v !== false) params.set(k, String(v));
-  }
-  const query = params.toString();
-  return `#${path}${query ? '?' + query : ''}`;
-}
-
-export function withParams(route, changes) {
-  return { ...route, params: { ...route.params, ...changes } };
-}
 
 // The event filter a route asks for.
 export function filterOf(params) {

@@ -1,10 +1,10 @@
-// Unit tests of the trace viewer's pure functions: node --test tests/gateway/js/
+// Unit tests of the formatting and trace functions (no DOM): node --test test/
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { formatSeconds, isErrorEvent, parseEmbedded, parsePython, prettyLines, previewText, summarize, usageOf,
-  verdictOf } from '../../../gateway/viewer/format.js';
-import { barOf, buildHash, filterOf, matchesFilter, parseHash, timeWindow, toggleType, visibleRange,
-  withParams } from '../../../gateway/viewer/state.js';
+  verdictOf } from '../src/format.js';
+import { buildRoute, parseRoute, withParams } from '../src/lib/route.js';
+import { barOf, filterOf, matchesFilter, timeWindow, toggleType, visibleRange } from '../src/lib/trace.js';
 
 test('formatSeconds', () => {
   assert.equal(formatSeconds(null), '–');
@@ -57,16 +57,16 @@ test('errors, usage, verdicts and summaries', () => {
   assert.deepEqual(s.tools, { bash: 1 });
 });
 
-test('URL state round-trips', () => {
-  const route = parseHash('#/attempts/a-0123?type=command,error&q=foo&errors=1&event=3');
+test('an attempt\'s filters round-trip through the URL', () => {
+  const route = parseRoute('#/attempts/a-0123?type=command,error&q=foo&errors=1&event=3');
   assert.equal(route.view, 'attempt');
   assert.equal(route.id, 'a-0123');
   assert.deepEqual(filterOf(route.params), { types: ['command', 'error'], text: 'foo', errorsOnly: true });
-  assert.equal(buildHash(route), '#/attempts/a-0123?errors=1&event=3&q=foo&type=command%2Cerror');
-  assert.deepEqual(parseHash(buildHash(route)), route);
-  assert.equal(buildHash(withParams(route, { q: '', errors: '', type: '', event: '' })), '#/attempts/a-0123');
-  assert.equal(parseHash('').view, 'runs');
-  assert.equal(parseHash('#/runs/my%20label').id, 'my label');
+  assert.equal(buildRoute(route), '#/attempts/a-0123?errors=1&event=3&q=foo&type=command%2Cerror');
+  assert.deepEqual(parseRoute(buildRoute(route)), route);
+  assert.equal(buildRoute(withParams(route, { q: '', errors: '', type: '', event: '' })), '#/attempts/a-0123');
+  assert.equal(parseRoute('').view, 'runs');
+  assert.equal(parseRoute('#/runs/my%20label').id, 'my label');
   assert.deepEqual(toggleType(['a'], 'b'), ['a', 'b']);
   assert.deepEqual(toggleType(['a', 'b'], 'a'), ['b']);
 });
