@@ -32,4 +32,3 @@ def test_viewer_in_chromium(live_server, tmp_path):
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert (tmp_path / "viewer.png").stat().st_size > 0
-

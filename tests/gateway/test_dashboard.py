@@ -47,7 +47,9 @@ def test_built_pages_have_no_inline_script_or_style(page):
     html = _built(DASHBOARD / "dist" / page).read_text()
     scripts = [tag.strip() for tag in html.split("\n") if tag.strip().startswith("<script")]
     assert "<style" not in html and "style=" not in html
-    assert scripts and all(re.fullmatch(r'<script type="module" crossorigin src="(/|\./)[^":]+"></script>', tag) for tag in scripts), html
+    assert scripts and all(
+        re.fullmatch(r'<script type="module" crossorigin src="(/|\./)[^":]+"></script>', tag) for tag in scripts
+    ), html
 
 
 def test_gateway_serves_the_current_viewer_build():
@@ -57,4 +59,6 @@ def test_gateway_serves_the_current_viewer_build():
     names = sorted(p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file())
     assert sorted(p.relative_to(served).as_posix() for p in served.rglob("*") if p.is_file()) == names
     stale = [name for name in names if (built / name).read_bytes() != (served / name).read_bytes()]
-    assert not stale, f"gateway/viewer is not the current build of clients/dashboard ({', '.join(stale)}): run make viewer"
+    assert not stale, (
+        f"gateway/viewer is not the current build of clients/dashboard ({', '.join(stale)}): run make viewer"
+    )
