@@ -454,12 +454,13 @@ async def measure_hemra(
 
 async def serve(url: str, blob_dir: str, lifetime: float, profile: str | None) -> None:
     """The store server alone: Store.open + build_server on 127.0.0.1:0, PORT <n> on stdout."""
+    from services.common import transport
     from services.store.server import build_server
     from services.store.service import Store
 
     store = await Store.open(url, Path(blob_dir))
     server, port = build_server(store, "127.0.0.1:0", os.environ[TOKEN_ENV])
-    await server.start()
+    await transport.start(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

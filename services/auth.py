@@ -12,9 +12,12 @@ from pathlib import Path
 
 import grpc
 
+from services.common.health import OPEN_PREFIXES
+
 #: The environment variable that holds the token, unless told otherwise.
 DEFAULT_TOKEN_ENV = "HEMRA_TOKEN"
-_EXEMPT_PREFIX = "/hemra.v1.HarnessService/"
+#: The harness protocol has tokens of its own; health and reflection answer probes, which carry none.
+_EXEMPT_PREFIXES = ("/hemra.v1.HarnessService/", *OPEN_PREFIXES)
 
 
 class TokenError(Exception):
@@ -33,7 +36,7 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(self, continuation, handler_call_details):
         method = handler_call_details.method or ""
-        if method.startswith(_EXEMPT_PREFIX):
+        if method.startswith(_EXEMPT_PREFIXES):
             return await continuation(handler_call_details)
         given = dict(handler_call_details.invocation_metadata or ()).get("authorization", "")
         if hmac.compare_digest(given.encode(), self._expected):

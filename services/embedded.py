@@ -43,7 +43,7 @@ class Embedded:
         return channel
 
     async def start(self, name: str, server: grpc.aio.Server, port: int) -> None:
-        await server.start()
+        await transport.start(server)
         self._servers.append(server)
         self.addresses.setdefault(name, f"127.0.0.1:{port}")
 
@@ -57,7 +57,7 @@ class Embedded:
 
     async def stop(self) -> None:
         for server in reversed(self._servers):
-            await server.stop(grace=1)
+            await transport.stop(server, grace=1)
         for channel in self._channels:
             await channel.close()
 

@@ -35,10 +35,12 @@ def configure_logging() -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)  # one line per migration says nothing useful
 
 
-async def serve_forever(name: str, server: grpc.aio.Server, listen: str, port: int) -> None:
-    """Start, print the bound address on one line (tests read it), stop on SIGTERM/SIGINT."""
+async def serve_forever(name: str, server: grpc.aio.Server, listen: str, port: int, ready=None) -> None:
+    """Start, print the bound address on one line (tests read it), stop on SIGTERM/SIGINT.
+
+    The server says SERVING at once, or once `ready` answers "" (see transport.start)."""
     configure_logging()
-    await server.start()
+    await transport.start(server, ready)
     host, _ = transport.split_listen(listen)
     print(f"{name} listening on {host}:{port}", flush=True)
     stop = asyncio.Event()
@@ -46,4 +48,4 @@ async def serve_forever(name: str, server: grpc.aio.Server, listen: str, port: i
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
-    await server.stop(grace=5)
+    await transport.stop(server, grace=5)

@@ -2,7 +2,7 @@
 
 import typer
 
-from clients.cli import comparing, harness, results, running, serving, transfer
+from clients.cli import comparing, database, harness, results, running, serving, transfer
 
 app = typer.Typer(
     name="hemra",
@@ -23,6 +23,7 @@ app.command()(serving.serve)
 app.command()(serving.worker)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(serving.service)
 app.add_typer(harness.app, name="harness")
+app.add_typer(database.app, name="db")
 
 
 def version_callback(value: bool) -> None:

@@ -269,18 +269,18 @@ async def _worker(address: str, concurrency: int, token: str, token_env: str, ca
     except errors.Unavailable as exc:
         fail(f"cannot reach the store at {address}: {exc}", 1)
     scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", token)
-    await scorer_server.start()
+    await transport.start(scorer_server)
     scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")
     server, _, worker_ = build_executor(
         store, transport.scorer(scorer_channel, token), home(), concurrency, "127.0.0.1:0", token=token
     )
-    await server.start()
+    await transport.start(server)
     console.print(f"hemra worker: working {address} with concurrency {concurrency}", highlight=False)
     try:
         await _until_signalled(worker_)
     finally:
-        await server.stop(grace=1)
-        await scorer_server.stop(grace=1)
+        await transport.stop(server, grace=1)
+        await transport.stop(scorer_server, grace=1)
         await scorer_servicer.close()
         await scorer_channel.close()
         await channel.close()

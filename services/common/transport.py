@@ -20,7 +20,7 @@ from hemra.v1 import (
     store_service_pb2_grpc,
 )
 from services import auth
-from services.common import errors
+from services.common import errors, health
 
 logger = logging.getLogger(__name__)
 
@@ -138,11 +138,54 @@ def _guard(handler, name: str):
     )
 
 
-def new_server(token: str = "") -> grpc.aio.Server:
+def new_server(token: str = "", services: tuple[str, ...] = ()) -> grpc.aio.Server:
     """A server whose every call goes through the error boundary and, given a token, is
-    refused without it (see services/auth.py)."""
+    refused without it (see services/auth.py). It serves grpc.health.v1 and reflection for
+    `services` (full names), NOT_SERVING until `server.health.serving()` (services/common/health.py)."""
     interceptors = [auth.TokenInterceptor(token)] if token else []
-    return grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*interceptors, ErrorInterceptor()])
+    gate = health.ReadinessGate()
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*interceptors, gate, ErrorInterceptor()])
+    server.health = gate.health = health.Health(server, list(services))
+    return server
+
+
+#: How often a server not yet ready asks again whether it is.
+READY_POLL_SECS = 1.0
+
+
+async def start(server: grpc.aio.Server, ready=None) -> None:
+    """Start a server built by new_server. It says SERVING at once, or, given `ready` (an
+    async callable answering "" when the server can do its job, else why not), once that
+    answers "": until then it is NOT_SERVING with the reason, and its calls UNAVAILABLE."""
+    await server.start()
+    if ready is None:
+        await server.health.serving()
+    else:
+        server.readiness = asyncio.create_task(_serve_when_ready(server.health, ready))
+
+
+async def _serve_when_ready(state: health.Health, ready) -> None:
+    while True:
+        try:
+            reason = await ready()
+        except Exception as exc:  # a check that fails is a reason, not a crash
+            reason = f"{type(exc).__name__}: {exc}"
+        if not reason:
+            break
+        if reason != state.reason:
+            logger.info("not ready: %s", reason)
+        await state.not_serving(reason)
+        await asyncio.sleep(READY_POLL_SECS)
+    await state.serving()
+
+
+async def stop(server: grpc.aio.Server, grace: float) -> None:
+    """NOT_SERVING first (probes and callers move on), then stop within `grace` seconds."""
+    task = getattr(server, "readiness", None)
+    if task is not None:
+        task.cancel()
+    await server.health.not_serving("shutting down")
+    await server.stop(grace=grace)
 
 
 class NotLoopback(OSError):

@@ -8,6 +8,7 @@ from services.common import transport
 from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
 from services.entry import add_auth_options, configure_logging, token_of
+from services.executor import sandboxes
 from services.executor.server import build_executor
 
 
@@ -17,6 +18,12 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--scorer", required=True)
     parser.add_argument("--concurrency", type=int, default=1, help="attempts worked at once (1 to 1000)")
+    parser.add_argument(
+        "--sandbox",
+        choices=sandboxes.KINDS,
+        default="host",
+        help="the sandbox backend that must answer before this executor says SERVING (default %(default)s)",
+    )
     parser.add_argument(
         "--expose",
         action="store_true",
@@ -45,14 +52,19 @@ async def main(argv: list[str] | None = None) -> None:
         args.listen,
         token=token,
     )
-    await server.start()
+    await transport.start(server, ready=lambda: sandboxes.backend_state(args.sandbox))
     print(f"executor listening on {args.listen.rpartition(':')[0]}:{port}", flush=True)
     loop = asyncio.get_running_loop()
     work = asyncio.create_task(worker.run())
+
+    async def drain() -> None:  # NOT_SERVING first, then hand running attempts back
+        await server.health.not_serving("shutting down")
+        await worker.stop()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(worker.stop()))
+        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(drain()))
     await work
-    await server.stop(grace=5)
+    await transport.stop(server, grace=5)
     await store_channel.close()
     await scorer_channel.close()
 

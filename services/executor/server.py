@@ -6,6 +6,7 @@ from pathlib import Path
 
 import grpc
 
+from hemra.v1 import executor_service_pb2 as epb
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
 from services.common import transport
@@ -49,7 +50,7 @@ def build_executor(
     threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans", daemon=True).start()
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
-    server = transport.new_server(token)
+    server = transport.new_server(token, (epb.DESCRIPTOR.services_by_name["ExecutorService"].full_name,))
     port = transport.bind(server, listen)
     host, _ = transport.split_listen(listen)
     grants = Grants()

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import grpc
 
+from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from services.common import transport
 from services.planner.servicer import PlannerServicer
@@ -11,6 +12,6 @@ from services.planner.servicer import PlannerServicer
 
 def build_server(store, home: Path, listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
     """`store` is a services.common.transport store client: the planner never opens the database."""
-    server = transport.new_server(token)
+    server = transport.new_server(token, (ppb.DESCRIPTOR.services_by_name["PlannerService"].full_name,))
     ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home), server)
     return server, transport.bind(server, listen)

@@ -1,10 +1,14 @@
-"""Run the store service alone: python -m services.store --listen 127.0.0.1:7801."""
+"""Run the store service alone: python -m services.store --listen 127.0.0.1:7801.
+
+It never migrates the database (`hemra db upgrade` does, once per deployment): it serves
+NOT_SERVING, its calls answered UNAVAILABLE, until the schema is at head."""
 
 import argparse
 import asyncio
 
 from services.common import transport
 from services.entry import add_auth_options, serve_forever, token_of
+from services.store import db
 from services.store.server import build_server
 from services.store.service import Store
 from services.store.settings import StoreSettings
@@ -29,10 +33,10 @@ async def main(argv: list[str] | None = None) -> None:
         parser.exit(2, f"error: {exc}\n")
     token = token_of(args)
     settings = StoreSettings.from_env(args.database_url)
-    store = await Store.open(settings.database_url, settings.blob_dir)
+    store = await Store.open(settings.database_url, settings.blob_dir, migrate=False)
     server, port = build_server(store, args.listen, token)
     try:
-        await serve_forever("store", server, args.listen, port)
+        await serve_forever("store", server, args.listen, port, ready=lambda: db.schema_state(settings.database_url))
     finally:
         await store.close()
 

@@ -2,6 +2,7 @@
 
 import grpc
 
+from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
 from services.common import transport
 from services.store.service import Store
@@ -12,6 +13,6 @@ def build_server(
     store: Store, listen: str = "127.0.0.1:0", token: str = "", tls: tuple[bytes, bytes] | None = None
 ) -> tuple[grpc.aio.Server, int]:
     """The server, not yet started, and the port it bound. With a token, callers must present it."""
-    server = transport.new_server(token)
+    server = transport.new_server(token, (spb.DESCRIPTOR.services_by_name["StoreService"].full_name,))
     spb_grpc.add_StoreServiceServicer_to_server(StoreServicer(store), server)
     return server, transport.bind(server, listen, tls)

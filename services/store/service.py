@@ -55,9 +55,12 @@ class Store:
         self._facts: dict[str, list[catalog.Fact]] = {}
 
     @classmethod
-    async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time) -> "Store":
+    async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time, migrate: bool = True) -> "Store":
+        """The store over `database_url`, migrated first unless told not to (a deployment's
+        store service leaves that to `hemra db upgrade` and serves once the schema is at head)."""
         db.ensure_sqlite_parent(database_url)
-        await db.migrate(database_url)
+        if migrate:
+            await db.migrate(database_url)
         engine = db.create_engine(database_url)
         return cls(engine, blob_dir, clock)
 

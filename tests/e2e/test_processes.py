@@ -10,7 +10,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors, transport
-from tests.conftest import REPO
+from tests.conftest import HEMRA, REPO
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +38,8 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
     )
     processes = []
     try:
+        # A deployment migrates once, by hand; the store service never does.
+        subprocess.run([HEMRA, "db", "upgrade"], env=store_env, check=True, capture_output=True, timeout=120)
         store, store_addr = start("store", store_env)
         processes.append(store)
         planner, planner_addr = start("planner", other_env, "--store", store_addr)

@@ -17,7 +17,7 @@ from tests.store.test_queue import FakeClock, plan
 async def served(database_url, tmp_path):
     store = await Store.open(database_url, tmp_path / "blobs", FakeClock())
     server, port = build_server(store, "127.0.0.1:0")
-    await server.start()
+    await transport.start(server)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     yield store, spb_grpc.StoreServiceStub(channel)
     await channel.close()

@@ -1,5 +1,10 @@
 """Where a trial runs. One module per sandbox kind; `open_sandbox` picks by name."""
 
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 
 
@@ -38,6 +43,31 @@ def open_sandbox(
     raise SandboxError(f"sandbox {kind!r} is not available on this executor")
 
 
+#: The sandbox kinds an executor can be told to need (`--sandbox`).
+KINDS = ("host", "docker", "modal")
+
+
+async def backend_state(kind: str) -> str:
+    """ "" when the backend of sandbox `kind` answers, else why not: an executor says
+    SERVING only once the backend it is deployed for can run trials."""
+    if kind == "host":
+        return "" if shutil.which("bwrap") else "the host sandbox needs bubblewrap (bwrap), which is not installed"
+    if kind == "docker":
+        from services.environments import engine
+
+        try:
+            await asyncio.to_thread(lambda: engine.client().ping())
+        except Exception as exc:  # the SDK's errors vary by transport; any is "not yet"
+            return f"the Docker engine does not answer: {exc}"
+        return ""
+    if kind == "modal":
+        has_env = os.environ.get("MODAL_TOKEN_ID") and os.environ.get("MODAL_TOKEN_SECRET")
+        has_file = (Path.home() / ".modal.toml").is_file()
+        missing = "no Modal credentials (MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or ~/.modal.toml)"
+        return "" if has_env or has_file else missing
+    return f"unknown sandbox {kind!r}"
+
+
 def remove_orphans() -> list[str]:
     """Remove what killed executors of this host left in sandbox engines (their containers)
     and on the host (their model relays' sockets folders)."""
@@ -47,4 +77,4 @@ def remove_orphans() -> list[str]:
     return docker.remove_orphans()
 
 
-__all__ = ["ExecResult", "Sandbox", "SandboxError", "open_sandbox", "remove_orphans"]
+__all__ = ["KINDS", "ExecResult", "Sandbox", "SandboxError", "backend_state", "open_sandbox", "remove_orphans"]

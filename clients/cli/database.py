@@ -1,0 +1,68 @@
+"""hemra db: the store's schema. In a deployment `hemra db upgrade` alone migrates (a one-shot
+job before the services roll); `hemra db wait` blocks until the schema is at head."""
+
+import asyncio
+import time
+from typing import Annotated
+
+import typer
+
+from clients.cli.common import EXIT_INCOMPLETE, command, console, database_url, fail, home
+from clients.cli.safe import plain
+
+app = typer.Typer(help="The store's database schema: migrate it, or wait until it is current.", no_args_is_help=True)
+
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option("--database-url", help="SQLAlchemy URL (default: HEMRA_DATABASE_URL, else HEMRA_HOME/hemra.db)."),
+]
+
+
+def _url(given: str | None) -> str:
+    from services.store.settings import StoreSettings
+
+    return StoreSettings.from_env(given or database_url(), home()).database_url
+
+
+@app.command()
+def upgrade(url: DatabaseUrl = None) -> None:
+    """Migrate the schema to the newest version (nothing to do when it is there)."""
+    _upgrade(_url(url))
+
+
+@command
+async def _upgrade(url: str) -> None:
+    from services.store import db
+
+    db.ensure_sqlite_parent(url)
+    try:
+        await db.migrate(url)
+    except OSError as exc:
+        fail(f"cannot reach the database: {exc}", EXIT_INCOMPLETE)
+    state = await db.schema_state(url)
+    if state:
+        fail(state, EXIT_INCOMPLETE)
+    console.print(plain(f"schema at head ({db.head_revision()})"), highlight=False)
+
+
+@app.command()
+def wait(
+    url: DatabaseUrl = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Give up after this many seconds (exit 1).")] = 300.0,
+) -> None:
+    """Block until the schema is at head (a deployment's services start after this)."""
+    if timeout <= 0:
+        fail(f"--timeout must be more than 0 (got {timeout:g})")
+    _wait(_url(url), timeout)
+
+
+@command
+async def _wait(url: str, timeout: float) -> None:
+    from services.store import db
+
+    deadline = time.monotonic() + timeout
+    while state := await db.schema_state(url):
+        if time.monotonic() >= deadline:
+            fail(f"the schema is not at head after {timeout:g} s: {state}", EXIT_INCOMPLETE)
+        await asyncio.sleep(1.0)
+    console.print(plain(f"schema at head ({db.head_revision()})"), highlight=False)
