@@ -125,4 +125,3 @@ async def _reflected(address: str) -> set[str]:
         async for response in stub.ServerReflectionInfo(iter([request])):
             return {s.name for s in response.list_services_response.service}
     return set()
-
