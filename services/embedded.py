@@ -34,6 +34,8 @@ class Embedded:
     planner: transport.Client = None
     scorer: transport.Client = None
     importer: transport.Client = None
+    #: Services in this process (the CLI's other kind is a deployment: clients/cli/connect.py).
+    remote = False
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
 

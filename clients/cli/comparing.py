@@ -7,11 +7,10 @@ from google.protobuf import json_format
 from rich.table import Table
 from rich.text import Text
 
-from clients.cli import render
-from clients.cli.common import command, console, database_url, fail, home
+from clients.cli import connect, render
+from clients.cli.common import command, console, fail
 from clients.cli.safe import clean, plain, safe_json
 from hemra.v1 import store_service_pb2 as spb
-from services import embedded
 
 #: Lists longer than this are cut in text output (--json has everything).
 SHOWN = 20
@@ -41,7 +40,7 @@ def compare(
 
 @command
 async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: str) -> None:
-    async with embedded.services(home(), database_url()) as services:
+    async with connect.services() as services:
         if b is None:
             report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=a))).report
             if as_json:

@@ -2,7 +2,7 @@
 
 import typer
 
-from clients.cli import comparing, database, harness, results, running, serving, transfer
+from clients.cli import comparing, connect, database, harness, results, running, serving, transfer
 
 app = typer.Typer(
     name="hemra",
@@ -39,8 +39,16 @@ def main_options(
     version: bool = typer.Option(
         False, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
     ),
+    server: str | None = typer.Option(
+        None,
+        "--server",
+        metavar="URL",
+        help="A deployment's gateway (https://HOST:PORT): commands work there, not on the local store. "
+        "Default: HEMRA_SERVER.",
+    ),
 ) -> None:
     """HEMRA: compare agent harnesses, task by task, fairly."""
+    connect.server_option = server
 
 
 def main() -> None:

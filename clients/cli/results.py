@@ -6,11 +6,10 @@ from typing import Annotated
 import typer
 from google.protobuf import json_format
 
-from clients.cli import render
-from clients.cli.common import command, console, database_url, fail, home
+from clients.cli import connect, render
+from clients.cli.common import command, console, fail
 from clients.cli.safe import safe_json
 from hemra.v1 import store_service_pb2 as spb
-from services import embedded
 from services.store.ids import kind_of
 
 EVENT_PAGE = 5000
@@ -32,7 +31,7 @@ def runs(
 
 @command
 async def _runs(limit: int, as_json: bool) -> None:
-    async with embedded.services(home(), database_url()) as services:
+    async with connect.services() as services:
         found, token = [], ""
         while len(found) < limit:
             response = await services.store.ListRuns(
@@ -59,7 +58,7 @@ def show(
 
 @command
 async def _show(ref: str, report: bool, events: bool) -> None:
-    async with embedded.services(home(), database_url()) as services:
+    async with connect.services() as services:
         store = services.store
         if kind_of(ref) in ("attempt", "job"):
             attempt = (await store.GetAttempt(spb.GetAttemptRequest(attempt=ref))).attempt

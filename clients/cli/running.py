@@ -8,13 +8,13 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from clients.cli import render
-from clients.cli.common import EXIT_INCOMPLETE, command, console, database_url, err_console, home
+from clients.cli import connect, render
+from clients.cli.common import EXIT_INCOMPLETE, command, console, err_console
 from clients.cli.runfile import Flags, merge
 from clients.cli.safe import plain
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services import embedded
+from services.importer import folders
 from services.store.ids import kind_of
 
 #: How often the progress display reads the run's counts.
@@ -97,18 +97,22 @@ def run(
 @command
 async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
     spec = merge(run_file, flags)
-    async with embedded.services(home(), database_url()) as services:
-        run = (await services.planner.PlanRun(ppb.PlanRunRequest(spec=spec))).run
+    async with connect.services() as services:
+        sent = await _send_local_folders(services, spec) if services.remote else []
+        run = (await services.planner.PlanRun(ppb.PlanRunRequest(spec=spec, folders=sent))).run
         if detach:
             print(run.id)
             return True
         console.print(plain(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}"))
-        worker = await services.start_executor(run.spec.concurrency, run_id=run.id)
+        if services.remote:  # the deployment's executors work it; this follows its progress
+            work = _until_finished(services, run.id)
+        else:
+            work = (await services.start_executor(run.spec.concurrency, run_id=run.id)).run(until_idle=True)
         cancel = asyncio.Event()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         try:
-            await _work_with_progress(services, worker, run, cancel)
+            await _work_with_progress(services, work, run, cancel)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
@@ -116,8 +120,36 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         return report.complete
 
 
-async def _work_with_progress(services, worker, run, cancel: asyncio.Event) -> None:
-    work = asyncio.create_task(worker.run(until_idle=True))
+async def _send_local_folders(services, spec) -> list:
+    """Datasets and harness files of `spec` that are on this machine, sent to the deployment as
+    blobs (names of its own datasets and built-in harnesses stay names)."""
+    base = Path(spec.run_file).parent if spec.run_file else Path.cwd()
+    sent = []
+    for ref in dict.fromkeys(spec.datasets):
+        folder = (base / ref).expanduser()
+        if ("/" in ref or ref.startswith(".") or not spec.run_file) and folder.is_dir():
+            sent.append(await folders.send(services.store, folder.resolve(), ref=ref))
+    for ref in dict.fromkeys(spec.harnesses):
+        # As the planner looks them up: a file path, else a name in harnesses/ (else a built-in).
+        path = (
+            base / Path(ref).expanduser() if ref.endswith(".toml") or "/" in ref else base / "harnesses" / f"{ref}.toml"
+        )
+        if path.is_file():
+            sent.append(await folders.send(services.store, path.resolve().parent, ref=ref, file=path.name))
+    return sent
+
+
+async def _until_finished(services, run_id: str) -> None:
+    """Returns once no attempt of the run is queued or running."""
+    while True:
+        p = (await services.store.GetRun(spb.GetRunRequest(run=run_id))).run.progress
+        if p.queued == 0 and p.running == 0:
+            return
+        await asyncio.sleep(PROGRESS_SECS * 5)
+
+
+async def _work_with_progress(services, work, run, cancel: asyncio.Event) -> None:
+    work = asyncio.create_task(work)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -166,7 +198,7 @@ def cancel(
 
 @command
 async def _cancel(ref: str) -> None:
-    async with embedded.services(home(), database_url()) as services:
+    async with connect.services() as services:
         response = await services.store.CancelRun(spb.CancelRunRequest(run=ref))
     run = response.run
     if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):

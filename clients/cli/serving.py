@@ -3,7 +3,6 @@
 import asyncio
 import importlib
 import signal
-import socket
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -11,11 +10,11 @@ from typing import Annotated
 import typer
 
 from clients.cli.common import command, console, database_url, fail, home
+from gateway.server import stop_http, url_of
 from hemra.v1 import store_service_pb2 as spb
 from services import auth, embedded
 from services.common import errors, transport
 from services.common.runspec import BOUNDS
-from services.common.transport import split_listen
 from services.entry import configure_logging
 from services.executor.server import build_executor
 from services.scorer.server import build_server as build_scorer
@@ -30,6 +29,7 @@ class ServiceName(str, Enum):
     executor = "executor"
     scorer = "scorer"
     importer = "importer"
+    gateway = "gateway"
 
 
 def service(
@@ -42,8 +42,11 @@ def service(
         ),
     ] = None,
 ) -> None:
-    """Run one service alone (the same as python -m services.<name>)."""
+    """Run one service alone (the same as python -m services.<name>, python -m gateway)."""
     args = list(args or [])
+    if name is ServiceName.gateway:  # it checks both its listeners and uses --expose itself
+        asyncio.run(importlib.import_module("gateway.__main__").main(args))
+        return
     expose = "--expose" in args
     args = [a for a in args if a != "--expose"]
     for listen in listen_options(args, name.value):
@@ -158,7 +161,7 @@ async def _serve(
             f"{' (TLS)' if tls else ''}, token from {source}"
         )
         console.print(
-            f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {_url(web)}"
+            f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {url_of(web)}"
             f"{' (no authentication: anyone who can reach it can read the store)' if expose else ''}",
             highlight=False,
         )
@@ -171,45 +174,20 @@ async def _serve(
         await _until_signalled(worker)
     finally:
         if web is not None:
-            await _stop_gateway(web)
+            await stop_http(web)
         await context.__aexit__(None, None, None)
 
 
 async def _start_gateway(services, listen: str, ui: Path | None, expose: bool):
-    """uvicorn on this event loop; the app reads through the store service only."""
-    import uvicorn
-
+    """The HTTP API on this event loop; the app reads through the store service only."""
     from gateway.app import create_app
+    from gateway.server import start_http
 
-    host, port = split_listen(listen)
-    # Bind here, not in uvicorn: it exits the whole process when it cannot bind.
+    app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
     try:
-        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        return await start_http(app, listen)
     except OSError as exc:
         fail(f"--listen {listen}: cannot listen there: {exc.strerror or exc}")
-    app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    server.install_signal_handlers = lambda: None  # ours stop the worker first
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            task.result()
-            fail(f"--listen {listen}: could not start the HTTP server")
-        await asyncio.sleep(0.02)
-    return server, task
-
-
-def _url(web) -> str:
-    server, _ = web
-    sock = server.servers[0].sockets[0].getsockname()
-    host = f"[{sock[0]}]" if ":" in sock[0] else sock[0]
-    return f"http://{host}:{sock[1]}/"
-
-
-async def _stop_gateway(web) -> None:
-    server, task = web
-    server.should_exit = True
-    await asyncio.gather(task, return_exceptions=True)
 
 
 def _stop_signal() -> asyncio.Event:

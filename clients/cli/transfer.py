@@ -11,11 +11,12 @@ import msgspec
 import typer
 from google.protobuf import json_format
 
-from clients.cli.common import command, console, database_url, fail, home
+from clients.cli import connect
+from clients.cli.common import command, console, fail
 from clients.cli.safe import plain
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services import embedded
+from services.importer import folders
 from services.importer.tree import write_new_file, write_tree
 from services.store import exportformat
 from services.store.exportformat import MANIFEST, BadName
@@ -46,15 +47,15 @@ def import_(
 
 @command
 async def _import(path: Path, label: str, swebench_version: str, tasks: Path | None) -> None:
-    async with embedded.services(home(), database_url()) as services:
-        response = await services.importer.ImportResults(
-            ipb.ImportResultsRequest(
-                path=str(path.resolve()),
-                label=label,
-                swebench_version=swebench_version,
-                tasks_dir=str(tasks.resolve()) if tasks else "",
-            )
-        )
+    async with connect.services() as services:
+        request = ipb.ImportResultsRequest(label=label, swebench_version=swebench_version)
+        if services.remote:  # the deployment's importer reads the folder from the store
+            if tasks:
+                fail("--tasks is not available through a server: import on the machine that holds the task folders")
+            request.folder.CopyFrom(await folders.send(services.store, path.resolve(), ref=str(path)))
+        else:
+            request.path, request.tasks_dir = str(path.resolve()), str(tasks.resolve()) if tasks else ""
+        response = await services.importer.ImportResults(request)
         run = (await services.store.GetRun(spb.GetRunRequest(run=response.import_id))).run
         console.print(
             plain(
@@ -85,7 +86,7 @@ def export(
 
 @command
 async def _export(ref: str, out: Path) -> None:
-    async with embedded.services(home(), database_url()) as services:
+    async with connect.services() as services:
         store = services.store
         exported = await store.ExportRun(spb.ExportRunRequest(run=ref))
         rows = msgspec.json.decode(exported.manifest_json)

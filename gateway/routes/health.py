@@ -1,4 +1,5 @@
-"""GET /api/health: the gateway answers and the store is reachable."""
+"""GET /api/health: the gateway answers (liveness). GET /api/ready: and the store answers,
+ready to serve (readiness: a load balancer sends it requests only then)."""
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -8,11 +9,16 @@ from gateway.schemas import Health
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
 
-router = APIRouter(prefix="/api/health", tags=["health"])
+router = APIRouter(prefix="/api", tags=["health"])
 
 
-@router.get("", response_model=Health, responses={503: {"model": Health}})
-async def get_health(store: StoreDep):
+@router.get("/health", response_model=Health)
+async def get_health():
+    return {"status": "ok", "store": "not checked"}
+
+
+@router.get("/ready", response_model=Health, responses={503: {"model": Health}})
+async def get_ready(store: StoreDep):
     try:
         await store.ListRuns(spb.ListRunsRequest(page_size=1), timeout=5)
     except errors.HemraError as exc:

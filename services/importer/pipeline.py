@@ -5,8 +5,10 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.v1 import common_pb2 as pb
 from services.bulk import gc_paused
-from services.importer import exports, harbor, record, swebench
+from services.common.settings import hemra_home
+from services.importer import exports, folders, harbor, record, swebench
 from services.importer.errors import ImportProblem
 from services.importer.tree import read_tree
 
@@ -18,14 +20,27 @@ class Imported:
 
 
 async def import_results(
-    store, planner, path: str, label: str = "", swebench_version: str = "", tasks_dir: str = ""
+    store,
+    planner,
+    path: str,
+    label: str = "",
+    swebench_version: str = "",
+    tasks_dir: str = "",
+    folder: pb.SentFolder | None = None,
 ) -> Imported:
-    """Import the folder at `path` through `store` (tasks pinned through `planner`)."""
+    """Import the folder at `path` through `store` (tasks pinned through `planner`), or the
+    folder sent as blobs from the caller's machine (written back under HEMRA_HOME first)."""
+    source = ""
+    if folder is not None:
+        path, source = str(await folders.receive(store, folder, hemra_home() / "cache" / "folders")), folder.ref
+        label = label or folder.name
     with gc_paused():  # every file and trial of a big job as objects at once
-        return await _import(store, planner, path, label, swebench_version, tasks_dir)
+        return await _import(store, planner, path, label, swebench_version, tasks_dir, source)
 
 
-async def _import(store, planner, path: str, label: str, swebench_version: str, tasks_dir: str) -> Imported:
+async def _import(
+    store, planner, path: str, label: str, swebench_version: str, tasks_dir: str, source: str = ""
+) -> Imported:
     root = Path(path).resolve()
     if not root.is_dir():
         raise ImportProblem(f"{path}: no such folder")
@@ -39,7 +54,7 @@ async def _import(store, planner, path: str, label: str, swebench_version: str, 
         results, entries = await _read_into(batches, root, swebench_version)
         tasks = Path(tasks_dir).resolve() if tasks_dir else None
         pinned = await record.pin_tasks(planner, results, root, tasks)
-        plan = await asyncio.to_thread(record.build_request, results, root, label or root.name, entries, pinned)
+        plan = await asyncio.to_thread(record.build_request, results, root, label or root.name, entries, pinned, source)
     except BaseException:
         upload.cancel()
         await asyncio.gather(upload, return_exceptions=True)

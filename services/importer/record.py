@@ -71,8 +71,14 @@ def _absolute(path: str, root: Path) -> str:
 
 
 def build_request(
-    results: ImportedResults, root: Path, label: str, entries: list[Entry], pinned: dict[str, ppb.PinnedTask]
+    results: ImportedResults,
+    root: Path,
+    label: str,
+    entries: list[Entry],
+    pinned: dict[str, ppb.PinnedTask],
+    source: str = "",
 ) -> spb.RecordRunRequest:
+    """The import's rows; `source` is where the results came from (default: `root`)."""
     by_path = {e.path: e.digest for e in entries if not e.is_dir}
     tasks: dict[str, pb.Task] = {}
     cells: dict[tuple[str, str, str], int] = {}
@@ -121,7 +127,7 @@ def build_request(
         trials=planned,
         kind="import",
         import_format=f"{results.format} {results.version}",
-        source=str(root),
+        source=source or str(root),
         tree_json=tree_json(entries),
     )
 

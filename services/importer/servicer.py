@@ -12,6 +12,12 @@ class ImporterServicer(ipb_grpc.ImporterServiceServicer):
 
     async def ImportResults(self, request, context):
         imported = await pipeline.import_results(
-            self.store, self.planner, request.path, request.label, request.swebench_version, request.tasks_dir
+            self.store,
+            self.planner,
+            request.path,
+            request.label,
+            request.swebench_version,
+            request.tasks_dir,
+            request.folder if request.HasField("folder") else None,
         )
         return ipb.ImportResultsResponse(import_id=imported.import_id, warnings=imported.warnings)

@@ -8,6 +8,7 @@ from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec
+from services.importer import folders
 from services.planner import convert, images, plan
 from services.planner.errors import PlanError
 from services.planner.tasks import harbor_content_hash, load_task
@@ -30,6 +31,19 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             await asyncio.to_thread(images.build, tasks, spec.sandbox_image, self.home)
         return resolved
 
+    async def _received(self, request_spec: pb.RunSpec, sent) -> pb.RunSpec:
+        """A copy of the spec whose datasets and harness files sent as blobs (from the caller's
+        machine) name where they were written back here."""
+        spec = pb.RunSpec()
+        spec.CopyFrom(request_spec)
+        for folder in sent:
+            if folder.ref not in spec.datasets and folder.ref not in spec.harnesses:
+                raise PlanError(f"sent folder {folder.ref!r}: the run's spec names no such dataset or harness")
+            local = str(await folders.receive(self.store, folder, self.home / "cache" / "folders"))
+            for refs in (spec.datasets, spec.harnesses):
+                refs[:] = [local if ref == folder.ref else ref for ref in refs]
+        return spec
+
     async def ResolveRun(self, request, context):
         resolved = await self._resolve(request.spec)
         return ppb.ResolveRunResponse(
@@ -39,10 +53,9 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         )
 
     async def PlanRun(self, request, context):
-        resolved = await self._resolve(request.spec, build_images=True)
+        spec = await self._received(request.spec, request.folders)
+        resolved = await self._resolve(spec, build_images=True)
         await self._upload_task_files(resolved)
-        spec = type(request.spec)()
-        spec.CopyFrom(request.spec)
         spec.baseline = resolved.baseline
         spec.label = spec.label or runspec.DEFAULTS["label"]
         harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]

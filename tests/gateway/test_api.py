@@ -15,8 +15,11 @@ def by(attempts, harness):
     return [a for a in attempts if a["harness_name"] == harness]
 
 
-async def test_health(client):
+async def test_health_and_readiness(client):
     response = await client.get("/api/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "store": "not checked"}
+    response = await client.get("/api/ready")
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "store": "ok"}
 
@@ -261,7 +264,9 @@ async def test_store_unavailable_is_503(gateway_home):
     app = create_app(store)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
         assert (await client.get("/api/runs")).status_code == 503
-        assert (await client.get("/api/health")).status_code == 503
+        assert (await client.get("/api/health")).status_code == 200  # alive, not ready
+        ready = await client.get("/api/ready")
+        assert ready.status_code == 503 and ready.json()["status"] == "unavailable"
     await channel.close()
 
 

@@ -389,3 +389,15 @@ class Event(_message.Message):
     payload_bytes: int
     payload_cut: bool
     def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., type: _Optional[str] = ..., name: _Optional[str] = ..., payload_json: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload_bytes: _Optional[int] = ..., payload_cut: _Optional[bool] = ...) -> None: ...
+
+class SentFolder(_message.Message):
+    __slots__ = ("ref", "tree_digest", "name", "file")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    TREE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    tree_digest: str
+    name: str
+    file: str
+    def __init__(self, ref: _Optional[str] = ..., tree_digest: _Optional[str] = ..., name: _Optional[str] = ..., file: _Optional[str] = ...) -> None: ...

@@ -22,19 +22,20 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from hemra.v1 import common_pb2 as hemra_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fhemra/v1/importer_service.proto\x12\x08hemra.v1\"`\n\x14ImportResultsRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x18\n\x10swebench_version\x18\x03 \x01(\t\x12\x11\n\ttasks_dir\x18\x04 \x01(\t\"<\n\x15ImportResultsResponse\x12\x11\n\timport_id\x18\x01 \x01(\t\x12\x10\n\x08warnings\x18\x02 \x03(\t2c\n\x0fImporterService\x12P\n\rImportResults\x12\x1e.hemra.v1.ImportResultsRequest\x1a\x1f.hemra.v1.ImportResultsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fhemra/v1/importer_service.proto\x12\x08hemra.v1\x1a\x15hemra/v1/common.proto\"\x86\x01\n\x14ImportResultsRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05label\x18\x02 \x01(\t\x12\x18\n\x10swebench_version\x18\x03 \x01(\t\x12\x11\n\ttasks_dir\x18\x04 \x01(\t\x12$\n\x06\x66older\x18\x05 \x01(\x0b\x32\x14.hemra.v1.SentFolder\"<\n\x15ImportResultsResponse\x12\x11\n\timport_id\x18\x01 \x01(\t\x12\x10\n\x08warnings\x18\x02 \x03(\t2c\n\x0fImporterService\x12P\n\rImportResults\x12\x1e.hemra.v1.ImportResultsRequest\x1a\x1f.hemra.v1.ImportResultsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hemra.v1.importer_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_IMPORTRESULTSREQUEST']._serialized_start=45
-  _globals['_IMPORTRESULTSREQUEST']._serialized_end=141
-  _globals['_IMPORTRESULTSRESPONSE']._serialized_start=143
-  _globals['_IMPORTRESULTSRESPONSE']._serialized_end=203
-  _globals['_IMPORTERSERVICE']._serialized_start=205
-  _globals['_IMPORTERSERVICE']._serialized_end=304
+  _globals['_IMPORTRESULTSREQUEST']._serialized_start=69
+  _globals['_IMPORTRESULTSREQUEST']._serialized_end=203
+  _globals['_IMPORTRESULTSRESPONSE']._serialized_start=205
+  _globals['_IMPORTRESULTSRESPONSE']._serialized_end=265
+  _globals['_IMPORTERSERVICE']._serialized_start=267
+  _globals['_IMPORTERSERVICE']._serialized_end=366
 # @@protoc_insertion_point(module_scope)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from hemra.v1 import common_pb2 as hemra_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ehemra/v1/planner_service.proto\x12\x08hemra.v1\x1a\x15hemra/v1/common.proto\" \n\x0fPinTasksRequest\x12\r\n\x05paths\x18\x01 \x03(\t\"^\n\nPinnedTask\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x15\n\rharbor_digest\x18\x04 \x01(\t\"7\n\x10PinTasksResponse\x12#\n\x05tasks\x18\x01 \x03(\x0b\x32\x14.hemra.v1.PinnedTask\"1\n\x0ePlanRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\"-\n\x0fPlanRunResponse\x12\x1a\n\x03run\x18\x01 \x01(\x0b\x32\r.hemra.v1.Run\"4\n\x11ResolveRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\"o\n\x12ResolveRunResponse\x12#\n\x08\x64\x61tasets\x18\x01 \x03(\x0b\x32\x11.hemra.v1.Dataset\x12$\n\tharnesses\x18\x02 \x03(\x0b\x32\x11.hemra.v1.Harness\x12\x0e\n\x06trials\x18\x03 \x01(\x05\x32\xdc\x01\n\x0ePlannerService\x12>\n\x07PlanRun\x12\x18.hemra.v1.PlanRunRequest\x1a\x19.hemra.v1.PlanRunResponse\x12G\n\nResolveRun\x12\x1b.hemra.v1.ResolveRunRequest\x1a\x1c.hemra.v1.ResolveRunResponse\x12\x41\n\x08PinTasks\x12\x19.hemra.v1.PinTasksRequest\x1a\x1a.hemra.v1.PinTasksResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ehemra/v1/planner_service.proto\x12\x08hemra.v1\x1a\x15hemra/v1/common.proto\" \n\x0fPinTasksRequest\x12\r\n\x05paths\x18\x01 \x03(\t\"^\n\nPinnedTask\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x15\n\rharbor_digest\x18\x04 \x01(\t\"7\n\x10PinTasksResponse\x12#\n\x05tasks\x18\x01 \x03(\x0b\x32\x14.hemra.v1.PinnedTask\"X\n\x0ePlanRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\x12%\n\x07\x66olders\x18\x02 \x03(\x0b\x32\x14.hemra.v1.SentFolder\"-\n\x0fPlanRunResponse\x12\x1a\n\x03run\x18\x01 \x01(\x0b\x32\r.hemra.v1.Run\"4\n\x11ResolveRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\"o\n\x12ResolveRunResponse\x12#\n\x08\x64\x61tasets\x18\x01 \x03(\x0b\x32\x11.hemra.v1.Dataset\x12$\n\tharnesses\x18\x02 \x03(\x0b\x32\x11.hemra.v1.Harness\x12\x0e\n\x06trials\x18\x03 \x01(\x05\x32\xdc\x01\n\x0ePlannerService\x12>\n\x07PlanRun\x12\x18.hemra.v1.PlanRunRequest\x1a\x19.hemra.v1.PlanRunResponse\x12G\n\nResolveRun\x12\x1b.hemra.v1.ResolveRunRequest\x1a\x1c.hemra.v1.ResolveRunResponse\x12\x41\n\x08PinTasks\x12\x19.hemra.v1.PinTasksRequest\x1a\x1a.hemra.v1.PinTasksResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,13 +39,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PINTASKSRESPONSE']._serialized_start=197
   _globals['_PINTASKSRESPONSE']._serialized_end=252
   _globals['_PLANRUNREQUEST']._serialized_start=254
-  _globals['_PLANRUNREQUEST']._serialized_end=303
-  _globals['_PLANRUNRESPONSE']._serialized_start=305
-  _globals['_PLANRUNRESPONSE']._serialized_end=350
-  _globals['_RESOLVERUNREQUEST']._serialized_start=352
-  _globals['_RESOLVERUNREQUEST']._serialized_end=404
-  _globals['_RESOLVERUNRESPONSE']._serialized_start=406
-  _globals['_RESOLVERUNRESPONSE']._serialized_end=517
-  _globals['_PLANNERSERVICE']._serialized_start=520
-  _globals['_PLANNERSERVICE']._serialized_end=740
+  _globals['_PLANRUNREQUEST']._serialized_end=342
+  _globals['_PLANRUNRESPONSE']._serialized_start=344
+  _globals['_PLANRUNRESPONSE']._serialized_end=389
+  _globals['_RESOLVERUNREQUEST']._serialized_start=391
+  _globals['_RESOLVERUNREQUEST']._serialized_end=443
+  _globals['_RESOLVERUNRESPONSE']._serialized_start=445
+  _globals['_RESOLVERUNRESPONSE']._serialized_end=556
+  _globals['_PLANNERSERVICE']._serialized_start=559
+  _globals['_PLANNERSERVICE']._serialized_end=779
 # @@protoc_insertion_point(module_scope)

@@ -1,0 +1,111 @@
+"""Where a command's services are: embedded in this process (the default), or a deployment
+reached through its gateway's front door (HEMRA_SERVER, or --server). Through a server no
+command opens a database: everything travels over the front door, authenticated with the
+deployment token, and local folders a command names are sent as blobs."""
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import grpc
+
+from clients.cli.common import EXIT_USAGE, database_url, fail, home
+from hemra.v1 import store_service_pb2 as spb
+from services.common import errors, transport
+
+SERVER_ENV = "HEMRA_SERVER"
+TOKEN_ENV = "HEMRA_TOKEN"
+TOKEN_FILE_ENV = "HEMRA_TOKEN_FILE"
+CA_ENV = "HEMRA_TLS_CA"
+#: Set by the --server option (it wins over HEMRA_SERVER).
+server_option: str | None = None
+
+
+def server_url() -> str:
+    return server_option or os.environ.get(SERVER_ENV, "")
+
+
+@dataclass
+class Remote:
+    """A deployment's services as the CLI uses them, over one channel to its front door."""
+
+    url: str
+    store: transport.Client
+    planner: transport.Client
+    importer: transport.Client
+    remote = True
+
+
+@contextlib.asynccontextmanager
+async def services():
+    """The services a command talks to, for the length of the `async with`."""
+    url = server_url()
+    if not url:
+        from services import embedded
+
+        async with embedded.services(home(), database_url()) as local:
+            yield local
+        return
+    address, tls = _address(url)
+    channel = _channel(address, tls)
+    token = _token()
+    try:
+        remote = Remote(
+            url, transport.store(channel, token), transport.planner(channel, token), transport.importer(channel, token)
+        )
+        await _check(remote)
+        yield remote
+    finally:
+        await channel.close()
+
+
+def _address(url: str) -> tuple[str, bool]:
+    """HOST:PORT and whether TLS is used, from http(s)://HOST:PORT."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port is None or parts.path not in ("", "/"):
+        fail(f"{SERVER_ENV} (or --server) must be https://HOST:PORT or http://HOST:PORT, not {url!r}")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{host}:{port}", parts.scheme == "https"
+
+
+def _channel(address: str, tls: bool) -> grpc.aio.Channel:
+    if not tls:
+        return transport.channel(address)
+    ca = os.environ.get(CA_ENV)
+    if ca:
+        try:
+            return transport.channel(address, Path(ca).read_bytes())
+        except OSError as exc:
+            fail(f"{CA_ENV}={ca}: cannot read it: {exc.strerror or exc}")
+    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(), options=transport.CHANNEL_OPTIONS)
+
+
+def _token() -> str:
+    """HEMRA_TOKEN, else the file HEMRA_TOKEN_FILE names, else HEMRA_HOME/token."""
+    value = os.environ.get(TOKEN_ENV, "").strip()
+    if value:
+        return value
+    path = Path(os.environ.get(TOKEN_FILE_ENV) or home() / "token")
+    try:
+        value = path.read_text().strip()
+    except OSError:
+        value = ""
+    if not value:
+        fail(f"a server needs the deployment token: set {TOKEN_ENV}, or {TOKEN_FILE_ENV} to a file holding it")
+    return value
+
+
+async def _check(remote: Remote) -> None:
+    """One cheap call first, so a wrong address or token is one line, not a failure mid-command."""
+    try:
+        await remote.store.ListRuns(spb.ListRunsRequest(page_size=1), timeout=10)
+    except errors.Unauthenticated:
+        fail(f"the server at {remote.url} refused the token (check {TOKEN_ENV} or {TOKEN_FILE_ENV})")
+    except (errors.Unavailable, errors.DeadlineExceeded) as exc:
+        fail(f"cannot reach the HEMRA server at {remote.url}: {exc}", EXIT_USAGE)

@@ -1,0 +1,78 @@
+"""Run the gateway alone, in a deployment: python -m gateway --store HOST:PORT --planner HOST:PORT
+--importer HOST:PORT. It serves the read-only HTTP API with the trace viewer (or --ui DIR) and
+the gRPC front door the `hemra` CLI reaches with HEMRA_SERVER (gateway/frontdoor.py)."""
+
+import argparse
+import asyncio
+import signal
+from pathlib import Path
+
+from gateway.app import create_app
+from gateway.frontdoor import build_front_door
+from gateway.security import LOOPBACK_HOSTS
+from gateway.server import start_http, stop_http, url_of
+from services.common import transport
+from services.entry import add_auth_options, configure_logging, token_of
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m gateway", description=__doc__)
+    parser.add_argument("--listen", default="127.0.0.1:7878", help="the HTTP API and UI (default %(default)s)")
+    parser.add_argument(
+        "--front-door", default="127.0.0.1:7800", help="the gRPC front door for the CLI (default %(default)s)"
+    )
+    parser.add_argument("--store", required=True, help="the store's HOST:PORT")
+    parser.add_argument("--planner", required=True, help="the planner's HOST:PORT")
+    parser.add_argument("--importer", required=True, help="the importer's HOST:PORT")
+    parser.add_argument("--ui", type=Path, default=None, help="serve this folder at / instead of the trace viewer")
+    parser.add_argument("--tls-cert", type=Path, default=None, help="PEM certificate: the front door speaks TLS")
+    parser.add_argument("--tls-key", type=Path, default=None, help="PEM private key for --tls-cert")
+    parser.add_argument(
+        "--expose",
+        action="store_true",
+        help="allow listening on addresses other than loopback, and answer any Host name over HTTP",
+    )
+    add_auth_options(parser)
+    args = parser.parse_args(argv)
+    if args.expose:
+        transport.allow_exposed()
+    if (args.tls_cert is None) != (args.tls_key is None):
+        parser.exit(2, "error: --tls-cert and --tls-key go together\n")
+    if args.ui is not None and not (args.ui / "index.html").is_file():
+        parser.exit(2, f"error: --ui {args.ui}: no index.html there\n")
+    for option, listen in (("--listen", args.listen), ("--front-door", args.front_door)):
+        try:
+            transport.check_listen(listen, option)
+        except (transport.NotLoopback, ValueError) as exc:
+            parser.exit(2, f"error: {exc}\n")
+    return args
+
+
+async def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
+    token = token_of(args)
+    configure_logging()
+    tls = (args.tls_cert.read_bytes(), args.tls_key.read_bytes()) if args.tls_cert else None
+    channels = {name: transport.channel(getattr(args, name)) for name in ("store", "planner", "importer")}
+    store = transport.store(channels["store"], token)
+    app = create_app(store, ui_dir=args.ui, allowed_hosts=None if args.expose else LOOPBACK_HOSTS)
+    door, door_port = build_front_door(channels, token, args.front_door, tls)
+    web = await start_http(app, args.listen)
+    await transport.start(door)
+    host, _ = transport.split_listen(args.front_door)
+    print(f"gateway listening on {url_of(web)} (HTTP), front door on {host}:{door_port}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await transport.stop(door, grace=5)
+        await stop_http(web)
+        for channel in channels.values():
+            await channel.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,178 @@
+"""The `hemra` CLI against a deployment through its gateway's front door (HEMRA_SERVER): every
+service its own process on loopback, the CLI with no database it could open. Runs, reports,
+compare, export and import through the gateway give what the embedded store gives."""
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from hemra.v1 import store_service_pb2 as spb
+from services.common import errors, transport
+from tests.conftest import REPO
+from tests.e2e.helpers import hemra
+from tests.e2e.test_processes import start
+from tests.importer.test_imports import unpack
+
+pytestmark = pytest.mark.slow
+TOKEN = "remote-cli-test-token"
+TASKS = ["-t", "csv-column-sum", "-t", "reverse-lines"]
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory):
+    """Store, planner, scorer, importer, an executor and the gateway; yields the front door's URL."""
+    root = tmp_path_factory.mktemp("deployment")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env.update(HEMRA_TOKEN=TOKEN, HEMRA_HOME=str(root / "home"))
+    assert hemra(env, "db", "upgrade").returncode == 0
+    processes = []
+    try:
+        store, store_addr = start("store", env)
+        processes.append(store)
+        planner, planner_addr = start("planner", env, "--store", store_addr)
+        scorer, scorer_addr = start("scorer", env, "--store", store_addr)
+        importer, importer_addr = start("importer", env, "--store", store_addr, "--planner", planner_addr)
+        processes += [planner, scorer, importer]
+        executor, _ = start("executor", env, "--store", store_addr, "--scorer", scorer_addr, "--concurrency", "2")
+        processes.append(executor)
+        gateway = subprocess.Popen(
+            [sys.executable, "-m", "gateway", "--store", store_addr, "--planner", planner_addr]
+            + ["--importer", importer_addr, "--listen", "127.0.0.1:0", "--front-door", "127.0.0.1:0"],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        processes.append(gateway)
+        line = gateway.stdout.readline()
+        match = re.search(r"front door on (127\.0\.0\.1:\d+)", line)
+        assert match, line
+        yield f"http://{match.group(1)}"
+    finally:
+        for process in processes:
+            process.terminate()
+        assert [process.wait(timeout=20) for process in processes] == [0] * len(processes)
+
+
+@pytest.fixture
+def client_env(deployment, tmp_path):
+    """The CLI on a laptop: its own empty home, and a database URL it must never open."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env.update(
+        HEMRA_HOME=str(tmp_path / "laptop"),
+        HEMRA_SERVER=deployment,
+        HEMRA_TOKEN=TOKEN,
+        HEMRA_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none",
+    )
+    return env
+
+
+def local_env(tmp_path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env["HEMRA_HOME"] = str(tmp_path / "embedded")
+    return env
+
+
+def ok(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return result.stdout
+
+
+def test_run_detach_then_report_and_compare_through_the_gateway(client_env, tmp_path):
+    run_id = ok(hemra(client_env, "run", "--detach", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", *TASKS))
+    run_id = run_id.strip()
+    assert run_id.startswith("r-")
+    # `run` without --detach follows a run to its end: here, wait on the detached one by polling.
+    asyncio.run(_wait_done(client_env["HEMRA_SERVER"].removeprefix("http://"), run_id))
+    report = ok(hemra(client_env, "show", run_id, "--report"))
+    assert re.search(r"oracle .* 2/2 \(100", report), report
+    assert re.search(r"nop .* 0/2 \(0", report), report
+    remote = json.loads(ok(hemra(client_env, "compare", f"{run_id}/oracle", f"{run_id}/nop", "--json")))
+
+    # The same run on the embedded store compares the same.
+    embedded = local_env(tmp_path)
+    ok(hemra(embedded, "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", *TASKS, "--label", "local"))
+    local = json.loads(ok(hemra(embedded, "compare", "local/oracle", "local/nop", "--json")))
+    for key in ("paired_tasks", "binary_tasks", "a_passed", "b_passed", "delta", "flipped_to_fail"):
+        assert remote[key] == local[key], key
+    assert any(r["id"] == run_id for r in json.loads(ok(hemra(client_env, "runs", "--json"))))
+
+
+def test_run_follows_to_the_end_with_a_dataset_from_this_machine(client_env, tmp_path):
+    dataset = tmp_path / "my-tasks"
+    shutil.copytree(REPO / "examples" / "hemra-offline" / "reverse-lines", dataset / "reverse-lines")
+    out = ok(hemra(client_env, "run", "-H", "oracle", "-d", str(dataset), "--label", "sent"))
+    assert "my-tasks" in out and re.search(r"oracle .* 1/1 \(100", out), out
+
+
+def test_export_and_import_through_the_gateway(client_env, tmp_path):
+    job = unpack("harbor-0.25-oracle.tar", tmp_path)
+    out = ok(hemra(client_env, "import", str(job), "--label", "harbor-remote"))
+    assert out.startswith("import i-"), out
+    import_id = out.split()[1]
+    exported = tmp_path / "export"
+    ok(hemra(client_env, "export", import_id, "--out", str(exported)))
+
+    embedded = local_env(tmp_path)
+    local_id = ok(hemra(embedded, "import", str(job), "--label", "harbor-remote")).split()[1]
+    local_report = ok(hemra(embedded, "show", local_id, "--report")).replace(local_id, import_id)
+    assert ok(hemra(client_env, "show", import_id, "--report")) == local_report
+    # The export restores on another store to the same report.
+    ok(hemra(local_env(tmp_path / "other"), "import", str(exported)))
+    assert ok(hemra(local_env(tmp_path / "other"), "show", import_id, "--report")) == ok(
+        hemra(client_env, "show", import_id, "--report")
+    )
+
+
+def test_wrong_token_missing_token_and_unreachable_server_are_one_line(client_env):
+    wrong = hemra(dict(client_env, HEMRA_TOKEN="not-the-token"), "runs")
+    assert wrong.returncode == 2
+    assert (
+        wrong.stderr.strip()
+        == f"error: the server at {client_env['HEMRA_SERVER']} refused the token (check HEMRA_TOKEN or HEMRA_TOKEN_FILE)"
+    )
+    missing = hemra({k: v for k, v in client_env.items() if k != "HEMRA_TOKEN"}, "runs")
+    assert missing.returncode == 2 and "needs the deployment token" in missing.stderr
+    gone = hemra(dict(client_env, HEMRA_SERVER="http://127.0.0.1:1"), "runs")
+    assert gone.returncode == 2
+    assert gone.stderr.startswith("error: cannot reach the HEMRA server at http://127.0.0.1:1")
+    assert len(gone.stderr.strip().splitlines()) == 1 and "Traceback" not in gone.stderr
+    bad = hemra(dict(client_env, HEMRA_SERVER="127.0.0.1:7800"), "runs")
+    assert bad.returncode == 2 and "must be https://HOST:PORT or http://HOST:PORT" in bad.stderr
+
+
+def test_front_door_never_lets_a_user_write_results(deployment):
+    """Claiming jobs or recording results is for services: the front door does not forward them."""
+    address = deployment.removeprefix("http://")
+
+    async def claim():
+        channel = transport.channel(address)
+        try:
+            return await transport.store(channel, TOKEN).ClaimJob(spb.ClaimJobRequest(worker="intruder"), timeout=5)
+        finally:
+            await channel.close()
+
+    with pytest.raises(errors.HemraError) as caught:
+        asyncio.run(claim())
+    assert caught.value.code.name == "UNIMPLEMENTED"
+
+
+async def _wait_done(address: str, run_id: str, timeout: float = 120) -> None:
+    channel = transport.channel(address)
+    store = transport.store(channel, TOKEN)
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                p = (await store.GetRun(spb.GetRunRequest(run=run_id))).run.progress
+                if p.queued == 0 and p.running == 0:
+                    return
+                await asyncio.sleep(0.3)
+    finally:
+        await channel.close()
