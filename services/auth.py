@@ -53,7 +53,17 @@ def _refuse(method: str):
 
 
 def token_from_env(name: str = DEFAULT_TOKEN_ENV) -> str:
+    """The token in the variable `name`, else in the file `<name>_FILE` names (a secret
+    mounted by compose or Kubernetes: it never sits in a compose file or a process listing)."""
     value = os.environ.get(name, "").strip()
+    if not value and os.environ.get(f"{name}_FILE"):
+        path = os.environ[f"{name}_FILE"]
+        try:
+            value = Path(path).read_text().strip()
+        except OSError as exc:
+            raise TokenError(f"{name}_FILE={path}: cannot read it: {exc.strerror or exc}") from None
+        if not value:
+            raise TokenError(f"{name}_FILE={path}: the file is empty; it must hold the deployment token")
     if not value:
         raise TokenError(f"environment variable {name} is not set: it must hold the deployment token")
     return value

@@ -7,6 +7,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
+import grpc
 import typer
 
 from clients.cli.common import command, console, database_url, fail, home
@@ -262,3 +263,21 @@ async def _worker(address: str, concurrency: int, token: str, token_env: str, ca
         await scorer_servicer.close()
         await scorer_channel.close()
         await channel.close()
+
+
+def health(
+    address: Annotated[str, typer.Argument(help="A HEMRA service's HOST:PORT.")],
+    service_name: Annotated[
+        str, typer.Option("--service", help="One service's status (e.g. hemra.v1.StoreService); default: the server's.")
+    ] = "",
+) -> None:
+    """Ask a service whether it is SERVING (exit 0) or not (exit 1): a container's healthcheck."""
+    from services.common import health as grpc_health
+
+    try:
+        status = asyncio.run(grpc_health.check(address, service_name, timeout=5))
+    except grpc.aio.AioRpcError as exc:  # unreachable, refused, not a gRPC server: all "not healthy"
+        fail(f"{address}: {exc.code().name.lower()}: {(exc.details() or '').splitlines()[0][:200]}", 1)
+    if status != "SERVING":
+        fail(f"{address}: {status}", 1)
+    console.print(f"{address}: SERVING", highlight=False)

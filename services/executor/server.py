@@ -1,6 +1,7 @@
 """Build the executor: its gRPC server (ExecutorService and the harness protocol) and its worker."""
 
 import os
+import socket
 import threading
 from pathlib import Path
 
@@ -29,6 +30,19 @@ def lease_settings() -> tuple[float, float]:
     return lease, min(HEARTBEAT_SECS, lease / 3)
 
 
+def advertised_host(listen: str) -> str:
+    """The host the scorer reaches this executor's harness protocol at: the listener's own,
+    or for a wildcard (0.0.0.0, ::) this machine's address by its name, as the system's
+    hosts file gives it (in a container: its address on the container network)."""
+    host, _ = transport.split_listen(listen)
+    if host not in ("0.0.0.0", "::", ""):
+        return host
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
 def build_executor(
     store,
     scorer,
@@ -52,7 +66,7 @@ def build_executor(
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
     server = transport.new_server(token, (epb.DESCRIPTOR.services_by_name["ExecutorService"].full_name,))
     port = transport.bind(server, listen)
-    host, _ = transport.split_listen(listen)
+    host = advertised_host(listen)
     grants = Grants()
     deps = attempt.Deps(
         store=store,
