@@ -7,6 +7,7 @@ import asyncio
 import ipaddress
 import logging
 import random
+import time
 
 import grpc
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
@@ -257,6 +258,7 @@ IDEMPOTENT = {
     "PutBlobs",
     "FindMissingBlobs",
     "HeartbeatJob",
+    "AppendEvents",  # with first_seq: a repeated batch is not appended twice
     "CompleteJob",
     "GetTrial",
     "ReadFile",
@@ -285,15 +287,20 @@ class Client:
     def __getattr__(self, rpc_name: str):
         method = getattr(self._stub, rpc_name)
 
-        async def call(request, timeout: float | None = None):
+        async def call(request, timeout: float | None = None, retry_for: float = 0.0):
+            """`retry_for`: keep retrying an idempotent call while the service is unavailable for
+            up to this many seconds (an executor riding out a store restart within its lease)."""
             attempts = self._retries if rpc_name in IDEMPOTENT else 1
-            for attempt in range(attempts):
+            until = time.monotonic() + retry_for if rpc_name in IDEMPOTENT else 0.0
+            attempt = 0
+            while True:
                 try:
                     return await method(request, timeout=timeout or self._timeout, metadata=self._metadata)
                 except grpc.aio.AioRpcError as exc:
-                    if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == attempts - 1:
+                    attempt += 1
+                    if exc.code() != grpc.StatusCode.UNAVAILABLE or (attempt >= attempts and time.monotonic() >= until):
                         raise error_of(exc) from None
-                    await asyncio.sleep(min(0.1 * 2**attempt, 2.0) * (0.5 + random.random()))
+                    await asyncio.sleep(min(0.1 * 2 ** min(attempt, 10), 2.0) * (0.5 + random.random()))
 
         return call
 

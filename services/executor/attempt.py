@@ -29,6 +29,7 @@ from services.executor.harnesses.base import TIMED_OUT
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
 from services.executor.taskcache import TaskCache
+from services.importer import folders
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ def attempt_timeout(job) -> float:
 
 async def work(job, deps: Deps, control: Control | None = None) -> None:
     """Work `job` to its completion (or until it is released or its lease is lost)."""
-    events = EventLog(deps.store, job.id, job.lease_token)
+    events = EventLog(deps.store, job.id, job.lease_token, retry_for=deps.lease_secs)
     started = time.time()
     control = control or Control()
     heartbeat = asyncio.create_task(_heartbeat(job, deps, control))
@@ -164,10 +165,21 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
             await box.teardown()
 
 
+async def _harness_folder(job, deps: Deps) -> None:
+    """A harness file sent from the submitter's machine and missing here: written back from
+    the store (under the task cache's sibling), and the job pointed at it."""
+    harness = job.harness
+    if not harness.HasField("folder") or not harness.source_path or Path(harness.source_path).exists():
+        return
+    path = await folders.receive(deps.store, harness.folder, deps.cache.root.parent / "folders")
+    harness.source_path = str(path)
+
+
 async def _drive(
     job, deps: Deps, driver: HarnessDriver, sandbox: Sandbox, task_dir: Path, events: EventLog
 ) -> HarnessResult:
     timeout = attempt_timeout(job)
+    await _harness_folder(job, deps)
     grant = Grant(job.attempt.id, "harness", sandbox, job.task, job.harness.model, time.monotonic() + timeout, events)
     token = deps.grants.issue(grant)
     try:
@@ -359,7 +371,7 @@ async def _complete(
     request.start_time.FromNanoseconds(int(started * 1e9))
     request.end_time.FromNanoseconds(int(time.time() * 1e9))
     try:
-        await deps.store.CompleteJob(request)
+        await deps.store.CompleteJob(request, retry_for=deps.lease_secs)
     except errors.LeaseLost:
         logger.warning("attempt %s: lease lost before completion; its result is dropped", job.attempt.id)
     except errors.HemraError as exc:  # the store is away: the lease expires and the trial is retried

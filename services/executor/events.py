@@ -113,10 +113,14 @@ class Lines:
 
 
 class EventLog:
-    def __init__(self, store, job_id: str, lease_token: int):
+    def __init__(self, store, job_id: str, lease_token: int, retry_for: float = 0.0):
         self.store = store
         self.job_id = job_id
         self.lease_token = lease_token
+        #: How long a batch is retried while the store is unavailable (the lease: past it the
+        #: store takes the job back anyway). Batches carry first_seq, so a retry never doubles one.
+        self.retry_for = retry_for
+        self._appended = 0
         #: Artifacts HEMRA stored itself (the harness's own output), added to the sandbox's.
         self.artifacts: list[pb.Artifact] = []
         self.max_bytes = max_event_bytes()
@@ -209,9 +213,11 @@ class EventLog:
                 return
             batch, self._pending, self._pending_bytes = self._pending, [], 0
             self._last_flush = time.monotonic()
-            await self.store.AppendEvents(
-                spb.AppendEventsRequest(job=self.job_id, lease_token=self.lease_token, events=batch)
+            request = spb.AppendEventsRequest(
+                job=self.job_id, lease_token=self.lease_token, events=batch, first_seq=self._appended + 1
             )
+            response = await self.store.AppendEvents(request, retry_for=self.retry_for)
+            self._appended = response.last_seq or self._appended + len(batch)
 
 
 def _size(message: pb.Event) -> int:

@@ -21,6 +21,8 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
     def __init__(self, store, home: Path):
         self.store = store
         self.home = home
+        #: Harness files written back from sent folders, by path: the folder they came in.
+        self._sent: dict[str, pb.SentFolder] = {}
 
     async def _resolve(self, request_spec, build_images: bool = False) -> plan.Resolved:
         spec = runspec.with_defaults(request_spec)
@@ -40,6 +42,8 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             if folder.ref not in spec.datasets and folder.ref not in spec.harnesses:
                 raise PlanError(f"sent folder {folder.ref!r}: the run's spec names no such dataset or harness")
             local = str(await folders.receive(self.store, folder, self.home / "cache" / "folders"))
+            if folder.file:
+                self._sent[str(Path(local).resolve())] = folder
             for refs in (spec.datasets, spec.harnesses):
                 refs[:] = [local if ref == folder.ref else ref for ref in refs]
         return spec
@@ -59,6 +63,10 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         spec.baseline = resolved.baseline
         spec.label = spec.label or runspec.DEFAULTS["label"]
         harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
+        for harness in harnesses:  # a harness file sent from the caller's machine: say where from
+            sent = self._sent.get(harness.source_path)
+            if sent is not None:
+                harness.folder.CopyFrom(sent)
         record = spb.RecordRunRequest(
             spec=spec,
             datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],

@@ -285,9 +285,11 @@ async def _lease_failure(conn, job_id: str) -> Exception:
     return NotFound(f"no job {job_id!r}") if found is None else LeaseLost(f"job {job_id}: lease lost")
 
 
-async def append_events(conn, job_id: str, token: int, events: list[dict], now: float) -> int:
-    """Check the lease and give events the next sequence numbers of the job's attempt; returns the last."""
+async def append_events(conn, job_id: str, token: int, events: list[dict], now: float, first_seq: int = 0) -> int:
+    """Check the lease and give events the next sequence numbers of the job's attempt; returns the
+    last. With `first_seq`, a batch the attempt already holds is a repeat: nothing is appended."""
     leased_attempt = select(JOBS.c.attempt_id).where(*_live_lease(job_id, token, now)).scalar_subquery()
+    expected = (ATTEMPTS.c.event_count == first_seq - 1,) if first_seq else ()
     if not events:
         row = (await conn.execute(select(ATTEMPTS.c.event_count).where(ATTEMPTS.c.id == leased_attempt))).first()
         if row is None:
@@ -296,13 +298,20 @@ async def append_events(conn, job_id: str, token: int, events: list[dict], now: 
     row = (
         await conn.execute(
             update(ATTEMPTS)
-            .where(ATTEMPTS.c.id == leased_attempt)
+            .where(ATTEMPTS.c.id == leased_attempt, *expected)
             .values(event_count=ATTEMPTS.c.event_count + len(events))
             .returning(ATTEMPTS.c.id, ATTEMPTS.c.event_count)
         )
     ).first()
     if row is None:
-        raise await _lease_failure(conn, job_id)
+        held = (await conn.execute(select(ATTEMPTS.c.event_count).where(ATTEMPTS.c.id == leased_attempt))).first()
+        if held is None:
+            raise await _lease_failure(conn, job_id)
+        if held.event_count >= first_seq - 1 + len(events):
+            return held.event_count  # a repeated batch, already appended
+        raise FailedPrecondition(
+            f"job {job_id}: a batch of events from seq {first_seq}, but its attempt holds {held.event_count} events"
+        )
     first = row.event_count - len(events) + 1
     await conn.execute(
         EVENTS.insert(), [dict(attempt_id=row.id, seq=first + i, **event) for i, event in enumerate(events)]

@@ -266,12 +266,12 @@ class Store:
         async with self.engine.begin() as conn:
             return await queue.heartbeat(conn, job_id, token, lease_secs, self.clock())
 
-    async def append_events(self, job_id: str, token: int, events: list[dict]) -> int:
+    async def append_events(self, job_id: str, token: int, events: list[dict], first_seq: int = 0) -> int:
         # Fitted, never refused: a type longer than its column would fail the whole batch on
         # PostgreSQL (and pass on SQLite), and the worker has nowhere else to put it.
         events = [records.fit(t.Event.__table__, e) for e in events]
         async with self.engine.begin() as conn:
-            return await queue.append_events(conn, job_id, token, events, self.clock())
+            return await queue.append_events(conn, job_id, token, events, self.clock(), first_seq)
 
     async def complete_job(self, job_id: str, token: int, done: queue.Completion):
         """(attempt row, trial, cell, retry attempt ID or "")."""

@@ -134,7 +134,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def AppendEvents(self, request, context):
         now = self.store.clock()
         rows = [convert.event_row(e, now) for e in request.events]
-        last = await self.store.append_events(request.job, request.lease_token, rows)
+        last = await self.store.append_events(request.job, request.lease_token, rows, request.first_seq)
         return spb.AppendEventsResponse(last_seq=last)
 
     async def CompleteJob(self, request, context):

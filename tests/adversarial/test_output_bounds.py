@@ -19,7 +19,7 @@ class FakeStore:
         self.limit = limit
         self.events, self.blob_requests = [], []
 
-    async def AppendEvents(self, request):
+    async def AppendEvents(self, request, retry_for=0.0):
         assert request.ByteSize() <= self.limit, "Sent message larger than max"
         self.events.extend(request.events)
         return spb.AppendEventsResponse()

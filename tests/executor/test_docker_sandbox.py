@@ -286,7 +286,14 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     dead.wait()
     host = socket.gethostname()
     made = {}
-    for who, pid in (("dead", dead.pid), ("alive", os.getppid())):
+    # An earlier incarnation with this very pid (a restarted container) left one too: an orphan.
+    mine = sandbox_module.executor_labels()["hemra.instance"]
+    for who, pid, instance in (
+        ("dead", dead.pid, ""),
+        ("alive", os.getppid(), ""),
+        ("earlier", os.getpid(), "an-earlier-process"),
+        ("mine", os.getpid(), mine),
+    ):
         created = docker_engine.api.create_container(
             "debian:bookworm-slim",
             entrypoint=["sleep", "infinity"],
@@ -295,6 +302,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
                 "hemra.host": host,
                 "hemra.pid": str(pid),
                 "hemra.executor": f"{host}:{pid}",
+                "hemra.instance": instance,
             },
             host_config=docker_engine.api.create_host_config(network_mode="none"),
         )
@@ -303,6 +311,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     try:
         removed = sandbox_module.remove_orphans()
         assert made["dead"] in removed and made["alive"] not in removed
+        assert made["earlier"] in removed and made["mine"] not in removed
         assert docker_engine.api.containers(all=True, filters={"id": made["dead"]}) == []
         assert docker_engine.api.containers(all=True, filters={"id": made["alive"]}) != []
     finally:

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from services.common.errors import LeaseLost
+from services.common.errors import FailedPrecondition, LeaseLost
 from services.store import queue, records
 from services.store.service import Store
 
@@ -194,6 +194,23 @@ async def test_events__paged_in_order(store):
     rest, end = await store.list_events(claimed.attempt.id, 20, token)
     assert [e.seq for e in page + rest] == list(range(1, 26)) and end == ""
     assert [e.name for e in page[:3]] == ["0", "1", "2"]
+
+
+async def test_events__a_repeated_batch_is_not_appended_twice(store):
+    """An executor that lost the answer in a store outage sends the batch again: same first_seq."""
+    await store.record_run(plan(trials=1))
+    claimed = await store.claim_job("w1", 30)
+    job, token = claimed.job.id, claimed.job.lease_token
+    rows = [dict(time=float(i), type="output", name=str(i), payload="{}", duration=0.0) for i in range(5)]
+    assert await store.append_events(job, token, rows[:3], first_seq=1) == 3
+    assert await store.append_events(job, token, rows[:3], first_seq=1) == 3  # the repeat
+    assert await store.append_events(job, token, rows[3:], first_seq=4) == 5
+    with pytest.raises(FailedPrecondition, match="from seq 9, but its attempt holds 5 events"):
+        await store.append_events(job, token, rows[3:], first_seq=9)  # a gap: events went missing
+    with pytest.raises(LeaseLost):
+        await store.append_events(job, token + 1, rows[3:], first_seq=6)
+    page, _ = await store.list_events(claimed.attempt.id, 20, "")
+    assert [e.name for e in page] == ["0", "1", "2", "3", "4"]
 
 
 async def test_blobs__content_addressed_and_verified(store):

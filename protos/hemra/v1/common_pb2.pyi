@@ -150,7 +150,7 @@ class Dataset(_message.Message):
     def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., dataset_name: _Optional[str] = ..., source: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[Task, _Mapping]]] = ...) -> None: ...
 
 class Harness(_message.Message):
-    __slots__ = ("name", "digest", "harness_name", "kind", "source_text", "agent", "agent_version", "model", "env", "command", "source_path")
+    __slots__ = ("name", "digest", "harness_name", "kind", "source_text", "agent", "agent_version", "model", "env", "command", "source_path", "folder")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -162,6 +162,7 @@ class Harness(_message.Message):
     ENV_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
+    FOLDER_FIELD_NUMBER: _ClassVar[int]
     name: str
     digest: str
     harness_name: str
@@ -173,7 +174,8 @@ class Harness(_message.Message):
     env: _containers.RepeatedScalarFieldContainer[str]
     command: _containers.RepeatedScalarFieldContainer[str]
     source_path: str
-    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ...) -> None: ...
+    folder: SentFolder
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ..., folder: _Optional[_Union[SentFolder, _Mapping]] = ...) -> None: ...
 
 class RunSpec(_message.Message):
     __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation")

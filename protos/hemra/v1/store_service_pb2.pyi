@@ -577,14 +577,16 @@ class HeartbeatJobResponse(_message.Message):
     def __init__(self, lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cancel_requested: _Optional[bool] = ...) -> None: ...
 
 class AppendEventsRequest(_message.Message):
-    __slots__ = ("job", "lease_token", "events")
+    __slots__ = ("job", "lease_token", "events", "first_seq")
     JOB_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
     job: str
     lease_token: int
     events: _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]
-    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
+    first_seq: int
+    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ..., first_seq: _Optional[int] = ...) -> None: ...
 
 class AppendEventsResponse(_message.Message):
     __slots__ = ("last_seq",)

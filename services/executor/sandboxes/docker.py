@@ -46,6 +46,10 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: Every process a command starts inherits this variable; a timeout kills them all by it.
 MARKER_VAR = "HEMRA_EXEC_ID"
 LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID = "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid"
+#: This process's own mark: a restarted executor container has the same host name and often
+#: the same pid as the one before it, whose containers are orphans all the same.
+LABEL_INSTANCE = "hemra.instance"
+_INSTANCE = uuid.uuid4().hex
 #: Stops, then kills, every process whose environment carries the marker, until none is left
 #: (stopping first so none can fork away between the scan and the kill).
 KILL_MARKED = r"""m="$0"; for round in 1 2 3 4 5 6 7 8; do found=""
@@ -66,7 +70,7 @@ DEFAULT_PIDS_LIMIT = 1024
 
 def executor_labels() -> dict[str, str]:
     host, pid = socket.gethostname(), str(os.getpid())
-    return {LABEL_EXECUTOR: f"{host}:{pid}", LABEL_HOST: host, LABEL_PID: pid}
+    return {LABEL_EXECUTOR: f"{host}:{pid}", LABEL_HOST: host, LABEL_PID: pid, LABEL_INSTANCE: _INSTANCE}
 
 
 def limits(env) -> tuple[float, int, int]:
@@ -166,7 +170,11 @@ def remove_orphans(alive=None) -> list[str]:
     removed = []
     for container in found:
         pid = container["Labels"].get(LABEL_PID, "")
-        if not pid.isdigit() or int(pid) == os.getpid() or alive(int(pid)):
+        if not pid.isdigit():
+            continue
+        if int(pid) == os.getpid() and container["Labels"].get(LABEL_INSTANCE) == _INSTANCE:
+            continue  # this process's own
+        if int(pid) != os.getpid() and alive(int(pid)):
             continue
         try:
             api.remove_container(container["Id"], force=True, v=True)

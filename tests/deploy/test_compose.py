@@ -1,0 +1,326 @@
+"""The compose stack for real: the project's own image built here, deploy/compose.yaml started by
+testcontainers on this machine's Docker engine (PostgreSQL in a container made from Debian's
+packages), the `hemra` CLI on the host reaching it only through the gateway (HEMRA_SERVER).
+Trials run in Docker sandboxes the executors start through the engine's socket."""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from tests.conftest import REPO
+from tests.e2e.helpers import hemra
+from tests.importer.test_imports import unpack
+
+pytestmark = pytest.mark.slow
+DEPLOY = REPO / "deploy"
+TOKEN = "compose-test-token-0123456789abcdef"
+TASKS = ["-t", "reverse-lines", "-t", "fizzbuzz-limit", "-t", "csv-column-sum", "-t", "text-stats"]
+#: A program harness that takes its time (so faults land mid-run) and then does nothing.
+SLOW_HARNESS = (
+    'kind = "program"\nagent = "slow"\nversion = "1"\ncommand = ["python3", "-c", "import time; time.sleep(4)"]\n'
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def stack(docker_engine, tmp_path_factory):
+    """The stack up and healthy; yields (compose, front door URL, HTTP URL, project name)."""
+    from testcontainers.compose import DockerCompose
+
+    root = tmp_path_factory.mktemp("compose")
+    image = _build_image()
+    _postgres_image()
+    secrets = root / "secrets"
+    secrets.mkdir()
+    (secrets / "token").write_text(TOKEN + "\n")
+    (secrets / "db_password").write_text("compose-test-password\n")
+    for path in secrets.iterdir():
+        path.chmod(0o644)  # the services run as uid 10001
+    work = root / "work"
+    work.mkdir()
+    os.chown(work, 10001, 10001)
+    project = f"hemra-test-{os.getpid()}"
+    front, http = free_port(), free_port()
+    env = {
+        "HEMRA_PROJECT": project,
+        "HEMRA_IMAGE": image,
+        "HEMRA_POSTGRES_IMAGE": os.environ.get("HEMRA_POSTGRES_IMAGE", "hemra-postgres:bookworm"),
+        "HEMRA_SECRETS_DIR": str(secrets),
+        "HEMRA_WORK_DIR": str(work),
+        "HEMRA_DOCKER_GID": str(os.stat("/var/run/docker.sock").st_gid),
+        "HEMRA_FRONT_DOOR_PORT": str(front),
+        "HEMRA_HTTP_PORT": str(http),
+        "HEMRA_EXECUTORS": "2",
+        # Short enough that a killed executor's attempts come back soon, long enough that
+        # executors ride out a store or database restart within their leases.
+        "HEMRA_LEASE_SECS": "15",
+    }
+    env_file = root / "stack.env"
+    env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+    compose = DockerCompose(DEPLOY, compose_file_name="compose.yaml", env_file=str(env_file), wait=True)
+    compose.start()
+    executors = {c.ID[:12] for c in compose.get_containers() if c.Service == "executor"}
+    try:
+        yield compose, f"http://127.0.0.1:{front}", f"http://127.0.0.1:{http}", project
+    finally:
+        compose.stop(down=True)
+        # Task containers are the executors' (not the project's): a killed executor leaves its own.
+        for line in _docker_ps("label=hemra.host", '{{.ID}} {{.Label "hemra.host"}}'):
+            container, host = line.split()
+            if any(host.startswith(executor) for executor in executors):
+                subprocess.run(["docker", "rm", "-f", container], capture_output=True)
+
+
+def _build_image() -> str:
+    env = dict(os.environ, HEMRA_IMAGE_BASE=os.environ.get("HEMRA_IMAGE_BASE", "hemra-base:bookworm"))
+    result = subprocess.run(
+        ["bash", str(DEPLOY / "build-image.sh")], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip().splitlines()[-1]
+
+
+def _postgres_image() -> None:
+    if subprocess.run(["docker", "image", "inspect", "hemra-postgres:bookworm"], capture_output=True).returncode:
+        pytest.fail("hemra-postgres:bookworm is missing: scripts/setup-docker.sh makes it")
+
+
+@pytest.fixture
+def cli(stack, tmp_path):
+    """The CLI on the host: a home of its own, a database URL it must never open, the server."""
+    _, front, _, _ = stack
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env.update(
+        HEMRA_HOME=str(tmp_path / "laptop"),
+        HEMRA_SERVER=front,
+        HEMRA_TOKEN=TOKEN,
+        HEMRA_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none",
+    )
+    return env
+
+
+def ok(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def wait_done(env: dict, run_id: str, timeout: float = 300) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        run = json.loads(ok(hemra(env, "show", run_id)))["run"]
+        progress = run["progress"]
+        if not progress.get("queued") and not progress.get("running"):
+            return run
+        assert time.monotonic() < deadline, progress
+        time.sleep(1)
+
+
+def finished_once(env: dict, run_id: str) -> list[dict]:
+    """Every trial of the run has exactly one finished attempt that counts (others were infra retries)."""
+    attempts = json.loads(ok(hemra(env, "show", run_id)))["attempts"]
+    by_trial: dict[tuple, list] = {}
+    for attempt in attempts:
+        key = (attempt["cell_id"], attempt["task_digest"], attempt["repetition"])
+        by_trial.setdefault(key, []).append(attempt)
+    for trial, tries in by_trial.items():
+        counted = [a for a in tries if a.get("outcome") not in ("OUTCOME_INFRA_FAILED", "infra_failed")]
+        assert len(counted) == 1, (trial, [(a["id"], a.get("outcome")) for a in tries])
+    return attempts
+
+
+def test_stack_is_healthy_and_the_dashboard_is_served(stack):
+    compose, _, http, _ = stack
+    assert httpx.get(f"{http}/api/health").json()["status"] == "ok"
+    assert httpx.get(f"{http}/api/ready").json() == {"status": "ok", "store": "ok"}
+    page = httpx.get(f"{http}/")
+    assert page.status_code == 200 and "HEMRA dashboard" in page.text
+    states = {c.Service: c.Health for c in compose.get_containers() if c.Service != "migrate"}
+    assert set(states) == {"postgres", "store", "planner", "scorer", "importer", "executor", "gateway"}
+    assert set(states.values()) == {"healthy"}, states
+
+
+def test_run_report_compare_export_import_through_the_gateway(cli, tmp_path):
+    run_id = ok(
+        hemra(
+            cli,
+            "run",
+            "--detach",
+            "-H",
+            "oracle",
+            "-H",
+            "nop",
+            "-d",
+            "hemra-offline",
+            *TASKS,
+            "--sandbox",
+            "docker",
+            "--label",
+            "compose",
+        )
+    ).strip()
+    wait_done(cli, run_id)
+    report = ok(hemra(cli, "show", run_id, "--report"))
+    assert re.search(r"oracle \(baseline\) .* 4/4 \(100\.0%\)", report), report
+    assert re.search(r"nop .* 0/4 \(0\.0%\)", report), report
+    remote = json.loads(ok(hemra(cli, "compare", f"{run_id}/oracle", f"{run_id}/nop", "--json")))
+
+    embedded = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    embedded["HEMRA_HOME"] = str(tmp_path / "embedded")
+    ok(hemra(embedded, "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", *TASKS, "--label", "local"))
+    local = json.loads(ok(hemra(embedded, "compare", "local/oracle", "local/nop", "--json")))
+    for key in ("paired_tasks", "binary_tasks", "a_passed", "b_passed", "delta", "flipped_to_fail"):
+        assert remote[key] == local[key], key
+
+    # Export through the gateway, restore into the embedded store: the same report.
+    exported = tmp_path / "export"
+    ok(hemra(cli, "export", run_id, "--out", str(exported)))
+    ok(hemra(embedded, "import", str(exported)))
+    assert ok(hemra(embedded, "show", run_id, "--report")) == report
+
+    # Import through the gateway (the folder travels as blobs): what the embedded import gives.
+    job = unpack("harbor-0.25-oracle.tar", tmp_path)
+    import_id = ok(hemra(cli, "import", str(job), "--label", "harbor")).split()[1]
+    local_id = ok(hemra(embedded, "import", str(job), "--label", "harbor")).split()[1]
+    assert ok(hemra(cli, "show", import_id, "--report")) == ok(hemra(embedded, "show", local_id, "--report")).replace(
+        local_id, import_id
+    )
+
+
+def test_executor_killed_mid_run__every_trial_finishes_once(stack, cli, tmp_path):
+    compose, _, _, project = stack
+    harnesses = tmp_path / "harnesses"
+    harnesses.mkdir()
+    (harnesses / "slow.toml").write_text(SLOW_HARNESS)
+    run_id = ok(
+        hemra(
+            cli,
+            "run",
+            "--detach",
+            "-H",
+            str(harnesses / "slow.toml"),
+            "-d",
+            "hemra-offline",
+            *TASKS,
+            "--sandbox",
+            "docker",
+            "--concurrency",
+            "4",
+            "--max-infra-retries",
+            "1",
+        )
+    ).strip()
+    victim = _busy_executor(cli, run_id, project)
+    subprocess.run(["docker", "kill", victim], check=True, capture_output=True)
+    run = wait_done(cli, run_id, timeout=240)
+    assert run["progress"]["done"] == run["progress"]["trials"] == 4
+    attempts = finished_once(cli, run_id)
+    assert len(attempts) > 4  # the killed executor's attempts were retried elsewhere
+    _healthy_again(compose, "executor")
+
+
+def test_store_and_postgres_restarted_mid_run__nothing_lost(stack, cli, tmp_path):
+    compose, _, _, project = stack
+    harnesses = tmp_path / "harnesses"
+    harnesses.mkdir()
+    (harnesses / "slow.toml").write_text(SLOW_HARNESS)
+    run_id = ok(
+        hemra(
+            cli,
+            "run",
+            "--detach",
+            "-H",
+            str(harnesses / "slow.toml"),
+            "-H",
+            "oracle",
+            "-d",
+            "hemra-offline",
+            *TASKS,
+            "--sandbox",
+            "docker",
+            "--concurrency",
+            "2",
+        )
+    ).strip()
+    _busy_executor(cli, run_id, project)
+    subprocess.run(["docker", "restart", f"{project}-store-1"], check=True, capture_output=True, timeout=120)
+    _healthy_again(compose, "store")
+    subprocess.run(["docker", "restart", f"{project}-postgres-1"], check=True, capture_output=True, timeout=120)
+    _healthy_again(compose, "postgres")
+    run = wait_done(cli, run_id, timeout=300)
+    assert run["progress"]["done"] == run["progress"]["trials"] == 8
+    finished_once(cli, run_id)
+    assert re.search(r"oracle .* 4/4 \(100\.0%\)", ok(hemra(cli, "show", run_id, "--report")))
+
+
+def test_wrong_or_missing_token_is_one_line(cli):
+    wrong = hemra(dict(cli, HEMRA_TOKEN="not-it"), "runs")
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1
+    assert "refused the token" in wrong.stderr
+    missing = hemra({k: v for k, v in cli.items() if k != "HEMRA_TOKEN"}, "runs")
+    assert missing.returncode == 2 and "needs the deployment token" in missing.stderr
+
+
+def _busy_executor(env: dict, run_id: str, project: str, timeout: float = 60) -> str:
+    """The container name of an executor working one of the run's attempts right now: the
+    executor whose hostname labels a task container of the run's attempts."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        attempts = {a["id"] for a in json.loads(ok(hemra(env, "show", run_id)))["attempts"]}
+        hosts = _docker_ps("label=hemra.attempt", '{{.Label "hemra.attempt"}} {{.Label "hemra.host"}}')
+        executors = _docker_ps(f"label=com.docker.compose.project={project}", "{{.ID}} {{.Names}}")
+        for attempt, host in (line.split() for line in hosts if len(line.split()) == 2):
+            if attempt.removesuffix("-verifier") in attempts:
+                name = next((n for cid, n in (e.split() for e in executors) if host.startswith(cid[:12])), "")
+                if "-executor-" in name:
+                    return name
+        time.sleep(0.3)
+    pytest.fail(f"no executor took an attempt of {run_id} within {timeout:g} s")
+
+
+def _docker_ps(label_filter: str, template: str) -> list[str]:
+    result = subprocess.run(
+        ["docker", "ps", "--filter", label_filter, "--format", template], capture_output=True, text=True, check=True
+    )
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
+def _healthy_again(compose, service: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = [c.Health for c in compose.get_containers() if c.Service == service]
+        if states and all(s == "healthy" for s in states):
+            return
+        time.sleep(1)
+    pytest.fail(f"{service} is not healthy again after {timeout:g} s")
+
+
+def test_image_runs_as_non_root_with_every_command(stack):
+    image = os.environ.get("HEMRA_IMAGE") or _built_image_name()
+    result = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "--entrypoint", "id", image, "-u"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "10001"
+    help_text = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", image, "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for command in ("service", "db", "health", "run", "serve"):
+        assert re.search(rf"│ {command}\b", help_text), command
+
+
+def _built_image_name() -> str:
+    version = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    return f"hemra:{version}"
