@@ -1,0 +1,266 @@
+"""Scale-out on sleeping jobs: what coordinating many executors through one store costs.
+
+    .venv/bin/python bench/scale_out.py [--jobs 2000] [--executors 1,4,8,16] [--sleep 1.0]
+                                        [--baseline-jobs 100] [--keep]
+
+On a fresh PostgreSQL database (127.0.0.1:5432, dropped afterwards), as a deployment runs:
+`hemra db upgrade`, then the store, planner and scorer each in its own process, and for each
+N in --executors, N executor processes (concurrency 1 each, host sandbox). Once every executor
+says SERVING, one run is submitted to the planner: a generated dataset of 20 trivial tasks,
+attempts enough for the job count, a program harness that sleeps --sleep seconds and does
+nothing else, run concurrency N. The time runs from the submission until no attempt of the
+run is queued or running. N=1 works --baseline-jobs jobs (its throughput is steady: 2,000
+one-second jobs would take over half an hour), every other N --jobs.
+
+Reported per N: jobs/s, the speed-up over one executor (throughput ratio, the baseline
+measured in the same run), and the claim gap p50/p99: on each executor, the time from the
+end of one attempt to the start of its next (completing, claiming and starting one job: the
+coordination a job costs). Checks: every trial finished exactly once.
+
+Target: at 16 executors, a speed-up of at least 12x.
+"""
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "protos")]
+POSTGRES_ADMIN = os.environ.get("HEMRA_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+TASKS = 20
+TOKEN = "scale-out-" + secrets.token_hex(8)
+
+
+def make_dataset(folder: Path) -> Path:
+    """20 tasks whose verifier always passes: the harness's sleep is the whole job."""
+    dataset = folder / "sleepy-tasks"
+    for i in range(TASKS):
+        task = dataset / f"task-{i:02d}"
+        (task / "tests").mkdir(parents=True)
+        (task / "environment").mkdir()
+        (task / "task.toml").write_text(f'[task]\nname = "bench/task-{i:02d}"\n\n[verifier]\ntimeout_sec = 60.0\n')
+        (task / "instruction.md").write_text("Nothing to do.\n")
+        (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nWORKDIR /app\n")
+        test = task / "tests" / "test.sh"
+        test.write_text("#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n")
+        test.chmod(0o755)
+    return dataset
+
+
+def make_harness(folder: Path, sleep: float) -> Path:
+    harness = folder / "harnesses" / "sleeper.toml"
+    harness.parent.mkdir(parents=True)
+    harness.write_text(f'kind = "program"\nagent = "sleeper"\nversion = "1"\ncommand = ["sleep", "{sleep}"]\n')
+    return harness
+
+
+def start(module: str, env: dict, *args: str) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, "--listen", "127.0.0.1:0", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    line = process.stdout.readline()
+    if "listening on" not in line:
+        raise SystemExit(f"{module} did not start: {line!r}")
+    return process, line.rsplit(" ", 1)[1].strip()
+
+
+async def admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(POSTGRES_ADMIN, timeout=10)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+async def until_serving(addresses: list[str], timeout: float = 120) -> None:
+    from services.common import health
+
+    deadline = time.monotonic() + timeout
+    for address in addresses:
+        while await _status(health, address) != "SERVING":
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{address} is not SERVING after {timeout:g} s")
+            await asyncio.sleep(0.2)
+
+
+async def _status(health, address: str) -> str:
+    try:
+        return await health.check(address)
+    except Exception:  # not up yet
+        return ""
+
+
+async def submit_and_wait(planner_addr: str, store_addr: str, spec) -> tuple[str, float]:
+    from hemra.v1 import planner_service_pb2 as ppb
+    from hemra.v1 import store_service_pb2 as spb
+    from services.common import transport
+
+    planner_channel, store_channel = transport.channel(planner_addr), transport.channel(store_addr)
+    planner, store = transport.planner(planner_channel, TOKEN), transport.store(store_channel, TOKEN)
+    try:
+        started = time.perf_counter()
+        run = (await planner.PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        while True:
+            progress = (await store.GetRun(spb.GetRunRequest(run=run.id))).run.progress
+            if progress.queued == 0 and progress.running == 0:
+                return run.id, time.perf_counter() - started
+            await asyncio.sleep(0.2)
+    finally:
+        await planner_channel.close()
+        await store_channel.close()
+
+
+async def attempts_of(url: str, run_id: str) -> list:
+    import asyncpg
+
+    conn = await asyncpg.connect(url.replace("postgresql+asyncpg", "postgresql"), timeout=10)
+    try:
+        return await conn.fetch(
+            "SELECT a.trial_id, j.lease_owner AS worker, a.outcome, a.start_time, a.end_time "
+            "FROM attempts a JOIN jobs j ON j.attempt_id = a.id WHERE a.run_id = $1",
+            run_id,
+        )
+    finally:
+        await conn.close()
+
+
+def claim_gaps(rows) -> list[float]:
+    by_worker: dict[str, list] = {}
+    for row in rows:
+        if row["start_time"] is not None and row["end_time"] is not None:
+            by_worker.setdefault(row["worker"], []).append((row["start_time"], row["end_time"]))
+    gaps = []
+    for spans in by_worker.values():
+        spans.sort()
+        gaps += [max(0.0, _seconds(b[0]) - _seconds(a[1])) for a, b in zip(spans, spans[1:])]
+    return gaps
+
+
+def _seconds(value) -> float:
+    return value.timestamp() if hasattr(value, "timestamp") else float(value)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+async def measure(n: int, jobs: int, scratch: Path, env: dict, addresses: dict, url: str, dataset, harness) -> dict:
+    from hemra.v1 import common_pb2 as pb
+
+    executors = [
+        start("services.executor", env, "--store", addresses["store"], "--scorer", addresses["scorer"])[0]
+        for _ in range(n)
+    ]
+    try:
+        spec = pb.RunSpec(
+            harnesses=[str(harness)],
+            datasets=[str(dataset)],
+            attempts=max(1, -(-jobs // TASKS)),
+            concurrency=n,
+            label=f"scale-{n}",
+            sandbox="host",
+        )
+        run_id, seconds = await submit_and_wait(addresses["planner"], addresses["store"], spec)
+    finally:
+        for process in executors:
+            process.terminate()
+        for process in executors:
+            process.wait(timeout=60)
+    rows = await attempts_of(url, run_id)
+    trials = {}
+    for row in rows:
+        trials.setdefault(row["trial_id"], []).append(row["outcome"])
+    once = all(outcomes.count("completed") == 1 for outcomes in trials.values())
+    gaps = claim_gaps(rows)
+    return {
+        "executors": n,
+        "jobs": len(trials),
+        "seconds": round(seconds, 2),
+        "jobs_per_s": round(len(trials) / seconds, 3),
+        "claim_gap_p50_ms": round(1000 * percentile(gaps, 0.50), 1),
+        "claim_gap_p99_ms": round(1000 * percentile(gaps, 0.99), 1),
+        "every_trial_once": once,
+    }
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=2000)
+    parser.add_argument("--baseline-jobs", type=int, default=100)
+    parser.add_argument("--executors", default="1,4,8,16")
+    parser.add_argument("--sleep", type=float, default=1.0)
+    parser.add_argument("--keep", action="store_true", help="keep the database and the scratch folder")
+    args = parser.parse_args()
+    counts = [int(x) for x in args.executors.split(",")]
+    scratch = Path(tempfile.mkdtemp(prefix="hemra-scale-"))
+    name = "hemra_scale_" + secrets.token_hex(6)
+    url = POSTGRES_ADMIN.rsplit("/", 1)[0] + "/" + name
+    await admin(f"CREATE DATABASE {name}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env.update(HEMRA_TOKEN=TOKEN, HEMRA_DATABASE_URL=url, HEMRA_HOME=str(scratch / "home"))
+    services = []
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "clients.cli.main", "db", "upgrade"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        store, store_addr = start("services.store", env)
+        services.append(store)
+        await until_serving([store_addr])
+        planner, planner_addr = start("services.planner", env, "--store", store_addr)
+        scorer, scorer_addr = start("services.scorer", env, "--store", store_addr)
+        services += [planner, scorer]
+        addresses = {"store": store_addr, "planner": planner_addr, "scorer": scorer_addr}
+        dataset, harness = make_dataset(scratch), make_harness(scratch, args.sleep)
+        results = []
+        for n in counts:
+            jobs = args.baseline_jobs if n == 1 else args.jobs
+            result = await measure(n, jobs, scratch, env, addresses, url, dataset, harness)
+            results.append(result)
+            print(json.dumps(result), flush=True)
+    finally:
+        for process in services:
+            process.terminate()
+            process.wait(timeout=30)
+        if not args.keep:
+            await admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            subprocess.run(["rm", "-rf", str(scratch)])
+    base = next((r for r in results if r["executors"] == 1), None)
+    print(f"\n{'executors':>9} {'jobs':>6} {'seconds':>8} {'jobs/s':>8} {'speed-up':>9} {'gap p50':>8} {'gap p99':>8}")
+    for r in results:
+        r["speed_up"] = round(r["jobs_per_s"] / base["jobs_per_s"], 2) if base else None
+        print(
+            f"{r['executors']:>9} {r['jobs']:>6} {r['seconds']:>8} {r['jobs_per_s']:>8} {r['speed_up'] or '-':>9} "
+            f"{r['claim_gap_p50_ms']:>6}ms {r['claim_gap_p99_ms']:>6}ms"
+        )
+    top = max(results, key=lambda r: r["executors"])
+    if base and top["executors"] == 16:
+        verdict = "met" if top["speed_up"] >= 12 else "missed"
+        print(f"target: speed-up >= 12x at 16 executors: {top['speed_up']}x ({verdict})")
+    out = ROOT / "bench" / "results" / f"scale-out-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"sleep": args.sleep, "results": results}, indent=1))
+    return 0 if all(r["every_trial_once"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
