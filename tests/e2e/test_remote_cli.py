@@ -7,14 +7,16 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors, transport
-from tests.conftest import REPO
+from tests.conftest import HEMRA, REPO
 from tests.e2e.helpers import hemra
 from tests.e2e.test_processes import start
 from tests.importer.test_imports import unpack
@@ -176,3 +178,28 @@ async def _wait_done(address: str, run_id: str, timeout: float = 120) -> None:
                 await asyncio.sleep(0.3)
     finally:
         await channel.close()
+
+
+def test_run_through_the_gateway__ctrl_c_cancels_it_there(client_env, tmp_path):
+    harness = tmp_path / "harnesses" / "slow.toml"
+    harness.parent.mkdir()
+    harness.write_text('kind = "program"\nagent = "slow"\nversion = "1"\ncommand = ["sleep", "60"]\n')
+    process = subprocess.Popen(
+        [HEMRA, "run", "-H", str(harness), "-d", "hemra-offline", "-t", "reverse-lines", "--label", "interrupted"],
+        env=client_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        shown = hemra(client_env, "show", "interrupted")
+        if shown.returncode == 0 and json.loads(shown.stdout)["run"]["progress"].get("running"):
+            break
+        time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=90)
+    assert process.returncode == 1, out[-2000:] + err[-2000:]
+    assert "cancelling: unfinished attempts will be recorded as cancelled" in err
+    progress = json.loads(ok(hemra(client_env, "show", "interrupted")))["run"]["progress"]
+    assert progress["cancelled"] == 1 and not progress.get("running")
