@@ -52,7 +52,7 @@ async def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     token = token_of(args)
     configure_logging()
-    tls = (args.tls_cert.read_bytes(), args.tls_key.read_bytes()) if args.tls_cert else None
+    tls = (args.tls_key.read_bytes(), args.tls_cert.read_bytes()) if args.tls_cert else None
     channels = {name: transport.channel(getattr(args, name)) for name in ("store", "planner", "importer")}
     store = transport.store(channels["store"], token)
     app = create_app(store, ui_dir=args.ui, allowed_hosts=None if args.expose else LOOPBACK_HOSTS)

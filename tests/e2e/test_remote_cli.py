@@ -43,24 +43,30 @@ def deployment(tmp_path_factory):
         processes += [planner, scorer, importer]
         executor, _ = start("executor", env, "--store", store_addr, "--scorer", scorer_addr, "--concurrency", "2")
         processes.append(executor)
-        gateway = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "--store", store_addr, "--planner", planner_addr]
-            + ["--importer", importer_addr, "--listen", "127.0.0.1:0", "--front-door", "127.0.0.1:0"],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        upstreams = ["--store", store_addr, "--planner", planner_addr, "--importer", importer_addr]
+        gateway, front_door = start_gateway(env, *upstreams)
         processes.append(gateway)
-        line = gateway.stdout.readline()
-        match = re.search(r"front door on (127\.0\.0\.1:\d+)", line)
-        assert match, line
-        yield f"http://{match.group(1)}"
+        yield f"http://{front_door}", env, upstreams
     finally:
         for process in processes:
             process.terminate()
         assert [process.wait(timeout=20) for process in processes] == [0] * len(processes)
+
+
+def start_gateway(env: dict, *args: str) -> tuple[subprocess.Popen, str]:
+    """python -m gateway on loopback ports of its own; returns it and its front door's HOST:PORT."""
+    gateway = subprocess.Popen(
+        [sys.executable, "-m", "gateway", *args, "--listen", "127.0.0.1:0", "--front-door", "127.0.0.1:0"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    line = gateway.stdout.readline()
+    match = re.search(r"front door on (127\.0\.0\.1:\d+)", line)
+    assert match, line
+    return gateway, match.group(1)
 
 
 @pytest.fixture
@@ -69,7 +75,7 @@ def client_env(deployment, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
     env.update(
         HEMRA_HOME=str(tmp_path / "laptop"),
-        HEMRA_SERVER=deployment,
+        HEMRA_SERVER=deployment[0],
         HEMRA_TOKEN=TOKEN,
         HEMRA_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none",
     )
@@ -152,7 +158,7 @@ def test_wrong_token_missing_token_and_unreachable_server_are_one_line(client_en
 
 def test_front_door_never_lets_a_user_write_results(deployment):
     """Claiming jobs or recording results is for services: the front door does not forward them."""
-    address = deployment.removeprefix("http://")
+    address = deployment[0].removeprefix("http://")
 
     async def claim():
         channel = transport.channel(address)
@@ -203,3 +209,27 @@ def test_run_through_the_gateway__ctrl_c_cancels_it_there(client_env, tmp_path):
     assert "cancelling: unfinished attempts will be recorded as cancelled" in err
     progress = json.loads(ok(hemra(client_env, "show", "interrupted")))["run"]["progress"]
     assert progress["cancelled"] == 1 and not progress.get("running")
+
+
+def test_front_door_over_tls(deployment, client_env, tmp_path):
+    _, env, upstreams = deployment
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    gateway, front_door = start_gateway(env, *upstreams, "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        tls = dict(client_env, HEMRA_SERVER=f"https://{front_door}", HEMRA_TLS_CA=str(cert))
+        assert isinstance(json.loads(ok(hemra(tls, "runs", "--json"))), list)
+        # Plain text to a TLS port, or TLS without trusting its certificate: one line, exit 2.
+        plain = hemra(dict(client_env, HEMRA_SERVER=f"http://{front_door}"), "runs")
+        untrusted = hemra(dict(client_env, HEMRA_SERVER=f"https://{front_door}"), "runs")
+        for result in (plain, untrusted):
+            assert result.returncode == 2 and "cannot reach the HEMRA server" in result.stderr, result.stderr
+            assert len(result.stderr.strip().splitlines()) == 1
+    finally:
+        gateway.terminate()
+        assert gateway.wait(timeout=20) == 0
