@@ -7,7 +7,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
-import grpc
 import typer
 
 from clients.cli.common import command, console, database_url, fail, home
@@ -274,10 +273,4 @@ def health(
     """Ask a service whether it is SERVING (exit 0) or not (exit 1): a container's healthcheck."""
     from services.common import health as grpc_health
 
-    try:
-        status = asyncio.run(grpc_health.check(address, service_name, timeout=5))
-    except grpc.aio.AioRpcError as exc:  # unreachable, refused, not a gRPC server: all "not healthy"
-        fail(f"{address}: {exc.code().name.lower()}: {(exc.details() or '').splitlines()[0][:200]}", 1)
-    if status != "SERVING":
-        fail(f"{address}: {status}", 1)
-    console.print(f"{address}: SERVING", highlight=False)
+    raise typer.Exit(grpc_health.main([address, service_name] if service_name else [address]))
