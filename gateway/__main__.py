@@ -12,7 +12,7 @@ from gateway.frontdoor import build_front_door
 from gateway.security import LOOPBACK_HOSTS
 from gateway.server import start_http, stop_http, url_of
 from services.common import transport
-from services.entry import add_auth_options, configure_logging, token_of
+from services.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -27,24 +27,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ui", type=Path, default=None, help="serve this folder at / instead of the trace viewer")
     parser.add_argument("--tls-cert", type=Path, default=None, help="PEM certificate: the front door speaks TLS")
     parser.add_argument("--tls-key", type=Path, default=None, help="PEM private key for --tls-cert")
-    parser.add_argument(
-        "--expose",
-        action="store_true",
-        help="allow listening on addresses other than loopback, and answer any Host name over HTTP",
-    )
+    add_expose_option(parser, "--listen and --front-door (and answer any Host name over HTTP)")
     add_auth_options(parser)
     args = parser.parse_args(argv)
-    if args.expose:
-        transport.allow_exposed()
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.exit(2, "error: --tls-cert and --tls-key go together\n")
     if args.ui is not None and not (args.ui / "index.html").is_file():
         parser.exit(2, f"error: --ui {args.ui}: no index.html there\n")
-    for option, listen in (("--listen", args.listen), ("--front-door", args.front_door)):
-        try:
-            transport.check_listen(listen, option)
-        except (transport.NotLoopback, ValueError) as exc:
-            parser.exit(2, f"error: {exc}\n")
+    check_listeners(parser, args, ("--listen", args.listen), ("--front-door", args.front_door))
     return args
 
 

@@ -21,6 +21,25 @@ def add_auth_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_expose_option(parser: argparse.ArgumentParser, what: str = "--listen") -> None:
+    parser.add_argument(
+        "--expose",
+        action="store_true",
+        help=f"allow {what} on an address other than loopback (other machines can reach it)",
+    )
+
+
+def check_listeners(parser: argparse.ArgumentParser, args: argparse.Namespace, *listeners: tuple[str, str]) -> None:
+    """Each (option, address) must be loopback unless --expose was given; else exit 2 saying which."""
+    if args.expose:
+        transport.allow_exposed()
+    for option, listen in listeners or (("--listen", args.listen),):
+        try:
+            transport.check_listen(listen, option)
+        except (transport.NotLoopback, ValueError) as exc:
+            parser.exit(2, f"error: {exc}\n")
+
+
 def token_of(args: argparse.Namespace) -> str:
     """The deployment token, or exit 2 with one line saying which variable to set."""
     try:

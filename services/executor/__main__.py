@@ -7,7 +7,7 @@ import signal
 from services.common import transport
 from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
-from services.entry import add_auth_options, configure_logging, token_of
+from services.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
 from services.executor import sandboxes
 from services.executor.server import build_executor
 
@@ -24,19 +24,10 @@ async def main(argv: list[str] | None = None) -> None:
         default="host",
         help="the sandbox backend that must answer before this executor says SERVING (default %(default)s)",
     )
-    parser.add_argument(
-        "--expose",
-        action="store_true",
-        help="allow --listen on an address other than loopback (other machines can reach it)",
-    )
+    add_expose_option(parser)
     add_auth_options(parser)
     args = parser.parse_args(argv)
-    if args.expose:
-        transport.allow_exposed()
-    try:
-        transport.check_listen(args.listen)
-    except (transport.NotLoopback, ValueError) as exc:
-        parser.exit(2, f"error: {exc}\n")
+    check_listeners(parser, args)
     if not 1 <= args.concurrency <= BOUNDS["concurrency"][1]:
         parser.exit(
             2, f"error: --concurrency must be from 1 to {BOUNDS['concurrency'][1]:,} (got {args.concurrency:,})\n"

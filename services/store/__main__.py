@@ -6,8 +6,7 @@ NOT_SERVING, its calls answered UNAVAILABLE, until the schema is at head."""
 import argparse
 import asyncio
 
-from services.common import transport
-from services.entry import add_auth_options, serve_forever, token_of
+from services.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
 from services.store import db
 from services.store.server import build_server
 from services.store.service import Store
@@ -18,19 +17,10 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.store", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7801", help="host:port (port 0 picks one)")
     parser.add_argument("--database-url", default=None, help="default: HEMRA_DATABASE_URL, else HEMRA_HOME/hemra.db")
-    parser.add_argument(
-        "--expose",
-        action="store_true",
-        help="allow --listen on an address other than loopback (other machines can reach it)",
-    )
+    add_expose_option(parser)
     add_auth_options(parser)
     args = parser.parse_args(argv)
-    if args.expose:
-        transport.allow_exposed()
-    try:
-        transport.check_listen(args.listen)
-    except (transport.NotLoopback, ValueError) as exc:
-        parser.exit(2, f"error: {exc}\n")
+    check_listeners(parser, args)
     token = token_of(args)
     settings = StoreSettings.from_env(args.database_url)
     store = await Store.open(settings.database_url, settings.blob_dir, migrate=False)

@@ -197,29 +197,18 @@ def test_run_report_compare_export_import_through_the_gateway(cli, tmp_path):
     )
 
 
+def slow_run(cli: dict, tmp_path, *options: str) -> str:
+    """Detach a run of the slow harness (and `options`) on the bundled tasks, in Docker; its ID."""
+    harness = tmp_path / "harnesses" / "slow.toml"
+    harness.parent.mkdir()
+    harness.write_text(SLOW_HARNESS)
+    command = ["run", "--detach", "-H", str(harness), "-d", "hemra-offline", *TASKS, "--sandbox", "docker"]
+    return ok(hemra(cli, *command, *options)).strip()
+
+
 def test_executor_killed_mid_run__every_trial_finishes_once(stack, cli, tmp_path):
     compose, _, _, project = stack
-    harnesses = tmp_path / "harnesses"
-    harnesses.mkdir()
-    (harnesses / "slow.toml").write_text(SLOW_HARNESS)
-    run_id = ok(
-        hemra(
-            cli,
-            "run",
-            "--detach",
-            "-H",
-            str(harnesses / "slow.toml"),
-            "-d",
-            "hemra-offline",
-            *TASKS,
-            "--sandbox",
-            "docker",
-            "--concurrency",
-            "4",
-            "--max-infra-retries",
-            "1",
-        )
-    ).strip()
+    run_id = slow_run(cli, tmp_path, "--concurrency", "4", "--max-infra-retries", "1")
     victim = _busy_executor(cli, run_id, project)
     subprocess.run(["docker", "kill", victim], check=True, capture_output=True)
     run = wait_done(cli, run_id, timeout=240)
@@ -231,27 +220,7 @@ def test_executor_killed_mid_run__every_trial_finishes_once(stack, cli, tmp_path
 
 def test_store_and_postgres_restarted_mid_run__nothing_lost(stack, cli, tmp_path):
     compose, _, _, project = stack
-    harnesses = tmp_path / "harnesses"
-    harnesses.mkdir()
-    (harnesses / "slow.toml").write_text(SLOW_HARNESS)
-    run_id = ok(
-        hemra(
-            cli,
-            "run",
-            "--detach",
-            "-H",
-            str(harnesses / "slow.toml"),
-            "-H",
-            "oracle",
-            "-d",
-            "hemra-offline",
-            *TASKS,
-            "--sandbox",
-            "docker",
-            "--concurrency",
-            "2",
-        )
-    ).strip()
+    run_id = slow_run(cli, tmp_path, "-H", "oracle", "--concurrency", "2")
     _busy_executor(cli, run_id, project)
     subprocess.run(["docker", "restart", f"{project}-store-1"], check=True, capture_output=True, timeout=120)
     _healthy_again(compose, "store")
