@@ -15,10 +15,12 @@ IMAGE="${HEMRA_IMAGE:-hemra:$VERSION}"
 BASE="${HEMRA_IMAGE_BASE:-python:3.11-slim-bookworm}"
 BUILD=deploy/.build
 
-rm -rf "$BUILD"
+rm -rf "$BUILD" build
 mkdir -p "$BUILD/wheels"
 # The project and its dependencies (and pip itself, which installs them in the image).
+# setuptools keeps what it copied in build/ and would package files deleted since: start clean.
 "$PY" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$BUILD/wheels" ".[modal]" pip
+rm -rf build
 # The dashboard the gateway serves with --ui.
 bash scripts/build-npm.sh
 cp -r clients/dashboard/dist "$BUILD/dashboard"

@@ -12,7 +12,7 @@ from gateway.frontdoor import build_front_door
 from gateway.security import LOOPBACK_HOSTS
 from gateway.server import start_http, stop_http, url_of
 from services.common import transport
-from services.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -14,8 +14,8 @@ from gateway.server import stop_http, url_of
 from hemra.v1 import store_service_pb2 as spb
 from services import auth, embedded
 from services.common import errors, transport
+from services.common.entry import configure_logging
 from services.common.runspec import BOUNDS
-from services.entry import configure_logging
 from services.executor.server import build_executor
 from services.scorer.server import build_server as build_scorer
 

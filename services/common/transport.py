@@ -103,11 +103,13 @@ def status_of(exc: BaseException, method: str) -> tuple[grpc.StatusCode, str, st
 
 class ErrorInterceptor(grpc.aio.ServerInterceptor):
     """The servicers' one error boundary: every RPC (all are unary-unary) answers an exception
-    with its class's status and ErrorInfo reason."""
+    with its class's status and ErrorInfo reason. `translate` (a service's own) may first turn an
+    exception of its dependencies into one of ours (the store: a database outage is Unavailable)."""
 
-    def __init__(self):
+    def __init__(self, translate=None):
         #: method name -> (the servicer's handler, its guarded one): wrapped once, not per call.
         self._guarded: dict[str, tuple] = {}
+        self._translate = translate
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
@@ -116,11 +118,11 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
         name = handler_call_details.method
         known = self._guarded.get(name)
         if known is None or known[0] is not handler:
-            known = self._guarded[name] = (handler, _guard(handler, name))
+            known = self._guarded[name] = (handler, _guard(handler, name, self._translate))
         return known[1]
 
 
-def _guard(handler, name: str):
+def _guard(handler, name: str, translate=None):
     """`handler` with every exception it raises answered as a status."""
     method = handler.unary_unary
 
@@ -130,7 +132,7 @@ def _guard(handler, name: str):
         except grpc.aio.AbortError:
             raise
         except Exception as exc:  # the boundary: everything becomes a status
-            code, message, reason = status_of(exc, name)
+            code, message, reason = status_of(translate(exc) if translate else exc, name)
             details = ((DETAILS_KEY, status_details(code, message, reason)),) if reason else ()
             await context.abort(code, message, trailing_metadata=details)
 
@@ -139,13 +141,15 @@ def _guard(handler, name: str):
     )
 
 
-def new_server(token: str = "", services: tuple[str, ...] = ()) -> grpc.aio.Server:
-    """A server whose every call goes through the error boundary and, given a token, is
-    refused without it (see services/auth.py). It serves grpc.health.v1 and reflection for
-    `services` (full names), NOT_SERVING until `server.health.serving()` (services/common/health.py)."""
+def new_server(token: str = "", services: tuple[str, ...] = (), translate=None) -> grpc.aio.Server:
+    """A server whose every call goes through the error boundary (with `translate`, see
+    ErrorInterceptor) and, given a token, is refused without it (see services/auth.py). It
+    serves grpc.health.v1 and reflection for `services` (full names), NOT_SERVING until
+    `server.health.serving()` (services/common/health.py)."""
     interceptors = [auth.TokenInterceptor(token)] if token else []
     gate = health.ReadinessGate()
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*interceptors, gate, ErrorInterceptor()])
+    errors_ = ErrorInterceptor(translate)
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*interceptors, gate, errors_])
     server.health = gate.health = health.Health(server, list(services))
     return server
 

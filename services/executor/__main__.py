@@ -5,9 +5,9 @@ import asyncio
 import signal
 
 from services.common import transport
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
 from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
-from services.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
 from services.executor import sandboxes
 from services.executor.server import build_executor
 

@@ -4,8 +4,8 @@ import argparse
 import asyncio
 
 from services.common import transport
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
 from services.common.settings import hemra_home
-from services.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
 from services.planner.server import build_server
 
 

@@ -4,7 +4,7 @@ import argparse
 import asyncio
 
 from services.common import transport
-from services.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
 from services.scorer.server import build_server
 
 

@@ -6,7 +6,7 @@ NOT_SERVING, its calls answered UNAVAILABLE, until the schema is at head."""
 import argparse
 import asyncio
 
-from services.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
 from services.store import db
 from services.store.server import build_server
 from services.store.service import Store

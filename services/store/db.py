@@ -10,6 +10,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
+from services.common.errors import Unavailable
+
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
@@ -154,6 +156,26 @@ async def migrate(url: str) -> None:
             await conn.run_sync(upgrade)
     finally:
         await engine.dispose()
+
+
+def as_outage(exc: Exception) -> Exception:
+    """A lost or refused database connection as Unavailable, which callers retry (an executor
+    rides out a database restart); any other exception as it is (INTERNAL: a bug)."""
+    import asyncpg
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+    gone = isinstance(exc, (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, InterfaceError))
+    gone = gone or (isinstance(exc, OperationalError) and _is_postgres_outage(exc))
+    gone = gone or (isinstance(exc, DBAPIError) and exc.connection_invalidated)
+    if not gone:
+        return exc
+    first_line = (str(exc).splitlines() or [""])[0][:200]
+    return Unavailable(f"the database is unavailable: {type(exc).__name__}: {first_line}")
+
+
+def _is_postgres_outage(exc) -> bool:
+    # SQLite's OperationalErrors are about the statement or the file; PostgreSQL's about the server.
+    return type(exc.orig).__module__.startswith(("asyncpg", "sqlalchemy.dialects.postgresql"))
 
 
 async def schema_state(url: str) -> str:

@@ -5,6 +5,7 @@ import grpc
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
 from services.common import transport
+from services.store import db
 from services.store.service import Store
 from services.store.servicer import StoreServicer
 
@@ -13,6 +14,7 @@ def build_server(
     store: Store, listen: str = "127.0.0.1:0", token: str = "", tls: tuple[bytes, bytes] | None = None
 ) -> tuple[grpc.aio.Server, int]:
     """The server, not yet started, and the port it bound. With a token, callers must present it."""
-    server = transport.new_server(token, (spb.DESCRIPTOR.services_by_name["StoreService"].full_name,))
+    service = spb.DESCRIPTOR.services_by_name["StoreService"].full_name
+    server = transport.new_server(token, (service,), translate=db.as_outage)
     spb_grpc.add_StoreServiceServicer_to_server(StoreServicer(store), server)
     return server, transport.bind(server, listen, tls)

@@ -135,7 +135,7 @@ def finished_once(env: dict, run_id: str) -> list[dict]:
         by_trial.setdefault(key, []).append(attempt)
     for trial, tries in by_trial.items():
         counted = [a for a in tries if a.get("outcome") not in ("OUTCOME_INFRA_FAILED", "infra_failed")]
-        assert len(counted) == 1, (trial, [(a["id"], a.get("outcome")) for a in tries])
+        assert len(counted) == 1, (trial, [(a["id"], a.get("outcome"), a.get("error", "")) for a in tries])
     return attempts
 
 
