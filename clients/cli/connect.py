@@ -13,6 +13,7 @@ import grpc
 
 from clients.cli.common import EXIT_USAGE, database_url, fail, home
 from hemra.v1 import store_service_pb2 as spb
+from services import auth
 from services.common import errors, transport
 
 SERVER_ENV = "HEMRA_SERVER"
@@ -87,13 +88,14 @@ def _channel(address: str, tls: bool) -> grpc.aio.Channel:
 
 
 def _token() -> str:
-    """HEMRA_TOKEN, else the file HEMRA_TOKEN_FILE names, else HEMRA_HOME/token."""
-    value = os.environ.get(TOKEN_ENV, "").strip()
-    if value:
-        return value
-    path = Path(os.environ.get(TOKEN_FILE_ENV) or home() / "token")
+    """HEMRA_TOKEN, else the file HEMRA_TOKEN_FILE names (as the services read it), else HEMRA_HOME/token."""
     try:
-        value = path.read_text().strip()
+        return auth.token_from_env(TOKEN_ENV)
+    except auth.TokenError as exc:
+        if os.environ.get(TOKEN_FILE_ENV):  # named, but unreadable or empty: say so
+            fail(str(exc))
+    try:
+        value = (home() / "token").read_text().strip()
     except OSError:
         value = ""
     if not value:

@@ -21,8 +21,6 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
     def __init__(self, store, home: Path):
         self.store = store
         self.home = home
-        #: Harness files written back from sent folders, by path: the folder they came in.
-        self._sent: dict[str, pb.SentFolder] = {}
 
     async def _resolve(self, request_spec, build_images: bool = False) -> plan.Resolved:
         spec = runspec.with_defaults(request_spec)
@@ -33,9 +31,11 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             await asyncio.to_thread(images.build, tasks, spec.sandbox_image, self.home)
         return resolved
 
-    async def _received(self, request_spec: pb.RunSpec, sent) -> pb.RunSpec:
+    async def _received(self, request_spec: pb.RunSpec, sent) -> tuple[pb.RunSpec, dict[str, pb.SentFolder]]:
         """A copy of the spec whose datasets and harness files sent as blobs (from the caller's
-        machine) name where they were written back here."""
+        machine) name where they were written back here, and the harness files among them by
+        their path here (the folder each came in)."""
+        harness_files: dict[str, pb.SentFolder] = {}
         spec = pb.RunSpec()
         spec.CopyFrom(request_spec)
         for folder in sent:
@@ -43,10 +43,10 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
                 raise PlanError(f"sent folder {folder.ref!r}: the run's spec names no such dataset or harness")
             local = str(await folders.receive(self.store, folder, self.home / "cache" / "folders"))
             if folder.file:
-                self._sent[str(Path(local).resolve())] = folder
+                harness_files[str(Path(local).resolve())] = folder
             for refs in (spec.datasets, spec.harnesses):
                 refs[:] = [local if ref == folder.ref else ref for ref in refs]
-        return spec
+        return spec, harness_files
 
     async def ResolveRun(self, request, context):
         resolved = await self._resolve(request.spec)
@@ -57,14 +57,14 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         )
 
     async def PlanRun(self, request, context):
-        spec = await self._received(request.spec, request.folders)
+        spec, harness_files = await self._received(request.spec, request.folders)
         resolved = await self._resolve(spec, build_images=True)
         await self._upload_task_files(resolved)
         spec.baseline = resolved.baseline
         spec.label = spec.label or runspec.DEFAULTS["label"]
         harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
         for harness in harnesses:  # a harness file sent from the caller's machine: say where from
-            sent = self._sent.get(harness.source_path)
+            sent = harness_files.get(harness.source_path)
             if sent is not None:
                 harness.folder.CopyFrom(sent)
         record = spb.RecordRunRequest(
