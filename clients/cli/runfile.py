@@ -25,6 +25,7 @@ KEYS = {
     "sandbox": dict,
     "verifier": dict,
     "judge": list,
+    "pool": str,
 }
 SANDBOX_KEYS = {"kind": str, "image": str, "network": str}
 VERIFIER_KEYS = {"network": str, "env": list, "isolation": str}
@@ -50,6 +51,7 @@ class Flags:
     verifier_env: list[str] = field(default_factory=list)
     judges: list[str] = field(default_factory=list)
     label: str | None = None
+    pool: str | None = None
     model: str | None = None
     timeout_secs: int | None = None
     max_infra_retries: int | None = None
@@ -129,7 +131,11 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         verifier_isolation=verifier.get("isolation", ""),
         judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),
         run_file=str(run_file.resolve()) if run_file else "",
+        pool=flags.pool or data.get("pool", runspec.DEFAULTS["pool"]),
     )
+    if runspec.pool_error(spec.pool):
+        where = "--pool" if flags.pool else f"{run_file}: pool"
+        raise RunFileError(f"{where}: {runspec.pool_error(spec.pool)}")
     if not all(isinstance(v, str) and v.isidentifier() for v in spec.verifier_env):
         raise RunFileError(f"{run_file or 'flags'}: verifier env lists variable names only")
     return spec

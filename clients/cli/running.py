@@ -57,6 +57,9 @@ def run(
     ] = [],
     judge: Annotated[list[str], typer.Option("--judge", help="A HEMRA judge to run. Adds.")] = [],
     label: Annotated[str | None, typer.Option("--label", help="The run's label (run file: name).")] = None,
+    pool: Annotated[
+        str | None, typer.Option("--pool", help="The executor pool that works the run (deployments; default: default).")
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="The model every harness must use.")] = None,
     timeout: Annotated[
         int | None, typer.Option("--timeout", help="Seconds per attempt (run file: timeout_secs).")
@@ -85,6 +88,7 @@ def run(
         verifier_env=verifier_env,
         judges=judge,
         label=label,
+        pool=pool,
         model=model,
         timeout_secs=timeout,
         max_infra_retries=max_infra_retries,

@@ -13,7 +13,7 @@ from clients.cli.common import command, console, database_url, fail, home
 from gateway.server import stop_http, url_of
 from hemra.v1 import store_service_pb2 as spb
 from services import auth, embedded
-from services.common import errors, transport
+from services.common import errors, runspec, transport
 from services.common.entry import configure_logging
 from services.common.runspec import BOUNDS
 from services.executor.server import build_executor
@@ -225,18 +225,23 @@ def worker(
         str, typer.Option("--token-env", help="Variable holding the deployment token.")
     ] = auth.DEFAULT_TOKEN_ENV,
     tls_ca: Annotated[Path | None, typer.Option("--tls-ca", help="PEM CA certificate: connect with TLS.")] = None,
+    pool: Annotated[
+        str, typer.Option("--pool", help="The executor pool whose runs this worker works (run --pool).")
+    ] = runspec.DEFAULTS["pool"],
 ) -> None:
     """Work a shared store's queue from this machine (sandboxes and scoring run here)."""
     check_concurrency(concurrency, least=1)
+    if runspec.pool_error(pool):
+        fail(f"--pool: {runspec.pool_error(pool)}")
     try:
         token = auth.token_from_env(token_env)
     except auth.TokenError as exc:
         fail(str(exc))
-    _worker(store, concurrency, token, token_env, tls_ca.read_bytes() if tls_ca else None)
+    _worker(store, concurrency, token, token_env, tls_ca.read_bytes() if tls_ca else None, pool)
 
 
 @command
-async def _worker(address: str, concurrency: int, token: str, token_env: str, ca: bytes | None) -> None:
+async def _worker(address: str, concurrency: int, token: str, token_env: str, ca: bytes | None, pool: str) -> None:
     configure_logging()
     channel = transport.channel(address, ca)
     store = transport.store(channel, token)
@@ -250,10 +255,10 @@ async def _worker(address: str, concurrency: int, token: str, token_env: str, ca
     await transport.start(scorer_server)
     scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")
     server, _, worker_ = build_executor(
-        store, transport.scorer(scorer_channel, token), home(), concurrency, "127.0.0.1:0", token=token
+        store, transport.scorer(scorer_channel, token), home(), concurrency, "127.0.0.1:0", token=token, pool=pool
     )
     await transport.start(server)
-    console.print(f"hemra worker: working {address} with concurrency {concurrency}", highlight=False)
+    console.print(f"hemra worker: working {address} (pool {pool}) with concurrency {concurrency}", highlight=False)
     try:
         await _until_signalled(worker_)
     finally:

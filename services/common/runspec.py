@@ -2,6 +2,8 @@
 bounds of its numbers. hemra.v1.RunSpec is the contract; the run file and flags
 (clients/cli/runfile.py), the planner and the store read these, never their own copies."""
 
+import re
+
 from hemra.v1 import common_pb2 as pb
 
 #: What an unset (empty or zero) field of a RunSpec means.
@@ -12,6 +14,7 @@ DEFAULTS = {
     "timeout_secs": 0,
     "max_infra_retries": 0,
     "sandbox": "host",
+    "pool": "default",
 }
 #: The longest a harness or a verifier may be given (a task's timeouts, a run's --timeout): 7 days.
 MAX_TIMEOUT_SECS = 7 * 24 * 3600
@@ -22,6 +25,17 @@ BOUNDS = {
     "timeout_secs": (0, MAX_TIMEOUT_SECS),
     "max_infra_retries": (0, 100),
 }
+
+
+#: An executor pool's name is a DNS label: it names Kubernetes objects too (deploy/helm).
+_POOL_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def pool_error(name: str) -> str:
+    """Why `name` cannot name an executor pool, or ""."""
+    if _POOL_NAME.fullmatch(name):
+        return ""
+    return f"pool {name!r} is not a pool name (lowercase letters, digits and '-', at most 63, no '-' at either end)"
 
 
 def with_defaults(spec: pb.RunSpec) -> pb.RunSpec:

@@ -4,7 +4,7 @@ import argparse
 import asyncio
 import signal
 
-from services.common import transport
+from services.common import runspec, transport
 from services.common.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
 from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
@@ -24,10 +24,17 @@ async def main(argv: list[str] | None = None) -> None:
         default="host",
         help="the sandbox backend that must answer before this executor says SERVING (default %(default)s)",
     )
+    parser.add_argument(
+        "--pool",
+        default=runspec.DEFAULTS["pool"],
+        help="the executor pool whose runs this executor works (run --pool; default %(default)s)",
+    )
     add_expose_option(parser)
     add_auth_options(parser)
     args = parser.parse_args(argv)
     check_listeners(parser, args)
+    if runspec.pool_error(args.pool):
+        parser.exit(2, f"error: --pool: {runspec.pool_error(args.pool)}\n")
     if not 1 <= args.concurrency <= BOUNDS["concurrency"][1]:
         parser.exit(
             2, f"error: --concurrency must be from 1 to {BOUNDS['concurrency'][1]:,} (got {args.concurrency:,})\n"
@@ -42,6 +49,7 @@ async def main(argv: list[str] | None = None) -> None:
         args.concurrency,
         args.listen,
         token=token,
+        pool=args.pool,
     )
     await transport.start(server, ready=lambda: sandboxes.backend_state(args.sandbox))
     print(f"executor listening on {args.listen.rpartition(':')[0]}:{port}", flush=True)

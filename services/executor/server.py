@@ -53,6 +53,7 @@ def build_executor(
     lease_secs: float | None = None,
     heartbeat_secs: float | None = None,
     token: str = "",
+    pool: str = "",
 ) -> tuple[grpc.aio.Server, int, Worker]:
     """The server (not started), its port, and the worker that works the queue once run.
 
@@ -79,7 +80,7 @@ def build_executor(
         lease_secs=lease_secs,
         heartbeat_secs=heartbeat_secs,
     )
-    worker = Worker(deps, concurrency, run_id)
+    worker = Worker(deps, concurrency, run_id, pool)
     epb_grpc.add_ExecutorServiceServicer_to_server(ExecutorServicer(worker), server)
     hpb_grpc.add_HarnessServiceServicer_to_server(HarnessServicer(grants), server)
     return server, port, worker

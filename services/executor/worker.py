@@ -20,10 +20,12 @@ def worker_name() -> str:
 
 
 class Worker:
-    def __init__(self, deps: attempt.Deps, concurrency: int, run_id: str = ""):
+    def __init__(self, deps: attempt.Deps, concurrency: int, run_id: str = "", pool: str = ""):
         self.deps = deps
         self.concurrency = max(concurrency, 1)
         self.run_id = run_id
+        #: Only runs of this executor pool ("" for any).
+        self.pool = pool
         self.active: dict[str, asyncio.Task] = {}
         self._controls: dict[str, attempt.Control] = {}
         self.completed = 0
@@ -48,7 +50,7 @@ class Worker:
             idle = min(idle * 2, IDLE_POLL_SECS[1])
 
     async def _claim(self):
-        request = spb.ClaimJobRequest(worker=self.deps.worker, run=self.run_id)
+        request = spb.ClaimJobRequest(worker=self.deps.worker, run=self.run_id, pool=self.pool)
         request.lease.FromNanoseconds(int(self.deps.lease_secs * 1e9))
         try:
             response = await self.deps.store.ClaimJob(request)

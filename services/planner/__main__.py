@@ -13,13 +13,19 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m services.planner", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7802")
     parser.add_argument("--store", required=True, help="the store service's host:port")
+    parser.add_argument(
+        "--no-build-images",
+        dest="build_images",
+        action="store_false",
+        help="leave docker runs' task images to the executors (this planner has no Docker engine)",
+    )
     add_expose_option(parser)
     add_auth_options(parser)
     args = parser.parse_args(argv)
     check_listeners(parser, args)
     token = token_of(args)
     channel = transport.channel(args.store)
-    server, port = build_server(transport.store(channel, token), hemra_home(), args.listen, token)
+    server, port = build_server(transport.store(channel, token), hemra_home(), args.listen, token, args.build_images)
     try:
         await serve_forever("planner", server, args.listen, port)
     finally:

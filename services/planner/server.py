@@ -10,8 +10,11 @@ from services.common import transport
 from services.planner.servicer import PlannerServicer
 
 
-def build_server(store, home: Path, listen: str = "127.0.0.1:0", token: str = "") -> tuple[grpc.aio.Server, int]:
-    """`store` is a services.common.transport store client: the planner never opens the database."""
+def build_server(
+    store, home: Path, listen: str = "127.0.0.1:0", token: str = "", build_images: bool = True
+) -> tuple[grpc.aio.Server, int]:
+    """`store` is a services.common.transport store client: the planner never opens the database.
+    Without `build_images` the executors build the task images their engines lack."""
     server = transport.new_server(token, (ppb.DESCRIPTOR.services_by_name["PlannerService"].full_name,))
-    ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home), server)
+    ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home, build_images), server)
     return server, transport.bind(server, listen)

@@ -18,9 +18,12 @@ _BATCH_BYTES = 16 * 1024 * 1024
 
 
 class PlannerServicer(ppb_grpc.PlannerServiceServicer):
-    def __init__(self, store, home: Path):
+    def __init__(self, store, home: Path, build_images: bool = True):
         self.store = store
         self.home = home
+        #: Build docker runs' task images while they resolve (a Dockerfile that fails stops the
+        #: run before it is recorded); off where the planner has no Docker engine (Kubernetes).
+        self.build_images = build_images
 
     async def _resolve(self, request_spec, build_images: bool = False) -> plan.Resolved:
         spec = runspec.with_defaults(request_spec)
@@ -58,7 +61,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
 
     async def PlanRun(self, request, context):
         spec, harness_files = await self._received(request.spec, request.folders)
-        resolved = await self._resolve(spec, build_images=True)
+        resolved = await self._resolve(spec, build_images=self.build_images)
         await self._upload_task_files(resolved)
         spec.baseline = resolved.baseline
         spec.label = spec.label or runspec.DEFAULTS["label"]

@@ -22,7 +22,7 @@ from services.store import queue
 _CLAIM = """
 WITH pick AS (
     SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id
-    WHERE j.state = 'queued' AND (NOT r.limited OR r.leased < r.concurrency) {run_filter}
+    WHERE j.state = 'queued' AND (NOT r.limited OR r.leased < r.concurrency) {filters}
     ORDER BY j.create_time, j.id LIMIT 1
     FOR UPDATE OF j SKIP LOCKED
 ), slot AS (
@@ -48,8 +48,14 @@ SELECT leased.id AS job_id, leased.lease_token, leased.lease_expire_time, starte
 FROM leased JOIN started ON started.id = leased.attempt_id
 JOIN trials t ON t.id = started.trial_id JOIN cells c ON c.id = t.cell_id
 """
-CLAIM_ANY = _CLAIM.format(run_filter="")
-CLAIM_RUN = _CLAIM.format(run_filter="AND j.run_id = $4")
+#: The claim statement for each filter: (only this run, only this pool) -> SQL. The filters'
+#: values follow the three common parameters, in that order.
+CLAIMS = {
+    (False, False): _CLAIM.format(filters=""),
+    (True, False): _CLAIM.format(filters="AND j.run_id = $4"),
+    (False, True): _CLAIM.format(filters="AND r.pool = $4"),
+    (True, True): _CLAIM.format(filters="AND j.run_id = $4 AND r.pool = $5"),
+}
 
 HEARTBEAT = """
 UPDATE jobs SET lease_expire_time = $4
@@ -103,13 +109,13 @@ class FastQueue:
         except _CONNECTION_ERRORS as exc:  # the database is away: workers back off and ask again
             raise Unavailable(f"the database is unavailable: {type(exc).__name__}: {exc}") from None
 
-    async def claim(self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float, run_id: str = ""):
+    async def claim(
+        self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float, run_id: str = "", pool: str = ""
+    ):
         """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
         rows are the caller's to look up (usually cached)."""
-        if run_id:
-            row = await self._fetchrow(CLAIM_RUN, worker, now, lease_secs, run_id)
-        else:
-            row = await self._fetchrow(CLAIM_ANY, worker, now, lease_secs)
+        filters = [value for value in (run_id, pool) if value]
+        row = await self._fetchrow(CLAIMS[bool(run_id), bool(pool)], worker, now, lease_secs, *filters)
         if row is None:
             return None
         job = SimpleNamespace(

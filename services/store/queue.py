@@ -190,16 +190,23 @@ def _live_lease(job_id: str, token: int, now: float):
 
 
 async def claim(
-    conn, pinned: Pinned, worker: str, lease_secs: float, now: float, run_id: str = "", recover: bool = True
+    conn,
+    pinned: Pinned,
+    worker: str,
+    lease_secs: float,
+    now: float,
+    run_id: str = "",
+    recover: bool = True,
+    pool: str = "",
 ) -> Claimed | None:
     """Lease the oldest eligible job; None when the queue has nothing for us.
 
-    A job is eligible when queued and its run has a free slot (runs.leased below
-    its concurrency). The slot is taken by a guarded update of the run row, so a
-    run's concurrency holds across every worker. On PostgreSQL SKIP LOCKED lets
-    racing claimers pass over each other's job rows; on SQLite BEGIN IMMEDIATE
-    serializes them. Either way the update repeats `state = 'queued'`, so it is
-    a compare-and-set.
+    A job is eligible when queued, of `run_id` and of a run in `pool` when they are
+    given, and its run has a free slot (runs.leased below its concurrency). The slot is
+    taken by a guarded update of the run row, so a run's concurrency holds across every
+    worker. On PostgreSQL SKIP LOCKED lets racing claimers pass over each other's job
+    rows; on SQLite BEGIN IMMEDIATE serializes them. Either way the update repeats
+    `state = 'queued'`, so it is a compare-and-set.
     """
     if recover:
         await recover_expired(conn, pinned, now)
@@ -213,6 +220,8 @@ async def claim(
     )
     if run_id:
         pick = pick.where(JOBS.c.run_id == run_id)
+    if pool:
+        pick = pick.where(RUNS.c.pool == pool)
     lease = (
         update(JOBS)
         .where(JOBS.c.id == pick.scalar_subquery(), JOBS.c.state == "queued")

@@ -161,6 +161,8 @@ class PlannedRun:
     cells: list[tuple[str, str, str, str, str]]
     #: (cell index, task digest, task name, repetition, imported result or None)
     trials: list[tuple[int, str, str, int, dict | None]] = field(default_factory=list)
+    #: The executor pool that works its jobs.
+    pool: str = "default"
     #: run, or import (results made elsewhere: attempts arrive finished, no jobs)
     kind: str = "run"
     import_format: str = ""
@@ -198,6 +200,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         spec=plan.spec,
         concurrency=plan.concurrency,
         max_infra_retries=plan.max_infra_retries,
+        pool=plan.pool,
         cancel_requested=False,
         kind=plan.kind,
         limited=plan.concurrency < len(plan.trials),

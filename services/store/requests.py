@@ -7,7 +7,7 @@ from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import vocabulary
+from services.common import runspec, vocabulary
 from services.common.errors import InvalidArgument
 from services.store import convert
 from services.store.queue import Completion
@@ -41,6 +41,7 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         label=spec.label or "run",
         spec=convert.to_dict(spec),
         concurrency=max(spec.concurrency, 1),
+        pool=_pool(spec.pool),
         max_infra_retries=max(spec.max_infra_retries, 0),
         datasets=[
             dict(
@@ -135,3 +136,12 @@ def _recordable_score(score: pb.Score) -> dict:
     failed.state = pb.SCORE_STATE_SCORER_FAILED
     failed.error = problem
     return convert.to_dict(failed)
+
+
+def _pool(name: str) -> str:
+    """The run's executor pool: "" is the default one."""
+    name = name or runspec.DEFAULTS["pool"]
+    reason = runspec.pool_error(name)
+    if reason:
+        raise InvalidArgument(reason)
+    return name

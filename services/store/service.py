@@ -223,7 +223,7 @@ class Store:
                 session, dataset, source, progress=lambda run_ids: self._progress(session, run_ids)
             )
 
-    async def claim_job(self, worker: str, lease_secs: float, run_id: str = ""):
+    async def claim_job(self, worker: str, lease_secs: float, run_id: str = "", pool: str = ""):
         worker = records.fit(t.Job.__table__, dict(lease_owner=worker))["lease_owner"]
         now = self.clock()
         # Looking for expired leases on every claim costs a query each; once a
@@ -232,18 +232,18 @@ class Store:
         if recover:
             self._next_recovery = now + RECOVERY_INTERVAL_SECS
         if self.fast is not None:
-            return await self._claim_fast(worker, lease_secs, now, run_id, recover)
+            return await self._claim_fast(worker, lease_secs, now, run_id, pool, recover)
         try:
             async with self.engine.begin() as conn:
-                return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover)
+                return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover, pool)
         except queue.NoSlot:
             return None
 
-    async def _claim_fast(self, worker: str, lease_secs: float, now: float, run_id: str, recover: bool):
+    async def _claim_fast(self, worker: str, lease_secs: float, now: float, run_id: str, pool: str, recover: bool):
         if recover:
             async with self.engine.begin() as conn:
                 await queue.recover_expired(conn, self.pinned, now)
-        found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id)
+        found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id, pool)
         if found is None:
             return None
         job, attempt, trial, cell = found

@@ -97,7 +97,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def ClaimJob(self, request, context):
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
-        work = await self.store.claim_job(request.worker, lease, request.run)
+        work = await self.store.claim_job(request.worker, lease, request.run, request.pool)
         if work is None:
             return spb.ClaimJobResponse()
         job = spb.Job(

@@ -73,6 +73,8 @@ class Run(Base):
     limited: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     #: run (planned by HEMRA) or import (results made elsewhere).
     kind: Mapped[str] = mapped_column(String(16), default="run", server_default="run")
+    #: The executor pool that works its jobs (RunSpec.pool; executors claim their own pool's).
+    pool: Mapped[str] = mapped_column(String(63), default="default", server_default="default")
     import_format: Mapped[str] = mapped_column(String(40), default="", server_default="")
     source: Mapped[str] = mapped_column(Text, default="", server_default="")
     #: Imports: [TreeEntry as JSON], the source folder byte for byte.

@@ -19,6 +19,7 @@ max_infra_retries = 2
 tasks = ["fix-*"]
 exclude = ["*slow*"]
 require = ["filesystem_isolation"]
+pool = "gpu-a100"
 
 [sandbox]
 kind = "docker"
@@ -64,6 +65,7 @@ def test_read__every_documented_key(tmp_path):
         "sandbox",
         "verifier",
         "judge",
+        "pool",
     }
     assert data["sandbox"] == {"kind": "docker", "image": "ubuntu:24.04", "network": "host"}
     assert data["judge"] == [{"name": "style"}, {"name": "safety"}]
@@ -88,6 +90,7 @@ def test_merge__every_documented_key_reaches_spec(tmp_path):
     assert spec.verifier_network == "none"
     assert list(spec.verifier_env) == ["API_URL", "TOKEN"]
     assert list(spec.judges) == ["style", "safety"]
+    assert spec.pool == "gpu-a100"
     assert spec.run_file == str(path.resolve())
 
 
@@ -238,6 +241,7 @@ def test_merge__defaults_without_run_file():
     assert spec.attempts == 1
     assert spec.concurrency == 1
     assert spec.sandbox == "host"
+    assert spec.pool == "default"
     assert spec.baseline == ""
     assert spec.model == ""
     assert spec.timeout_secs == 0
@@ -308,3 +312,12 @@ def test_merge__numbers_at_their_maximum_accepted(tmp_path):
         write(tmp_path, ""), Flags(attempts=1000, concurrency=1000, timeout_secs=604800, max_infra_retries=100)
     )
     assert (spec.attempts, spec.concurrency, spec.timeout_secs, spec.max_infra_retries) == (1000, 1000, 604800, 100)
+
+
+@pytest.mark.parametrize("name", ["GPU", "-gpu", "gpu-", "gpu_a", "a" * 64, "pool one"])
+def test_merge__pool_must_be_a_dns_label(tmp_path, name):
+    with pytest.raises(RunFileError, match="^--pool: pool .* is not a pool name"):
+        merge(None, Flags(harnesses=["oracle"], pool=name))
+    path = write(tmp_path, f'pool = "{name}"\n')
+    with pytest.raises(RunFileError, match=f"^{path}: pool: pool"):
+        merge(path, Flags())

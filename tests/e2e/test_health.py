@@ -51,6 +51,12 @@ def test_store__not_serving_until_migrated_by_hand(hemra_env, tmp_path):
             asyncio.run(_list_runs(address))
         waited = db(env, "wait", "--timeout", "1")
         assert waited.returncode == 1 and "is not at head after 1 s" in waited.stderr
+        # Pods without the database's credentials ask the store (deploy/helm's init containers).
+        # No database URL reaches this one: it cannot be answering from the database.
+        no_db = {k: v for k, v in env.items() if k != "HEMRA_DATABASE_URL"} | {"HEMRA_HOME": str(tmp_path / "x")}
+        waited = db(no_db, "wait", "--store", address, "--timeout", "1")
+        assert waited.returncode == 1, waited.stderr
+        assert f"the store at {address} is not serving after 1 s: NOT_SERVING" in waited.stderr
         time.sleep(1.5)
         assert status(address) == "NOT_SERVING"  # still: nothing migrated it
 
@@ -61,6 +67,8 @@ def test_store__not_serving_until_migrated_by_hand(hemra_env, tmp_path):
         assert status(address, "hemra.v1.StoreService") == "SERVING"
         assert asyncio.run(_list_runs(address)) == []
         assert db(env, "wait", "--timeout", "5").returncode == 0
+        waited = db(no_db, "wait", "--store", address, "--timeout", "5")
+        assert waited.returncode == 0 and "serves: schema at head" in waited.stdout, waited.stderr
     finally:
         assert stop(store) == [0]
 

@@ -34,7 +34,10 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
     store_env = dict(hemra_env, HEMRA_HOME=str(tmp_path / "store-home"))
     # The other services get a home without a database: they could not open one if they tried.
     other_env = dict(
-        hemra_env, HEMRA_HOME=str(tmp_path / "worker-home"), HEMRA_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none"
+        hemra_env,
+        HEMRA_HOME=str(tmp_path / "worker-home"),
+        HEMRA_DATABASE_URL="postgresql://nobody@127.0.0.1:1/none",
+        DOCKER_HOST=f"unix://{tmp_path / 'no-engine.sock'}",  # nor a Docker engine
     )
     processes = []
     try:
@@ -42,12 +45,25 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
         subprocess.run([HEMRA, "db", "upgrade"], env=store_env, check=True, capture_output=True, timeout=120)
         store, store_addr = start("store", store_env)
         processes.append(store)
-        planner, planner_addr = start("planner", other_env, "--store", store_addr)
+        # Executors build task images (as on Kubernetes, where the planner has no engine).
+        planner, planner_addr = start("planner", other_env, "--store", store_addr, "--no-build-images")
         scorer, scorer_addr = start("scorer", other_env, "--store", store_addr)
         processes += [planner, scorer]
-        executor, _ = start("executor", other_env, "--store", store_addr, "--scorer", scorer_addr, "--concurrency", "2")
+        executor, _ = start(
+            "executor",
+            other_env,
+            "--store",
+            store_addr,
+            "--scorer",
+            scorer_addr,
+            "--concurrency",
+            "2",
+            "--pool",
+            "procs",
+        )
         processes.append(executor)
         report = asyncio.run(_plan_and_wait(planner_addr, store_addr, "process-test-token"))
+        other_pool = asyncio.run(_plan_docker_run_of_another_pool(planner_addr, store_addr, "process-test-token"))
     finally:
         for process in processes:
             process.terminate()
@@ -57,6 +73,9 @@ def test_services__as_separate_processes(hemra_env, tmp_path):
     assert rows["oracle"].passed == rows["oracle"].binary_graded == 2
     assert rows["nop"].passed == 0 and rows["nop"].binary_graded == 2
     assert report.complete
+    # Planned without an engine, and left alone by the executor of another pool.
+    assert other_pool.spec.pool == "gpu" and other_pool.spec.sandbox == "docker"
+    assert other_pool.progress.done == 0 and other_pool.progress.running == 0
     assert not (tmp_path / "worker-home" / "hemra.db").exists()
     assert (tmp_path / "store-home" / "hemra.db").exists()
     assert [p.returncode for p in processes] == [0] * len(processes)
@@ -71,6 +90,7 @@ async def _plan_and_wait(planner_addr: str, store_addr: str, token: str):
             datasets=["hemra-offline"],
             tasks=["hemra/text-stats", "hemra/reverse-lines"],
             concurrency=2,
+            pool="procs",
         )
         run = (await transport.planner(planner_channel, token).PlanRun(ppb.PlanRunRequest(spec=spec))).run
         store = transport.store(store_channel, token)
@@ -82,6 +102,23 @@ async def _plan_and_wait(planner_addr: str, store_addr: str, token: str):
                 break
             await asyncio.sleep(0.1)
         return (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
+    finally:
+        await planner_channel.close()
+        await store_channel.close()
+
+
+async def _plan_docker_run_of_another_pool(planner_addr: str, store_addr: str, token: str) -> pb.Run:
+    planner_channel, store_channel = transport.channel(planner_addr), transport.channel(store_addr)
+    try:
+        spec = pb.RunSpec(
+            harnesses=["nop"], datasets=["hemra-offline"], tasks=["hemra/text-stats"], sandbox="docker", pool="gpu"
+        )
+        run = (await transport.planner(planner_channel, token).PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        await asyncio.sleep(1.5)  # the executor polls the queue several times meanwhile
+        store = transport.store(store_channel, token)
+        found = (await store.GetRun(spb.GetRunRequest(run=run.id))).run
+        await store.CancelRun(spb.CancelRunRequest(run=run.id))
+        return found
     finally:
         await planner_channel.close()
         await store_channel.close()

@@ -1,6 +1,7 @@
 """The store's queue on SQLite and PostgreSQL: leases, tokens, expiry, retries, cancel, races."""
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -53,6 +54,17 @@ async def test_claim__honours_run_concurrency_across_workers(store):
     run, _ = await store.record_run(plan(trials=5, concurrency=2))
     claims = [await store.claim_job(f"w{i}", 30) for i in range(4)]
     assert sum(c is not None for c in claims) == 2
+
+
+async def test_claim__only_the_executor_pools_runs(store):
+    gpu, _ = await store.record_run(dataclasses.replace(plan(trials=2, label="gpu"), pool="gpu"))
+    default, _ = await store.record_run(plan(trials=1, label="cpu"))
+    assert (await store.claim_job("w1", 30, pool="default")).job.run_id == default.id
+    assert await store.claim_job("w1", 30, pool="default") is None
+    assert await store.claim_job("w1", 30, run_id=default.id, pool="gpu") is None
+    assert (await store.claim_job("w2", 30, run_id=gpu.id, pool="gpu")).job.run_id == gpu.id
+    assert (await store.claim_job("w3", 30)).job.run_id == gpu.id  # no pool: any
+    assert gpu.pool == "gpu" and default.pool == "default"
 
 
 async def test_heartbeat__stale_token_is_lease_lost(store):

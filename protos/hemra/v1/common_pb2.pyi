@@ -178,7 +178,7 @@ class Harness(_message.Message):
     def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ..., folder: _Optional[_Union[SentFolder, _Mapping]] = ...) -> None: ...
 
 class RunSpec(_message.Message):
-    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation")
+    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation", "pool")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -199,6 +199,7 @@ class RunSpec(_message.Message):
     SANDBOX_NETWORK_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_IMAGE_FIELD_NUMBER: _ClassVar[int]
     VERIFIER_ISOLATION_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
     label: str
     baseline: str
     attempts: int
@@ -219,7 +220,8 @@ class RunSpec(_message.Message):
     sandbox_network: str
     sandbox_image: str
     verifier_isolation: str
-    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ..., verifier_isolation: _Optional[str] = ...) -> None: ...
+    pool: str
+    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ..., verifier_isolation: _Optional[str] = ..., pool: _Optional[str] = ...) -> None: ...
 
 class Run(_message.Message):
     __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source")
