@@ -19,6 +19,8 @@ def normalize_url(url: str) -> str:
     """Accept the usual spellings and pick the async driver for each database."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "postgresql":
+        if "sslmode" in parsed.query:  # libpq's spelling (KEDA's too); asyncpg's connect() says ssl
+            parsed = parsed.difference_update_query(["sslmode"]).update_query_dict({"ssl": parsed.query["sslmode"]})
         return str(parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False))
     if parsed.get_backend_name() == "sqlite":
         return str(parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False))
@@ -26,8 +28,12 @@ def normalize_url(url: str) -> str:
 
 
 def asyncpg_dsn(url) -> str:
-    """The DSN asyncpg itself takes, for a SQLAlchemy PostgreSQL URL (object or string)."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    """The DSN asyncpg itself takes, for a SQLAlchemy PostgreSQL URL (object or string): its
+    DSN parser knows libpq's sslmode (any other query key would become a server setting)."""
+    parsed = make_url(url)
+    if "ssl" in parsed.query:
+        parsed = parsed.difference_update_query(["ssl"]).update_query_dict({"sslmode": parsed.query["ssl"]})
+    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def sqlite_url(path: Path) -> str:

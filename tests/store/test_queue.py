@@ -274,3 +274,15 @@ async def test_get_attempt__by_attempt_or_job_id(store):
     by_job, _, _ = await store.get_attempt(claimed.job.id)
     by_attempt, _, _ = await store.get_attempt(claimed.attempt.id)
     assert by_job.id == by_attempt.id == claimed.attempt.id
+
+
+async def test_postgres_url__libpq_sslmode_reaches_both_drivers(postgres_url, tmp_path):
+    # sslmode is how libpq, KEDA and most URLs say it; SQLAlchemy's asyncpg dialect and the
+    # queue's own asyncpg pool each take it in their own spelling.
+    store = await Store.open(postgres_url + "?sslmode=disable", tmp_path / "blobs", FakeClock())
+    try:
+        assert store.fast is not None
+        run, _ = await store.record_run(plan(trials=1))
+        assert (await store.claim_job("w1", 30)).job.run_id == run.id
+    finally:
+        await store.close()
