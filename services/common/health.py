@@ -16,6 +16,10 @@ from grpc_reflection.v1alpha import reflection
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+#: The name a liveness probe asks for: SERVING whenever the server answers at all, ready or
+#: not, draining or not. Restarting a server that waits for its database or its sandbox
+#: backend, or that is handing attempts back, would help nothing (Kubernetes' grpc probes).
+LIVENESS = "liveness"
 #: Methods no token or readiness gate stands in front of (probes carry no token).
 OPEN_PREFIXES = (
     f"/{HEALTH_SERVICE}/",
@@ -28,7 +32,7 @@ class _Servicer(health_aio.HealthServicer):
     def __init__(self, names: list[str]):
         super().__init__()
         # Born NOT_SERVING (the library starts the server-wide entry at SERVING).
-        self._server_status = dict.fromkeys(names, NOT_SERVING)
+        self._server_status = dict.fromkeys(names, NOT_SERVING) | {LIVENESS: SERVING}
 
 
 class Health:

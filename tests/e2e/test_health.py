@@ -45,6 +45,7 @@ def test_store__not_serving_until_migrated_by_hand(hemra_env, tmp_path):
     store, address = start("store", env)
     try:
         assert status(address) == "NOT_SERVING"
+        assert status(address, health.LIVENESS) == "SERVING"
         assert status(address, "hemra.v1.StoreService") == "NOT_SERVING"
         # Its calls are refused with the reason, not run against a missing schema.
         with pytest.raises(errors.Unavailable, match="not ready: the database has no HEMRA schema"):
@@ -109,6 +110,8 @@ def test_executor__serving_only_once_its_sandbox_backend_answers(hemra_env, tmp_
         time.sleep(1.5)
         assert status(docker_addr) == "NOT_SERVING"
         assert status(docker_addr, "hemra.v1.ExecutorService") == "NOT_SERVING"
+        # Alive all the same: a liveness probe must not restart it for waiting on its engine.
+        assert status(docker_addr, health.LIVENESS) == "SERVING"
         # Reflection lists what each server serves, without a token (probes and grpcurl).
         assert "hemra.v1.ExecutorService" in asyncio.run(_reflected(host_addr))
         assert "hemra.v1.StoreService" in asyncio.run(_reflected(store_addr))
