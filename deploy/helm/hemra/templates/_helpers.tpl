@@ -1,0 +1,183 @@
+{{/* Names: the release's fullname, and one per component ("<fullname>-store"). */}}
+{{- define "hemra.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "hemra.name" -}}
+{{- printf "%s-%s" (include "hemra.fullname" .root) .component -}}
+{{- end -}}
+
+{{- define "hemra.selectorLabels" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "hemra.labels" -}}
+{{ include "hemra.selectorLabels" . }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end -}}
+
+{{/* Every pod of the release, whatever its component. */}}
+{{- define "hemra.releaseSelector" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "hemra.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* A component's address inside the cluster: its Service and port. */}}
+{{- define "hemra.address" -}}
+{{- printf "%s:%v" (include "hemra.name" (dict "root" .root "component" .component)) .port -}}
+{{- end -}}
+
+{{- define "hemra.storeAddress" -}}
+{{- include "hemra.address" (dict "root" . "component" "store" "port" .Values.store.port) -}}
+{{- end -}}
+
+{{/* The database without its password (a file of its own: HEMRA_DATABASE_PASSWORD_FILE). */}}
+{{- define "hemra.databaseUrl" -}}
+{{- $db := .Values.database -}}
+{{- printf "postgresql://%s@%s:%v/%s?sslmode=%s" (urlquery $db.user) (required "database.host: where PostgreSQL is (the chart does not run one)" $db.host) $db.port $db.name $db.sslmode -}}
+{{- end -}}
+
+{{- define "hemra.tokenSecret" -}}
+{{- .Values.token.existingSecret | default (printf "%s-token" (include "hemra.fullname" .)) -}}
+{{- end -}}
+
+{{- define "hemra.serviceAccount" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "hemra.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Secrets are files (HEMRA_TOKEN_FILE, HEMRA_DATABASE_PASSWORD_FILE), never variables. */}}
+{{- define "hemra.tokenVolume" -}}
+- name: token
+  secret:
+    secretName: {{ include "hemra.tokenSecret" . }}
+    items: [{key: {{ .Values.token.key | quote }}, path: token}]
+    defaultMode: 0440
+{{- end -}}
+
+{{- define "hemra.databaseVolume" -}}
+- name: database-password
+  secret:
+    secretName: {{ required "database.existingSecret: name the Secret holding the database password" .Values.database.existingSecret }}
+    items: [{key: {{ .Values.database.passwordKey | quote }}, path: password}]
+    defaultMode: 0440
+{{- end -}}
+
+{{- define "hemra.env" -}}
+- name: HEMRA_TOKEN_FILE
+  value: /run/secrets/hemra/token
+{{- end -}}
+
+{{- define "hemra.databaseEnv" -}}
+- name: HEMRA_DATABASE_URL
+  value: {{ include "hemra.databaseUrl" . | quote }}
+- name: HEMRA_DATABASE_PASSWORD_FILE
+  value: /run/secrets/hemra-database/password
+{{- end -}}
+
+{{- define "hemra.tokenMount" -}}
+- {name: token, mountPath: /run/secrets/hemra, readOnly: true}
+{{- end -}}
+
+{{- define "hemra.databaseMount" -}}
+- {name: database-password, mountPath: /run/secrets/hemra-database, readOnly: true}
+{{- end -}}
+
+{{/* The read-only root filesystem's writable places: the home and /tmp. */}}
+{{- define "hemra.scratchVolumes" -}}
+- {name: home, emptyDir: {}}
+- {name: tmp, emptyDir: {}}
+{{- end -}}
+
+{{- define "hemra.scratchMounts" -}}
+- {name: home, mountPath: /var/lib/hemra}
+- {name: tmp, mountPath: /tmp}
+{{- end -}}
+
+{{/* What every pod of the release shares: labels, annotations, the pod's own settings. */}}
+{{- define "hemra.podMeta" -}}
+labels:
+  {{- include "hemra.labels" . | nindent 2 }}
+  {{- with .root.Values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+annotations:
+  checksum/config: {{ include (print .root.Template.BasePath "/configmap.yaml") .root | sha256sum }}
+  {{- with .root.Values.podAnnotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "hemra.podSpec" -}}
+serviceAccountName: {{ include "hemra.serviceAccount" .root }}
+automountServiceAccountToken: false
+enableServiceLinks: false
+securityContext:
+  {{- toYaml .root.Values.podSecurityContext | nindent 2 }}
+{{- with .root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (.nodeSelector | default .root.Values.nodeSelector) }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (.tolerations | default .root.Values.tolerations) }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (.affinity | default .root.Values.affinity) }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* The init container of every service but the store: the schema at head, as the store says. */}}
+{{- define "hemra.waitForStore" -}}
+- name: wait-for-schema
+  image: {{ include "hemra.image" . }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args: ["db", "wait", "--store", {{ include "hemra.storeAddress" . | quote }}, "--timeout", "3600"]
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+  resources:
+    requests: {cpu: 50m, memory: 128Mi}
+    limits: {cpu: 500m, memory: 256Mi}
+  volumeMounts:
+    {{- include "hemra.scratchMounts" . | nindent 4 }}
+{{- end -}}
+
+{{/* Native grpc probes: readiness asks for the service itself, liveness for "liveness". */}}
+{{- define "hemra.grpcProbes" -}}
+startupProbe:
+  grpc: {port: {{ .port }}, service: liveness}
+  periodSeconds: 2
+  failureThreshold: 60
+livenessProbe:
+  grpc: {port: {{ .port }}, service: liveness}
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 6
+readinessProbe:
+  grpc: {port: {{ .port }}, service: {{ .service }}}
+  periodSeconds: 3
+  timeoutSeconds: 5
+  failureThreshold: 2
+{{- end -}}
