@@ -18,6 +18,16 @@ end of one attempt to the start of its next (completing, claiming and starting o
 coordination a job costs). Checks: every trial finished exactly once.
 
 Target: at 16 executors, a speed-up of at least 12x.
+
+With --keda, then: KEDA's decisions simulated against the same queue (the Helm chart's
+deploy/helm/hemra): a burst of --jobs jobs submitted with no executor running; every
+--keda-poll seconds the chart's query (files/executors-needed.sql, the pool's queued and
+leased jobs over each executor's concurrency) is run on PostgreSQL, and executor processes
+are started or stopped (SIGTERM: they hand running attempts back) to match it within
+0..--keda-max. Reported against a fixed pool of --keda-max executors on the same burst:
+the time to drain the queue and the executor-seconds spent (replicas integrated over time).
+And what a scale-down costs: SIGTERM to an executor working 4 attempts, the seconds until
+they are all back in the queue and until the process is gone (the chart's grace period).
 """
 
 import argparse
@@ -160,6 +170,138 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+def spawn(n: int, env: dict, addresses: dict) -> list[subprocess.Popen]:
+    """n executors started at once (as a Deployment's new pods are), once each is listening."""
+    command = [sys.executable, "-m", "services.executor", "--listen", "127.0.0.1:0"]
+    command += ["--store", addresses["store"], "--scorer", addresses["scorer"]]
+    processes = [
+        subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for _ in range(n)
+    ]
+    for process in processes:
+        if "listening on" not in process.stdout.readline():
+            raise SystemExit("an executor did not start")
+    return processes
+
+
+def keda_query(pool: str = "default", concurrency: int = 1) -> str:
+    """The chart's query for one pool, templated as the chart does (tests/deploy/test_helm.py
+    runs the rendered one)."""
+    template = (ROOT / "deploy" / "helm" / "hemra" / "files" / "executors-needed.sql").read_text()
+    return template.replace("{{ .pool }}", pool).replace("{{ .concurrency }}", str(concurrency))
+
+
+async def measure_keda(jobs: int, poll: float, most: int, env: dict, addresses: dict, url: str, dataset, harness):
+    """A burst worked by executors started and stopped as KEDA would: replicas = the query's
+    answer within 0..most, asked every `poll` seconds."""
+    import asyncpg
+
+    from hemra.v1 import common_pb2 as pb
+    from hemra.v1 import planner_service_pb2 as ppb
+    from hemra.v1 import store_service_pb2 as spb
+    from services.common import transport
+
+    query = keda_query()
+    conn = await asyncpg.connect(url, timeout=10)
+    planner_channel, store_channel = transport.channel(addresses["planner"]), transport.channel(addresses["store"])
+    planner, store = transport.planner(planner_channel, TOKEN), transport.store(store_channel, TOKEN)
+    running: list[subprocess.Popen] = []
+    stopped: list[subprocess.Popen] = []
+    decisions, executor_seconds, peak = [], 0.0, 0
+    spec = pb.RunSpec(
+        harnesses=[str(harness)],
+        datasets=[str(dataset)],
+        attempts=max(1, -(-jobs // TASKS)),
+        concurrency=most,
+        label="keda",
+        sandbox="host",
+    )
+    try:
+        started = last = time.perf_counter()
+        run = (await planner.PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        next_poll = started
+        while True:
+            now = time.perf_counter()
+            executor_seconds += len(running) * (now - last)
+            last = now
+            progress = (await store.GetRun(spb.GetRunRequest(run=run.id))).run.progress
+            if progress.queued == 0 and progress.running == 0:
+                seconds = now - started
+                break
+            if now >= next_poll:
+                wanted = int(await conn.fetchval(query))
+                target = min(max(wanted, 0), most)
+                decisions.append((round(now - started, 1), wanted, target))
+                if target > len(running):
+                    running += await asyncio.to_thread(spawn, target - len(running), env, addresses)
+                while len(running) > target:  # a ReplicaSet removes its newest pods first
+                    process = running.pop()
+                    process.terminate()
+                    stopped.append(process)
+                peak = max(peak, len(running))
+                next_poll = now + poll
+            await asyncio.sleep(0.2)
+    finally:
+        for process in running + stopped:
+            process.terminate()
+        for process in running + stopped:
+            process.wait(timeout=60)
+        await conn.close()
+        await planner_channel.close()
+        await store_channel.close()
+    rows = await attempts_of(url, run.id)
+    trials = {}
+    for row in rows:
+        trials.setdefault(row["trial_id"], []).append(row["outcome"])
+    return {
+        "jobs": len(trials),
+        "seconds": round(seconds, 2),
+        "executor_seconds": round(executor_seconds, 1),
+        "peak_executors": peak,
+        "scale_changes": sum(1 for a, b in zip(decisions, decisions[1:]) if a[2] != b[2]),
+        "released_attempts": sum(1 for row in rows if row["outcome"] != "completed"),
+        "every_trial_once": all(outcomes.count("completed") == 1 for outcomes in trials.values()),
+        "decisions": decisions,
+    }
+
+
+async def measure_drain(concurrency: int, env: dict, addresses: dict, url: str, dataset, scratch: Path) -> dict:
+    """One executor working `concurrency` long attempts gets SIGTERM, as a scaled-down pod
+    does: the seconds until every attempt is back in the queue, and until the process exits."""
+    from hemra.v1 import common_pb2 as pb
+    from hemra.v1 import planner_service_pb2 as ppb
+    from hemra.v1 import store_service_pb2 as spb
+    from services.common import transport
+
+    harness = make_harness(scratch / "drain", 600)
+    command = ["--store", addresses["store"], "--scorer", addresses["scorer"], "--concurrency", str(concurrency)]
+    executor, _ = start("services.executor", env, *command)
+    planner_channel, store_channel = transport.channel(addresses["planner"]), transport.channel(addresses["store"])
+    planner, store = transport.planner(planner_channel, TOKEN), transport.store(store_channel, TOKEN)
+    try:
+        spec = pb.RunSpec(
+            harnesses=[str(harness)], datasets=[str(dataset)], concurrency=concurrency, label="drain", sandbox="host"
+        )
+        run = (await planner.PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        while (await store.GetRun(spb.GetRunRequest(run=run.id))).run.progress.running < concurrency:
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # the harnesses are running, not starting
+        signalled = time.perf_counter()
+        executor.terminate()
+        while (await store.GetRun(spb.GetRunRequest(run=run.id))).run.progress.running:
+            await asyncio.sleep(0.05)
+        handed_back = time.perf_counter() - signalled
+        executor.wait(timeout=120)
+        exited = time.perf_counter() - signalled
+        await store.CancelRun(spb.CancelRunRequest(run=run.id))
+    finally:
+        if executor.poll() is None:
+            executor.kill()
+        await planner_channel.close()
+        await store_channel.close()
+    return {"concurrency": concurrency, "handed_back_s": round(handed_back, 2), "exited_s": round(exited, 2)}
+
+
 async def measure(n: int, jobs: int, scratch: Path, env: dict, addresses: dict, url: str, dataset, harness) -> dict:
     from hemra.v1 import common_pb2 as pb
 
@@ -199,6 +341,25 @@ async def measure(n: int, jobs: int, scratch: Path, env: dict, addresses: dict, 
     }
 
 
+def print_keda(keda: dict) -> None:
+    fixed, scaled = keda["fixed"], keda["keda"]
+    fixed_cost = fixed["seconds"] * fixed["executors"]
+    time_ratio, cost_ratio = scaled["seconds"] / fixed["seconds"], scaled["executor_seconds"] / fixed_cost
+    most, poll = fixed["executors"], keda["poll"]
+    print(f"\nKEDA simulated: the query every {poll:g} s, 0..{most} executors, {scaled['jobs']} jobs")
+    print(f"  fixed pool of {fixed['executors']}: drained in {fixed['seconds']} s, {fixed_cost:.0f} executor-seconds")
+    print(
+        f"  KEDA: drained in {scaled['seconds']} s ({time_ratio:.2f}x the fixed pool's time),"
+        f" {scaled['executor_seconds']:.0f} executor-seconds ({cost_ratio:.2f}x), peak {scaled['peak_executors']},"
+        f" {scaled['scale_changes']} scale changes, {scaled['released_attempts']} attempts handed back on scale-down"
+    )
+    drain = keda["drain"]
+    print(
+        f"  SIGTERM to an executor working {drain['concurrency']} attempts: all back in the queue after"
+        f" {drain['handed_back_s']} s, the process gone after {drain['exited_s']} s"
+    )
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2000)
@@ -206,6 +367,9 @@ async def main() -> int:
     parser.add_argument("--executors", default="1,4,8,16")
     parser.add_argument("--sleep", type=float, default=1.0)
     parser.add_argument("--keep", action="store_true", help="keep the database and the scratch folder")
+    parser.add_argument("--keda", action="store_true", help="then simulate KEDA on a burst (see above)")
+    parser.add_argument("--keda-poll", type=float, default=15.0, help="seconds between queries (the chart's)")
+    parser.add_argument("--keda-max", type=int, default=16, help="maxReplicaCount, and the fixed pool's size")
     args = parser.parse_args()
     counts = [int(x) for x in args.executors.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="hemra-scale-"))
@@ -237,6 +401,17 @@ async def main() -> int:
             result = await measure(n, jobs, scratch, env, addresses, url, dataset, harness)
             results.append(result)
             print(json.dumps(result), flush=True)
+        keda = None
+        if args.keda:
+            fixed = next((r for r in results if r["executors"] == args.keda_max), None)
+            if fixed is None:
+                fixed = await measure(args.keda_max, args.jobs, scratch, env, addresses, url, dataset, harness)
+                print(json.dumps(fixed), flush=True)
+            scaled = await measure_keda(args.jobs, args.keda_poll, args.keda_max, env, addresses, url, dataset, harness)
+            print(json.dumps(scaled), flush=True)
+            drain = await measure_drain(4, env, addresses, url, dataset, scratch)
+            print(json.dumps(drain), flush=True)
+            keda = {"fixed": fixed, "keda": scaled, "poll": args.keda_poll, "drain": drain}
     finally:
         for process in services:
             process.terminate()
@@ -256,10 +431,13 @@ async def main() -> int:
     if base and top["executors"] == 16:
         verdict = "met" if top["speed_up"] >= 12 else "missed"
         print(f"target: speed-up >= 12x at 16 executors: {top['speed_up']}x ({verdict})")
+    if keda:
+        print_keda(keda)
     out = ROOT / "bench" / "results" / f"scale-out-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"sleep": args.sleep, "results": results}, indent=1))
-    return 0 if all(r["every_trial_once"] for r in results) else 1
+    out.write_text(json.dumps({"sleep": args.sleep, "results": results, "keda": keda}, indent=1))
+    checked = results + ([keda["keda"]] if keda else [])
+    return 0 if all(r["every_trial_once"] for r in checked) else 1
 
 
 if __name__ == "__main__":

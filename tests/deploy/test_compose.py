@@ -9,11 +9,14 @@ import re
 import socket
 import subprocess
 import time
+from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.deploy import test_helm
 from tests.e2e.helpers import hemra
 from tests.importer.test_imports import unpack
 
@@ -33,9 +36,19 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class Stack(NamedTuple):
+    compose: object
+    front: str  # the front door's URL
+    http: str  # the HTTP API's
+    project: str
+    secrets: Path  # token, db_password
+    work: Path  # the executors' work folder (owned by uid 10001)
+    image: str
+
+
 @pytest.fixture(scope="module")
 def stack(docker_engine, tmp_path_factory):
-    """The stack up and healthy; yields (compose, front door URL, HTTP URL, project name)."""
+    """The stack up and healthy."""
     from testcontainers.compose import DockerCompose
 
     root = tmp_path_factory.mktemp("compose")
@@ -72,7 +85,7 @@ def stack(docker_engine, tmp_path_factory):
     compose.start()
     executors = {c.ID[:12] for c in compose.get_containers() if c.Service == "executor"}
     try:
-        yield compose, f"http://127.0.0.1:{front}", f"http://127.0.0.1:{http}", project
+        yield Stack(compose, f"http://127.0.0.1:{front}", f"http://127.0.0.1:{http}", project, secrets, work, image)
     finally:
         compose.stop(down=True)
         # Task containers are the executors' (not the project's): a killed executor leaves its own.
@@ -99,7 +112,7 @@ def _postgres_image() -> None:
 @pytest.fixture
 def cli(stack, tmp_path):
     """The CLI on the host: a home of its own, a database URL it must never open, the server."""
-    _, front, _, _ = stack
+    front = stack.front
     env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
     env.update(
         HEMRA_HOME=str(tmp_path / "laptop"),
@@ -140,7 +153,7 @@ def finished_once(env: dict, run_id: str) -> list[dict]:
 
 
 def test_stack_is_healthy_and_the_dashboard_is_served(stack):
-    compose, _, http, _ = stack
+    compose, http = stack.compose, stack.http
     assert httpx.get(f"{http}/api/health").json()["status"] == "ok"
     assert httpx.get(f"{http}/api/ready").json() == {"status": "ok", "store": "ok"}
     page = httpx.get(f"{http}/")
@@ -207,7 +220,7 @@ def slow_run(cli: dict, tmp_path, *options: str) -> str:
 
 
 def test_executor_killed_mid_run__every_trial_finishes_once(stack, cli, tmp_path):
-    compose, _, _, project = stack
+    compose, project = stack.compose, stack.project
     run_id = slow_run(cli, tmp_path, "--concurrency", "4", "--max-infra-retries", "1")
     victim = _busy_executor(cli, run_id, project)
     subprocess.run(["docker", "kill", victim], check=True, capture_output=True)
@@ -219,7 +232,7 @@ def test_executor_killed_mid_run__every_trial_finishes_once(stack, cli, tmp_path
 
 
 def test_store_and_postgres_restarted_mid_run__nothing_lost(stack, cli, tmp_path):
-    compose, _, _, project = stack
+    compose, project = stack.compose, stack.project
     run_id = slow_run(cli, tmp_path, "-H", "oracle", "--concurrency", "2")
     _busy_executor(cli, run_id, project)
     subprocess.run(["docker", "restart", f"{project}-store-1"], check=True, capture_output=True, timeout=120)
@@ -293,3 +306,119 @@ def test_image_runs_as_non_root_with_every_command(stack):
 def _built_image_name() -> str:
     version = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
     return f"hemra:{version}"
+
+
+# --- the Helm chart's commands, run from the image in the stack ------------------------------
+
+
+def test_helm_chart_commands__each_starts_the_service_it_names(stack):
+    """Every container the chart renders (migrations, init containers, services, an executor),
+    run as rendered from the image in the stack: its args, its environment and settings, its
+    secret files where the chart mounts them, its uid, a read-only root with the chart's
+    writable folders, and the chart's service names resolving to the stack's containers."""
+    objects = test_helm.render(
+        "default",
+        "database.host=postgres",
+        "database.sslmode=disable",
+        f"image.tag={stack.image.partition(':')[2]}",
+        "executorPools.default.docker.mode=node",
+        f"executorPools.default.docker.workDir={stack.work}",
+        f"executorPools.default.docker.socketGid={os.stat('/var/run/docker.sock').st_gid}",
+    )
+    settings = test_helm.by_kind(objects, "ConfigMap")[0]["data"]
+    hosts = _chart_hosts(stack, objects)
+    started, checked = [], []
+    try:
+        for workload, spec in test_helm.pod_specs(objects):
+            for container in test_helm.containers(spec):
+                assert container["image"] == stack.image
+                command = _docker_run(stack, workload, spec, container, settings, hosts)
+                if container in spec.get("initContainers", []) or workload["kind"] == "Job":
+                    finished = subprocess.run(
+                        ["docker", "run", "--rm", *command], capture_output=True, text=True, timeout=120
+                    )
+                    assert finished.returncode == 0, (container["name"], finished.stderr[-2000:])
+                    assert "schema at head" in finished.stdout
+                else:
+                    name = ok(subprocess.run(["docker", "run", "-d", *command], capture_output=True, text=True))
+
+                    started.append(name.strip())
+                    _wait_serving(name.strip(), container)
+                checked.append((test_helm.component(workload), container["name"]))
+    finally:
+        for name in started:  # SIGTERM first: an executor hands back anything it claimed
+            subprocess.run(["docker", "stop", "-t", "30", name], capture_output=True, timeout=60)
+            subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=60)
+    components = {c for c, _ in checked}
+    assert components == {"migrations", "store", "planner", "scorer", "importer", "gateway", "executor-default"}
+    assert len(checked) == 1 + 2 * 6  # the Job, and an init container and a service per pod
+
+
+def _chart_hosts(stack: Stack, objects: list[dict]) -> list[str]:
+    """--add-host for each of the chart's Services: the stack's container of that component."""
+    addresses = {}
+    for line in _docker_ps(f"label=com.docker.compose.project={stack.project}", "{{.Names}}"):
+        service = line.removeprefix(f"{stack.project}-").rsplit("-", 1)[0]
+        inspected = subprocess.run(
+            ["docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", line],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        addresses[service] = inspected.stdout.strip()
+    hosts = []
+    for service in test_helm.by_kind(objects, "Service"):
+        component = service["spec"]["selector"]["app.kubernetes.io/component"]
+        hosts += ["--add-host", f"{service['metadata']['name']}:{addresses[component]}"]
+    return hosts
+
+
+def _docker_run(stack: Stack, workload: dict, spec: dict, container: dict, settings: dict, hosts: list) -> list:
+    pod_security = spec["securityContext"]
+    command = ["--network", f"{stack.project}_default", *hosts, "--read-only"]
+    command += ["--user", f"{pod_security['runAsUser']}:{pod_security['runAsGroup']}"]
+    command += [f"--group-add={gid}" for gid in pod_security.get("supplementalGroups", [])]
+    if any(source.get("configMapRef") for source in container.get("envFrom", [])):
+        command += [f"--env={k}={v}" for k, v in settings.items()]
+    for env in container.get("env", []):
+        assert "value" in env, env  # the default values reference no secret by variable
+        command.append(f"--env={env['name']}={env['value']}")
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    for mount in container.get("volumeMounts", []):
+        volume = volumes[mount["name"]]
+        if "emptyDir" in volume:
+            command += ["--tmpfs", f"{mount['mountPath']}:uid={pod_security['runAsUser']},mode=0755"]
+        elif "secret" in volume:  # the stack's secret files, where the chart mounts its Secrets
+            for item in volume["secret"]["items"]:
+                source = {"token": "token", "password": "db_password"}[item["path"]]
+                command += ["-v", f"{stack.secrets / source}:{mount['mountPath']}/{item['path']}:ro"]
+        elif "hostPath" in volume:
+            command += ["-v", f"{volume['hostPath']['path']}:{mount['mountPath']}"]
+        elif "persistentVolumeClaim" in volume:
+            command += ["--tmpfs", f"{mount['mountPath']}:uid={pod_security['runAsUser']},mode=0755"]
+    name = f"{stack.project}-chart-{test_helm.component(workload)}-{container['name']}"
+    return [*command, "--name", name, "--label", f"hemra.test={stack.project}", stack.image, *container["args"]]
+
+
+def _wait_serving(name: str, container: dict, timeout: float = 60) -> None:
+    """The readiness the chart's probe asks for: grpc health for the gRPC services, the front
+    door's for the gateway (its HTTP probe's /api/ready has the same condition)."""
+    probe = container["readinessProbe"]
+    if "grpc" in probe:
+        check = [str(probe["grpc"]["port"]), probe["grpc"]["service"]]
+    else:
+        front = container["args"][container["args"].index("--front-door") + 1].rpartition(":")[2]
+        check = [front, ""]
+    deadline = time.monotonic() + timeout
+    while True:
+        result = subprocess.run(
+            ["docker", "exec", name, "python3", "-m", "services.common.health", f"127.0.0.1:{check[0]}", check[1]],
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            logs = subprocess.run(["docker", "logs", "--tail", "20", name], capture_output=True, text=True)
+            pytest.fail(f"{name} is not serving after {timeout:g} s: {result.stderr} {logs.stderr[-2000:]}")
+        time.sleep(0.5)
