@@ -53,15 +53,16 @@ async def main(argv: list[str] | None = None) -> None:
     )
     await transport.start(server, ready=lambda: sandboxes.backend_state(args.sandbox))
     print(f"executor listening on {args.listen.rpartition(':')[0]}:{port}", flush=True)
+    stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
-    work = asyncio.create_task(worker.run())
-
-    async def drain() -> None:  # NOT_SERVING first, then hand running attempts back
-        await server.health.not_serving("shutting down")
-        await worker.stop()
-
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(drain()))
+        loop.add_signal_handler(sig, stopping.set)
+    work = asyncio.create_task(worker.run())
+    await asyncio.wait({work, asyncio.create_task(stopping.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    # NOT_SERVING first, then hand running attempts back, all of them, while the harness
+    # protocol and the store's channel are still up (they need both to say they stopped).
+    await server.health.not_serving("shutting down")
+    await worker.stop()
     await work
     await transport.stop(server, grace=5)
     await store_channel.close()

@@ -290,6 +290,19 @@ def test_secrets__no_value_in_any_object_and_the_password_only_where_the_databas
     assert holders == {"store", "migrations"}
 
 
+def test_secrets__the_whole_database_url_from_a_secret():
+    objects = render("default", "database.urlKey=url", "database.host=")
+    [store] = [spec for w, spec in pod_specs(objects) if component(w) == "store"]
+    env = {e["name"]: e["value"] for e in store["containers"][0]["env"]}
+    assert env["HEMRA_DATABASE_URL_FILE"] == "/run/secrets/hemra-database/url" and "HEMRA_DATABASE_URL" not in env
+    [volume] = [v for v in store["volumes"] if v["name"] == "database-secret"]
+    assert volume["secret"]["items"] == [{"key": "url", "path": "url"}]
+    [scaled] = by_kind(objects, "ScaledObject")
+    assert "host" not in scaled["spec"]["triggers"][0]["metadata"]
+    [auth] = by_kind(objects, "TriggerAuthentication")
+    assert auth["spec"]["secretTargetRef"] == [{"parameter": "connection", "name": "hemra-database", "key": "url"}]
+
+
 def test_secrets__the_chart_makes_a_token_only_when_none_is_named():
     [made] = by_kind(render("default"), "Secret")
     assert made["metadata"]["name"] == "r1-hemra-token" and len(made["data"]["token"]) >= 48

@@ -122,3 +122,57 @@ async def _plan_docker_run_of_another_pool(planner_addr: str, store_addr: str, t
     finally:
         await planner_channel.close()
         await store_channel.close()
+
+
+def test_executor_service__sigterm_hands_running_attempts_back(hemra_env, tmp_path):
+    """A scaled-down executor (Kubernetes, compose) gets SIGTERM: its running attempts go back
+    to the queue before it exits, not when their leases expire."""
+    env = dict(hemra_env, HEMRA_TOKEN="drain-test-token", HEMRA_HOME=str(tmp_path / "home"))
+    subprocess.run([HEMRA, "db", "upgrade"], env=env, check=True, capture_output=True, timeout=120)
+    harness = tmp_path / "harnesses" / "sleeper.toml"
+    harness.parent.mkdir()
+    harness.write_text('kind = "program"\nagent = "sleeper"\nversion = "1"\ncommand = ["sleep", "600"]\n')
+    processes = []
+    try:
+        store, store_addr = start("store", env)
+        planner, planner_addr = start("planner", env, "--store", store_addr)
+        scorer, scorer_addr = start("scorer", env, "--store", store_addr)
+        processes += [store, planner, scorer]
+        executor, _ = start("executor", env, "--store", store_addr, "--scorer", scorer_addr, "--concurrency", "2")
+        attempts, exit_code = asyncio.run(_drain(executor, planner_addr, store_addr, str(harness)))
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=15)
+    assert exit_code == 0
+    released = [a for a in attempts if a.error == "released: worker stopped"]
+    assert len(released) == 2 and all(a.outcome == pb.OUTCOME_INFRA_FAILED for a in released)
+    # Each is queued again at once, as a new attempt that does not use up max_infra_retries.
+    assert sorted(a.number for a in attempts if a.state == pb.ATTEMPT_STATE_QUEUED) == [2, 2]
+
+
+async def _drain(executor: subprocess.Popen, planner_addr: str, store_addr: str, harness: str):
+    token = "drain-test-token"
+    planner_channel, store_channel = transport.channel(planner_addr), transport.channel(store_addr)
+    try:
+        spec = pb.RunSpec(
+            harnesses=[harness], datasets=["hemra-offline"], tasks=["hemra/text-stats", "hemra/reverse-lines"]
+        )
+        spec.concurrency = 2
+        run = (await transport.planner(planner_channel, token).PlanRun(ppb.PlanRunRequest(spec=spec))).run
+        store = transport.store(store_channel, token)
+        for _ in range(300):
+            if (await store.GetRun(spb.GetRunRequest(run=run.id))).run.progress.running == 2:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # the harnesses are running
+        executor.terminate()
+        exit_code = await asyncio.to_thread(executor.wait, 30)
+        # Asked only now: everything below was done before the process exited.
+        attempts = (await store.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run.id}"))).attempts
+        await store.CancelRun(spb.CancelRunRequest(run=run.id))
+        return list(attempts), exit_code
+    finally:
+        await planner_channel.close()
+        await store_channel.close()

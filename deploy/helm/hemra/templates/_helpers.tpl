@@ -73,10 +73,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "hemra.databaseVolume" -}}
-- name: database-password
+{{- $db := .Values.database -}}
+- name: database-secret
   secret:
-    secretName: {{ required "database.existingSecret: name the Secret holding the database password" .Values.database.existingSecret }}
-    items: [{key: {{ .Values.database.passwordKey | quote }}, path: password}]
+    secretName: {{ required "database.existingSecret: name the Secret holding the database password" $db.existingSecret }}
+    {{- if $db.urlKey }}
+    items: [{key: {{ $db.urlKey | quote }}, path: url}]
+    {{- else }}
+    items: [{key: {{ $db.passwordKey | quote }}, path: password}]
+    {{- end }}
     defaultMode: 0440
 {{- end -}}
 
@@ -86,10 +91,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "hemra.databaseEnv" -}}
+{{- if .Values.database.urlKey -}}
+- name: HEMRA_DATABASE_URL_FILE
+  value: /run/secrets/hemra-database/url
+{{- else -}}
 - name: HEMRA_DATABASE_URL
   value: {{ include "hemra.databaseUrl" . | quote }}
 - name: HEMRA_DATABASE_PASSWORD_FILE
   value: /run/secrets/hemra-database/password
+{{- end -}}
 {{- end -}}
 
 {{- define "hemra.tokenMount" -}}
@@ -97,7 +107,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "hemra.databaseMount" -}}
-- {name: database-password, mountPath: /run/secrets/hemra-database, readOnly: true}
+- {name: database-secret, mountPath: /run/secrets/hemra-database, readOnly: true}
 {{- end -}}
 
 {{/* The read-only root filesystem's writable places: the home and /tmp. */}}
