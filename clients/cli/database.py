@@ -88,16 +88,11 @@ STORE_SERVICE = "hemra.v1.StoreService"
 async def _wait_for_store(address: str, timeout: float) -> None:
     """Services that hold no database credentials (and, under a NetworkPolicy, cannot reach
     the database) learn the schema's state from the store, which serves only at head."""
-    import grpc
-
     from services.common import health
 
     deadline = time.monotonic() + timeout
     while True:
-        try:
-            status = await health.check(address, STORE_SERVICE, timeout=5)
-        except grpc.aio.AioRpcError as exc:
-            status = f"{exc.code().name.lower()}: {(exc.details() or '').splitlines()[0][:200]}"
+        status = await health.status(address, STORE_SERVICE, timeout=5)
         if status == "SERVING":
             break
         if time.monotonic() >= deadline:

@@ -96,6 +96,14 @@ async def check(address: str, service: str = "", timeout: float = 2.0, ca_cert: 
     return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
 
 
+async def status(address: str, service: str = "", timeout: float = 2.0) -> str:
+    """The status name, or why it could not be asked ("unavailable: failed to connect ...")."""
+    try:
+        return await check(address, service, timeout)
+    except grpc.aio.AioRpcError as exc:
+        return f"{exc.code().name.lower()}: {(exc.details() or '').splitlines()[0][:200]}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m services.common.health HOST:PORT [SERVICE]`: exit 0 when SERVING. The
     containers' healthcheck: it loads gRPC and nothing else (it runs every few seconds)."""
@@ -106,12 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= len(args) <= 2:
         print("usage: python -m services.common.health HOST:PORT [SERVICE]", file=sys.stderr)
         return 2
-    try:
-        status = asyncio.run(check(args[0], args[1] if len(args) > 1 else "", timeout=5))
-    except grpc.aio.AioRpcError as exc:
-        status = f"{exc.code().name.lower()}: {(exc.details() or '').splitlines()[0][:200]}"
-    if status != "SERVING":
-        print(f"error: {args[0]}: {status}", file=sys.stderr)
+    found = asyncio.run(status(args[0], args[1] if len(args) > 1 else "", timeout=5))
+    if found != "SERVING":
+        print(f"error: {args[0]}: {found}", file=sys.stderr)
         return 1
     print(f"{args[0]}: SERVING")
     return 0
