@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgspec
 
+from services.common import rubric
 from services.importer.errors import ImportProblem
 from services.importer.results import (
     CANCELLED,
@@ -126,6 +127,8 @@ def _trial(job: Job, folder: str, locks: dict[str, str]) -> ImportedTrial:
         start_time=_time(result.get("started_at")),
         end_time=_time(result.get("finished_at")),
         files=job.files[folder],
+        # The task's rubric judges, read as the scorer reads them from a sandbox.
+        judgments=rubric.judgments_of(job.data.get(f"{folder}/verifier/{rubric.DETAILS_FILE}")),
     )
 
 

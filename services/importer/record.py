@@ -205,6 +205,7 @@ def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb
             rewards=numbers,
             scorer="imported",
             scorer_fingerprint=digests.scorer_fingerprint(verifier, trial.rewards),
+            judgments=trial.judgments,
         )
     )
     result.rewards_json = json.dumps(trial.rewards)

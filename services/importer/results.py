@@ -34,6 +34,8 @@ class ImportedTrial:
     end_time: float | None = None
     #: Files of this trial (paths relative to the import root).
     files: list[str] = field(default_factory=list)
+    #: The task's own rubric judges, criterion by criterion (hemra.v1.Judgment).
+    judgments: list = field(default_factory=list)
 
 
 @dataclass

@@ -79,6 +79,7 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
             scorer=SCORER_NAME,
             error=verdict.error,
             stdout_blob_digest=stdout_digest,
+            judgments=verdict.judgments,
         )
         score.duration.FromNanoseconds(int(verdict.duration * 1e9))
         return scpb.ScoreAttemptResponse(score=score)

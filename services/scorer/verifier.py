@@ -3,12 +3,16 @@
 The steps are Harbor's: clear /logs/verifier (so a harness cannot plant a
 reward), copy tests/ to /tests, run tests/test.sh with its output in
 /logs/verifier/test-stdout.txt, then read reward.json or reward.txt. The exit
-status of test.sh is ignored; only the reward file counts.
+status of test.sh is ignored; only the reward file counts. A task whose verifier judges
+with a rubric also leaves reward-details.json: its criteria are kept beside the rewards
+(services/common/rubric.py).
 """
 
 import time
 from dataclasses import dataclass, field
 
+from hemra.v1 import common_pb2 as pb
+from services.common import rubric
 from services.scorer import rewards as rw
 from services.store.records import reward_problem
 
@@ -29,6 +33,8 @@ class Verdict:
     error: str = ""
     stdout: bytes = b""
     duration: float = 0.0
+    #: The task's own rubric judges, criterion by criterion.
+    judgments: list[pb.Judgment] = field(default_factory=list)
 
 
 class SandboxAccess:
@@ -64,7 +70,12 @@ async def verify(
         found = await _read_rewards(sandbox)
     except rw.RewardError as exc:
         return Verdict(False, error=str(exc), stdout=stdout, duration=elapsed)
-    return Verdict(True, found, rw.fingerprint(tests_digest, found), stdout=stdout, duration=elapsed)
+    judgments = rubric.judgments_of(
+        await sandbox.read(f"/logs/verifier/{rubric.DETAILS_FILE}", rubric.MAX_DETAILS_BYTES + 1)
+    )
+    return Verdict(
+        True, found, rw.fingerprint(tests_digest, found), stdout=stdout, duration=elapsed, judgments=judgments
+    )
 
 
 async def _read_rewards(sandbox: SandboxAccess) -> dict[str, float]:

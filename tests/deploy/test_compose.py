@@ -231,6 +231,38 @@ def test_executor_killed_mid_run__every_trial_finishes_once(stack, cli, tmp_path
     _healthy_again(compose, "executor")
 
 
+def test_executor_stopped_mid_run__hands_its_attempts_back_at_once(stack, cli, tmp_path):
+    """What a scale-down does (compose stop, Kubernetes): SIGTERM through tini. The attempts go
+    back to the queue before the executor exits, not when their leases expire, and are
+    retried without using up max_infra_retries (0 here)."""
+    compose, project = stack.compose, stack.project
+    run_id = slow_run(cli, tmp_path, "--concurrency", "4", "--max-infra-retries", "0")
+    victim = _busy_executor(cli, run_id, project)
+    stopped = time.monotonic()
+    subprocess.run(["docker", "stop", "-t", "45", victim], check=True, capture_output=True, timeout=60)
+    assert time.monotonic() - stopped < 15  # well inside the grace period
+    leftovers = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=hemra.host={_container_id(victim)}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert leftovers.stdout.strip() == ""  # it removed its task containers on the way out
+    run = wait_done(cli, run_id, timeout=240)
+    assert run["progress"]["done"] == run["progress"]["trials"] == 4
+    attempts = finished_once(cli, run_id)
+    released = [a for a in attempts if a.get("error") == "released: worker stopped"]
+    assert released and all("worker lost" not in a.get("error", "") for a in attempts)
+    subprocess.run(["docker", "start", victim], check=True, capture_output=True)
+    _healthy_again(compose, "executor")
+
+
+def _container_id(name: str) -> str:
+    return subprocess.run(
+        ["docker", "inspect", "-f", "{{.Config.Hostname}}", name], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 def test_store_and_postgres_restarted_mid_run__nothing_lost(stack, cli, tmp_path):
     compose, project = stack.compose, stack.project
     run_id = slow_run(cli, tmp_path, "-H", "oracle", "--concurrency", "2")

@@ -348,7 +348,7 @@ class Artifact(_message.Message):
     def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class Score(_message.Message):
-    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration", "judge_model")
+    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration", "judge_model", "judgments")
     class RewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -364,6 +364,7 @@ class Score(_message.Message):
     STDOUT_BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
     DURATION_FIELD_NUMBER: _ClassVar[int]
     JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    JUDGMENTS_FIELD_NUMBER: _ClassVar[int]
     state: ScoreState
     rewards: _containers.ScalarMap[str, float]
     scorer_fingerprint: str
@@ -372,7 +373,38 @@ class Score(_message.Message):
     stdout_blob_digest: str
     duration: _duration_pb2.Duration
     judge_model: str
-    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ...) -> None: ...
+    judgments: _containers.RepeatedCompositeFieldContainer[Judgment]
+    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ..., judgments: _Optional[_Iterable[_Union[Judgment, _Mapping]]] = ...) -> None: ...
+
+class Judgment(_message.Message):
+    __slots__ = ("judge", "source", "criterion", "description", "value", "raw_json", "weight", "passed", "expected", "observed", "reason", "judge_model", "error")
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CRITERION_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    RAW_JSON_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    judge: str
+    source: str
+    criterion: str
+    description: str
+    value: float
+    raw_json: str
+    weight: float
+    passed: bool
+    expected: str
+    observed: str
+    reason: str
+    judge_model: str
+    error: str
+    def __init__(self, judge: _Optional[str] = ..., source: _Optional[str] = ..., criterion: _Optional[str] = ..., description: _Optional[str] = ..., value: _Optional[float] = ..., raw_json: _Optional[str] = ..., weight: _Optional[float] = ..., passed: _Optional[bool] = ..., expected: _Optional[str] = ..., observed: _Optional[str] = ..., reason: _Optional[str] = ..., judge_model: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("seq", "time", "type", "name", "payload_json", "duration", "payload_bytes", "payload_cut")
