@@ -15,7 +15,7 @@ from hemra.v1 import store_service_pb2 as spb
 #: Lists longer than this are cut in text output (--json has everything).
 SHOWN = 20
 #: Comparison fields with an entry per task, converted to JSON in bulk.
-BULK = ("tasks", "not_comparable")
+BULK = ("tasks", "not_comparable", "criteria", "criteria_not_comparable")
 
 
 def compare(
@@ -49,15 +49,39 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
                 render.print_report(console, report)
             return
         comparison = (await services.store.CompareSides(spb.CompareSidesRequest(a=a, b=b, judge=judge))).comparison
-    if as_json:
-        data = render.message_json(comparison, BULK)
-        if criteria:
-            data["criteria"] = []
-        print(render.dumps(data))
+    if as_json:  # criteria included whenever there are any
+        print(render.dumps(render.message_json(comparison, BULK)))
         return
     print_comparison(comparison)
     if criteria:
-        console.print("criteria: no rubric criterion was judged on both sides (no judge records)")
+        print_criteria(comparison)
+    elif comparison.criteria:
+        console.print(
+            f"{len(comparison.criteria)} rubric criteria were judged on both sides: --criteria lists them",
+            highlight=False,
+        )
+
+
+def print_criteria(c) -> None:
+    """Each criterion judged on both sides of a paired task: b - a on its values."""
+    if not c.criteria:
+        console.print("criteria: no rubric criterion was judged on both sides of a paired task", highlight=False)
+    else:
+        table = Table(title="rubric criteria (b - a)", title_justify="left")
+        for column in ("judge / criterion", "model", "tasks", "a", "b", "b - a", "passed a / b"):
+            table.add_column(column)
+        for x in c.criteria:
+            table.add_row(
+                plain(f"{x.judge} / {x.criterion}"),
+                plain(x.judge_model or "-"),
+                str(x.tasks),
+                f"{x.a_mean:.3f}",
+                f"{x.b_mean:.3f}",
+                f"{x.delta:+.3f} [{x.interval.low:+.3f}, {x.interval.high:+.3f}]",
+                f"{100 * x.a_pass_rate:.0f}% / {100 * x.b_pass_rate:.0f}%",
+            )
+        console.print(table)
+    _listing("criteria not comparable", [f"{x.task_name}: {x.reason}" for x in c.criteria_not_comparable])
 
 
 def print_comparison(c) -> None:

@@ -17,7 +17,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from services.common.errors import InvalidArgument, NotFound
 from services.store import records
 from services.store import tables as t
-from services.store.outputs import Comparison, Interval, McNemar, NotComparable, PairedTask, RewardDelta, SideSummary
+from services.store.outputs import (
+    Comparison,
+    CriterionDelta,
+    Interval,
+    McNemar,
+    NotComparable,
+    PairedTask,
+    RewardDelta,
+    SideSummary,
+)
 from services.store.report import TrialResult, load_trials, why_not
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -106,6 +115,7 @@ def compare(a: Side, b: Side, judge: str = "") -> Comparison:
     binary_summary(result, binary)
     result.reward_deltas = numeric_summary(numeric)
     result.paired_tasks = len(result.tasks)
+    result.criteria, result.criteria_not_comparable = criteria_summary(a, b, result.tasks)
     return result
 
 
@@ -243,6 +253,69 @@ def numeric_summary(numeric: list[PairedTask]) -> list[RewardDelta]:
             )
         )
     return deltas
+
+
+def criteria_summary(a: Side, b: Side, paired: list[PairedTask]) -> tuple[list[CriterionDelta], list[NotComparable]]:
+    """Every rubric criterion judged on both sides of a paired task (one scorer, so one
+    rubric), paired on each task's mean value. Criteria judged by different models on the
+    two sides do not pair: a different judge is a different measurement."""
+    values: dict[tuple, list[tuple[float, float, int, int]]] = defaultdict(list)
+    models: dict[tuple, str] = {}
+    not_comparable: list[NotComparable] = []
+    for task in paired:
+        side_a = _judged(t for t in a.trials[task.task_digest] if t.is_graded)
+        side_b = _judged(t for t in b.trials[task.task_digest] if t.is_graded)
+        for key in sorted(side_a.keys() & side_b.keys()):
+            (values_a, models_a), (values_b, models_b) = side_a[key], side_b[key]
+            if models_a != models_b:
+                a_models, b_models = (", ".join(sorted(m)) or "no model" for m in (models_a, models_b))
+                reason = f"{key[1]}/{key[2]}: judged by {a_models} on side a, {b_models} on side b"
+                not_comparable.append(NotComparable(task_name=task.task_name, reason=reason))
+                continue
+            models[key] = ", ".join(sorted(models_a))
+            values[key].append((_mean(values_a), _mean(values_b), _passed(values_a), _passed(values_b)))
+    deltas = []
+    for key, pairs in sorted(values.items()):
+        va, vb = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+        deltas.append(
+            CriterionDelta(
+                judge=key[1],
+                source=key[0],
+                criterion=key[2],
+                judge_model=models[key],
+                tasks=len(pairs),
+                a_mean=float(va.mean()),
+                b_mean=float(vb.mean()),
+                delta=float((vb - va).mean()),
+                interval=bootstrap(vb - va),
+                a_pass_rate=float(np.mean([p[2] for p in pairs])),
+                b_pass_rate=float(np.mean([p[3] for p in pairs])),
+            )
+        )
+    return deltas, not_comparable
+
+
+def _judged(trials) -> dict[tuple, tuple[list[float], set[str]]]:
+    """(source, judge, criterion) -> (its values over the trials, the models that judged it),
+    for criteria judged without error."""
+    found: dict[tuple, tuple[list[float], set[str]]] = {}
+    for trial in trials:
+        for judgment in (trial.score or {}).get("judgments", []):
+            if judgment.get("error") or not judgment.get("criterion"):
+                continue
+            key = (judgment.get("source", ""), judgment.get("judge", ""), judgment["criterion"])
+            values, judged_by = found.setdefault(key, ([], set()))
+            values.append(float(judgment.get("value", 0.0)))
+            judged_by.add(judgment.get("judgeModel", ""))
+    return found
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _passed(values: list[float]) -> float:
+    return sum(v >= 1.0 for v in values) / len(values)
 
 
 def bootstrap(diffs: np.ndarray) -> Interval:

@@ -239,6 +239,20 @@ class RewardDelta(_Record):
     interval: Interval
 
 
+class CriterionDelta(_Record):
+    judge: str
+    source: str
+    criterion: str
+    judge_model: str
+    tasks: int
+    a_mean: float
+    b_mean: float
+    delta: float
+    interval: Interval
+    a_pass_rate: float
+    b_pass_rate: float
+
+
 class Comparison(_Record):
     a: SideSummary
     b: SideSummary
@@ -255,3 +269,5 @@ class Comparison(_Record):
     not_comparable: list[NotComparable] = []
     tasks: list[PairedTask] = []
     flags: list[str] = []
+    criteria: list[CriterionDelta] = []
+    criteria_not_comparable: list[NotComparable] = []

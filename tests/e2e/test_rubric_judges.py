@@ -2,6 +2,8 @@
 reward-details.json beside its rewards gets every criterion recorded with the attempt, by
 `hemra run` (host sandbox) and by `hemra import` of a Harbor job whose trial kept the file."""
 
+import json
+
 from tests.e2e.helpers import copy_task, hemra, show
 from tests.importer.test_imports import unpack
 from tests.scorer.test_rubric import DETAILS
@@ -53,3 +55,30 @@ def test_import__a_harbor_trials_reward_details_are_recorded(hemra_env, tmp_path
     judged = [a for a in attempts if a["score"].get("judgments")]
     assert len(judged) == 1 and len(criteria(judged[0])) == 6
     assert criteria(judged[0])[("quality", "error_handling")]["reason"] == "Ignores a missing file."
+
+
+GRADED_VERIFIER = """#!/bin/bash
+mkdir -p /logs/verifier
+if /usr/bin/python3 /tests/check.py; then value=1.0; reward=1; else value=0.0; reward=0; fi
+echo "{\\"reward\\": $reward}" > /logs/verifier/reward.json
+cat > /logs/verifier/reward-details.json <<JSON
+{"quality": {"kind": "llm", "judge": {"model": "judge-x"},
+             "criteria": [{"name": "works", "value": $value}, {"name": "style", "value": 0.5}]}}
+JSON
+"""
+
+
+def test_compare_criteria__two_harnesses_judged_by_one_rubric(hemra_env, tmp_path):
+    task = copy_task("text-stats", tmp_path / "graded", "graded-stats")
+    (task / "tests" / "test.sh").write_text(GRADED_VERIFIER)
+    result = hemra(hemra_env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "graded"), "--label", "g")
+    assert result.returncode == 0, result.stderr
+    text = hemra(hemra_env, "compare", "g/oracle", "g/nop", "--criteria")
+    assert text.returncode == 0, text.stderr
+    assert "quality / works" in text.stdout and "-1.000" in text.stdout, text.stdout
+    assert "quality / style" in text.stdout
+    plain = hemra(hemra_env, "compare", "g/oracle", "g/nop").stdout
+    assert "2 rubric criteria were judged on both sides: --criteria lists them" in plain
+    data = json.loads(hemra(hemra_env, "compare", "g/oracle", "g/nop", "--json").stdout)
+    works = next(c for c in data["criteria"] if c["criterion"] == "works")
+    assert (works["a_mean"], works["b_mean"], works["judge_model"], works["tasks"]) == (1.0, 0.0, "judge-x", 1)

@@ -408,8 +408,34 @@ class RewardDelta(_message.Message):
     interval: Interval
     def __init__(self, name: _Optional[str] = ..., tasks: _Optional[int] = ..., a_mean: _Optional[float] = ..., b_mean: _Optional[float] = ..., delta: _Optional[float] = ..., interval: _Optional[_Union[Interval, _Mapping]] = ...) -> None: ...
 
+class CriterionDelta(_message.Message):
+    __slots__ = ("judge", "source", "criterion", "judge_model", "tasks", "a_mean", "b_mean", "delta", "interval", "a_pass_rate", "b_pass_rate")
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CRITERION_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    A_MEAN_FIELD_NUMBER: _ClassVar[int]
+    B_MEAN_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    A_PASS_RATE_FIELD_NUMBER: _ClassVar[int]
+    B_PASS_RATE_FIELD_NUMBER: _ClassVar[int]
+    judge: str
+    source: str
+    criterion: str
+    judge_model: str
+    tasks: int
+    a_mean: float
+    b_mean: float
+    delta: float
+    interval: Interval
+    a_pass_rate: float
+    b_pass_rate: float
+    def __init__(self, judge: _Optional[str] = ..., source: _Optional[str] = ..., criterion: _Optional[str] = ..., judge_model: _Optional[str] = ..., tasks: _Optional[int] = ..., a_mean: _Optional[float] = ..., b_mean: _Optional[float] = ..., delta: _Optional[float] = ..., interval: _Optional[_Union[Interval, _Mapping]] = ..., a_pass_rate: _Optional[float] = ..., b_pass_rate: _Optional[float] = ...) -> None: ...
+
 class Comparison(_message.Message):
-    __slots__ = ("a", "b", "paired_tasks", "binary_tasks", "a_passed", "b_passed", "delta", "delta_interval", "mcnemar", "flipped_to_pass", "flipped_to_fail", "reward_deltas", "not_comparable", "tasks", "flags")
+    __slots__ = ("a", "b", "paired_tasks", "binary_tasks", "a_passed", "b_passed", "delta", "delta_interval", "mcnemar", "flipped_to_pass", "flipped_to_fail", "reward_deltas", "not_comparable", "tasks", "flags", "criteria", "criteria_not_comparable")
     A_FIELD_NUMBER: _ClassVar[int]
     B_FIELD_NUMBER: _ClassVar[int]
     PAIRED_TASKS_FIELD_NUMBER: _ClassVar[int]
@@ -425,6 +451,8 @@ class Comparison(_message.Message):
     NOT_COMPARABLE_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     FLAGS_FIELD_NUMBER: _ClassVar[int]
+    CRITERIA_FIELD_NUMBER: _ClassVar[int]
+    CRITERIA_NOT_COMPARABLE_FIELD_NUMBER: _ClassVar[int]
     a: SideSummary
     b: SideSummary
     paired_tasks: int
@@ -440,7 +468,9 @@ class Comparison(_message.Message):
     not_comparable: _containers.RepeatedCompositeFieldContainer[NotComparable]
     tasks: _containers.RepeatedCompositeFieldContainer[PairedTask]
     flags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, a: _Optional[_Union[SideSummary, _Mapping]] = ..., b: _Optional[_Union[SideSummary, _Mapping]] = ..., paired_tasks: _Optional[int] = ..., binary_tasks: _Optional[int] = ..., a_passed: _Optional[float] = ..., b_passed: _Optional[float] = ..., delta: _Optional[float] = ..., delta_interval: _Optional[_Union[Interval, _Mapping]] = ..., mcnemar: _Optional[_Union[McNemar, _Mapping]] = ..., flipped_to_pass: _Optional[_Iterable[str]] = ..., flipped_to_fail: _Optional[_Iterable[str]] = ..., reward_deltas: _Optional[_Iterable[_Union[RewardDelta, _Mapping]]] = ..., not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[PairedTask, _Mapping]]] = ..., flags: _Optional[_Iterable[str]] = ...) -> None: ...
+    criteria: _containers.RepeatedCompositeFieldContainer[CriterionDelta]
+    criteria_not_comparable: _containers.RepeatedCompositeFieldContainer[NotComparable]
+    def __init__(self, a: _Optional[_Union[SideSummary, _Mapping]] = ..., b: _Optional[_Union[SideSummary, _Mapping]] = ..., paired_tasks: _Optional[int] = ..., binary_tasks: _Optional[int] = ..., a_passed: _Optional[float] = ..., b_passed: _Optional[float] = ..., delta: _Optional[float] = ..., delta_interval: _Optional[_Union[Interval, _Mapping]] = ..., mcnemar: _Optional[_Union[McNemar, _Mapping]] = ..., flipped_to_pass: _Optional[_Iterable[str]] = ..., flipped_to_fail: _Optional[_Iterable[str]] = ..., reward_deltas: _Optional[_Iterable[_Union[RewardDelta, _Mapping]]] = ..., not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[PairedTask, _Mapping]]] = ..., flags: _Optional[_Iterable[str]] = ..., criteria: _Optional[_Iterable[_Union[CriterionDelta, _Mapping]]] = ..., criteria_not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ...) -> None: ...
 
 class CompareSidesResponse(_message.Message):
     __slots__ = ("comparison",)
