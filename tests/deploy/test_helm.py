@@ -47,10 +47,21 @@ def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return result
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys; Kubernetes' decoders refuse the document."""
+
+    def construct_mapping(self, node, deep=False):
+        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+        repeated = {k for k in keys if keys.count(k) > 1}
+        if repeated:
+            raise yaml.constructor.ConstructorError(None, None, f"repeated keys {sorted(repeated)}", node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def render(values: str = "default", *sets: str, kube: str = KUBE_VERSIONS[-1]) -> list[dict]:
     flags = [f"--set={s}" for s in sets]
     out = helm("template", "r1", str(CHART), "-f", str(VALUES[values]), "--kube-version", kube, *flags).stdout
-    return [doc for doc in yaml.safe_load_all(out) if doc]
+    return [doc for doc in yaml.load_all(out, Loader=_StrictLoader) if doc]
 
 
 @pytest.fixture(scope="module", params=list(VALUES))

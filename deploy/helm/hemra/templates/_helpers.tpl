@@ -140,7 +140,7 @@ serviceAccountName: {{ include "hemra.serviceAccount" .root }}
 automountServiceAccountToken: false
 enableServiceLinks: false
 securityContext:
-  {{- toYaml .root.Values.podSecurityContext | nindent 2 }}
+  {{- toYaml (.podSecurityContext | default .root.Values.podSecurityContext) | nindent 2 }}
 {{- with .root.Values.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
