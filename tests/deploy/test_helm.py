@@ -226,6 +226,10 @@ def test_executors__a_deployment_per_pool_claiming_only_its_pool(objects):
         assert sidecar["restartPolicy"] == "Always" and sidecar["securityContext"]["privileged"]
         assert env["DOCKER_HOST"] == "unix:///var/run/hemra-docker/docker.sock"
         assert "--group=10001" in sidecar["args"]
+        # Reachable through the pod's shared socket only, never on a port.
+        assert [a for a in sidecar["args"] if a.startswith("--host")] == [
+            "--host=unix:///var/run/hemra-docker/docker.sock"
+        ]
 
 
 def test_pods__non_root_read_only_with_requests_and_limits(objects):
