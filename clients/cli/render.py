@@ -44,6 +44,8 @@ def print_report(console: Console, report) -> None:
     console.print(plain(f"{kind} {report.run_id} ({report.label}), baseline {report.baseline}", style="bold"))
     for dataset in report.datasets:
         console.print(report_table(dataset, report.baseline))
+        if any(row.judges for row in dataset.rows):
+            console.print(judges_table(dataset))
         for row in dataset.rows:
             for flag in row.flags:
                 console.print(plain(f"  ! {row.harness_name}: {flag}", style="yellow"))
@@ -79,6 +81,25 @@ def report_table(dataset, baseline: str) -> Table:
             f"{row.harness_failed} / {row.timed_out}",
             not_graded(row),
         )
+    return table
+
+
+def judges_table(dataset) -> Table:
+    """Each rubric judge's mean and pass rate per cell; trials it could not judge apart."""
+    table = Table(title="rubric judges", title_justify="left")
+    for column in ("harness", "judge", "model", "mean", "all criteria passed", "judge failed"):
+        table.add_column(column)
+    for row in dataset.rows:
+        for judge in row.judges:
+            rate = f"{judge.passed}/{judge.judged} ({100 * judge.passed / judge.judged:.1f}%)" if judge.judged else "-"
+            table.add_row(
+                plain(row.harness_name),
+                plain(f"{judge.judge or '(reward-details.json)'} ({judge.source})"),
+                plain(judge.judge_model or "-"),
+                f"{judge.mean:.3f}" if judge.judged else "-",
+                rate,
+                str(judge.failed),
+            )
     return table
 
 

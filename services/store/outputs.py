@@ -142,6 +142,16 @@ class PairedSummary(_Record):
     not_comparable: list[str] = []
 
 
+class CellJudge(_Record):
+    judge: str
+    source: str
+    judge_model: str = ""
+    judged: int = 0
+    mean: float = 0.0
+    passed: int = 0
+    failed: int = 0
+
+
 class ReportRow(_Record):
     harness_name: str
     model: str
@@ -160,6 +170,7 @@ class ReportRow(_Record):
     unfinished: int = 0
     vs_baseline: PairedSummary | None = None
     flags: list[str] = []
+    judges: list[CellJudge] = []
 
     @property
     def not_finished(self) -> int:

@@ -2,7 +2,7 @@
 tasks both graded comparably. Anything that makes a comparison unfair is flagged,
 never averaged in. Plain data in, typed records (services.store.outputs) out."""
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import msgspec
@@ -12,7 +12,7 @@ from sqlalchemy.orm import aliased
 
 from services.store import records
 from services.store import tables as t
-from services.store.outputs import DatasetReport, PairedSummary, Report, ReportRow
+from services.store.outputs import CellJudge, DatasetReport, PairedSummary, Report, ReportRow
 
 SCORED = "SCORE_STATE_SCORED"
 _UNGRADED = (records.INFRA_FAILED, records.CANCELLED)
@@ -189,7 +189,46 @@ def row_of(cells: CellResults, base: CellResults | None) -> ReportRow:
     if base is not None and base is not cells:
         row.vs_baseline = paired_summary(base, cells)
     row.flags = flags_of(cells, base, row)
+    row.judges = cell_judges(t for t in cells.trials if t.is_graded)
     return row
+
+
+def cell_judges(trials) -> list[CellJudge]:
+    """Each rubric judge over the trials: a trial's score under a judge is the weighted mean of
+    its criteria's values, and exists only when every criterion was judged (else the trial
+    is the judge's failure, counted apart)."""
+    scores: dict[tuple[str, str], list[tuple[float, bool]]] = defaultdict(list)
+    failed: Counter = Counter()
+    models: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for trial in trials:
+        by_judge: dict[tuple[str, str], list[dict]] = defaultdict(list)
+        for judgment in (trial.score or {}).get("judgments", ()):
+            by_judge[judgment.get("source", ""), judgment.get("judge", "")].append(judgment)
+        for key, judgments in by_judge.items():
+            models[key].update(j.get("judgeModel", "") for j in judgments if not j.get("error"))
+            if any(j.get("error") or not j.get("criterion") for j in judgments):
+                failed[key] += 1
+                continue
+            weights = [float(j.get("weight", 0.0)) for j in judgments]
+            values = [float(j.get("value", 0.0)) for j in judgments]
+            total = sum(weights)
+            mean = sum(w * v for w, v in zip(weights, values)) / total if total > 0 else sum(values) / len(values)
+            scores[key].append((mean, all(v >= 1.0 for v in values)))
+    summaries = []
+    for key in sorted(scores.keys() | failed.keys()):
+        judged = scores.get(key, [])
+        summaries.append(
+            CellJudge(
+                source=key[0],
+                judge=key[1],
+                judge_model=", ".join(sorted(m for m in models[key] if m)),
+                judged=len(judged),
+                mean=sum(s for s, _ in judged) / len(judged) if judged else 0.0,
+                passed=sum(p for _, p in judged),
+                failed=failed[key],
+            )
+        )
+    return summaries
 
 
 def _count_trial(row: ReportRow, sums: dict, trial: TrialResult) -> None:

@@ -73,6 +73,14 @@ def test_compare_criteria__two_harnesses_judged_by_one_rubric(hemra_env, tmp_pat
     (task / "tests" / "test.sh").write_text(GRADED_VERIFIER)
     result = hemra(hemra_env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "graded"), "--label", "g")
     assert result.returncode == 0, result.stderr
+    # The report: each judge per cell (oracle met every criterion but style; nop none).
+    assert "rubric judges" in result.stdout and "quality (task)" in result.stdout, result.stdout
+    report = json.loads(hemra(hemra_env, "compare", "g", "--json").stdout)
+    judges = {row["harness_name"]: row["judges"] for row in report["datasets"][0]["rows"]}
+    assert [(j["judge"], j["judged"], j["mean"], j.get("passed", 0)) for j in judges["oracle"]] == [
+        ("quality", 1, 0.75, 0)
+    ]
+    assert [(j["judge"], j["mean"]) for j in judges["nop"]] == [("quality", 0.25)]
     text = hemra(hemra_env, "compare", "g/oracle", "g/nop", "--criteria")
     assert text.returncode == 0, text.stderr
     assert "quality / works" in text.stdout and "-1.000" in text.stdout, text.stdout

@@ -73,3 +73,32 @@ async def test_compare__criteria_pair_per_task_and_different_models_never(store)
     assert [(x.task_name, x.reason) for x in result.criteria_not_comparable] == [
         ("gamma", "quality/clarity: judged by judge-x on side a, judge-y on side b")
     ]
+
+
+async def test_report__each_judge_per_cell_with_its_failures_apart(store):
+    run, _ = await store.record_run(two_harness_plan())
+    clean = {
+        "alpha": score({"clarity": 0.5, "tests": 1.0}),
+        "beta": score({"clarity": 1.0, "tests": 1.0}),
+        "gamma": score({"clarity": 1.0}),
+    }
+    for judged in clean.values():
+        judged["judgments"] = [j for j in judged["judgments"] if not j.get("error")]
+    clean["gamma"]["judgments"].append(
+        {"judge": "quality", "source": "task", "criterion": "tests", "error": "timed out"}
+    )
+    while (claimed := await store.claim_job("w", 30)) is not None:
+        judged = (
+            clean[claimed.trial.task_name]
+            if claimed.cell.harness_name == "a"
+            else {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}}
+        )
+        done = queue.Completion(records.COMPLETED, score=judged)
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
+    report = await store.run_report(run.id)
+    rows = {row.harness_name: row for row in report.datasets[0].rows}
+    [quality] = rows["a"].judges
+    assert (quality.judge, quality.source, quality.judge_model) == ("quality", "task", "judge-x")
+    # gamma had a criterion its judge could not judge: a failure, apart, not in the mean.
+    assert (quality.judged, quality.mean, quality.passed, quality.failed) == (2, 0.875, 1, 1)
+    assert rows["b"].judges == []

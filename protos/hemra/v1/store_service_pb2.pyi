@@ -160,7 +160,7 @@ class GetRunReportRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class ReportRow(_message.Message):
-    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags")
+    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags", "judges")
     class MeanRewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -185,6 +185,7 @@ class ReportRow(_message.Message):
     UNFINISHED_FIELD_NUMBER: _ClassVar[int]
     VS_BASELINE_FIELD_NUMBER: _ClassVar[int]
     FLAGS_FIELD_NUMBER: _ClassVar[int]
+    JUDGES_FIELD_NUMBER: _ClassVar[int]
     harness_name: str
     model: str
     is_baseline: bool
@@ -202,7 +203,26 @@ class ReportRow(_message.Message):
     unfinished: int
     vs_baseline: PairedSummary
     flags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ...) -> None: ...
+    judges: _containers.RepeatedCompositeFieldContainer[CellJudge]
+    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ..., judges: _Optional[_Iterable[_Union[CellJudge, _Mapping]]] = ...) -> None: ...
+
+class CellJudge(_message.Message):
+    __slots__ = ("judge", "source", "judge_model", "judged", "mean", "passed", "failed")
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
+    JUDGED_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    judge: str
+    source: str
+    judge_model: str
+    judged: int
+    mean: float
+    passed: int
+    failed: int
+    def __init__(self, judge: _Optional[str] = ..., source: _Optional[str] = ..., judge_model: _Optional[str] = ..., judged: _Optional[int] = ..., mean: _Optional[float] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ...) -> None: ...
 
 class PairedSummary(_message.Message):
     __slots__ = ("paired_tasks", "passed", "baseline_passed", "binary_tasks", "numeric_tasks", "mean_rewards", "baseline_mean_rewards", "not_comparable")
