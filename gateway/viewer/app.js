@@ -662,6 +662,33 @@ function start({ views, nav }) {
 	if (!location.hash) history.replaceState(null, "", "#/runs");
 	show(parseRoute(location.hash));
 }
+// src/lib/judgments.js
+var JUDGMENT_FILTERS = [
+	"all",
+	"failed",
+	"passed",
+	"errors"
+];
+function judgmentState(j) {
+	if (j.error) return "error";
+	return j.passed ? "passed" : "failed";
+}
+function judgmentFilter(params) {
+	return JUDGMENT_FILTERS.includes(params.judgments) ? params.judgments : "all";
+}
+var WANTED = {
+	all: () => true,
+	failed: (s) => s === "failed",
+	passed: (s) => s === "passed",
+	errors: (s) => s === "error"
+};
+function filterJudgments(list, filter) {
+	const wanted = WANTED[filter] || WANTED.all;
+	return list.filter((j) => wanted(judgmentState(j)));
+}
+function judgmentCounts(list) {
+	return Object.fromEntries(JUDGMENT_FILTERS.map((f) => [f, filterJudgments(list, f).length]));
+}
 // src/views/attempt.js
 var EVENT_PAGE = 1e3;
 var FILTER_FILL = 40;
@@ -691,6 +718,7 @@ async function attemptView(route, ui) {
 		onPick: (e) => ui.go(withParams(route, { event: e.seq }))
 	});
 	const layout = h("div", { class: "layout" }, rows.el, detail.el);
+	const rubric = rubricPanel(attempt.score);
 	const more = oneAtATime(async () => {
 		if (trace.done) return;
 		let pages = 0;
@@ -715,9 +743,10 @@ async function attemptView(route, ui) {
 		bar.show(filter, params, trace.events);
 		refilter();
 		layout.className = params.event ? "layout with-detail" : "layout";
+		rubric.show(route);
 		detail.show(params.event ? Number(params.event) : null, trace.events);
 	}
-	ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), artifactsLine(attempt), bar.el, status, layout);
+	ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, artifactsLine(attempt), bar.el, status, layout);
 	apply(route);
 	await more();
 	bar.show(filter, params, trace.events);
@@ -779,6 +808,41 @@ function scoreLine(score, ui) {
 	const scorers = ui.link("scorers", "", { fingerprint: score.scorer_fingerprint });
 	const fingerprint = shorten(score.scorer_fingerprint || "", 23);
 	return h("p", { class: "muted" }, `Scored by ${score.scorer || "–"}${score.judge_model ? ` (judge model ${score.judge_model})` : ""} · `, scorers ? h("a", { href: scorers }, fingerprint) : h("span", { class: "mono" }, fingerprint), score.error ? h("span", { class: "status-error" }, ` · ${shorten(score.error, 300)}`) : null);
+}
+function rubricPanel(score) {
+	const list = score && score.judgments || [];
+	const el = h("section", {
+		class: "rubric",
+		id: "rubric"
+	});
+	function show(route) {
+		if (!list.length) return;
+		const filter = judgmentFilter(route.params);
+		const counts = judgmentCounts(list);
+		const links = JUDGMENT_FILTERS.map((f) => h("a", {
+			href: buildRoute(withParams(route, { judgments: f === "all" ? "" : f })),
+			class: f === filter ? "tab on" : "tab",
+			"aria-current": f === filter ? "page" : null
+		}, `${f} (${counts[f]})`));
+		const rows = filterJudgments(list, filter).map((j) => {
+			const state = judgmentState(j);
+			return h("tr", { class: `judgment judgment-${state}` }, h("td", {}, j.judge || "–"), h("td", {}, j.criterion || "–", j.description ? h("div", { class: "muted" }, shorten(j.description, 200)) : null), h("td", {}, j.error ? "–" : formatNumber(Number(j.value || 0))), h("td", { class: state === "error" ? "verdict-errored" : `verdict-${state}` }, state), h("td", {}, j.expected || ""), h("td", {}, j.observed || ""), h("td", {}, shorten(j.error || j.reason || "", 400)), h("td", {}, j.judge_model || "–"));
+		});
+		put(el, h("h2", {}, `Rubric (${list.length} criteria)`), h("nav", { class: "tabs" }, links), table([
+			"judge",
+			"criterion",
+			"value",
+			"",
+			"expected",
+			"observed",
+			"reason",
+			"model"
+		], rows, { class: "judgments" }));
+	}
+	return {
+		el,
+		show
+	};
 }
 function artifactsLine(attempt) {
 	const base = `/api/attempts/${attempt.id}`;

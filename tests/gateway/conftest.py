@@ -95,12 +95,35 @@ def live_server(gateway_home):
     yield from _live(gateway_home)
 
 
-@pytest.fixture
-def dashboard_server(gateway_home):
-    """The gateway serving the built dashboard (clients/dashboard/dist) at /."""
+def _dashboard_dist():
     dist = REPO / "clients" / "dashboard" / "dist"
     if not (dist / "index.html").is_file():
         if os.environ.get("HEMRA_REQUIRE_BROWSER"):
             pytest.fail("the dashboard is not built: cd clients/dashboard && npm ci && npm run build")
         pytest.skip("the dashboard is not built (cd clients/dashboard && npm ci && npm run build)")
-    yield from _live(gateway_home, ui_dir=dist)
+    return dist
+
+
+@pytest.fixture
+def dashboard_server(gateway_home):
+    """The gateway serving the built dashboard (clients/dashboard/dist) at /."""
+    yield from _live(gateway_home, ui_dir=_dashboard_dist())
+
+
+@pytest.fixture
+def judged_dashboard(tmp_path):
+    """(URL, attempt ID): the dashboard over one attempt whose task's verifier judged it with
+    a rubric (tests/fixtures/rubric/reward-details.json)."""
+    from tests.e2e.helpers import copy_task, show
+    from tests.e2e.test_rubric_judges import VERIFIER
+    from tests.scorer.test_rubric import DETAILS
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env["HEMRA_HOME"] = str(tmp_path / "home")
+    task = copy_task("text-stats", tmp_path / "rubric", "rubric-stats")
+    (task / "tests" / "test.sh").write_text(VERIFIER)
+    (task / "tests" / "reward-details.json").write_bytes(DETAILS)
+    assert hemra(env, "run", "-H", "oracle", "-d", str(tmp_path / "rubric"), "--label", "judged").returncode == 0
+    [attempt] = show(env, "judged")["attempts"]
+    for url in _live(tmp_path / "home", ui_dir=_dashboard_dist()):
+        yield url, attempt["id"]

@@ -36,6 +36,18 @@ def test_dashboard_in_chromium(dashboard_server, tmp_path):
     assert (tmp_path / "dashboard.png").stat().st_size > 0
 
 
+@pytest.mark.slow
+def test_attempt_rubric_in_chromium(judged_dashboard):
+    if not Path(CHROMIUM).exists() or shutil.which("node") is None:
+        _skip_or_fail("needs /usr/bin/chromium and node (apt-get install -y chromium)")
+    url, attempt = judged_dashboard
+    env = {**os.environ, "GATEWAY_URL": url, "ATTEMPT_ID": attempt}
+    result = subprocess.run(
+        ["node", "--test", "rubric.test.mjs"], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+
+
 def _built(path: Path) -> Path:
     if not path.is_file():
         _skip_or_fail("the web package is not built (cd clients/dashboard && npm ci && npm run build)")

@@ -1,12 +1,13 @@
-// An attempt: summary cards, score, artifacts, and its events as a waterfall (live while it
-// runs). The view wires five parts: the trace (events read a page at a time, then followed
+// An attempt: summary cards, score, its rubric's criteria, artifacts, and its events as a
+// waterfall (live while it runs). The view wires five parts: the trace (events read a page at a time, then followed
 // live), the filter bar, the waterfall, the summary cards and the event detail; the route
 // (filters, selected event) drives them all.
 import { formatCost, formatNumber, formatOffset, formatSeconds, isErrorEvent, prettyLines, previewText, rewardsText,
   shorten, summarize, wallTime } from '../format.js';
-import { api, card, h, oneAtATime, put, q, verdictTag, virtualList } from '../dom.js';
+import { api, card, h, oneAtATime, put, q, table, verdictTag, virtualList } from '../dom.js';
+import { JUDGMENT_FILTERS, filterJudgments, judgmentCounts, judgmentFilter, judgmentState } from '../lib/judgments.js';
 import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType } from '../lib/trace.js';
-import { withParams } from '../lib/route.js';
+import { buildRoute, withParams } from '../lib/route.js';
 
 const EVENT_PAGE = 1000;
 // While a filter is on, pages are read on until this many events match (or MAX_AUTO_PAGES).
@@ -30,6 +31,7 @@ export async function attemptView(route, ui) {
   const detail = eventDetail(ui, id, here);
   const rows = waterfall({ onNeedMore: () => more(), onPick: (e) => ui.go(withParams(route, { event: e.seq })) });
   const layout = h('div', { class: 'layout' }, rows.el, detail.el);
+  const rubric = rubricPanel(attempt.score);
 
   const more = oneAtATime(async () => {
     if (trace.done) return;
@@ -55,10 +57,12 @@ export async function attemptView(route, ui) {
     bar.show(filter, params, trace.events);
     refilter();
     layout.className = params.event ? 'layout with-detail' : 'layout';
+    rubric.show(route);
     detail.show(params.event ? Number(params.event) : null, trace.events);
   }
 
-  ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), artifactsLine(attempt), bar.el, status, layout);
+  ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, artifactsLine(attempt), bar.el,
+    status, layout);
   apply(route);
   await more();
   bar.show(filter, params, trace.events);
@@ -134,6 +138,33 @@ function scoreLine(score, ui) {
   return h('p', { class: 'muted' }, `Scored by ${score.scorer || '–'}${score.judge_model ? ` (judge model ${score.judge_model})` : ''} · `,
     scorers ? h('a', { href: scorers }, fingerprint) : h('span', { class: 'mono' }, fingerprint),
     score.error ? h('span', { class: 'status-error' }, ` · ${shorten(score.error, 300)}`) : null);
+}
+
+// The criteria the task's rubric judged (score.judgments), filtered by the route's `judgments`.
+function rubricPanel(score) {
+  const list = (score && score.judgments) || [];
+  const el = h('section', { class: 'rubric', id: 'rubric' });
+  function show(route) {
+    if (!list.length) return;
+    const filter = judgmentFilter(route.params);
+    const counts = judgmentCounts(list);
+    const links = JUDGMENT_FILTERS.map((f) => h('a', {
+      href: buildRoute(withParams(route, { judgments: f === 'all' ? '' : f })),
+      class: f === filter ? 'tab on' : 'tab', 'aria-current': f === filter ? 'page' : null,
+    }, `${f} (${counts[f]})`));
+    const rows = filterJudgments(list, filter).map((j) => {
+      const state = judgmentState(j);
+      return h('tr', { class: `judgment judgment-${state}` },
+        h('td', {}, j.judge || '–'), h('td', {}, j.criterion || '–', j.description ? h('div', { class: 'muted' }, shorten(j.description, 200)) : null),
+        h('td', {}, j.error ? '–' : formatNumber(Number(j.value || 0))),
+        h('td', { class: state === 'error' ? 'verdict-errored' : `verdict-${state}` }, state),
+        h('td', {}, j.expected || ''), h('td', {}, j.observed || ''),
+        h('td', {}, shorten(j.error || j.reason || '', 400)), h('td', {}, j.judge_model || '–'));
+    });
+    put(el, h('h2', {}, `Rubric (${list.length} criteria)`), h('nav', { class: 'tabs' }, links),
+      table(['judge', 'criterion', 'value', '', 'expected', 'observed', 'reason', 'model'], rows, { class: 'judgments' }));
+  }
+  return { el, show };
 }
 
 function artifactsLine(attempt) {
