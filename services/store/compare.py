@@ -27,7 +27,7 @@ from services.store.outputs import (
     RewardDelta,
     SideSummary,
 )
-from services.store.report import TrialResult, load_trials, why_not
+from services.store.report import TrialResult, judged_value, load_trials, why_not
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202
@@ -301,11 +301,12 @@ def _judged(trials) -> dict[tuple, tuple[list[float], set[str]]]:
     found: dict[tuple, tuple[list[float], set[str]]] = {}
     for trial in trials:
         for judgment in (trial.score or {}).get("judgments", []):
-            if judgment.get("error") or not judgment.get("criterion"):
+            value = judged_value(judgment)
+            if value is None:
                 continue
             key = (judgment.get("source", ""), judgment.get("judge", ""), judgment["criterion"])
             values, judged_by = found.setdefault(key, ([], set()))
-            values.append(float(judgment.get("value", 0.0)))
+            values.append(value)
             judged_by.add(judgment.get("judgeModel", ""))
     return found
 

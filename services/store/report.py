@@ -2,6 +2,7 @@
 tasks both graded comparably. Anything that makes a comparison unfair is flagged,
 never averaged in. Plain data in, typed records (services.store.outputs) out."""
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -193,6 +194,20 @@ def row_of(cells: CellResults, base: CellResults | None) -> ReportRow:
     return row
 
 
+def judged_value(judgment: dict) -> float | None:
+    """A judgment's value, or None when it has no usable one: an error, no criterion, or (a
+    restored export can hold anything a Score parses) a value that is not a finite number."""
+    if judgment.get("error") or not judgment.get("criterion"):
+        return None
+    return _number(judgment.get("value", 0.0))
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
 def cell_judges(trials) -> list[CellJudge]:
     """Each rubric judge over the trials: a trial's score under a judge is the weighted mean of
     its criteria's values, and exists only when every criterion was judged (else the trial
@@ -205,12 +220,12 @@ def cell_judges(trials) -> list[CellJudge]:
         for judgment in (trial.score or {}).get("judgments", ()):
             by_judge[judgment.get("source", ""), judgment.get("judge", "")].append(judgment)
         for key, judgments in by_judge.items():
-            models[key].update(j.get("judgeModel", "") for j in judgments if not j.get("error"))
-            if any(j.get("error") or not j.get("criterion") for j in judgments):
+            values = [judged_value(j) for j in judgments]
+            models[key].update(j.get("judgeModel", "") for j, v in zip(judgments, values) if v is not None)
+            if None in values:
                 failed[key] += 1
                 continue
-            weights = [float(j.get("weight", 0.0)) for j in judgments]
-            values = [float(j.get("value", 0.0)) for j in judgments]
+            weights = [max(_number(j.get("weight", 0.0)) or 0.0, 0.0) for j in judgments]
             total = sum(weights)
             mean = sum(w * v for w, v in zip(weights, values)) / total if total > 0 else sum(values) / len(values)
             scores[key].append((mean, all(v >= 1.0 for v in values)))

@@ -102,3 +102,17 @@ async def test_report__each_judge_per_cell_with_its_failures_apart(store):
     # gamma had a criterion its judge could not judge: a failure, apart, not in the mean.
     assert (quality.judged, quality.mean, quality.passed, quality.failed) == (2, 0.875, 1, 1)
     assert rows["b"].judges == []
+
+
+async def test_hostile_values__not_a_number_is_the_judges_failure_never_a_crash(store):
+    """A restored export can hold any Score that parses: NaN, strings, a bool for a value."""
+    run, _ = await store.record_run(two_harness_plan())
+    odd = [{"judge": "q", "source": "task", "criterion": "c", "value": v, "judgeModel": "m"} for v in ("NaN", True)]
+    while (claimed := await store.claim_job("w", 30)) is not None:
+        judged = {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}, "judgments": odd}
+        done = queue.Completion(records.COMPLETED, score=judged)
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
+    report = await store.run_report(run.id)
+    assert [(j.judged, j.failed) for j in report.datasets[0].rows[0].judges] == [(0, 3)]
+    result = await store.compare("judged/a", "judged/b")
+    assert result.criteria == []
