@@ -112,8 +112,8 @@ def dashboard_server(gateway_home):
 
 @pytest.fixture
 def judged_dashboard(tmp_path):
-    """(URL, attempt ID): the dashboard over one attempt whose task's verifier judged it with
-    a rubric (tests/fixtures/rubric/reward-details.json)."""
+    """(URL, attempt ID): the dashboard over a run of oracle and nop on a task whose verifier
+    judges with a rubric (tests/fixtures/rubric/reward-details.json), and oracle's attempt."""
     from tests.e2e.helpers import copy_task, show
     from tests.e2e.test_rubric_judges import VERIFIER
     from tests.scorer.test_rubric import DETAILS
@@ -123,7 +123,8 @@ def judged_dashboard(tmp_path):
     task = copy_task("text-stats", tmp_path / "rubric", "rubric-stats")
     (task / "tests" / "test.sh").write_text(VERIFIER)
     (task / "tests" / "reward-details.json").write_bytes(DETAILS)
-    assert hemra(env, "run", "-H", "oracle", "-d", str(tmp_path / "rubric"), "--label", "judged").returncode == 0
-    [attempt] = show(env, "judged")["attempts"]
+    run = hemra(env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "rubric"), "--label", "judged")
+    assert run.returncode == 0, run.stderr
+    [attempt] = [a for a in show(env, "judged")["attempts"] if a["harness_name"] == "oracle"]
     for url in _live(tmp_path / "home", ui_dir=_dashboard_dist()):
         yield url, attempt["id"]

@@ -1,5 +1,6 @@
 // An attempt's rubric on the dashboard's attempt page, in headless Debian chromium: every
-// criterion with its state, the filter links in the URL, errors never shown as failures.
+// criterion with its state, the filter links in the URL, errors never shown as failures;
+// and the criteria of a compare.
 // Needs GATEWAY_URL and ATTEMPT_ID; launched by tests/gateway/test_dashboard.py.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -39,6 +40,12 @@ test('the attempt page lists its rubric and filters it from the URL', async () =
     await page.locator('#rubric nav a', { hasText: 'errors (1)' }).click();
     await page.waitForFunction(() => document.querySelectorAll('tr.judgment').length === 1);
     assert.match(await page.locator('tr.judgment').textContent(), /not JSON after 3 tries/);
+
+    // compare: the criteria both sides were judged on (the error left out), b − a on each
+    await page.goto(`${process.env.GATEWAY_URL}/#/compare?a=judged%2Foracle&b=judged%2Fnop`);
+    await page.waitForSelector('table.criteria-table');
+    assert.equal(await page.locator('tr.criterion').count(), 5);
+    assert.match(await page.locator('tr.criterion', { hasText: 'quality / readability' }).textContent(), /0\.75/);
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();

@@ -19,6 +19,20 @@ function passAtK(side) {
   return ks.length ? ks.map((k) => `pass@${k} ${formatNumber(side.pass_at_k[k])} · pass^${k} ${formatNumber(side.pass_hat_k[k])}`).join('; ') : '–';
 }
 
+// Rubric criteria judged on both sides of a paired task, b − a on each (see docs/judges.md).
+function criteriaSection(criteria, notComparable) {
+  if (!criteria.length && !notComparable.length) return null;
+  const rows = criteria.map((x) => h('tr', { class: 'criterion' },
+    h('td', {}, `${x.judge} / ${x.criterion}`), h('td', {}, x.judge_model || '–'), h('td', { class: 'num' }, x.tasks),
+    h('td', { class: 'num' }, formatNumber(x.a_mean || 0)), h('td', { class: 'num' }, formatNumber(x.b_mean || 0)),
+    h('td', { class: 'num' }, `${formatNumber(x.delta || 0)}${x.interval ? ` [${formatNumber(x.interval.low || 0)}, ${formatNumber(x.interval.high || 0)}]` : ''}`),
+    h('td', { class: 'num' }, `${(100 * (x.a_pass_rate || 0)).toFixed(0)}% / ${(100 * (x.b_pass_rate || 0)).toFixed(0)}%`)));
+  return [h('h2', {}, `Rubric criteria (${criteria.length})`),
+    table(['Judge / criterion', 'Model', 'Tasks', 'a', 'b', 'b − a', 'Passed a / b'], rows, { class: 'criteria-table' }),
+    notComparable.length ? [h('h3', {}, `Criteria not comparable (${notComparable.length})`),
+      table(['Task', 'Reason'], notComparable.map((n) => h('tr', {}, h('td', {}, n.task_name), h('td', {}, n.reason))))] : null];
+}
+
 export async function compareView(route, ui) {
   ui.crumbs(h('span', {}, 'Compare'));
   const runs = (await api('/api/runs?page_size=100')).runs;
@@ -71,7 +85,8 @@ export async function compareView(route, ui) {
           h('td', { class: 'num' }, t.binary ? `${(100 * (t.b_pass_rate - t.a_pass_rate)).toFixed(0)} pts` : ''));
       }), { class: 'paired-table' }),
       c.not_comparable.length ? [h('h2', {}, `Not comparable (${c.not_comparable.length})`),
-        table(['Task', 'Reason'], c.not_comparable.map((n) => h('tr', {}, h('td', {}, n.task_name), h('td', {}, n.reason))))] : null);
+        table(['Task', 'Reason'], c.not_comparable.map((n) => h('tr', {}, h('td', {}, n.task_name), h('td', {}, n.reason))))] : null,
+      criteriaSection(c.criteria || [], c.criteria_not_comparable || []));
   };
   render();
   return { update(next) {
