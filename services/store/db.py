@@ -173,10 +173,27 @@ def as_outage(exc: Exception) -> Exception:
     gone = isinstance(exc, (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError, InterfaceError))
     gone = gone or (isinstance(exc, OperationalError) and _is_postgres_outage(exc))
     gone = gone or (isinstance(exc, DBAPIError) and exc.connection_invalidated)
+    gone = gone or _sqlstate(exc)[:2] in OUTAGE_SQLSTATE_CLASSES
     if not gone:
         return exc
     first_line = (str(exc).splitlines() or [""])[0][:200]
     return Unavailable(f"the database is unavailable: {type(exc).__name__}: {first_line}")
+
+
+#: PostgreSQL's error classes that mean the server, not the statement: 08 connection exception,
+#: 57 operator intervention (57P01 admin shutdown, 57P02 crash shutdown, 57P03 "the database
+#: system is shutting down" or starting up).
+OUTAGE_SQLSTATE_CLASSES = ("08", "57")
+
+
+def _sqlstate(exc) -> str:
+    """The SQLSTATE of a PostgreSQL error, raised by asyncpg itself (the queue's own pool) or
+    wrapped by SQLAlchemy (its adapted error, caused by asyncpg's); "" for anything else."""
+    for candidate in (exc, getattr(exc, "orig", None), getattr(getattr(exc, "orig", None), "__cause__", None)):
+        code = getattr(candidate, "sqlstate", None) or getattr(candidate, "pgcode", None)
+        if isinstance(code, str) and code:
+            return code
+    return ""
 
 
 def _is_postgres_outage(exc) -> bool:

@@ -1,6 +1,7 @@
 """A database that went away is UNAVAILABLE (callers retry), never INTERNAL; other errors stay
 what they are. The compose stack's PostgreSQL restart test (tests/deploy) relies on this."""
 
+import asyncio
 import sqlite3
 
 import asyncpg
@@ -51,3 +52,69 @@ async def test_store_rpc_answers_unavailable_when_postgres_is_gone(tmp_path):
         await channel.close()
         await transport.stop(server, grace=None)
         await store.close()
+
+
+async def test_a_server_shutting_down_is_unavailable_in_either_driver(postgres_url):
+    """The server's own errors of class 57 ("terminating connection due to administrator
+    command", "the database system is shutting down"), as asyncpg raises them (the queue's
+    pool) and as SQLAlchemy wraps them: a PostgreSQL restart, which executors ride out."""
+    from sqlalchemy import text
+
+    from services.store.db import asyncpg_dsn, create_engine, normalize_url
+
+    async def terminated(run_query) -> Exception:
+        admin = await asyncpg.connect(asyncpg_dsn(normalize_url(postgres_url)))
+        try:
+            task = asyncio.ensure_future(run_query())
+            await asyncio.sleep(0.5)
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE query LIKE 'SELECT pg_sleep(30)%' AND pid <> pg_backend_pid()"
+            )
+            with pytest.raises(Exception) as info:
+                await asyncio.wait_for(task, 20)
+            return info.value
+        finally:
+            await admin.close()
+
+    async def raw() -> None:
+        conn = await asyncpg.connect(asyncpg_dsn(normalize_url(postgres_url)))
+        try:
+            await conn.execute("SELECT pg_sleep(30)")
+        finally:
+            await conn.close()
+
+    async def wrapped() -> None:
+        engine = create_engine(postgres_url)
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT pg_sleep(30)"))
+        finally:
+            await engine.dispose()
+
+    for run_query in (raw, wrapped):
+        exc = await terminated(run_query)
+        assert "administrator command" in str(exc)
+        translated = as_outage(exc)
+        assert isinstance(translated, Unavailable), (type(exc), exc)
+    bad_sql = asyncpg.exceptions.UndefinedTableError('relation "nope" does not exist')
+    assert as_outage(bad_sql) is bad_sql  # a statement's error stays a bug
+
+
+def test_the_database_system_is_shutting_down_is_unavailable():
+    """What a store met in the compose stack's PostgreSQL restart: a new connection refused
+    with 57P03, raised by asyncpg and wrapped by SQLAlchemy in a plain DBAPIError whose
+    connection is not marked invalidated. It was INTERNAL, and the executor's attempt an
+    infrastructure failure."""
+    from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_dbapi
+    from sqlalchemy.exc import DBAPIError
+
+    refused = asyncpg.exceptions.CannotConnectNowError("the database system is shutting down")
+    adapted = AsyncAdapt_asyncpg_dbapi(asyncpg).Error("the database system is shutting down", refused)
+    adapted.__cause__ = refused
+    wrapped = DBAPIError("SELECT 1", {}, adapted)
+    assert not wrapped.connection_invalidated
+    for exc in (refused, wrapped):
+        translated = as_outage(exc)
+        assert isinstance(translated, Unavailable), exc
+        assert "the database system is shutting down" in str(translated)
