@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
-from services.common import runspec
+from services.common import judges, runspec
 from services.environments.capabilities import ISOLATIONS
 
 #: Every key a run file may hold, with its type.
@@ -79,7 +79,26 @@ def read(path: Path) -> dict:
     for judge in data.get("judge", []):
         if not isinstance(judge, dict) or not isinstance(judge.get("name"), str):
             raise RunFileError(f"{path}: every [[judge]] needs a name")
+        unknown = sorted(set(judge) - {"name"})
+        if unknown:
+            raise RunFileError(f"{path}: unknown key judge.{unknown[0]!r} (a judge is defined in judges/<name>.toml)")
     return data
+
+
+def _resolve_judges(spec: pb.RunSpec, base: Path) -> None:
+    """Read the judge files the run names (a name: judges/<name>.toml beside the run file; or a
+    path to a .toml) into the spec, so the judges travel with it to any deployment."""
+    found: dict[str, pb.JudgeSpec] = {}
+    for ref in spec.judges:
+        try:
+            judge = judges.load(judges.find(ref, base)).spec()
+        except judges.JudgeFileError as exc:
+            raise RunFileError(str(exc)) from None
+        if judge.name in found and found[judge.name].fingerprint != judge.fingerprint:
+            raise RunFileError(f"judge {judge.name!r} is named twice, by two different files")
+        found[judge.name] = judge
+    spec.judges[:] = list(found)
+    spec.judge_specs.extend(found.values())
 
 
 def _check(path: Path, data: dict, keys: dict, prefix: str) -> None:
@@ -133,6 +152,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         run_file=str(run_file.resolve()) if run_file else "",
         pool=flags.pool or data.get("pool", runspec.DEFAULTS["pool"]),
     )
+    _resolve_judges(spec, run_file.resolve().parent if run_file else Path.cwd())
     if runspec.pool_error(spec.pool):
         where = "--pool" if flags.pool else f"{run_file}: pool"
         raise RunFileError(f"{where}: {runspec.pool_error(spec.pool)}")

@@ -15,7 +15,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, transport, vocabulary
+from services.common import errors, judges, transport, vocabulary
 from services.environments.capabilities import carried, verifier_isolation
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, text
@@ -40,6 +40,9 @@ DEADLINE_GRACE_SECS = 15.0
 MAX_BUILD_LOG_BYTES = 64 * 1024 * 1024
 #: What the harness may say of itself through Finish (its version, its failure) is cut to this.
 MAX_FINISH_CHARS = 1000
+#: The longest the executor waits for its run's judges on one attempt (each model call has its
+#: own timeout and retries; this only bounds a scorer service that stopped answering).
+JUDGE_RPC_TIMEOUT_SECS = 6 * 3600.0
 #: Where a failed sandbox's build output is kept among the attempt's artifacts.
 BUILD_LOG = "/logs/build/build.log"
 
@@ -115,14 +118,17 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         await events.emit_own(
             event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host")
         )
+        captured = await _capture(job, deps, sandbox, "start")
         result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
         await _note_oom(job, sandbox, events)
         # Nothing the agent started may outlive its phase: a leftover process could rewrite
         # the reward or the tests while the verifier runs.
         await sandbox.stop_processes()
+        captured += await _capture(job, deps, sandbox, "end")
         verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox, events), control, sandbox)
         score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
-        artifacts = await collect_artifacts(verifier_box, deps.store, events)
+        artifacts = captured + await collect_artifacts(verifier_box, deps.store, events)
+        judged = await _until_stopped(_judge(job, deps, artifacts, events), control, verifier_box)
         await events.flush()
         await _complete(
             deps,
@@ -135,6 +141,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
             score=score,
             agent_version=result.agent_version,
             agent_name=job.harness.agent,
+            judge_scores=judged,
         )
     except Stop as stopped:
         if stopped.reason == "cancelled":
@@ -309,6 +316,62 @@ async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Scor
     return score
 
 
+async def _capture(job, deps: Deps, sandbox: Sandbox, phase: str) -> list[pb.Artifact]:
+    """The files the run's judges read, as they are now (`phase` is "start" or "end"), kept as
+    artifacts under CAPTURE_ROOT: judges read them from the store, never from the sandbox.
+    A file that is not there (or not readable) is not captured; the judge is told so."""
+    start, end = judges.captured_files(job.spec.judge_specs) if job.spec.judge_specs else ([], [])
+    found: list[tuple[str, bytes]] = []
+    for path in start if phase == "start" else end:
+        try:
+            found.append((path, await sandbox.read_file(path, limit=judges.MAX_CAPTURE_BYTES)))
+        except OSError:
+            continue
+    if not found:
+        return []
+    put = await deps.store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=data) for _, data in found]))
+    return [
+        pb.Artifact(path=f"{judges.CAPTURE_ROOT}/{phase}{path}", blob_digest=digest, size_bytes=len(data))
+        for (path, data), digest in zip(found, put.digests)
+    ]
+
+
+async def _judge(job, deps: Deps, artifacts: list[pb.Artifact], events: EventLog) -> list[pb.Score]:
+    """The run's HEMRA judges' scores of this attempt, from what was recorded of it. A scorer
+    service that cannot judge at all leaves each judge's score failed (hemra judge
+    --only-missing judges them again); the attempt's own result stands."""
+    specs = list(job.spec.judge_specs)
+    if not specs:
+        return []
+    request = scpb.JudgeAttemptRequest(attempt_id=job.attempt.id, task=job.task, artifacts=artifacts, judges=specs)
+    try:
+        scores = list((await deps.scorer.JudgeAttempt(request, timeout=JUDGE_RPC_TIMEOUT_SECS)).scores)
+    except errors.HemraError as exc:
+        scores = [
+            pb.Score(
+                state=pb.SCORE_STATE_SCORER_FAILED,
+                scorer=f"judge:{s.name}",
+                judge=s.name,
+                scorer_fingerprint=s.fingerprint,
+                error=f"the scorer service could not judge: {exc}",
+            )
+            for s in specs
+        ]
+    for score in scores:
+        await events.emit_own(
+            event(
+                "status",
+                "judged",
+                score.duration.ToNanoseconds() / 1e9,
+                judge=score.judge,
+                state=pb.ScoreState.Name(score.state),
+                rewards=dict(score.rewards),
+                error=score.error,
+            )
+        )
+    return scores
+
+
 async def _until_stopped(work, control: Control, sandbox: Sandbox):
     """Await `work` unless told to stop first; then kill the sandbox's processes."""
     if control.event.is_set():
@@ -355,6 +418,7 @@ async def _complete(
     score: pb.Score | None = None,
     agent_version: str = "",
     agent_name: str = "",
+    judge_scores=(),
 ) -> None:
     request = spb.CompleteJobRequest(
         job=job.id,
@@ -365,6 +429,7 @@ async def _complete(
         artifacts=list(artifacts),
         agent_version=agent_version,
         agent_name=agent_name,
+        judge_scores=list(judge_scores),
     )
     if score is not None:
         request.score.CopyFrom(score)

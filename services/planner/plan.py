@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
-from services.common import runspec
+from services.common import judges, runspec
 from services.environments.capabilities import ENFORCES, ISOLATIONS, fresh_refusal
 from services.planner import datasets as ds
 from services.planner import dockerfile
@@ -29,14 +29,15 @@ class Resolved:
     cells: list[tuple[int, int]]
     #: (cell index, task, repetition)
     trials: list[tuple[int, LoadedTask, int]]
+    #: One per judge the run names, in its order.
+    judges: list[pb.JudgeSpec]
 
 
 def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     """Everything the run needs, or PlanError/NotFound naming the problem. Records nothing."""
     _check_numbers(spec)
-    if spec.judges:
-        raise PlanError(f"judge {spec.judges[0]!r}: HEMRA judges are not available in this version")
     base = Path(spec.run_file).parent if spec.run_file else cwd
+    judge_specs = _judges(spec, base)
     if not spec.harnesses:
         raise PlanError("a run needs at least one harness (-H or harnesses = [...])")
     if not spec.datasets:
@@ -72,7 +73,28 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
             for repetition in range(1, spec.attempts + 1):
                 for h in range(len(harnesses)):
                     trials.append((cells.index((d, h)), task, repetition))
-    return Resolved(loaded, harnesses, baseline, cells, trials)
+    return Resolved(loaded, harnesses, baseline, cells, trials, judge_specs)
+
+
+def _judges(spec: pb.RunSpec, base: Path) -> list[pb.JudgeSpec]:
+    """A spec for each judge the run names: as the client sent it (read from the caller's judge
+    file), else read from judges/<name>.toml beside the run file. A spec whose definition does
+    not give its fingerprint, or that the run does not name, is refused."""
+    sent = {s.name: s for s in spec.judge_specs}
+    unnamed = sorted(set(sent) - set(spec.judges))
+    if unnamed:
+        raise PlanError(f"judge {unnamed[0]!r} is defined but the run does not name it")
+    found = []
+    for name in dict.fromkeys(spec.judges):
+        try:
+            if name in sent:
+                judges.from_spec(sent[name])
+                found.append(sent[name])
+            else:
+                found.append(judges.load(judges.find(name, base)).spec())
+        except judges.JudgeFileError as exc:
+            raise PlanError(str(exc)) from None
+    return found
 
 
 def _check_numbers(spec: pb.RunSpec) -> None:

@@ -64,6 +64,9 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         resolved = await self._resolve(spec, build_images=self.build_images)
         await self._upload_task_files(resolved)
         spec.baseline = resolved.baseline
+        del spec.judge_specs[:]
+        spec.judge_specs.extend(resolved.judges)
+        spec.judges[:] = [j.name for j in resolved.judges]
         spec.label = spec.label or runspec.DEFAULTS["label"]
         harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
         for harness in harnesses:  # a harness file sent from the caller's machine: say where from

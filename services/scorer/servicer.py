@@ -10,8 +10,9 @@ from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services import envtemplate
-from services.common import errors, transport
+from services.common import errors, judges, transport
 from services.scorer import rewards, verifier
+from services.scorer.judging.service import Judges
 
 SCORER_NAME = "verifier"
 #: Tests of this many tasks are kept in memory (a run scores each task many times).
@@ -50,6 +51,7 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
         self.store = store
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tests: OrderedDict[str, list[tuple[str, bytes]]] = OrderedDict()
+        self.judges = Judges(store)
 
     def _channel(self, address: str) -> grpc.aio.Channel:
         if address not in self._channels:
@@ -59,6 +61,20 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
     async def close(self) -> None:
         for channel in self._channels.values():
             await channel.close()
+        await self.judges.close()
+
+    async def JudgeAttempt(self, request, context):
+        scores = await self.judges.judge_attempt(request.attempt_id, request.task, request.artifacts, request.judges)
+        return scpb.JudgeAttemptResponse(scores=scores)
+
+    async def JudgeRun(self, request, context):
+        try:
+            run_id, judged, failed, skipped = await self.judges.judge_run(
+                request.run, request.judge, request.only_missing
+            )
+        except judges.JudgeFileError as exc:
+            raise errors.InvalidArgument(str(exc)) from None
+        return scpb.JudgeRunResponse(run_id=run_id, judged=judged, failed=failed, skipped=skipped)
 
     async def ScoreAttempt(self, request, context):
         task = request.task

@@ -238,6 +238,7 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Att
     )
     if attempt.score:
         message.score.CopyFrom(score_from_dict(attempt.score))
+    message.judge_scores.extend(score_from_dict(s) for s in reversed(getattr(attempt, "judge_scores", None) or []))
     return message
 
 

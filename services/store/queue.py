@@ -342,6 +342,7 @@ class Completion:
     start_time: float | None = None
     agent_name: str = ""
     end_time: float | None = None
+    judge_scores: list | None = None
 
 
 async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completion, now: float):
@@ -409,6 +410,7 @@ def closing_values(done: Completion, now: float) -> dict:
         error=done.error,
         artifacts=done.artifacts or [],
         score=done.score,
+        judge_scores=done.judge_scores,
         agent_version=done.agent_version,
         agent_name=done.agent_name,
         end_time=done.end_time or now,

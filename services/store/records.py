@@ -476,6 +476,16 @@ async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt
     return tuple(row)
 
 
+async def lock_attempt(session: AsyncSession, attempt_id: str) -> t.Attempt:
+    """An attempt by ID, its row locked for update until the transaction ends."""
+    attempt = (
+        await session.execute(select(t.Attempt).where(t.Attempt.id == attempt_id.rpartition("/")[2]).with_for_update())
+    ).scalar()
+    if attempt is None:
+        raise NotFound(f"no attempt {shown(attempt_id)}")
+    return attempt
+
+
 async def append_events(session: AsyncSession, attempt_id: str, events: list[dict]) -> int:
     """Give events the next sequence numbers of their attempt and store them."""
     if not events:

@@ -108,7 +108,18 @@ def completion(request: spb.CompleteJobRequest) -> Completion:
         start_time=convert.seconds(request.start_time),
         end_time=convert.seconds(request.end_time),
         agent_name=request.agent_name,
+        judge_scores=judge_scores(request.judge_scores) or None,
     )
+
+
+def judge_scores(scores) -> list[dict]:
+    """HEMRA judge scores as recorded: each names its judge, and holds rewards in range."""
+    found = []
+    for score in scores:
+        if not score.judge or score.scorer != f"judge:{score.judge}":
+            raise InvalidArgument(f"a judge score must name its judge (scorer 'judge:<name>', got {score.scorer!r})")
+        found.append(_recordable_score(score))
+    return found
 
 
 def restore_rows(request: spb.RestoreRunRequest, now: float) -> tuple[dict, dict[str, list[dict]]]:

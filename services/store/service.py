@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.bulk import gc_paused
-from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost
+from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost, NotFound
 from services.store import (
     catalog,
     compare,
@@ -166,6 +166,23 @@ class Store:
     async def get_attempt(self, attempt_id: str):
         async with self.sessions() as session:
             return await records.get_attempt(session, attempt_id)
+
+    async def record_judge_scores(self, attempt_id: str, scores: list[dict]) -> None:
+        """Append HEMRA judge scores to a finished attempt (re-judging keeps the earlier ones)."""
+        async with self.sessions.begin() as session:
+            attempt = await records.lock_attempt(session, attempt_id)
+            if attempt.state != "finished":
+                raise FailedPrecondition(f"attempt {attempt.id} has not finished: judge it once it has")
+            attempt.judge_scores = [*(attempt.judge_scores or []), *scores]
+            run_id = attempt.run_id
+        self._reports.pop(run_id, None)  # the report of a settled run changes only here
+
+    async def get_task(self, ref: str) -> dict:
+        async with self.sessions() as session:
+            task = await session.get(t.Task, ref.rpartition("/")[2])
+            if task is None:
+                raise NotFound(f"no task {records.shown(ref)}")
+            return task.record
 
     async def list_events(
         self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0, after_seq: int = 0

@@ -61,6 +61,13 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def GetAttempt(self, request, context):
         return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*await self.store.get_attempt(request.attempt)))
 
+    async def RecordJudgeScores(self, request, context):
+        await self.store.record_judge_scores(request.attempt_id, requests.judge_scores(request.scores))
+        return spb.RecordJudgeScoresResponse()
+
+    async def GetTask(self, request, context):
+        return spb.GetTaskResponse(task=convert.from_dict(await self.store.get_task(request.name), pb.Task()))
+
     async def ListEvents(self, request, context):
         events, token = await self.store.list_events(
             request.parent, request.page_size, request.page_token, request.max_payload_bytes, request.after_seq

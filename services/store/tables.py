@@ -128,6 +128,8 @@ class Attempt(Base):
     agent_name: Mapped[str] = mapped_column(String(300), default="", server_default="")
     #: hemra.v1.Score as JSON, when scored.
     score: Mapped[dict | None] = mapped_column(JSON)
+    #: [hemra.v1.Score as JSON] of HEMRA judges, oldest first; re-judging appends.
+    judge_scores: Mapped[list | None] = mapped_column(JSON)
     #: [hemra.v1.Artifact as JSON].
     artifacts: Mapped[list] = mapped_column(JSON, default=list)
     event_count: Mapped[int] = mapped_column(Integer, default=0)

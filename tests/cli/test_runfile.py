@@ -1,5 +1,6 @@
 """clients.cli.runfile: run files (TOML) and the flags merged over them."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,17 @@ name = "safety"
 def write(tmp_path: Path, text: str, name: str = "hemra.toml") -> Path:
     path = tmp_path / name
     path.write_text(text)
+    for judge in ("style", "safety", "new"):  # the judges the run files here name
+        write_judge(tmp_path, judge)
+    return path
+
+
+def write_judge(folder: Path, name: str, model: str = "judge-1") -> Path:
+    path = folder / "judges" / f"{name}.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(
+        f'[model]\napi = "openai-chat"\nid = "{model}"\n\n[[criterion]]\nid = "ok"\ndescription = "It is ok"\n'
+    )
     return path
 
 
@@ -217,6 +229,22 @@ def test_merge__flags_add_to_lists_without_duplicates(tmp_path):
     assert list(spec.require) == ["filesystem_isolation", "process_isolation"]
     assert list(spec.verifier_env) == ["API_URL", "TOKEN", "EXTRA"]
     assert list(spec.judges) == ["style", "safety", "new"]
+    # Each judge's file travels in the spec, read beside the run file.
+    assert [j.name for j in spec.judge_specs] == ["style", "safety", "new"]
+    assert json.loads(spec.judge_specs[0].definition_json)["model"] == "judge-1"
+
+
+def test_merge__a_judge_without_a_file_is_one_line(tmp_path):
+    path = write(tmp_path, 'harnesses = ["oracle"]\ndatasets = ["d"]\n\n[[judge]]\nname = "absent"\n')
+    with pytest.raises(RunFileError, match=r"^judge 'absent': no judge file .*judges/absent.toml$"):
+        merge(path, Flags())
+
+
+def test_merge__a_judge_file_path_names_the_judge_by_its_stem(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    other = write_judge(tmp_path / "elsewhere", "rubric", model="judge-2")
+    spec = merge(write(tmp_path, 'harnesses = ["oracle"]\ndatasets = ["d"]\n'), Flags(judges=[str(other)]))
+    assert list(spec.judges) == ["rubric"] and spec.judge_specs[0].fingerprint.startswith("sha256:")
 
 
 def test_merge__verifier_env_must_be_names(tmp_path):

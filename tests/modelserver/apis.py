@@ -59,7 +59,7 @@ def _error_body(api: str, turn: Turn) -> dict:
 # -- Anthropic Messages ------------------------------------------------------------------------
 
 
-def answer_anthropic(body: dict, script: Script) -> Reply:
+def answer_anthropic(body: dict, script: Script, forced: Turn | None = None) -> Reply:
     tools = [(t.get("name", ""), t.get("input_schema") or {}) for t in body.get("tools") or []]
     done = sum(
         1
@@ -68,7 +68,7 @@ def answer_anthropic(body: dict, script: Script) -> Reply:
         for block in m["content"]
         if isinstance(block, dict) and block.get("type") == "tool_result"
     )
-    turn, call = _pick(tools, done, script)
+    turn, call = (forced, None) if forced else _pick(tools, done, script)
     if turn.error:
         return Reply(turn.error, _error_body("anthropic", turn))
     content = (
@@ -77,6 +77,8 @@ def answer_anthropic(body: dict, script: Script) -> Reply:
         else [{"type": "text", "text": turn.text if turn.text is not None else SIDE_ANSWER}]
     )
     stop = "tool_use" if call else "end_turn"
+    if turn.refuse:
+        content, stop = [], "refusal"
     usage = {
         "input_tokens": script.usage["input_tokens"],
         "output_tokens": script.usage["output_tokens"],
@@ -125,7 +127,7 @@ def answer_anthropic(body: dict, script: Script) -> Reply:
 # -- OpenAI Responses --------------------------------------------------------------------------
 
 
-def answer_responses(body: dict, script: Script) -> Reply:
+def answer_responses(body: dict, script: Script, forced: Turn | None = None) -> Reply:
     tools = [
         (t.get("name", ""), t.get("parameters") or {}) for t in body.get("tools") or [] if t.get("type") == "function"
     ]
@@ -133,7 +135,7 @@ def answer_responses(body: dict, script: Script) -> Reply:
     done = sum(
         1 for i in items if isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
     )
-    turn, call = _pick(tools, done, script)
+    turn, call = (forced, None) if forced else _pick(tools, done, script)
     if turn.error:
         return Reply(turn.error, _error_body("openai", turn))
     if call:
@@ -154,6 +156,8 @@ def answer_responses(body: dict, script: Script) -> Reply:
             "status": "completed",
             "content": [{"type": "output_text", "text": text, "annotations": []}],
         }
+        if turn.refuse:
+            item["content"] = [{"type": "refusal", "refusal": "I can't help with that."}]
     inp, out = script.usage["input_tokens"], script.usage["output_tokens"]
     response = {
         "id": _id("resp"),
@@ -186,13 +190,13 @@ def answer_responses(body: dict, script: Script) -> Reply:
 # -- OpenAI Chat Completions -------------------------------------------------------------------
 
 
-def answer_chat(body: dict, script: Script) -> Reply:
+def answer_chat(body: dict, script: Script, forced: Turn | None = None) -> Reply:
     tools = [
         ((t.get("function") or {}).get("name", ""), (t.get("function") or {}).get("parameters") or {})
         for t in body.get("tools") or []
     ]
     done = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool")
-    turn, call = _pick(tools, done, script)
+    turn, call = (forced, None) if forced else _pick(tools, done, script)
     if turn.error:
         return Reply(turn.error, _error_body("openai", turn))
     inp, out = script.usage["input_tokens"], script.usage["output_tokens"]
@@ -212,6 +216,8 @@ def answer_chat(body: dict, script: Script) -> Reply:
     base = {"id": _id("chatcmpl"), "created": int(time.time()), "model": body.get("model", "")}
     if not body.get("stream"):
         message = {"role": "assistant", "content": text}
+        if turn.refuse:
+            message = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
         if tool_call:
             message["tool_calls"] = [tool_call]
         return Reply(

@@ -8,11 +8,16 @@ A script is a JSON list of turns (or an object {"turns": [...], "usage": {...}})
 
 Turn k answers a request that already holds k tool results, so the server keeps
 no state between requests. Past the last turn the model says SCRIPT_ENDED.
+
+An object may also hold "judge": [...], the turns the model plays as a judge (requests that
+offer no tools): tests/modelserver/judge.py.
 """
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.modelserver.judge import JudgeTurn, parse_turn
 
 SCRIPT_ENDED = "The script has no more turns."
 #: Tokens each answer reports (input, output), unless the script says otherwise.
@@ -25,12 +30,15 @@ class Turn:
     text: str | None = None
     error: int | None = None
     message: str = "scripted failure"
+    #: A judge's refusal (tests/modelserver/judge.py), in the provider's own form.
+    refuse: bool = False
 
 
 @dataclass
 class Script:
     turns: list[Turn] = field(default_factory=list)
     usage: dict = field(default_factory=lambda: dict(DEFAULT_USAGE))
+    judge: list[JudgeTurn] = field(default_factory=list)
 
     def turn(self, index: int) -> Turn:
         return self.turns[index] if index < len(self.turns) else Turn(text=SCRIPT_ENDED)
@@ -38,13 +46,14 @@ class Script:
 
 def parse(data) -> Script:
     """A Script from decoded JSON; ValueError naming the bad turn."""
-    usage = dict(DEFAULT_USAGE)
+    usage, judge = dict(DEFAULT_USAGE), []
     if isinstance(data, dict):
         usage.update(data.get("usage") or {})
-        data = data.get("turns")
+        judge = [parse_turn(i, item) for i, item in enumerate(data.get("judge") or [])]
+        data = data.get("turns", [])
     if not isinstance(data, list):
         raise ValueError("a script is a list of turns (or an object with a 'turns' list)")
-    return Script([_turn(i, item) for i, item in enumerate(data)], usage)
+    return Script([_turn(i, item) for i, item in enumerate(data)], usage, judge)
 
 
 def load(path: Path) -> Script:

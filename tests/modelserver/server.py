@@ -10,12 +10,14 @@ request is recorded (method, path, headers, decoded body) for assertions.
 
 import json
 import threading
+import time
+from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from tests.modelserver import apis
-from tests.modelserver.script import Script
+from tests.modelserver import apis, judge
+from tests.modelserver.script import Script, Turn
 
 ROUTES = {
     "/v1/messages": apis.answer_anthropic,
@@ -39,6 +41,8 @@ class ModelServer:
         self.script = script or Script()
         self.requests: list[Request] = []
         self._lock = threading.Lock()
+        #: Judge requests seen per conversation (tests/modelserver/judge.py).
+        self._conversations: Counter = Counter()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -73,6 +77,16 @@ class ModelServer:
         with self._lock:
             self.requests.append(request)
 
+    def judge_turn(self, path: str, body: dict) -> tuple[judge.JudgeTurn, str, str]:
+        """The judge turn for this request (and its system prompt and first user message)."""
+        system, user = judge.prompts_of(path, body)
+        with self._lock:
+            key = judge.conversation(system, user)
+            index = self._conversations[key]
+            self._conversations[key] += 1
+        turns = self.script.judge
+        return turns[min(index, len(turns) - 1)], system, user
+
     def model_requests(self) -> list[Request]:
         """The POSTs to the model APIs, in arrival order."""
         with self._lock:
@@ -98,7 +112,25 @@ def _handler(server: ModelServer):
             answer = ROUTES.get(path)
             if answer is None or not isinstance(body, dict):
                 return self._json(404 if answer is None else 400, {"error": {"message": f"no route {path}"}})
+            if server.script.judge and not body.get("tools"):
+                return self._judge(path, body, answer)
             reply = answer(body, server.script)
+            if reply.body is not None:
+                return self._json(reply.status, reply.body)
+            self._sse(reply.frames)
+
+        def _judge(self, path: str, body: dict, answer) -> None:
+            turn, system, user = server.judge_turn(path, body)
+            if turn.delay:
+                time.sleep(turn.delay)
+            if turn.kind == "error":
+                headers = {} if turn.retry_after is None else {"Retry-After": f"{turn.retry_after:g}"}
+                return self._json(turn.status, {"error": {"message": "scripted judge error"}}, headers)
+            if turn.kind == "refuse":
+                forced = Turn(refuse=True)
+            else:
+                forced = Turn(text=turn.text if turn.kind == "text" else judge.grade(system, user))
+            reply = answer(body, server.script, forced)
             if reply.body is not None:
                 return self._json(reply.status, reply.body)
             self._sse(reply.frames)
@@ -109,9 +141,11 @@ def _handler(server: ModelServer):
 
         do_HEAD = do_GET
 
-        def _json(self, status: int, body: dict) -> None:
+        def _json(self, status: int, body: dict, headers: dict | None = None) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.send_header("request-id", "req_scripted")

@@ -178,7 +178,7 @@ class Harness(_message.Message):
     def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ..., folder: _Optional[_Union[SentFolder, _Mapping]] = ...) -> None: ...
 
 class RunSpec(_message.Message):
-    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation", "pool")
+    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation", "pool", "judge_specs")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +200,7 @@ class RunSpec(_message.Message):
     SANDBOX_IMAGE_FIELD_NUMBER: _ClassVar[int]
     VERIFIER_ISOLATION_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_SPECS_FIELD_NUMBER: _ClassVar[int]
     label: str
     baseline: str
     attempts: int
@@ -221,7 +222,46 @@ class RunSpec(_message.Message):
     sandbox_image: str
     verifier_isolation: str
     pool: str
-    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ..., verifier_isolation: _Optional[str] = ..., pool: _Optional[str] = ...) -> None: ...
+    judge_specs: _containers.RepeatedCompositeFieldContainer[JudgeSpec]
+    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ..., verifier_isolation: _Optional[str] = ..., pool: _Optional[str] = ..., judge_specs: _Optional[_Iterable[_Union[JudgeSpec, _Mapping]]] = ...) -> None: ...
+
+class JudgeSpec(_message.Message):
+    __slots__ = ("name", "fingerprint", "definition_json")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
+    DEFINITION_JSON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    fingerprint: str
+    definition_json: str
+    def __init__(self, name: _Optional[str] = ..., fingerprint: _Optional[str] = ..., definition_json: _Optional[str] = ...) -> None: ...
+
+class JudgeCall(_message.Message):
+    __slots__ = ("sample", "retry", "criterion", "request_blob_digest", "response_blob_digest", "http_status", "outcome", "served_model", "latency_ms", "error", "input_tokens", "output_tokens")
+    SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
+    CRITERION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_BLOB_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    SERVED_MODEL_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_MS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    sample: int
+    retry: int
+    criterion: str
+    request_blob_digest: str
+    response_blob_digest: str
+    http_status: int
+    outcome: str
+    served_model: str
+    latency_ms: int
+    error: str
+    input_tokens: int
+    output_tokens: int
+    def __init__(self, sample: _Optional[int] = ..., retry: _Optional[int] = ..., criterion: _Optional[str] = ..., request_blob_digest: _Optional[str] = ..., response_blob_digest: _Optional[str] = ..., http_status: _Optional[int] = ..., outcome: _Optional[str] = ..., served_model: _Optional[str] = ..., latency_ms: _Optional[int] = ..., error: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ...) -> None: ...
 
 class Run(_message.Message):
     __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source")
@@ -288,7 +328,7 @@ class RunProgress(_message.Message):
     def __init__(self, trials: _Optional[int] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., done: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
 
 class Attempt(_message.Message):
-    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict")
+    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict", "judge_scores")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -312,6 +352,7 @@ class Attempt(_message.Message):
     DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
     EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_SCORES_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     run_id: str
@@ -335,7 +376,8 @@ class Attempt(_message.Message):
     dataset_name: str
     event_count: int
     verdict: str
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ...) -> None: ...
+    judge_scores: _containers.RepeatedCompositeFieldContainer[Score]
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ...) -> None: ...
 
 class Artifact(_message.Message):
     __slots__ = ("path", "blob_digest", "size_bytes")
@@ -348,7 +390,7 @@ class Artifact(_message.Message):
     def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class Score(_message.Message):
-    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration", "judge_model", "judgments")
+    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration", "judge_model", "judgments", "judge_calls", "judge", "judged_time")
     class RewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -365,6 +407,9 @@ class Score(_message.Message):
     DURATION_FIELD_NUMBER: _ClassVar[int]
     JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
     JUDGMENTS_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_CALLS_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    JUDGED_TIME_FIELD_NUMBER: _ClassVar[int]
     state: ScoreState
     rewards: _containers.ScalarMap[str, float]
     scorer_fingerprint: str
@@ -374,10 +419,13 @@ class Score(_message.Message):
     duration: _duration_pb2.Duration
     judge_model: str
     judgments: _containers.RepeatedCompositeFieldContainer[Judgment]
-    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ..., judgments: _Optional[_Iterable[_Union[Judgment, _Mapping]]] = ...) -> None: ...
+    judge_calls: _containers.RepeatedCompositeFieldContainer[JudgeCall]
+    judge: str
+    judged_time: _timestamp_pb2.Timestamp
+    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ..., judgments: _Optional[_Iterable[_Union[Judgment, _Mapping]]] = ..., judge_calls: _Optional[_Iterable[_Union[JudgeCall, _Mapping]]] = ..., judge: _Optional[str] = ..., judged_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Judgment(_message.Message):
-    __slots__ = ("judge", "source", "criterion", "description", "value", "raw_json", "weight", "passed", "expected", "observed", "reason", "judge_model", "error")
+    __slots__ = ("judge", "source", "criterion", "description", "value", "raw_json", "weight", "passed", "expected", "observed", "reason", "judge_model", "error", "agreement", "sample_raw_json")
     JUDGE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     CRITERION_FIELD_NUMBER: _ClassVar[int]
@@ -391,6 +439,8 @@ class Judgment(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     JUDGE_MODEL_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    AGREEMENT_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_RAW_JSON_FIELD_NUMBER: _ClassVar[int]
     judge: str
     source: str
     criterion: str
@@ -404,7 +454,9 @@ class Judgment(_message.Message):
     reason: str
     judge_model: str
     error: str
-    def __init__(self, judge: _Optional[str] = ..., source: _Optional[str] = ..., criterion: _Optional[str] = ..., description: _Optional[str] = ..., value: _Optional[float] = ..., raw_json: _Optional[str] = ..., weight: _Optional[float] = ..., passed: _Optional[bool] = ..., expected: _Optional[str] = ..., observed: _Optional[str] = ..., reason: _Optional[str] = ..., judge_model: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+    agreement: float
+    sample_raw_json: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, judge: _Optional[str] = ..., source: _Optional[str] = ..., criterion: _Optional[str] = ..., description: _Optional[str] = ..., value: _Optional[float] = ..., raw_json: _Optional[str] = ..., weight: _Optional[float] = ..., passed: _Optional[bool] = ..., expected: _Optional[str] = ..., observed: _Optional[str] = ..., reason: _Optional[str] = ..., judge_model: _Optional[str] = ..., error: _Optional[str] = ..., agreement: _Optional[float] = ..., sample_raw_json: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("seq", "time", "type", "name", "payload_json", "duration", "payload_bytes", "payload_cut")

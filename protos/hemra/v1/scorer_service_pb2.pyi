@@ -7,6 +7,46 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class JudgeAttemptRequest(_message.Message):
+    __slots__ = ("attempt_id", "task", "artifacts", "judges")
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
+    JUDGES_FIELD_NUMBER: _ClassVar[int]
+    attempt_id: str
+    task: _common_pb2.Task
+    artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Artifact]
+    judges: _containers.RepeatedCompositeFieldContainer[_common_pb2.JudgeSpec]
+    def __init__(self, attempt_id: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., judges: _Optional[_Iterable[_Union[_common_pb2.JudgeSpec, _Mapping]]] = ...) -> None: ...
+
+class JudgeAttemptResponse(_message.Message):
+    __slots__ = ("scores",)
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    scores: _containers.RepeatedCompositeFieldContainer[_common_pb2.Score]
+    def __init__(self, scores: _Optional[_Iterable[_Union[_common_pb2.Score, _Mapping]]] = ...) -> None: ...
+
+class JudgeRunRequest(_message.Message):
+    __slots__ = ("run", "judge", "only_missing")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    ONLY_MISSING_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    judge: _common_pb2.JudgeSpec
+    only_missing: bool
+    def __init__(self, run: _Optional[str] = ..., judge: _Optional[_Union[_common_pb2.JudgeSpec, _Mapping]] = ..., only_missing: _Optional[bool] = ...) -> None: ...
+
+class JudgeRunResponse(_message.Message):
+    __slots__ = ("run_id", "judged", "failed", "skipped")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    JUDGED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    judged: int
+    failed: int
+    skipped: int
+    def __init__(self, run_id: _Optional[str] = ..., judged: _Optional[int] = ..., failed: _Optional[int] = ..., skipped: _Optional[int] = ...) -> None: ...
+
 class ScoreAttemptRequest(_message.Message):
     __slots__ = ("attempt_id", "task", "sandbox_address", "sandbox_token", "verifier_env")
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]

@@ -39,6 +39,16 @@ class ScorerServiceStub:
                 request_serializer=hemra_dot_v1_dot_scorer__service__pb2.ScoreAttemptRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_scorer__service__pb2.ScoreAttemptResponse.FromString,
                 _registered_method=True)
+        self.JudgeAttempt = channel.unary_unary(
+                '/hemra.v1.ScorerService/JudgeAttempt',
+                request_serializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeAttemptRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeAttemptResponse.FromString,
+                _registered_method=True)
+        self.JudgeRun = channel.unary_unary(
+                '/hemra.v1.ScorerService/JudgeRun',
+                request_serializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeRunRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeRunResponse.FromString,
+                _registered_method=True)
 
 
 class ScorerServiceServicer:
@@ -54,6 +64,23 @@ class ScorerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def JudgeAttempt(self, request, context):
+        """Judges one finished attempt with HEMRA judges, from what was recorded (its
+        events, its captured files, its task), never from its live sandbox. A judge
+        that cannot judge is a Score in state SCORER_FAILED for that judge.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JudgeRun(self, request, context):
+        """Judges an existing run or import after the fact and records the new scores
+        beside the old ones (hemra judge).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScorerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -61,6 +88,16 @@ def add_ScorerServiceServicer_to_server(servicer, server):
                     servicer.ScoreAttempt,
                     request_deserializer=hemra_dot_v1_dot_scorer__service__pb2.ScoreAttemptRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_scorer__service__pb2.ScoreAttemptResponse.SerializeToString,
+            ),
+            'JudgeAttempt': grpc.unary_unary_rpc_method_handler(
+                    servicer.JudgeAttempt,
+                    request_deserializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeAttemptRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeAttemptResponse.SerializeToString,
+            ),
+            'JudgeRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.JudgeRun,
+                    request_deserializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeRunRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_scorer__service__pb2.JudgeRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -90,6 +127,60 @@ class ScorerService:
             '/hemra.v1.ScorerService/ScoreAttempt',
             hemra_dot_v1_dot_scorer__service__pb2.ScoreAttemptRequest.SerializeToString,
             hemra_dot_v1_dot_scorer__service__pb2.ScoreAttemptResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JudgeAttempt(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.ScorerService/JudgeAttempt',
+            hemra_dot_v1_dot_scorer__service__pb2.JudgeAttemptRequest.SerializeToString,
+            hemra_dot_v1_dot_scorer__service__pb2.JudgeAttemptResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JudgeRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.ScorerService/JudgeRun',
+            hemra_dot_v1_dot_scorer__service__pb2.JudgeRunRequest.SerializeToString,
+            hemra_dot_v1_dot_scorer__service__pb2.JudgeRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -75,6 +75,11 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.GetAttemptRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.GetAttemptResponse.FromString,
                 _registered_method=True)
+        self.GetTask = channel.unary_unary(
+                '/hemra.v1.StoreService/GetTask',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.GetTaskRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.GetTaskResponse.FromString,
+                _registered_method=True)
         self.ListEvents = channel.unary_unary(
                 '/hemra.v1.StoreService/ListEvents',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ListEventsRequest.SerializeToString,
@@ -139,6 +144,11 @@ class StoreServiceStub:
                 '/hemra.v1.StoreService/ReleaseJob',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.FromString,
+                _registered_method=True)
+        self.RecordJudgeScores = channel.unary_unary(
+                '/hemra.v1.StoreService/RecordJudgeScores',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.RecordJudgeScoresRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.RecordJudgeScoresResponse.FromString,
                 _registered_method=True)
         self.PutBlobs = channel.unary_unary(
                 '/hemra.v1.StoreService/PutBlobs',
@@ -228,6 +238,13 @@ class StoreServiceServicer:
 
     def GetAttempt(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTask(self, request, context):
+        """A pinned task, whole: "tasks/{digest}" or its digest.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -331,9 +348,16 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def PutBlobs(self, request, context):
+    def RecordJudgeScores(self, request, context):
         """Content-addressed blobs (sha256). Storing a blob twice is a no-op.
+        Records HEMRA judge scores of a finished attempt (hemra judge), beside any earlier.
         """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PutBlobs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -410,6 +434,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.GetAttemptRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.GetAttemptResponse.SerializeToString,
             ),
+            'GetTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTask,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.GetTaskRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.GetTaskResponse.SerializeToString,
+            ),
             'ListEvents': grpc.unary_unary_rpc_method_handler(
                     servicer.ListEvents,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListEventsRequest.FromString,
@@ -474,6 +503,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.ReleaseJob,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.SerializeToString,
+            ),
+            'RecordJudgeScores': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordJudgeScores,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.RecordJudgeScoresRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.RecordJudgeScoresResponse.SerializeToString,
             ),
             'PutBlobs': grpc.unary_unary_rpc_method_handler(
                     servicer.PutBlobs,
@@ -718,6 +752,33 @@ class StoreService:
             '/hemra.v1.StoreService/GetAttempt',
             hemra_dot_v1_dot_store__service__pb2.GetAttemptRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.GetAttemptResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/GetTask',
+            hemra_dot_v1_dot_store__service__pb2.GetTaskRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.GetTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1069,6 +1130,33 @@ class StoreService:
             '/hemra.v1.StoreService/ReleaseJob',
             hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordJudgeScores(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/RecordJudgeScores',
+            hemra_dot_v1_dot_store__service__pb2.RecordJudgeScoresRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.RecordJudgeScoresResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,1 @@
+"""HEMRA judges: model-graded scores of recorded attempts (docs/judges.md)."""
