@@ -24,6 +24,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--store", required=True, help="the store's HOST:PORT")
     parser.add_argument("--planner", required=True, help="the planner's HOST:PORT")
     parser.add_argument("--importer", required=True, help="the importer's HOST:PORT")
+    parser.add_argument("--scorer", default="", help="the scorer's HOST:PORT (for hemra judge; optional)")
     parser.add_argument("--ui", type=Path, default=None, help="serve this folder at / instead of the trace viewer")
     parser.add_argument("--tls-cert", type=Path, default=None, help="PEM certificate: the front door speaks TLS")
     parser.add_argument("--tls-key", type=Path, default=None, help="PEM private key for --tls-cert")
@@ -43,7 +44,8 @@ async def main(argv: list[str] | None = None) -> None:
     token = token_of(args)
     configure_logging()
     tls = (args.tls_key.read_bytes(), args.tls_cert.read_bytes()) if args.tls_cert else None
-    channels = {name: transport.channel(getattr(args, name)) for name in ("store", "planner", "importer")}
+    names = ("store", "planner", "importer", "scorer") if args.scorer else ("store", "planner", "importer")
+    channels = {name: transport.channel(getattr(args, name)) for name in names}
     store = transport.store(channels["store"], token)
     app = create_app(store, ui_dir=args.ui, allowed_hosts=None if args.expose else LOOPBACK_HOSTS)
     door, door_port = build_front_door(channels, token, args.front_door, tls)

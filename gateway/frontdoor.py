@@ -16,6 +16,8 @@ from services.common import transport
 ROUTES: dict[str, frozenset[str] | None] = {
     "hemra.v1.PlannerService": None,
     "hemra.v1.ImporterService": None,
+    # what `hemra judge` asks (the scorer's other methods are for executors)
+    "hemra.v1.ScorerService": frozenset({"JudgeRun"}),
     "hemra.v1.StoreService": frozenset(
         {
             # what `runs`, `show`, `compare`, `export` and `run`'s progress read
@@ -25,6 +27,7 @@ ROUTES: dict[str, frozenset[str] | None] = {
             "CompareSides",
             "ListAttempts",
             "GetAttempt",
+            "GetTask",
             "ListEvents",
             "ListDatasets",
             "ListTasks",
@@ -46,6 +49,7 @@ ROUTES: dict[str, frozenset[str] | None] = {
 UPSTREAM = {
     "hemra.v1.PlannerService": "planner",
     "hemra.v1.ImporterService": "importer",
+    "hemra.v1.ScorerService": "scorer",
     "hemra.v1.StoreService": "store",
 }
 
@@ -78,6 +82,8 @@ class FrontDoor(grpc.GenericRpcHandler):
 
     def _forwarder(self, method: str) -> grpc.RpcMethodHandler:
         service = method.lstrip("/").partition("/")[0]
+        if UPSTREAM[service] not in self._channels:  # a gateway started without this service's address
+            return grpc.unary_unary_rpc_method_handler(_unavailable(UPSTREAM[service]))
         # No (de)serializers: requests and responses pass through as bytes, never parsed here.
         upstream = self._channels[UPSTREAM[service]].unary_unary(method)
 
@@ -91,6 +97,13 @@ class FrontDoor(grpc.GenericRpcHandler):
                 await context.abort(exc.code(), exc.details() or "", trailing_metadata=trailing)
 
         return grpc.unary_unary_rpc_method_handler(forward)
+
+
+def _unavailable(name: str):
+    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        await context.abort(grpc.StatusCode.UNAVAILABLE, f"this deployment's gateway was started without --{name}")
+
+    return refuse
 
 
 def build_front_door(

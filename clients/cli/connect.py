@@ -36,6 +36,7 @@ class Remote:
     store: transport.Client
     planner: transport.Client
     importer: transport.Client
+    scorer: transport.Client
     remote = True
 
 
@@ -54,7 +55,11 @@ async def services():
     token = _token()
     try:
         remote = Remote(
-            url, transport.store(channel, token), transport.planner(channel, token), transport.importer(channel, token)
+            url,
+            transport.store(channel, token),
+            transport.planner(channel, token),
+            transport.importer(channel, token),
+            transport.scorer(channel, token),
         )
         await _check(remote)
         yield remote

@@ -2,7 +2,7 @@
 
 import typer
 
-from clients.cli import comparing, connect, database, harness, results, running, serving, transfer
+from clients.cli import comparing, connect, database, harness, judging, results, running, serving, transfer
 
 app = typer.Typer(
     name="hemra",
@@ -17,6 +17,7 @@ app.command()(running.cancel)
 app.command()(results.runs)
 app.command()(results.show)
 app.command()(comparing.compare)
+app.command()(judging.judge)
 app.command("import")(transfer.import_)
 app.command()(transfer.export)
 app.command()(serving.serve)

@@ -257,6 +257,7 @@ IDEMPOTENT = {
     "GetRunReport",
     "ListAttempts",
     "GetAttempt",
+    "GetTask",
     "ListEvents",
     "GetBlobs",
     "PutBlobs",

@@ -343,6 +343,7 @@ async def _judge(job, deps: Deps, artifacts: list[pb.Artifact], events: EventLog
     specs = list(job.spec.judge_specs)
     if not specs:
         return []
+    await events.flush()  # the judges read the attempt's final message and trajectory from the store
     request = scpb.JudgeAttemptRequest(attempt_id=job.attempt.id, task=job.task, artifacts=artifacts, judges=specs)
     try:
         scores = list((await deps.scorer.JudgeAttempt(request, timeout=JUDGE_RPC_TIMEOUT_SECS)).scores)

@@ -5,10 +5,11 @@ Datasets, harnesses, scorers and judges are few (tens to hundreds in a store), s
 they come back whole; tasks are paged by name."""
 
 import base64
+import json
 from collections import defaultdict
 from typing import NamedTuple
 
-from sqlalchemy import Float, cast, func, select
+from sqlalchemy import Float, Text, cast, func, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -30,8 +31,8 @@ from services.store.records import shown as _shown
 #: Tasks a scorer lists by name (the count covers them all).
 SCORER_TASKS = 200
 JUDGES_NOTE = (
-    "No HEMRA judge has scored an attempt in this store: HEMRA judges are not available in this "
-    "version, so runs are scored by each task's own verifier."
+    "No HEMRA judge has scored an attempt in this store, and no run names one: runs name judges "
+    "with [[judge]] or --judge, and hemra judge judges a finished run (docs/judges.md)."
 )
 
 
@@ -305,8 +306,9 @@ async def list_scorers(session: AsyncSession, facts_of=None) -> list[ScorerSumma
     return sorted(scorers.values(), key=lambda s: (s.scorer, s.fingerprint, s.judge_model))
 
 
-async def list_judges(session: AsyncSession, facts_of=None) -> tuple[list[JudgeSummary], str]:
-    """HEMRA judges (scorer "judge:<name>") that scored attempts or that runs named."""
+async def list_judges(session: AsyncSession) -> tuple[list[JudgeSummary], str]:
+    """HEMRA judges that scored attempts (attempts' judge_scores) or that runs named: each with
+    the definitions (fingerprints) it was used under and the runs it scored."""
     judges: dict[str, JudgeSummary] = {}
 
     def judge(name: str) -> JudgeSummary:
@@ -314,13 +316,23 @@ async def list_judges(session: AsyncSession, facts_of=None) -> tuple[list[JudgeS
             judges[name] = JudgeSummary(judge=name, models=[], attempts=0, run_ids=[])
         return judges[name]
 
-    for fact in await all_facts(session, facts_of):
-        scorer = fact.scorer or ""
-        if scorer.startswith("judge:"):
-            found = judge(scorer.removeprefix("judge:"))
-            found.attempts += fact.count
-            if fact.judge_model and fact.judge_model not in found.models:
-                found.models.append(fact.judge_model)
+    judged = select(t.Attempt.run_id, cast(t.Attempt.judge_scores, Text)).where(t.Attempt.judge_scores.is_not(None))
+    for run_id, text in (await (await session.connection()).execute(judged)).all():
+        latest: dict[str, dict] = {}
+        for score in _json_list(text):
+            found = judge(score["judge"])
+            if score.get("scorerFingerprint") and score["scorerFingerprint"] not in found.fingerprints:
+                found.fingerprints.append(score["scorerFingerprint"])
+            for model in (m.strip() for m in score.get("judgeModel", "").split(",")):
+                if model and model not in found.models:
+                    found.models.append(model)
+            latest[score["judge"]] = score
+        for name, score in latest.items():
+            found = judges[name]
+            found.attempts += 1
+            found.failed += score.get("state") != "SCORE_STATE_SCORED"
+            if run_id not in found.run_ids:
+                found.run_ids.append(run_id)
     for run_id, spec in (await session.execute(select(t.Run.id, t.Run.spec))).all():
         for name in (spec or {}).get("judges", []):
             found = judge(name)
@@ -331,6 +343,19 @@ async def list_judges(session: AsyncSession, facts_of=None) -> tuple[list[JudgeS
         found.models.sort()
         found.run_ids.sort()
     return result, ("" if result else JUDGES_NOTE)
+
+
+def _json_list(text: str | None) -> list[dict]:
+    """The judge scores of a judge_scores column's JSON text (any malformed entry left out)."""
+    try:
+        scores = json.loads(text) if text else []
+    except ValueError:
+        return []
+    return (
+        [s for s in scores if isinstance(s, dict) and isinstance(s.get("judge"), str)]
+        if isinstance(scores, list)
+        else []
+    )
 
 
 #: Usage event keys, by what they count (the first present wins).

@@ -93,9 +93,11 @@ async def _load_trials(session: AsyncSession, side: Side, scores: dict | None) -
 
 
 def judge_view(side: Side, judge: str) -> None:
-    """Keep only scores from the HEMRA judge `judge` (scorer "judge:<name>")."""
+    """Each trial as the HEMRA judge `judge` scored it (its latest judging), in place of the
+    task's own score; trials it did not judge drop out. A trial pairs only with one judged
+    under the same fingerprint by the same served models (ScoreInfo.key)."""
     for digest, trials in side.trials.items():
-        side.trials[digest] = [x for x in trials if (x.score or {}).get("scorer") == f"judge:{judge}"]
+        side.trials[digest] = [y for y in (x.judged_by(judge) for x in trials) if y is not None]
 
 
 def compare(a: Side, b: Side, judge: str = "") -> Comparison:
@@ -266,10 +268,15 @@ def criteria_summary(a: Side, b: Side, paired: list[PairedTask]) -> tuple[list[C
         side_a = _judged(t for t in a.trials[task.task_digest] if t.is_graded)
         side_b = _judged(t for t in b.trials[task.task_digest] if t.is_graded)
         for key in sorted(side_a.keys() & side_b.keys()):
-            (values_a, models_a), (values_b, models_b) = side_a[key], side_b[key]
+            (values_a, by_a), (values_b, by_b) = side_a[key], side_b[key]
+            models_a, models_b = ({m for m, _ in by} for by in (by_a, by_b))
             if models_a != models_b:
                 a_models, b_models = (", ".join(sorted(m)) or "no model" for m in (models_a, models_b))
                 reason = f"{key[1]}/{key[2]}: judged by {a_models} on side a, {b_models} on side b"
+                not_comparable.append(NotComparable(task_name=task.task_name, reason=reason))
+                continue
+            if by_a != by_b:
+                reason = f"{key[1]}/{key[2]}: judged by different definitions of the judge (fingerprints differ)"
                 not_comparable.append(NotComparable(task_name=task.task_name, reason=reason))
                 continue
             models[key] = ", ".join(sorted(models_a))
@@ -295,19 +302,21 @@ def criteria_summary(a: Side, b: Side, paired: list[PairedTask]) -> tuple[list[C
     return deltas, not_comparable
 
 
-def _judged(trials) -> dict[tuple, tuple[list[float], set[str]]]:
-    """(source, judge, criterion) -> (its values over the trials, the models that judged it),
-    for criteria judged without error."""
-    found: dict[tuple, tuple[list[float], set[str]]] = {}
+def _judged(trials) -> dict[tuple, tuple[list[float], set[tuple[str, str]]]]:
+    """(source, judge, criterion) -> (its values over the trials, the (model, fingerprint) pairs
+    that judged it), for criteria judged without error: the task's own rubric and each HEMRA
+    judge's latest judging."""
+    found: dict[tuple, tuple[list[float], set[tuple[str, str]]]] = {}
     for trial in trials:
-        for judgment in (trial.score or {}).get("judgments", []):
-            value = judged_value(judgment)
-            if value is None:
-                continue
-            key = (judgment.get("source", ""), judgment.get("judge", ""), judgment["criterion"])
-            values, judged_by = found.setdefault(key, ([], set()))
-            values.append(value)
-            judged_by.add(judgment.get("judgeModel", ""))
+        for score in [trial.score or {}, *trial.judge_scores.values()]:
+            for judgment in score.get("judgments", []):
+                value = judged_value(judgment)
+                if value is None:
+                    continue
+                key = (judgment.get("source", ""), judgment.get("judge", ""), judgment["criterion"])
+                values, judged_by = found.setdefault(key, ([], set()))
+                values.append(value)
+                judged_by.add((judgment.get("judgeModel", ""), score.get("scorerFingerprint", "")))
     return found
 
 

@@ -83,6 +83,8 @@ class JudgeSummary(_Record):
     models: list[str]
     attempts: int
     run_ids: list[str]
+    failed: int = 0
+    fingerprints: list[str] = msgspec.field(default_factory=list)
 
 
 class AttemptUsage(_Record):

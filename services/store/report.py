@@ -59,6 +59,7 @@ class TrialResult:
         "passed",
         "key",
         "is_graded",
+        "judge_scores",
     )
 
     def __init__(
@@ -72,6 +73,7 @@ class TrialResult:
         repetition: int = 0,
         agent_name: str = "",
         info: ScoreInfo | None = None,
+        judge_scores: dict[str, dict] | None = None,
     ):
         info = info if info is not None else ScoreInfo(score)
         self.task_digest, self.task_name, self.state, self.outcome = task_digest, task_name, state, outcome
@@ -82,6 +84,30 @@ class TrialResult:
         self.rewards, self.fingerprint, self.key = info.rewards, info.fingerprint, info.key
         self.is_binary, self.passed = info.is_binary, info.passed
         self.is_graded = state == "finished" and outcome not in _UNGRADED and info.is_scored
+        #: HEMRA judge name -> its latest score of this attempt (re-judging replaces it here).
+        self.judge_scores = judge_scores or {}
+
+    @property
+    def has_result(self) -> bool:
+        """Finished with something of the agent to judge (not lost to infrastructure or cancelled)."""
+        return self.state == "finished" and self.outcome not in _UNGRADED
+
+    def judged_by(self, judge: str) -> "TrialResult | None":
+        """This trial as HEMRA judge `judge` scored it (None when it did not)."""
+        score = self.judge_scores.get(judge)
+        if score is None:
+            return None
+        return TrialResult(
+            self.task_digest,
+            self.task_name,
+            self.state,
+            self.outcome,
+            score,
+            self.agent_version,
+            self.repetition,
+            self.agent_name,
+            judge_scores={k: v for k, v in self.judge_scores.items() if k != judge},
+        )
 
 
 async def load_trials(
@@ -108,6 +134,7 @@ async def load_trials(
             t.Attempt.agent_version,
             t.Attempt.agent_name,
             cast(t.Attempt.score, Text),
+            cast(t.Attempt.judge_scores, Text),
         )
         .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
         .where(t.Trial.cell_id.in_(cell_ids), latest)
@@ -115,16 +142,26 @@ async def load_trials(
     infos: dict[str | None, ScoreInfo] = {} if scores is None else scores
     by_cell: dict[str, list[TrialResult]] = {cell_id: [] for cell_id in cell_ids}
     # Through the connection: a Core statement run by the ORM session pays for ORM row handling.
-    for cell_id, digest, name, repetition, state, outcome, version, agent, text in (
+    for cell_id, digest, name, repetition, state, outcome, version, agent, text, judged in (
         await (await session.connection()).execute(query)
     ).all():
         info = infos.get(text)
         if info is None:
             info = infos[text] = ScoreInfo(_parse(text))
         by_cell[cell_id].append(
-            TrialResult(digest, name, state, outcome, info.score or None, version, repetition, agent, info)
+            TrialResult(
+                digest, name, state, outcome, info.score or None, version, repetition, agent, info, _latest(judged)
+            )
         )
     return by_cell
+
+
+def _latest(text: str | None) -> dict[str, dict]:
+    """Each HEMRA judge's latest score, from an attempt's judge_scores (oldest first)."""
+    scores = _parse(text) if text and text != "null" else None
+    if not isinstance(scores, list):
+        return {}
+    return {s["judge"]: s for s in scores if isinstance(s, dict) and isinstance(s.get("judge"), str)}
 
 
 def _parse(text: str | None) -> dict | None:
@@ -190,7 +227,9 @@ def row_of(cells: CellResults, base: CellResults | None) -> ReportRow:
     if base is not None and base is not cells:
         row.vs_baseline = paired_summary(base, cells)
     row.flags = flags_of(cells, base, row)
-    row.judges = cell_judges(t for t in cells.trials if t.is_graded)
+    row.judges = cell_judges(t for t in cells.trials if t.is_graded) + hemra_judges(
+        t for t in cells.trials if t.has_result
+    )
     return row
 
 
@@ -244,6 +283,29 @@ def cell_judges(trials) -> list[CellJudge]:
             )
         )
     return summaries
+
+
+def hemra_judges(trials) -> list[CellJudge]:
+    """Each HEMRA judge over the trials it judged (its latest judging of each): the mean of its
+    score, the trials meeting every criterion, and its failures apart (never a 0)."""
+    found: dict[str, CellJudge] = {}
+    sums: dict[str, float] = defaultdict(float)
+    models: dict[str, set[str]] = defaultdict(set)
+    for trial in trials:
+        for name, score in trial.judge_scores.items():
+            summary = found.setdefault(name, CellJudge(source="hemra", judge=name))
+            info = ScoreInfo(score)
+            if not info.is_scored or name not in info.rewards:
+                summary.failed += 1
+                continue
+            summary.judged += 1
+            sums[name] += info.rewards[name]
+            summary.passed += all(j.get("passed", False) for j in score.get("judgments", ()))
+            models[name].update(m.strip() for m in score.get("judgeModel", "").split(",") if m.strip())
+    for name, summary in found.items():
+        summary.mean = sums[name] / summary.judged if summary.judged else 0.0
+        summary.judge_model = ", ".join(sorted(models[name]))
+    return [found[name] for name in sorted(found)]
 
 
 def _count_trial(row: ReportRow, sums: dict, trial: TrialResult) -> None:

@@ -209,7 +209,7 @@ class Store:
 
     async def list_judges(self) -> tuple[list[outputs.JudgeSummary], str]:
         async with self.sessions() as session:
-            return await catalog.list_judges(session, self._facts_of(session))
+            return await catalog.list_judges(session)
 
     def _facts_of(self, session):
         """catalog.attempt_facts, kept for settled runs (their attempts cannot change)."""

@@ -901,16 +901,20 @@ class ListJudgesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class JudgeSummary(_message.Message):
-    __slots__ = ("judge", "models", "attempts", "run_ids")
+    __slots__ = ("judge", "models", "attempts", "run_ids", "failed", "fingerprints")
     JUDGE_FIELD_NUMBER: _ClassVar[int]
     MODELS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     RUN_IDS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    FINGERPRINTS_FIELD_NUMBER: _ClassVar[int]
     judge: str
     models: _containers.RepeatedScalarFieldContainer[str]
     attempts: int
     run_ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, judge: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., attempts: _Optional[int] = ..., run_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    failed: int
+    fingerprints: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, judge: _Optional[str] = ..., models: _Optional[_Iterable[str]] = ..., attempts: _Optional[int] = ..., run_ids: _Optional[_Iterable[str]] = ..., failed: _Optional[int] = ..., fingerprints: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListJudgesResponse(_message.Message):
     __slots__ = ("judges", "note")

@@ -73,9 +73,8 @@ def user_prompt(judge: Judge, inputs: Inputs, criteria) -> str:
     budget = _Budget(judge.max_input_chars)
     values = {
         "criteria": criteria_text(criteria),
-        "instruction": budget.fence(inputs.instruction, "the task has no instruction")
-        if judge.instruction
-        else NOT_GIVEN,
+        # The task's instruction is the benchmark's, not the agent's: it is not fenced.
+        "instruction": (inputs.instruction or "[the task has no instruction]") if judge.instruction else NOT_GIVEN,
         "answer": budget.fence(inputs.answer, "the attempt recorded no final message")
         if judge.answer == "final_message"
         else NOT_GIVEN,
