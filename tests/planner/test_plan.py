@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from hemra.v1 import common_pb2 as pb
-from services.common import runspec
+from services.common import judges, runspec
 from services.planner import plan
 from services.planner.errors import NotFound, PlanError
 
@@ -190,9 +190,36 @@ def test_resolve__unsupported_task_excluded_is_fine(project):
     assert {t.task_name for _, t, _ in resolved.trials} == {"a", "b"}
 
 
-def test_resolve__judges_refused(project):
-    with pytest.raises(PlanError, match="judge 'style'"):
+def test_resolve__a_judge_without_a_file_is_refused(project):
+    with pytest.raises(PlanError, match=r"judge 'style': no judge file .*judges/style.toml"):
         _resolve(project, judges=["style"])
+
+
+def _judge_file(project: Path, name: str = "style") -> Path:
+    (project / "judges").mkdir(exist_ok=True)
+    path = project / "judges" / f"{name}.toml"
+    path.write_text('[model]\napi = "openai-chat"\nid = "m-1"\n\n[[criterion]]\nid = "tidy"\ndescription = "Tidy"\n')
+    return path
+
+
+def test_resolve__judges_are_read_beside_the_run_or_taken_as_sent(project):
+    _judge_file(project)
+    [found] = _resolve(project, judges=["style"]).judges
+    assert found.name == "style" and found.fingerprint.startswith("sha256:")
+    # A spec the client sent (read on its own machine) is used as it is, once checked.
+    sent = judges.load(_judge_file(project, "other")).spec()
+    assert _resolve(project, judges=["other"], judge_specs=[sent]).judges == [sent]
+
+
+def test_resolve__a_sent_judge_is_checked(project):
+    sent = judges.load(_judge_file(project)).spec()
+    altered = pb.JudgeSpec(
+        name="style", fingerprint=sent.fingerprint, definition_json=sent.definition_json.replace("m-1", "m-2")
+    )
+    with pytest.raises(PlanError, match="fingerprint does not match"):
+        _resolve(project, judges=["style"], judge_specs=[altered])
+    with pytest.raises(PlanError, match="defined but the run does not name it"):
+        _resolve(project, judges=[], judge_specs=[sent])
 
 
 @pytest.mark.parametrize(
