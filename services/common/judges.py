@@ -13,6 +13,7 @@ aggregation. Names, descriptions, retries, timeouts, endpoints, keys and concurr
 left out: changing them does not change the measurement.
 """
 
+import functools
 import hashlib
 import json
 import math
@@ -172,7 +173,8 @@ class Judge:
             sent["reasoning_effort"] = self.reasoning_effort
         return sent
 
-    def fingerprint(self) -> str:
+    @functools.cached_property
+    def _fingerprint(self) -> str:
         meaning = {
             "prompt_version": PROMPT_VERSION,
             "api": self.api,
@@ -193,6 +195,9 @@ class Judge:
             "samples": {"count": self.samples, "combine": self.combine},
         }
         return "sha256:" + hashlib.sha256(_canonical(meaning).encode()).hexdigest()
+
+    def fingerprint(self) -> str:
+        return self._fingerprint
 
     def spec(self) -> pb.JudgeSpec:
         return pb.JudgeSpec(name=self.name, fingerprint=self.fingerprint(), definition_json=self.definition_json())

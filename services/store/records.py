@@ -476,14 +476,17 @@ async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt
     return tuple(row)
 
 
-async def lock_attempt(session: AsyncSession, attempt_id: str) -> t.Attempt:
-    """An attempt by ID, its row locked for update until the transaction ends."""
-    attempt = (
-        await session.execute(select(t.Attempt).where(t.Attempt.id == attempt_id.rpartition("/")[2]).with_for_update())
-    ).scalar()
-    if attempt is None:
-        raise NotFound(f"no attempt {shown(attempt_id)}")
-    return attempt
+async def lock_attempts(session: AsyncSession, attempt_ids: list[str]) -> dict[str, t.Attempt]:
+    """Attempts by ID, their rows locked for update until the transaction ends."""
+    ids = sorted({a.rpartition("/")[2] for a in attempt_ids})
+    found = {
+        a.id: a
+        for a in (await session.execute(select(t.Attempt).where(t.Attempt.id.in_(ids)).with_for_update())).scalars()
+    }
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"no attempt {shown(missing[0])}")
+    return found
 
 
 async def append_events(session: AsyncSession, attempt_id: str, events: list[dict]) -> int:

@@ -167,15 +167,19 @@ class Store:
         async with self.sessions() as session:
             return await records.get_attempt(session, attempt_id)
 
-    async def record_judge_scores(self, attempt_id: str, scores: list[dict]) -> None:
-        """Append HEMRA judge scores to a finished attempt (re-judging keeps the earlier ones)."""
+    async def record_judge_scores(self, judged: list[tuple[str, list[dict]]]) -> None:
+        """Append HEMRA judge scores to finished attempts (re-judging keeps the earlier ones), all
+        or none."""
         async with self.sessions.begin() as session:
-            attempt = await records.lock_attempt(session, attempt_id)
-            if attempt.state != "finished":
-                raise FailedPrecondition(f"attempt {attempt.id} has not finished: judge it once it has")
-            attempt.judge_scores = [*(attempt.judge_scores or []), *scores]
-            run_id = attempt.run_id
-        self._reports.pop(run_id, None)  # the report of a settled run changes only here
+            attempts = await records.lock_attempts(session, [attempt_id for attempt_id, _ in judged])
+            for attempt_id, scores in judged:
+                attempt = attempts[attempt_id.rpartition("/")[2]]
+                if attempt.state != "finished":
+                    raise FailedPrecondition(f"attempt {attempt.id} has not finished: judge it once it has")
+                attempt.judge_scores = [*(attempt.judge_scores or []), *scores]
+            run_ids = {a.run_id for a in attempts.values()}
+        for run_id in run_ids:  # the report of a settled run changes only here
+            self._reports.pop(run_id, None)
 
     async def get_task(self, ref: str) -> dict:
         async with self.sessions() as session:

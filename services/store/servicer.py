@@ -62,7 +62,9 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*await self.store.get_attempt(request.attempt)))
 
     async def RecordJudgeScores(self, request, context):
-        await self.store.record_judge_scores(request.attempt_id, requests.judge_scores(request.scores))
+        await self.store.record_judge_scores(
+            [(judged.attempt_id, requests.judge_scores(judged.scores)) for judged in request.attempts]
+        )
         return spb.RecordJudgeScoresResponse()
 
     async def GetTask(self, request, context):

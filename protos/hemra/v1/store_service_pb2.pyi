@@ -1029,6 +1029,12 @@ class ListAttemptUsageResponse(_message.Message):
     def __init__(self, attempts: _Optional[_Iterable[_Union[AttemptUsage, _Mapping]]] = ...) -> None: ...
 
 class RecordJudgeScoresRequest(_message.Message):
+    __slots__ = ("attempts",)
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    attempts: _containers.RepeatedCompositeFieldContainer[JudgedAttempt]
+    def __init__(self, attempts: _Optional[_Iterable[_Union[JudgedAttempt, _Mapping]]] = ...) -> None: ...
+
+class JudgedAttempt(_message.Message):
     __slots__ = ("attempt_id", "scores")
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]

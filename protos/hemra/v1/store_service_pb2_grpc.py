@@ -350,7 +350,7 @@ class StoreServiceServicer:
 
     def RecordJudgeScores(self, request, context):
         """Content-addressed blobs (sha256). Storing a blob twice is a no-op.
-        Records HEMRA judge scores of a finished attempt (hemra judge), beside any earlier.
+        Records HEMRA judge scores of finished attempts (hemra judge), beside any earlier.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

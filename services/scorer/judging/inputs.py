@@ -16,9 +16,10 @@ MAX_EVENTS = 50_000
 PAGE = 2000
 
 
-async def gather(store, judges: list[Judge], attempt_id: str, task, artifacts) -> Inputs:
+async def gather(store, judges: list[Judge], attempt_id: str, task, artifacts, has_events: bool = True) -> Inputs:
+    """`has_events` False: the attempt is known to hold no events (an import's), so none are read."""
     inputs = Inputs(instruction=task.instruction if task is not None and task.instruction else None)
-    if any(j.answer == "final_message" or j.trajectory != "none" for j in judges):
+    if has_events and any(j.answer == "final_message" or j.trajectory != "none" for j in judges):
         events = await _events(store, attempt_id)
         inputs.answer = final_message(events)
         kinds = {j.trajectory for j in judges}

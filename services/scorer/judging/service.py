@@ -15,10 +15,13 @@ from hemra.v1 import store_service_pb2 as spb
 from services.common import errors, judges
 from services.scorer.judging import inputs
 from services.scorer.judging.calls import ModelClient
-from services.scorer.judging.judge import judge_attempt
+from services.scorer.judging.judge import Judging, judge_attempt
 
 #: Attempts of one `hemra judge` judged at once (their calls are bounded by each judge's concurrency).
 ATTEMPTS_AT_ONCE = 64
+#: Judged attempts recorded together (or fewer, once their calls reach RECORD_BATCH_BYTES).
+RECORD_BATCH = 200
+RECORD_BATCH_BYTES = 32 * 1024 * 1024
 #: Outcomes with nothing of the agent to judge.
 NOT_JUDGED = (pb.OUTCOME_INFRA_FAILED, pb.OUTCOME_CANCELLED, pb.OUTCOME_UNSPECIFIED)
 
@@ -27,21 +30,20 @@ class Judges:
     def __init__(self, store, env: Mapping[str, str] | None = None):
         self.store = store
         self.env = os.environ if env is None else env
-        self._http: httpx.AsyncClient | None = None
         self._clients: dict[str, ModelClient] = {}
 
     def _client(self, judge: judges.Judge) -> ModelClient:
-        """One client per judge definition, so its concurrency bound holds across attempts."""
+        """One client per judge definition, so its concurrency bound holds across attempts; its
+        connection pool is as large as that bound (a larger one only costs its bookkeeping)."""
         key = judge.definition_json()
         if key not in self._clients:
-            if self._http is None:
-                self._http = httpx.AsyncClient(timeout=None, limits=httpx.Limits(max_connections=None))
-            self._clients[key] = ModelClient(judge, self.env, self._http)
+            limits = httpx.Limits(max_connections=judge.concurrency, max_keepalive_connections=judge.concurrency)
+            self._clients[key] = ModelClient(judge, self.env, httpx.AsyncClient(timeout=None, limits=limits))
         return self._clients[key]
 
     async def close(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
+        for client in self._clients.values():
+            await client.http.aclose()
 
     async def judge_attempt(self, attempt_id: str, task, artifacts, specs) -> list[pb.Score]:
         """One score per judge spec, in order (a judge that cannot judge: a failed score)."""
@@ -55,12 +57,7 @@ class Judges:
 
     async def _score(self, judge: judges.Judge, seen) -> pb.Score:
         judging = await judge_attempt(judge, self._client(judge), seen)
-        blobs = [b for _, call in judging.calls for b in (call.request, call.response)]
-        if blobs:
-            put = await self.store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=b) for b in blobs]))
-            digests = iter(put.digests)
-            for record in judging.score.judge_calls:
-                record.request_blob_digest, record.response_blob_digest = next(digests), next(digests)
+        await _keep_calls(self.store, [judging])
         return judging.score
 
     async def judge_run(self, run_ref: str, spec: pb.JudgeSpec, only_missing: bool) -> tuple[str, int, int, int]:
@@ -70,22 +67,64 @@ class Judges:
         run = (await self.store.GetRun(spb.GetRunRequest(run=run_ref))).run
         attempts = [a for a in await _attempts(self.store, run.id) if a.outcome not in NOT_JUDGED]
         todo = [a for a in attempts if not (only_missing and _judged(a, spec.fingerprint))]
-        tasks: dict[str, pb.Task] = {}
+        tasks: dict[str, asyncio.Future] = {}  # one fetch per task, however many attempts wait for it
         slots = asyncio.Semaphore(ATTEMPTS_AT_ONCE)
+        recorder = _Recorder(self.store)
 
         async def one(attempt) -> bool:
             async with slots:
                 if attempt.task_digest not in tasks:
-                    tasks[attempt.task_digest] = await _task(self.store, attempt.task_digest)
+                    tasks[attempt.task_digest] = asyncio.ensure_future(_task(self.store, attempt.task_digest))
+                task = await tasks[attempt.task_digest]
                 seen = await inputs.gather(
-                    self.store, [judge], attempt.id, tasks[attempt.task_digest], attempt.artifacts
+                    self.store, [judge], attempt.id, task, attempt.artifacts, has_events=attempt.event_count > 0
                 )
-                score = await self._score(judge, seen)
-                await self.store.RecordJudgeScores(spb.RecordJudgeScoresRequest(attempt_id=attempt.id, scores=[score]))
-                return score.state == pb.SCORE_STATE_SCORED
+                judging = await judge_attempt(judge, self._client(judge), seen)
+            await recorder.add(attempt.id, judging)
+            return judging.score.state == pb.SCORE_STATE_SCORED
 
         results = await asyncio.gather(*(one(a) for a in todo))
+        await recorder.flush()
         return run.id, len(todo), sum(1 for ok in results if not ok), len(attempts) - len(todo)
+
+
+class _Recorder:
+    """Judged attempts recorded in batches (calls as blobs, then scores in one transaction):
+    a store commit per attempt would bound judging to the database's commit rate."""
+
+    def __init__(self, store):
+        self.store = store
+        self._pending: list[tuple[str, Judging]] = []
+        self._bytes = 0
+        self._lock = asyncio.Lock()
+
+    async def add(self, attempt_id: str, judging: Judging) -> None:
+        self._pending.append((attempt_id, judging))
+        self._bytes += sum(len(c.request) + len(c.response) for _, c in judging.calls)
+        if len(self._pending) >= RECORD_BATCH or self._bytes >= RECORD_BATCH_BYTES:
+            await self.flush()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            batch, self._pending, self._bytes = self._pending, [], 0
+            if not batch:
+                return
+            await _keep_calls(self.store, [judging for _, judging in batch])
+            request = spb.RecordJudgeScoresRequest(
+                attempts=[spb.JudgedAttempt(attempt_id=a, scores=[j.score]) for a, j in batch]
+            )
+            await self.store.RecordJudgeScores(request)
+
+
+async def _keep_calls(store, judgings: list[Judging]) -> None:
+    """Every call's request and response as blobs, their digests set on the call records."""
+    blobs = [b for judging in judgings for _, call in judging.calls for b in (call.request, call.response)]
+    if not blobs:
+        return
+    digests = iter((await store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=b) for b in blobs]))).digests)
+    for judging in judgings:
+        for record in judging.score.judge_calls:
+            record.request_blob_digest, record.response_blob_digest = next(digests), next(digests)
 
 
 def _judge_or_error(spec: pb.JudgeSpec):
