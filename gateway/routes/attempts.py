@@ -174,6 +174,24 @@ async def download_verifier_output(store: StoreDep, attempt: AttemptId):
     return _download(blob.data, f"{attempt}-verifier-output.txt")
 
 
+@router.get("/{attempt}/judge-calls/{digest}", response_class=Response, responses={200: {"content": {DOWNLOAD: {}}}})
+async def download_judge_call(store: StoreDep, attempt: AttemptId, digest: str):
+    """A HEMRA judge's request or response body, byte for byte, by the digest its call record
+    names (only the attempt's own judge calls are served)."""
+    record = await _attempt(store, attempt)
+    named = {
+        d: f"{score.judge}-sample{call.sample}-try{call.retry}-{kind}"
+        for score in record.judge_scores
+        for call in score.judge_calls
+        for d, kind in ((call.request_blob_digest, "request"), (call.response_blob_digest, "response"))
+        if d
+    }
+    if digest not in named:
+        raise HTTPException(404, f"attempt {attempt} has no judge call {digest[:80]!r}")
+    blob = (await store.GetBlobs(spb.GetBlobsRequest(digests=[digest]))).blobs[0]
+    return _download(blob.data, f"{attempt}-{named[digest]}.txt")
+
+
 def _download(data: bytes, filename: str) -> Response:
     ascii_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in filename)[:200] or "download"
     return Response(

@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -110,6 +111,42 @@ def dashboard_server(gateway_home):
     yield from _live(gateway_home, ui_dir=_dashboard_dist())
 
 
+HEMRA_JUDGE = """
+[model]
+api = "anthropic-messages"
+id = "judge-model-1"
+base_url_env = "JUDGE_URL"
+api_key_env = "JUDGE_KEY"
+
+[input]
+trajectory = "full"
+
+[[criterion]]
+id = "gives_counts"
+description = "The agent reports the counts"
+expected = "words:"
+
+[[criterion]]
+id = "sandbox_ready"
+description = "The sandbox came up"
+expected = "sandbox_ready"
+"""
+
+
+def _judge_after_the_fact(env: dict, folder: Path, run: str) -> None:
+    """`hemra judge` with HEMRA judge `quality` against the scripted model server: each
+    attempt's first answer cannot be read, the re-ask is graded by the rubric."""
+    from tests.modelserver import ModelServer, parse
+
+    (folder / "judges").mkdir()
+    (folder / "judges" / "quality.toml").write_text(HEMRA_JUDGE)
+    with ModelServer(parse({"judge": [{"text": "I would rather not say."}, {"judge": "rubric"}]})) as server:
+        judged = hemra(
+            {**env, "JUDGE_URL": server.url, "JUDGE_KEY": "k"}, "judge", run, "--judge", "quality", cwd=folder
+        )
+    assert judged.returncode == 0, judged.stderr
+
+
 @pytest.fixture
 def judged_dashboard(tmp_path):
     """(URL, attempt ID): the dashboard over a run of oracle and nop on a task whose verifier
@@ -125,6 +162,7 @@ def judged_dashboard(tmp_path):
     (task / "tests" / "reward-details.json").write_bytes(DETAILS)
     run = hemra(env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "rubric"), "--label", "judged")
     assert run.returncode == 0, run.stderr
+    _judge_after_the_fact(env, tmp_path, "judged")
     [attempt] = [a for a in show(env, "judged")["attempts"] if a["harness_name"] == "oracle"]
     for url in _live(tmp_path / "home", ui_dir=_dashboard_dist()):
         yield url, attempt["id"]

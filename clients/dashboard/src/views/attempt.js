@@ -32,6 +32,7 @@ export async function attemptView(route, ui) {
   const rows = waterfall({ onNeedMore: () => more(), onPick: (e) => ui.go(withParams(route, { event: e.seq })) });
   const layout = h('div', { class: 'layout' }, rows.el, detail.el);
   const rubric = rubricPanel(attempt.score);
+  const judged = judgesPanel(attempt);
 
   const more = oneAtATime(async () => {
     if (trace.done) return;
@@ -58,10 +59,11 @@ export async function attemptView(route, ui) {
     refilter();
     layout.className = params.event ? 'layout with-detail' : 'layout';
     rubric.show(route);
+    judged.show(route);
     detail.show(params.event ? Number(params.event) : null, trace.events);
   }
 
-  ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, artifactsLine(attempt), bar.el,
+  ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el,
     status, layout);
   apply(route);
   await more();
@@ -147,24 +149,72 @@ function rubricPanel(score) {
   function show(route) {
     if (!list.length) return;
     const filter = judgmentFilter(route.params);
-    const counts = judgmentCounts(list);
-    const links = JUDGMENT_FILTERS.map((f) => h('a', {
-      href: buildRoute(withParams(route, { judgments: f === 'all' ? '' : f })),
-      class: f === filter ? 'tab on' : 'tab', 'aria-current': f === filter ? 'page' : null,
-    }, `${f} (${counts[f]})`));
-    const rows = filterJudgments(list, filter).map((j) => {
-      const state = judgmentState(j);
-      return h('tr', { class: `judgment judgment-${state}` },
-        h('td', {}, j.judge || '–'), h('td', {}, j.criterion || '–', j.description ? h('div', { class: 'muted' }, shorten(j.description, 200)) : null),
-        h('td', {}, j.error ? '–' : formatNumber(Number(j.value || 0))),
-        h('td', { class: state === 'error' ? 'verdict-errored' : `verdict-${state}` }, state),
-        h('td', {}, j.expected || ''), h('td', {}, j.observed || ''),
-        h('td', {}, shorten(j.error || j.reason || '', 400)), h('td', {}, j.judge_model || '–'));
-    });
-    put(el, h('h2', {}, `Rubric (${list.length} criteria)`), h('nav', { class: 'tabs' }, links),
-      table(['judge', 'criterion', 'value', '', 'expected', 'observed', 'reason', 'model'], rows, { class: 'judgments' }));
+    put(el, h('h2', {}, `Rubric (${list.length} criteria)`), filterTabs(route, list, filter), judgmentsTable(list, filter));
   }
   return { el, show };
+}
+
+function filterTabs(route, list, filter) {
+  const counts = judgmentCounts(list);
+  return h('nav', { class: 'tabs' }, JUDGMENT_FILTERS.map((f) => h('a', {
+    href: buildRoute(withParams(route, { judgments: f === 'all' ? '' : f })),
+    class: f === filter ? 'tab on' : 'tab', 'aria-current': f === filter ? 'page' : null,
+  }, `${f} (${counts[f]})`)));
+}
+
+function judgmentsTable(list, filter) {
+  const rows = filterJudgments(list, filter).map((j) => {
+    const state = judgmentState(j);
+    return h('tr', { class: `judgment judgment-${state}` },
+      h('td', {}, j.judge || '–'), h('td', {}, j.criterion || '–', j.description ? h('div', { class: 'muted' }, shorten(j.description, 200)) : null),
+      h('td', {}, j.error ? '–' : formatNumber(Number(j.value || 0))),
+      h('td', { class: state === 'error' ? 'verdict-errored' : `verdict-${state}` }, state),
+      h('td', {}, j.expected || ''), h('td', {}, j.observed || ''),
+      h('td', {}, shorten(j.error || j.reason || '', 400)), h('td', {}, j.judge_model || '–'));
+  });
+  return table(['judge', 'criterion', 'value', '', 'expected', 'observed', 'reason', 'model'], rows, { class: 'judgments' });
+}
+
+// HEMRA judges' scores of the attempt (newest first, each judging kept): the score, each
+// criterion (the same filter as the rubric's), and every model call with its request and
+// response as recorded, byte for byte.
+function judgesPanel(attempt) {
+  const scores = attempt.judge_scores || [];
+  const el = h('section', { class: 'judge-scores', id: 'judge-scores' });
+  function show(route) {
+    if (!scores.length) return;
+    const filter = judgmentFilter(route.params);
+    put(el, h('h2', {}, `HEMRA judges (${scores.length} ${scores.length === 1 ? 'judging' : 'judgings'})`),
+      ...scores.map((score, i) => judgeScore(attempt, score, i, route, filter)));
+  }
+  return { el, show };
+}
+
+function judgeScore(attempt, score, index, route, filter) {
+  const list = score.judgments || [];
+  const failed = score.state === 'SCORE_STATE_SCORER_FAILED';
+  const value = failed ? 'judge failed (counted apart, never 0)' : `score ${formatNumber(Number((score.rewards || {})[score.judge] || 0))}`;
+  return h('div', { class: 'judge-score', 'data-judge': score.judge },
+    h('h3', {}, `${score.judge} `, h('span', { class: 'mono muted' }, shorten(score.scorer_fingerprint || '', 23)),
+      index ? h('span', { class: 'muted' }, ' · earlier judging') : null),
+    h('p', { class: failed ? 'status-error' : 'muted' }, `${value} · model ${score.judge_model || '–'}`,
+      score.error ? ` · ${shorten(score.error, 300)}` : ''),
+    list.length ? [filterTabs(route, list, filter), judgmentsTable(list, filter)] : null,
+    judgeCalls(attempt, score.judge_calls || []));
+}
+
+function judgeCalls(attempt, calls) {
+  const base = `/api/attempts/${attempt.id}/judge-calls`;
+  const body = (digest, label) => digest ? h('a', { href: `${base}/${encodeURIComponent(digest)}`, download: '' }, label) : '–';
+  const rows = calls.map((c) => h('tr', { class: `judge-call call-${c.outcome || 'ok'}` },
+    h('td', { class: 'num' }, c.sample || 0), h('td', { class: 'num' }, c.retry || 0), h('td', {}, c.criterion || 'all'),
+    h('td', { class: 'num' }, c.http_status || '–'), h('td', {}, c.outcome || 'ok'), h('td', {}, c.served_model || '–'),
+    h('td', { class: 'num' }, `${formatNumber(Number(c.latency_ms || 0))} ms`),
+    h('td', { class: 'num' }, `${formatNumber(Number(c.input_tokens || 0))} / ${formatNumber(Number(c.output_tokens || 0))}`),
+    h('td', {}, body(c.request_blob_digest, 'request'), ' · ', body(c.response_blob_digest, 'response')),
+    h('td', {}, shorten(c.error || '', 300))));
+  return h('details', { class: 'judge-calls' }, h('summary', {}, `${calls.length} model ${calls.length === 1 ? 'call' : 'calls'}`),
+    table(['sample', 'try', 'criterion', 'status', 'outcome', 'served model', 'latency', 'tokens in / out', 'raw', 'error'], rows));
 }
 
 function artifactsLine(attempt) {

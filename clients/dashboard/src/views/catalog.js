@@ -104,8 +104,10 @@ export async function judgesView(route, ui) {
   ui.crumbs(h('span', {}, 'Judges'));
   const { judges, note } = await api('/api/judges');
   ui.main(h('h1', {}, 'Judges'),
-    judges.length ? table(['Judge', 'Models', 'Scored attempts', 'Runs'], judges.map((j) => h('tr', {}, h('td', {}, j.judge),
-      h('td', {}, j.models.join(', ') || '–'), h('td', { class: 'num' }, j.attempts),
-      h('td', {}, j.run_ids.map((r, i) => [i ? ', ' : '', h('a', { href: link('run', r) }, r)]))))) : null,
+    judges.length ? table(['Judge', 'Definitions (fingerprints)', 'Models', 'Judged attempts', 'Judge failed', 'Runs'],
+      judges.map((j) => h('tr', { class: 'judge', 'data-judge': j.judge }, h('td', {}, j.judge),
+        h('td', { class: 'mono' }, (j.fingerprints || []).map((f, i) => [i ? ', ' : '', h('span', { title: f }, shortDigest(f))])),
+        h('td', {}, j.models.join(', ') || '–'), h('td', { class: 'num' }, j.attempts), h('td', { class: 'num' }, j.failed || 0),
+        h('td', {}, j.run_ids.map((r, i) => [i ? ', ' : '', h('a', { href: link('run', r) }, r)]))))) : null,
     note ? h('p', { class: 'muted', id: 'judges-note' }, note) : null);
 }
