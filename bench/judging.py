@@ -28,6 +28,7 @@ import datetime as dt
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -241,6 +242,8 @@ def main() -> int:
     out.write_text(json.dumps({"args": vars(args), "rows": rows, "checks": checks}, indent=2))
     if args.keep:
         print(f"kept {scratch}")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
     return 1 if failed else 0
 
 

@@ -175,11 +175,28 @@ def _shapes(rows: dict) -> None:
         _message_shaped(attempt["score"] or {}, pb.Score, f"{where}: score")
         for artifact in attempt["artifacts"] or []:
             _message_shaped(artifact, pb.Artifact, f"{where}: artifacts")
+        _judge_scores(attempt.get("judge_scores"), where)
     for run in rows["runs"]:
         run["tree"] = convert.checked_tree(run["tree"])
         if not isinstance(run["spec"], dict):
             raise InvalidArgument(f"manifest: runs: {run['id']}: spec must be an object")
         _message_shaped(run["spec"], pb.RunSpec, f"manifest: runs: {run['id']}: spec")
+
+
+def _judge_scores(scores, where: str) -> None:
+    """HEMRA judge scores as the store records them: Scores naming their judge, rewards in range."""
+    if scores is None:
+        return
+    if not isinstance(scores, list) or not all(isinstance(s, dict) for s in scores):
+        raise InvalidArgument(f"{where}: judge_scores must be a list of objects")
+    for score in scores:
+        _message_shaped(score, pb.Score, f"{where}: judge_scores")
+        judge = score.get("judge")
+        if not judge or score.get("scorer") != f"judge:{judge}":
+            raise InvalidArgument(f"{where}: judge_scores: a judge score must name its judge")
+        problem = records.reward_problem(score.get("rewards", {}))
+        if problem:
+            raise InvalidArgument(f"{where}: judge_scores: {problem}")
 
 
 def _message_shaped(value: dict, message_type, where: str) -> None:
@@ -303,6 +320,9 @@ def blob_digests(rows: dict) -> set[str]:
     for attempt in rows["attempts"]:
         found += [a.get("blobDigest", "") for a in attempt["artifacts"] or []]
         found.append((attempt["score"] or {}).get("stdoutBlobDigest", ""))
+        for score in attempt.get("judge_scores") or []:  # each judge call's request and response
+            for call in score.get("judgeCalls", []) if isinstance(score, dict) else []:
+                found += [call.get("requestBlobDigest", ""), call.get("responseBlobDigest", "")]
     for run in rows["runs"]:
         found += [e.get("blobDigest", "") for e in run.get("tree") or []]
     # A digest that is not a string (a crafted manifest) comes out as its repr: check_rows refuses it.

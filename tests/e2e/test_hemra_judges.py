@@ -97,6 +97,15 @@ def test_a_judged_run_end_to_end(hemra_env, tmp_path, model_server):
     read = next(p for p in prompts if "5. Bake for 25 minutes." in p)
     assert "done: 3 steps" in read and "+5. Bake for 25 minutes." in read and "<untrusted-" in read
     assert "[not captured, or not found]" in next(p for p in prompts if p != read)  # nop wrote nothing
+    # An export carries the judge scores and every call's bodies; restored elsewhere, they are the same.
+    assert hemra(env, "export", "judged", "--out", str(tmp_path / "out")).returncode == 0
+    elsewhere = {**env, "HEMRA_HOME": str(tmp_path / "elsewhere")}
+    restored = hemra(elsewhere, "import", str(tmp_path / "out"))
+    assert restored.returncode == 0, restored.stderr
+    assert judge_scores(elsewhere, "judged") == scores
+    for digest in (call["request_blob_digest"], call["response_blob_digest"]):
+        hex_ = digest.split(":")[1]
+        assert (tmp_path / "out" / "blobs" / hex_[:2] / hex_[2:]).is_file()
 
 
 def test_judging_an_import_of_a_real_harbor_job_after_the_fact(hemra_env, tmp_path, model_server):

@@ -191,6 +191,15 @@ def _unknown_score_key(rows):
     rows["attempts"][0]["score"] = {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}, "grade": "A"}
 
 
+def _judge_scores(value):
+    def change(rows):
+        rows["attempts"][0]["judge_scores"] = value
+
+    return change
+
+
+_JUDGED = {"state": "SCORE_STATE_SCORED", "scorer": "judge:q", "judge": "q", "rewards": {"q": 1.0}}
+
 CRAFTED = {
     "harness command under nop's digest": (_planted_command, "does not hash to its digest"),
     "always-pass test under the real digest": (_planted_test, "do not hash to its digest"),
@@ -207,6 +216,17 @@ CRAFTED = {
     "a blob digest that is a path": (_digest_shape, "digest"),
     "a misspelt run spec key": (_misspelt_spec_key, "concurency"),
     "a score key no score has": (_unknown_score_key, "grade"),
+    "judge scores not a list": (_judge_scores({"q": 1}), "judge_scores must be a list"),
+    "a judge score of another scorer": (_judge_scores([dict(_JUDGED, scorer="verifier")]), "must name its judge"),
+    "a judge score out of range": (_judge_scores([dict(_JUDGED, rewards={"q": 1e300})]), "judge_scores"),
+    "a judge call with an unknown key": (
+        _judge_scores([dict(_JUDGED, judgeCalls=[{"sample": 0, "prompt": "x"}])]),
+        "prompt",
+    ),
+    "a judge call blob digest that is a path": (
+        _judge_scores([dict(_JUDGED, judgeCalls=[{"requestBlobDigest": "sha256:../../x"}])]),
+        "digest",
+    ),
 }
 
 
