@@ -18,6 +18,7 @@ from services.store import records
 from services.store import tables as t
 from services.store.catalog import find_dataset
 from services.store.outputs import CriterionCell, CriterionRow, CriterionSource, CriterionTable
+from services.store.report import judged_value
 
 SOURCES = ("newest", "largest")
 SCORED = "SCORE_STATE_SCORED"
@@ -105,12 +106,13 @@ async def _latest_attempts(session: AsyncSession, cell_ids: list[str]) -> dict[s
             t.Attempt.score,
             t.Attempt.start_time,
             t.Attempt.end_time,
+            t.Attempt.judge_scores,
         )
         .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
         .where(t.Trial.cell_id.in_(cell_ids))
     )
     latest: dict[str, dict] = {}
-    for trial_id, cell_id, digest, name, number, state, outcome, score, start, end in (
+    for trial_id, cell_id, digest, name, number, state, outcome, score, start, end, judged in (
         await session.execute(query)
     ).all():
         if trial_id in latest and latest[trial_id]["number"] > number:
@@ -125,6 +127,7 @@ async def _latest_attempts(session: AsyncSession, cell_ids: list[str]) -> dict[s
             score=score,
             start=start,
             end=end,
+            judge_scores=judged if isinstance(judged, list) else [],
         )
     return latest
 
@@ -189,6 +192,7 @@ def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> lis
                     cells=_cells(values, excluded, False),
                 )
             )
+    rows += judge_rows(attempts, column)
     for digest, task in sorted(tasks.items(), key=lambda kv: (kv[1]["name"], kv[0])):
         rows.append(
             CriterionRow(
@@ -209,6 +213,41 @@ def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> lis
         )
     )
     return rows
+
+
+def judge_rows(attempts: dict[str, dict], column: dict[str, int]) -> list[CriterionRow]:
+    """A row per judge (a HEMRA judge's score) and per rubric criterion ("judge / criterion"), each
+    the mean 0..1 value over the trials judged; a trial the judge could not judge is left out and
+    counted, never a 0."""
+    n = len(column)
+    found: dict[str, tuple[list[list[float]], list[int]]] = {}
+
+    def add(label: str, i: int, value: float | None) -> None:
+        values, excluded = found.setdefault(label, ([[] for _ in range(n)], [0] * n))
+        if value is None:
+            excluded[i] += 1
+        else:
+            values[i].append(value)
+
+    for attempt in attempts.values():
+        if attempt["state"] != "finished" or attempt["outcome"] in (records.INFRA_FAILED, records.CANCELLED):
+            continue
+        i = column[attempt["cell_id"]]
+        latest = {s.get("judge"): s for s in attempt["judge_scores"] if isinstance(s, dict) and s.get("judge")}
+        for name, score in sorted(latest.items()):
+            rewards = records.usable_rewards(score.get("rewards", {})) or {}
+            scored = score.get("state") == SCORED and name in rewards
+            add(f"judge {name}", i, rewards[name] if scored else None)
+        for score in [attempt["score"] or {}, *latest.values()]:
+            for judgment in score.get("judgments", []):
+                if isinstance(judgment, dict) and judgment.get("criterion"):
+                    add(f"{judgment.get('judge', '')} / {judgment['criterion']}", i, judged_value(judgment))
+    return [
+        CriterionRow(
+            criterion=label, task_digest="", unit="value", lower_is_better=False, cells=_cells(values, excluded, False)
+        )
+        for label, (values, excluded) in sorted(found.items(), key=lambda kv: (not kv[0].startswith("judge "), kv[0]))
+    ]
 
 
 async def criterion_table(session: AsyncSession, dataset_ref: str, source: str = "", progress=None) -> CriterionTable:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from services.store.service import Store
 from tests.conftest import REPO
 from tests.e2e.helpers import hemra, runs, show
 from tests.importer.test_imports import unpack
@@ -106,6 +107,25 @@ def test_a_judged_run_end_to_end(hemra_env, tmp_path, model_server):
     for digest in (call["request_blob_digest"], call["response_blob_digest"]):
         hex_ = digest.split(":")[1]
         assert (tmp_path / "out" / "blobs" / hex_[:2] / hex_[2:]).is_file()
+
+
+async def test_the_criterion_table_gains_judge_and_criterion_rows(hemra_env, tmp_path, model_server):
+    env = judged_env(hemra_env, model_server)
+    write_judge(tmp_path / "eval")
+    assert hemra(env, "run", str(run_file(tmp_path / "eval", "judged", [str(SCRIPTED), "nop"]))).returncode == 0
+    home = Path(hemra_env["HEMRA_HOME"])
+    store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
+    try:
+        table = await store.criterion_table("hemra-offline")
+    finally:
+        await store.close()
+    harnesses = [s.harness_name for s in table.sources]
+    rows = {r.criterion: dict(zip(harnesses, (c.value for c in r.cells))) for r in table.rows if r.unit == "value"}
+    assert rows == {
+        "judge quality": {"scripted-python": 1.0, "nop": 0.0},
+        "quality / last_step_first": {"scripted-python": 1.0, "nop": 0.0},
+        "quality / says_done": {"scripted-python": 1.0, "nop": 0.0},
+    }
 
 
 def test_judging_an_import_of_a_real_harbor_job_after_the_fact(hemra_env, tmp_path, model_server):

@@ -19,7 +19,7 @@ export async function datasetsView(route, ui) {
 function criterionTable(t, dataset) {
   const sources = t.sources;
   const head = [h('th', {}, 'Criterion'), ...sources.map((s) => h('th', { class: 'num' }, s.harness_name))];
-  const rows = t.rows.map((row) => h('tr', { class: row.task_digest ? 'task-row' : 'aggregate-row' },
+  const rows = t.rows.map((row) => h('tr', { class: row.task_digest ? 'task-row' : row.unit === 'value' ? 'aggregate-row judge-row' : 'aggregate-row' },
     h('th', { scope: 'row' }, row.criterion, row.lower_is_better ? h('span', { class: 'muted' }, ' (lower is better)') : null),
     row.cells.map((c, i) => {
       const s = sources[i];
