@@ -18,8 +18,10 @@ from hemra.v1 import store_service_pb2 as spb
 from services.common import errors, transport
 from tests.conftest import HEMRA, REPO
 from tests.e2e.helpers import hemra
+from tests.e2e.test_hemra_judges import SCRIPTED, judge_scores, run_file, write_judge
 from tests.e2e.test_processes import start
 from tests.importer.test_imports import unpack
+from tests.modelserver import ModelServer, parse
 
 pytestmark = pytest.mark.slow
 TOKEN = "remote-cli-test-token"
@@ -34,20 +36,24 @@ def deployment(tmp_path_factory):
     env.update(HEMRA_TOKEN=TOKEN, HEMRA_HOME=str(root / "home"))
     assert hemra(env, "db", "upgrade").returncode == 0
     processes = []
+    model = ModelServer(parse({"judge": [{"judge": "rubric"}]})).start()  # what the deployment's judges call
     try:
         store, store_addr = start("store", env)
         processes.append(store)
         planner, planner_addr = start("planner", env, "--store", store_addr)
-        scorer, scorer_addr = start("scorer", env, "--store", store_addr)
+        judge_env = {**env, "JUDGE_URL": model.url + "/v1", "JUDGE_KEY": "deployment-key"}
+        scorer, scorer_addr = start("scorer", judge_env, "--store", store_addr)
         importer, importer_addr = start("importer", env, "--store", store_addr, "--planner", planner_addr)
         processes += [planner, scorer, importer]
         executor, _ = start("executor", env, "--store", store_addr, "--scorer", scorer_addr, "--concurrency", "2")
         processes.append(executor)
         upstreams = ["--store", store_addr, "--planner", planner_addr, "--importer", importer_addr]
+        upstreams += ["--scorer", scorer_addr]
         gateway, front_door = start_gateway(env, *upstreams)
         processes.append(gateway)
         yield f"http://{front_door}", env, upstreams
     finally:
+        model.stop()
         for process in processes:
             process.terminate()
         assert [process.wait(timeout=20) for process in processes] == [0] * len(processes)
@@ -170,6 +176,47 @@ def test_front_door_never_lets_a_user_write_results(deployment):
     with pytest.raises(errors.HemraError) as caught:
         asyncio.run(claim())
     assert caught.value.code.name == "UNIMPLEMENTED"
+
+
+def test_judges_through_the_gateway(client_env, tmp_path):
+    """A run naming a judge file on this machine: the judge travels in the run's spec, the
+    deployment's scorer judges with its own endpoint and key; then `hemra judge` after the fact."""
+    harness = tmp_path / "harness"  # the scripted harness alone (its folder is sent to the deployment)
+    harness.mkdir()
+    for name in ("scripted-python.toml", "scripted_python.py", "scripts"):
+        (shutil.copytree if name == "scripts" else shutil.copy)(SCRIPTED.parent / name, harness / name)
+    write_judge(tmp_path / "eval")
+    path = run_file(tmp_path / "eval", "judged-remote", [str(harness / "scripted-python.toml")])
+    ok(hemra(client_env, "run", str(path)))
+    [[score]] = judge_scores(client_env, "judged-remote").values()
+    assert score["state"] == "SCORE_STATE_SCORED" and score["rewards"] == {"quality": 1.0}
+    write_judge(tmp_path, model="judge-model-2")
+    [again] = json.loads(ok(hemra(client_env, "judge", "judged-remote", "--judge", "quality", "--json", cwd=tmp_path)))
+    assert again["judged"] == 1 and again["failed"] == 0
+    [[newest, first]] = judge_scores(client_env, "judged-remote").values()
+    assert (newest["judge_model"], first["judge_model"]) == ("judge-model-2", "judge-model-1")
+
+
+def test_front_door_never_lets_a_user_record_judgments(deployment):
+    """The front door forwards JudgeRun (the scorer records what it judged), never a recording."""
+    from hemra.v1 import scorer_service_pb2 as scpb
+
+    address = deployment[0].removeprefix("http://")
+
+    async def call(client_of, method, request):
+        channel = transport.channel(address)
+        try:
+            return await getattr(client_of(channel, TOKEN), method)(request, timeout=5)
+        finally:
+            await channel.close()
+
+    for client_of, method, request in (
+        (transport.store, "RecordJudgeScores", spb.RecordJudgeScoresRequest()),
+        (transport.scorer, "JudgeAttempt", scpb.JudgeAttemptRequest()),
+    ):
+        with pytest.raises(errors.HemraError) as caught:
+            asyncio.run(call(client_of, method, request))
+        assert caught.value.code.name == "UNIMPLEMENTED", method
 
 
 async def _wait_done(address: str, run_id: str, timeout: float = 120) -> None:
