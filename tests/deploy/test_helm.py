@@ -305,6 +305,28 @@ def test_secrets__no_value_in_any_object_and_the_password_only_where_the_databas
     assert holders == {"store", "migrations"}
 
 
+def test_secrets__judge_keys_reach_the_scorer_alone_and_it_may_reach_their_models():
+    objects = render("all-switches")
+    holders = {
+        component(w)
+        for w, spec in pod_specs(objects)
+        for container in containers(spec)
+        for source in container.get("envFrom", [])
+        if source.get("secretRef", {}).get("name") == "judge-keys"
+    }
+    assert holders == {"scorer"}
+    policies = by_kind(objects, "NetworkPolicy")
+    [scorer] = [w for w, _ in pod_specs(objects) if component(w) == "scorer"]
+    egress = [r for p in policies if _selects(p, _pod_labels(scorer)) for r in p["spec"].get("egress", [])]
+    assert {"ports": [{"port": 443, "protocol": "TCP"}]} in egress
+    assert not any(
+        source.get("secretRef")
+        for _, spec in pod_specs(render())
+        for c in containers(spec)
+        for source in c.get("envFrom", [])
+    )
+
+
 def test_secrets__the_whole_database_url_from_a_secret():
     objects = render("default", "database.urlKey=url", "database.host=")
     [store] = [spec for w, spec in pod_specs(objects) if component(w) == "store"]
