@@ -232,6 +232,8 @@ def from_spec(spec: pb.JudgeSpec) -> Judge:
         raise JudgeFileError(f"judge {spec.name!r}: its definition cannot be read ({exc})") from None
     if spec.fingerprint and judge.fingerprint() != spec.fingerprint:
         raise JudgeFileError(f"judge {spec.name!r}: its fingerprint does not match its definition")
+    if judge.name != spec.name:
+        raise JudgeFileError(f"judge {spec.name!r}: its definition is judge {judge.name!r}")
     return judge
 
 

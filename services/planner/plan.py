@@ -87,9 +87,8 @@ def _judges(spec: pb.RunSpec, base: Path) -> list[pb.JudgeSpec]:
     found = []
     for name in dict.fromkeys(spec.judges):
         try:
-            if name in sent:
-                judges.from_spec(sent[name])
-                found.append(sent[name])
+            if name in sent:  # checked, and made whole again (its fingerprint as its definition gives it)
+                found.append(judges.from_spec(sent[name]).spec())
             else:
                 found.append(judges.load(judges.find(name, base)).spec())
         except judges.JudgeFileError as exc:

@@ -64,6 +64,7 @@ class Judges:
         """(run ID, judged, of which failed, skipped): every finished attempt of the run that
         has something of its agent to judge, recorded beside the scores it had."""
         judge = judges.from_spec(spec)
+        spec = judge.spec()  # its fingerprint as its definition gives it
         run = (await self.store.GetRun(spb.GetRunRequest(run=run_ref))).run
         attempts = [a for a in await _attempts(self.store, run.id) if a.outcome not in NOT_JUDGED]
         todo = [a for a in attempts if not (only_missing and _judged(a, spec.fingerprint))]
