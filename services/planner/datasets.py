@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.planner import registry
 from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import LoadedTask, load_task
 
@@ -31,16 +32,46 @@ def search_path(home: Path, base: Path | None) -> list[Path]:
     return dirs
 
 
-def resolve(ref: str, home: Path, base: Path | None = None) -> LoadedDataset:
+def parse_ref(ref: str) -> tuple[str, str, str]:
+    """(name, version, digest prefix) of NAME[@version][@<digest prefix>]. A folder has no
+    versions: its one @ part is a digest prefix. A registry dataset's one @ part is its version,
+    unless it starts with "sha256:"."""
+    name, *parts = ref.split("@")
+    if len(parts) > 2:
+        raise PlanError(f"dataset {ref}: expected NAME[@version][@<digest prefix>]")
+    if len(parts) == 2:
+        return name, parts[0], parts[1]
+    if parts and name.startswith(registry.PREFIX) and not parts[0].startswith("sha256:"):
+        return name, parts[0], ""
+    return name, "", parts[0] if parts else ""
+
+
+def resolve(ref: str, home: Path, base: Path | None = None, allow_head: bool = False) -> LoadedDataset:
     """Load the dataset `ref` names. Raises NotFound or PlanError in one line."""
-    name, _, prefix = ref.partition("@")
-    folder = _find(name, home, base)
+    name, version, prefix = parse_ref(ref)
+    if name.startswith(registry.PREFIX):
+        folder = registry.resolve(name.removeprefix(registry.PREFIX), version, home, allow_head)
+    elif version:
+        folder = _pinned(name, version, home)
+    else:
+        folder = _find(name, home, base)
     dataset = load_dataset(folder)
     if prefix and not dataset.digest.removeprefix("sha256:").startswith(prefix.removeprefix("sha256:")):
         raise PlanError(
             f"dataset {name}: pinned @{prefix} but {folder} is now {dataset.digest[:19]}; its tasks changed"
         )
     return dataset
+
+
+def _pinned(name: str, version: str, home: Path) -> Path:
+    """NAME@version without a prefix: a registry dataset pinned here before (no network)."""
+    folder = registry.pinned_folder(home, name, version)
+    if (folder / registry.SOURCE_FILE).is_file():
+        return folder
+    raise NotFound(
+        f"dataset {name}@{version}: no such pinned dataset; from the Harbor registry: "
+        f"-d {registry.PREFIX}{name}@{version} (or hemra datasets pin {registry.PREFIX}{name}@{version})"
+    )
 
 
 def _find(name: str, home: Path, base: Path | None) -> Path:
