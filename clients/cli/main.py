@@ -2,7 +2,18 @@
 
 import typer
 
-from clients.cli import comparing, connect, database, harness, judging, results, running, serving, transfer
+from clients.cli import (
+    comparing,
+    connect,
+    database,
+    datasets,
+    harness,
+    judging,
+    results,
+    running,
+    serving,
+    transfer,
+)
 
 app = typer.Typer(
     name="hemra",
@@ -24,6 +35,7 @@ app.command()(serving.serve)
 app.command()(serving.worker)
 app.command()(serving.health)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(serving.service)
+app.add_typer(datasets.app, name="datasets")
 app.add_typer(harness.app, name="harness")
 app.add_typer(database.app, name="db")
 

@@ -41,7 +41,7 @@ def dataset_to_proto(dataset: LoadedDataset, tasks: list[LoadedTask]) -> pb.Data
         name=f"datasets/{dataset.digest}",
         digest=dataset.digest,
         dataset_name=dataset.name,
-        source=str(dataset.source),
+        source=dataset.source_text(),
         tasks=[task_to_proto(t) for t in tasks],
     )
 

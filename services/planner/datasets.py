@@ -3,6 +3,7 @@
 import fnmatch
 import hashlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from services.planner import registry
 from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import LoadedTask, load_task
 
+_HEX = re.compile(r"^[0-9a-f]{1,64}$")
 #: The repository's bundled datasets (examples/), found relative to this file.
 BUNDLED = Path(__file__).resolve().parents[2] / "examples"
 
@@ -21,6 +23,13 @@ class LoadedDataset:
     source: Path
     digest: str
     tasks: list[LoadedTask]
+    #: Where a registry dataset came from (its hemra-source.json); None for a plain folder.
+    origin: dict | None = None
+
+    def source_text(self) -> str:
+        if not self.origin:
+            return str(self.source)
+        return f"{registry.PREFIX}{self.origin['name']}@{self.origin['version']} (registry {self.origin['registry']})"
 
 
 def search_path(home: Path, base: Path | None) -> list[Path]:
@@ -33,17 +42,20 @@ def search_path(home: Path, base: Path | None) -> list[Path]:
 
 
 def parse_ref(ref: str) -> tuple[str, str, str]:
-    """(name, version, digest prefix) of NAME[@version][@<digest prefix>]. A folder has no
-    versions: its one @ part is a digest prefix. A registry dataset's one @ part is its version,
-    unless it starts with "sha256:"."""
+    """(name, version, digest prefix) of NAME[@version][@<digest prefix>]. A lone @ part is a
+    registry dataset's version (harbor:NAME@2.0); otherwise it is a digest prefix when it is
+    hexadecimal (or starts with "sha256:"), else a version (NAME@1.0: a pinned registry dataset)."""
     name, *parts = ref.split("@")
     if len(parts) > 2:
         raise PlanError(f"dataset {ref}: expected NAME[@version][@<digest prefix>]")
     if len(parts) == 2:
         return name, parts[0], parts[1]
-    if parts and name.startswith(registry.PREFIX) and not parts[0].startswith("sha256:"):
+    if not parts:
+        return name, "", ""
+    digest_like = parts[0].startswith("sha256:") or bool(_HEX.match(parts[0]))
+    if name.startswith(registry.PREFIX) and not parts[0].startswith("sha256:") or not digest_like:
         return name, parts[0], ""
-    return name, "", parts[0] if parts else ""
+    return name, "", parts[0]
 
 
 def resolve(ref: str, home: Path, base: Path | None = None, allow_head: bool = False) -> LoadedDataset:
@@ -61,6 +73,15 @@ def resolve(ref: str, home: Path, base: Path | None = None, allow_head: bool = F
             f"dataset {name}: pinned @{prefix} but {folder} is now {dataset.digest[:19]}; its tasks changed"
         )
     return dataset
+
+
+def pin(ref: str, home: Path, allow_head: bool = False) -> LoadedDataset:
+    """Pin `ref` again from its source: a registry dataset is read from the registry and fetched
+    anew (a changed one gets a new digest, and refs pinned to the old one refuse it)."""
+    name, version, prefix = parse_ref(ref)
+    if name.startswith(registry.PREFIX):
+        registry.resolve(name.removeprefix(registry.PREFIX), version, home, allow_head, refresh=True)
+    return resolve(ref, home, None, allow_head)
 
 
 def _pinned(name: str, version: str, home: Path) -> Path:
@@ -113,7 +134,7 @@ def load_dataset(folder: Path) -> LoadedDataset:
         seen[task.task_name] = task.folder
     lines = "".join(f"{t.task_name}\0{t.digest}\n" for t in sorted(tasks, key=lambda t: t.task_name))
     digest = "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
-    return LoadedDataset(name=name, source=folder, digest=digest, tasks=tasks)
+    return LoadedDataset(name=name, source=folder, digest=digest, tasks=tasks, origin=registry.source_of(folder))
 
 
 def _dataset_name(folder: Path) -> str:

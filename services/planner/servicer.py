@@ -1,6 +1,7 @@
 """PlannerService over gRPC: resolve with plan.py, upload task files, have the store record."""
 
 import asyncio
+import json
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
@@ -10,6 +11,7 @@ from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec
 from services.importer import folders
 from services.planner import convert, images, plan
+from services.planner import datasets as ds
 from services.planner.errors import PlanError
 from services.planner.tasks import harbor_content_hash, load_task
 
@@ -99,6 +101,14 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             )
         await self._upload_files(loaded)
         return ppb.PinTasksResponse(tasks=pinned)
+
+    async def PinDataset(self, request, context):
+        dataset = await asyncio.to_thread(ds.pin, request.ref, self.home, request.allow_head)
+        await self._upload_files(dataset.tasks)
+        proto = convert.dataset_to_proto(dataset, dataset.tasks)
+        await self.store.RecordDataset(spb.RecordDatasetRequest(dataset=proto))
+        origin = json.dumps(dataset.origin["tasks"]) if dataset.origin else ""
+        return ppb.PinDatasetResponse(dataset=proto, origin_json=origin)
 
     async def _upload_task_files(self, resolved: plan.Resolved) -> None:
         await self._upload_files([t for _, tasks in resolved.datasets for t in tasks])

@@ -170,6 +170,16 @@ class PlannedRun:
     tree: list | None = None
 
 
+async def record_dataset(session: AsyncSession, dataset: dict, tasks: list[dict]) -> None:
+    check_strings(t.Dataset.__table__, dataset, "dataset")
+    for row in tasks:
+        check_strings(t.Task.__table__, row, "task")
+    await insert_or_replace(session, t.Task, ("task_name", "record"), tasks)
+    await insert_or_replace(
+        session, t.Dataset, ("dataset_name", "task_digests"), await _datasets_to_record(session, [dataset])
+    )
+
+
 async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.Run:
     """Record the run, its cells, trials, first attempts and jobs. One transaction (the caller's)."""
     if not plan.cells:

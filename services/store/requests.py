@@ -43,16 +43,7 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         concurrency=max(spec.concurrency, 1),
         pool=_pool(spec.pool),
         max_infra_retries=max(spec.max_infra_retries, 0),
-        datasets=[
-            dict(
-                digest=d.digest,
-                dataset_name=d.dataset_name,
-                source=d.source,
-                task_digests=[x.digest for x in d.tasks],
-                create_time=0.0,
-            )
-            for d in request.datasets
-        ],
+        datasets=[dataset_row(d) for d in request.datasets],
         tasks=[dict(digest=x.digest, task_name=x.task_name, record=_task_record(x)) for x in tasks.values()],
         harnesses=[
             dict(digest=h.digest, harness_name=h.harness_name, record=convert.to_dict(h)) for h in request.harnesses
@@ -60,6 +51,20 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         cells=[(c.dataset_digest, c.dataset_name, c.harness_digest, c.harness_name, c.model) for c in request.cells],
         trials=trials,
     )
+
+
+def dataset_row(dataset: pb.Dataset) -> dict:
+    return dict(
+        digest=dataset.digest,
+        dataset_name=dataset.dataset_name,
+        source=dataset.source,
+        task_digests=[x.digest for x in dataset.tasks],
+        create_time=0.0,
+    )
+
+
+def task_rows(dataset: pb.Dataset) -> list[dict]:
+    return [dict(digest=x.digest, task_name=x.task_name, record=_task_record(x)) for x in dataset.tasks]
 
 
 def imported_result(result: spb.ImportedResult) -> dict:

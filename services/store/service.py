@@ -167,6 +167,15 @@ class Store:
         async with self.sessions() as session:
             return await records.get_attempt(session, attempt_id)
 
+    async def record_dataset(self, dataset: dict, tasks: list[dict]) -> None:
+        """A dataset and its tasks, pinned without a run."""
+        if not tasks:
+            raise InvalidArgument("a dataset needs at least one task")
+        async with self.sessions.begin() as session:
+            await records.record_dataset(session, dataset, tasks)
+        for row in tasks:
+            self.pinned.forget(queue.TASKS.name, row["digest"])
+
     async def record_judge_scores(self, judged: list[tuple[str, list[dict]]]) -> None:
         """Append HEMRA judge scores to finished attempts (re-judging keeps the earlier ones), all
         or none."""

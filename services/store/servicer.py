@@ -61,6 +61,10 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def GetAttempt(self, request, context):
         return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*await self.store.get_attempt(request.attempt)))
 
+    async def RecordDataset(self, request, context):
+        await self.store.record_dataset(requests.dataset_row(request.dataset), requests.task_rows(request.dataset))
+        return spb.RecordDatasetResponse()
+
     async def RecordJudgeScores(self, request, context):
         await self.store.record_judge_scores(
             [(judged.attempt_id, requests.judge_scores(judged.scores)) for judged in request.attempts]

@@ -7,6 +7,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PinDatasetRequest(_message.Message):
+    __slots__ = ("ref", "allow_head")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_HEAD_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    allow_head: bool
+    def __init__(self, ref: _Optional[str] = ..., allow_head: _Optional[bool] = ...) -> None: ...
+
+class PinDatasetResponse(_message.Message):
+    __slots__ = ("dataset", "origin_json")
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_JSON_FIELD_NUMBER: _ClassVar[int]
+    dataset: _common_pb2.Dataset
+    origin_json: str
+    def __init__(self, dataset: _Optional[_Union[_common_pb2.Dataset, _Mapping]] = ..., origin_json: _Optional[str] = ...) -> None: ...
+
 class PinTasksRequest(_message.Message):
     __slots__ = ("paths",)
     PATHS_FIELD_NUMBER: _ClassVar[int]

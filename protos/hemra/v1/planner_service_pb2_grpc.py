@@ -49,6 +49,11 @@ class PlannerServiceStub:
                 request_serializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksResponse.FromString,
                 _registered_method=True)
+        self.PinDataset = channel.unary_unary(
+                '/hemra.v1.PlannerService/PinDataset',
+                request_serializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetResponse.FromString,
+                _registered_method=True)
 
 
 class PlannerServiceServicer:
@@ -79,6 +84,14 @@ class PlannerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PinDataset(self, request, context):
+        """Fetches and pins a dataset from its source (a folder, or harbor:NAME@VERSION from the
+        Harbor registry, read again), stores its files and records it (hemra datasets pin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlannerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -96,6 +109,11 @@ def add_PlannerServiceServicer_to_server(servicer, server):
                     servicer.PinTasks,
                     request_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_planner__service__pb2.PinTasksResponse.SerializeToString,
+            ),
+            'PinDataset': grpc.unary_unary_rpc_method_handler(
+                    servicer.PinDataset,
+                    request_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -179,6 +197,33 @@ class PlannerService:
             '/hemra.v1.PlannerService/PinTasks',
             hemra_dot_v1_dot_planner__service__pb2.PinTasksRequest.SerializeToString,
             hemra_dot_v1_dot_planner__service__pb2.PinTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PinDataset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.PlannerService/PinDataset',
+            hemra_dot_v1_dot_planner__service__pb2.PinDatasetRequest.SerializeToString,
+            hemra_dot_v1_dot_planner__service__pb2.PinDatasetResponse.FromString,
             options,
             channel_credentials,
             insecure,

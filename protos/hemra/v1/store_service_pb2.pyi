@@ -1057,3 +1057,13 @@ class GetTaskResponse(_message.Message):
     TASK_FIELD_NUMBER: _ClassVar[int]
     task: _common_pb2.Task
     def __init__(self, task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ...) -> None: ...
+
+class RecordDatasetRequest(_message.Message):
+    __slots__ = ("dataset",)
+    DATASET_FIELD_NUMBER: _ClassVar[int]
+    dataset: _common_pb2.Dataset
+    def __init__(self, dataset: _Optional[_Union[_common_pb2.Dataset, _Mapping]] = ...) -> None: ...
+
+class RecordDatasetResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

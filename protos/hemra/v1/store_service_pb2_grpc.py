@@ -145,6 +145,11 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.FromString,
                 _registered_method=True)
+        self.RecordDataset = channel.unary_unary(
+                '/hemra.v1.StoreService/RecordDataset',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetResponse.FromString,
+                _registered_method=True)
         self.RecordJudgeScores = channel.unary_unary(
                 '/hemra.v1.StoreService/RecordJudgeScores',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.RecordJudgeScoresRequest.SerializeToString,
@@ -348,9 +353,16 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def RecordJudgeScores(self, request, context):
+    def RecordDataset(self, request, context):
         """Content-addressed blobs (sha256). Storing a blob twice is a no-op.
-        Records HEMRA judge scores of finished attempts (hemra judge), beside any earlier.
+        Records a pinned dataset and its tasks without a run (hemra datasets pin).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordJudgeScores(self, request, context):
+        """Records HEMRA judge scores of finished attempts (hemra judge), beside any earlier.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -503,6 +515,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.ReleaseJob,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.SerializeToString,
+            ),
+            'RecordDataset': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordDataset,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetResponse.SerializeToString,
             ),
             'RecordJudgeScores': grpc.unary_unary_rpc_method_handler(
                     servicer.RecordJudgeScores,
@@ -1130,6 +1147,33 @@ class StoreService:
             '/hemra.v1.StoreService/ReleaseJob',
             hemra_dot_v1_dot_store__service__pb2.ReleaseJobRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.ReleaseJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordDataset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/RecordDataset',
+            hemra_dot_v1_dot_store__service__pb2.RecordDatasetRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.RecordDatasetResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,116 @@
+"""hemra datasets: what is pinned, pinning from a source, and one dataset's tasks."""
+
+import json
+from typing import Annotated
+
+import typer
+from google.protobuf import json_format
+from rich.table import Table
+
+from clients.cli import connect
+from clients.cli.common import command, console
+from clients.cli.safe import plain, safe_json
+from hemra.v1 import planner_service_pb2 as ppb
+from hemra.v1 import store_service_pb2 as spb
+
+app = typer.Typer(help="Datasets: what is pinned, pinning one from its source, its tasks.", no_args_is_help=True)
+#: Tasks read per ListTasks page.
+_PAGE = 1000
+
+
+def _json(message) -> dict:
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+@app.command("list")
+def list_(as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False) -> None:
+    """Every dataset pinned in the store: name, source, digest, tasks, and its use."""
+    _list(as_json)
+
+
+@command
+async def _list(as_json: bool) -> None:
+    async with connect.services() as services:
+        datasets = (await services.store.ListDatasets(spb.ListDatasetsRequest())).datasets
+    if as_json:
+        print(safe_json(json.dumps([_json(d) for d in datasets], indent=2)))
+        return
+    table = Table(title="datasets", title_justify="left")
+    for column in ("name", "digest", "tasks", "runs", "imports", "last used", "source"):
+        table.add_column(column)
+    for d in datasets:
+        used = d.last_used_time.ToDatetime().strftime("%Y-%m-%d %H:%M") if d.last_used_time.seconds else "-"
+        table.add_row(
+            plain(d.dataset_name), d.digest[7:19], str(d.tasks), str(d.runs), str(d.imports), used, plain(d.source)
+        )
+    console.print(table)
+
+
+@app.command()
+def pin(
+    source: Annotated[
+        str, typer.Argument(help="A dataset as -d takes it: a folder, or harbor:NAME@VERSION from the Harbor registry.")
+    ],
+    allow_head: Annotated[
+        bool,
+        typer.Option("--allow-head", help="Pin registry tasks that name no commit (HEAD) at the commit fetched now."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False,
+) -> None:
+    """Fetch a dataset from its source, pin it by digest and store its files; print NAME@DIGEST."""
+    _pin(source, allow_head, as_json)
+
+
+@command
+async def _pin(source: str, allow_head: bool, as_json: bool) -> None:
+    async with connect.services() as services:
+        response = await services.planner.PinDataset(ppb.PinDatasetRequest(ref=source, allow_head=allow_head))
+    dataset = response.dataset
+    origin = json.loads(response.origin_json) if response.origin_json else []
+    if as_json:
+        tasks = [{"task_name": t.task_name, "digest": t.digest} for t in dataset.tasks]
+        commits = {o["name"]: o for o in origin}
+        for task in tasks:
+            task.update({k: v for k, v in commits.get(task["task_name"].rsplit("/", 1)[-1], {}).items() if k != "name"})
+        out = {"dataset_name": dataset.dataset_name, "digest": dataset.digest, "source": dataset.source, "tasks": tasks}
+        print(safe_json(json.dumps(out, indent=2)))
+        return
+    commits = sorted({o["commit"][:12] for o in origin})
+    at = f" at commit {', '.join(commits)}" if commits else ""
+    console.print(plain(f"{dataset.dataset_name}@{dataset.digest[7:19]}: {len(dataset.tasks)} tasks{at}"))
+    console.print(plain(f"source: {dataset.source}"), highlight=False)
+
+
+@app.command()
+def show(
+    name: Annotated[str, typer.Argument(help="A dataset: its name, name@<digest prefix> or digest.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False,
+) -> None:
+    """A dataset's tasks with their digests, and where the dataset came from."""
+    _show(name, as_json)
+
+
+@command
+async def _show(name: str, as_json: bool) -> None:
+    async with connect.services() as services:
+        tasks, token = [], ""
+        while True:
+            page = await services.store.ListTasks(spb.ListTasksRequest(parent=name, page_size=_PAGE, page_token=token))
+            tasks += page.tasks
+            token = page.next_page_token
+            if not token:
+                break
+        datasets = (await services.store.ListDatasets(spb.ListDatasetsRequest())).datasets
+    dataset = next((d for d in datasets if d.digest == page.dataset_digest), None)
+    if as_json:
+        out = {"dataset": _json(dataset) if dataset else None, "tasks": [_json(t) for t in tasks]}
+        print(safe_json(json.dumps(out, indent=2)))
+        return
+    if dataset is not None:
+        console.print(plain(f"{dataset.dataset_name}@{dataset.digest[7:19]} · {dataset.source}"), highlight=False)
+    table = Table(title="tasks", title_justify="left")
+    for column in ("task", "digest", "attempts", "passed"):
+        table.add_column(column)
+    for t in tasks:
+        table.add_row(plain(t.task_name), t.digest[7:19], str(t.attempts), str(t.passed))
+    console.print(table)
