@@ -70,9 +70,10 @@ def resolve(name: str, version: str, home: Path, allow_head: bool = False, refre
     where = location()
     entry = pick(read_registry(where), name, version)
     folder = pinned_folder(home, entry.name, entry.version)
-    if not refresh and (folder / SOURCE_FILE).is_file():
-        return folder
     unpinned = [t for t in entry.tasks if not _COMMIT.match(t.commit)]
+    kept = source_of(folder)
+    if kept is not None and (not refresh or (not unpinned and kept.get("entry_digest") == _entry_digest(entry))):
+        return folder  # pinned already (and, pinning again, the registry still pins the same commits)
     if unpinned and not allow_head:
         raise PlanError(
             f"dataset {PREFIX}{entry.name}@{entry.version}: {len(unpinned)} task(s) are not pinned to a commit "
