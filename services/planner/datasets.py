@@ -8,10 +8,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.planner import registry
+from services.planner import hf, registry
 from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import LoadedTask, load_task
 
+#: Prefixes of datasets that come from a source other than a folder.
+SOURCES = (registry.PREFIX, hf.PREFIX)
 _HEX = re.compile(r"^[0-9a-f]{1,64}$")
 #: The repository's bundled datasets (examples/), found relative to this file.
 BUNDLED = Path(__file__).resolve().parents[2] / "examples"
@@ -29,7 +31,8 @@ class LoadedDataset:
     def source_text(self) -> str:
         if not self.origin:
             return str(self.source)
-        return f"{registry.PREFIX}{self.origin['name']}@{self.origin['version']} (registry {self.origin['registry']})"
+        prefix = hf.PREFIX if self.origin.get("source") == "hf" else registry.PREFIX
+        return f"{prefix}{self.origin['name']}@{self.origin['version']} ({self.origin['registry']})"
 
 
 def search_path(home: Path, base: Path | None) -> list[Path]:
@@ -53,7 +56,7 @@ def parse_ref(ref: str) -> tuple[str, str, str]:
     if not parts:
         return name, "", ""
     digest_like = parts[0].startswith("sha256:") or bool(_HEX.match(parts[0]))
-    if name.startswith(registry.PREFIX) and not parts[0].startswith("sha256:") or not digest_like:
+    if name.startswith(SOURCES) and not parts[0].startswith("sha256:") or not digest_like:
         return name, parts[0], ""
     return name, "", parts[0]
 
@@ -63,6 +66,8 @@ def resolve(ref: str, home: Path, base: Path | None = None, allow_head: bool = F
     name, version, prefix = parse_ref(ref)
     if name.startswith(registry.PREFIX):
         folder = registry.resolve(name.removeprefix(registry.PREFIX), version, home, allow_head)
+    elif name.startswith(hf.PREFIX):
+        folder = hf.resolve(name.removeprefix(hf.PREFIX), version, home, search_path(home, base)[:-1])
     elif version:
         folder = _pinned(name, version, home)
     else:

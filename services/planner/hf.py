@@ -1,0 +1,202 @@
+"""Datasets from the Hugging Face Hub: `hf:ORG/NAME@REVISION`, its rows made Harbor-format tasks
+by a mapping file (which columns are the task's name, instruction, tests, solution and
+environment), fetched with huggingface_hub at a commit and read from the snapshot's own files
+(parquet, JSON lines or JSON), never by name from a datasets cache. The tasks are written under
+HEMRA_HOME and pinned by HEMRA's digest like any folder.
+
+The mapping is `hf/ORG/NAME.toml` in the dataset search path (HEMRA_DATASETS_PATH, `datasets/`
+beside the run file, HEMRA_HOME/datasets):
+
+    files = ["data/test-*.parquet"]   # globs in the snapshot
+    name = "instance_id"              # the column naming each task
+    instruction = "problem"           # instruction.md
+    tests = "test_sh"                 # tests/test.sh (writes /logs/verifier/reward.txt)
+    solution = "solve_sh"             # solution/solve.sh (optional)
+    dockerfile = "FROM debian:bookworm-slim\\nWORKDIR /app\\n"   # or dockerfile_column = "..."
+    agent_timeout_secs = 600
+    verifier_timeout_secs = 120
+"""
+
+import fnmatch
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+import tomllib
+from pathlib import Path
+
+from services.planner.errors import NotFound, PlanError
+
+PREFIX = "hf:"
+SOURCE_FILE = "hemra-source.json"
+MAX_ROWS = 100_000
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_TASK = re.compile(r"[^A-Za-z0-9._-]+")
+_KEYS = {
+    "files",
+    "name",
+    "instruction",
+    "tests",
+    "solution",
+    "dockerfile",
+    "dockerfile_column",
+    "agent_timeout_secs",
+    "verifier_timeout_secs",
+}
+
+
+def resolve(repo: str, revision: str, home: Path, mapping_dirs: list[Path]) -> Path:
+    """The folder of tasks made from `repo` at `revision` by its mapping."""
+    if not _REPO.match(repo):
+        raise PlanError(f"dataset {PREFIX}{repo}: expected {PREFIX}ORG/NAME@REVISION")
+    if not revision:
+        raise PlanError(f"dataset {PREFIX}{repo}: give a revision ({PREFIX}{repo}@<commit or branch>)")
+    mapping_path = _mapping_file(repo, mapping_dirs)
+    mapping = _mapping(mapping_path)
+    snapshot = _snapshot(repo, revision)
+    commit = snapshot.name
+    mapping_digest = hashlib.sha256(mapping_path.read_bytes()).hexdigest()[:16]
+    folder = home / "cache" / "hf" / repo / commit / mapping_digest
+    if (folder / SOURCE_FILE).is_file():
+        return folder
+    files = _data_files(repo, snapshot, mapping)
+    rows = [row for path in files for row in _rows(path)]
+    return _write(repo, commit, mapping, mapping_path, files, rows, snapshot, folder)
+
+
+def _mapping_file(repo: str, dirs: list[Path]) -> Path:
+    for root in dirs:
+        path = root / "hf" / f"{repo}.toml"
+        if path.is_file():
+            return path
+    where = ", ".join(str(d / "hf" / f"{repo}.toml") for d in dirs)
+    raise NotFound(f"dataset {PREFIX}{repo}: no mapping file (looked for {where})")
+
+
+def _mapping(path: Path) -> dict:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PlanError(f"{path}: cannot read: {exc}") from None
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise PlanError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_KEYS))})")
+    for key in ("files", "name", "instruction", "tests"):
+        if key not in data:
+            raise PlanError(f"{path}: needs {key}")
+    if not isinstance(data["files"], list) or not all(isinstance(f, str) for f in data["files"]):
+        raise PlanError(f"{path}: files must be a list of globs")
+    if ("dockerfile" in data) == ("dockerfile_column" in data):
+        raise PlanError(f"{path}: give dockerfile or dockerfile_column (one of them)")
+    data["_path"] = str(path)
+    return data
+
+
+def _snapshot(repo: str, revision: str) -> Path:
+    """The snapshot folder of `repo` at `revision` (a commit or a branch), fetched or cached."""
+    try:
+        import huggingface_hub
+    except ImportError:  # pragma: no cover - a dependency of the project
+        raise PlanError("dataset hf:…: huggingface_hub is not installed") from None
+    try:
+        return Path(huggingface_hub.snapshot_download(repo, repo_type="dataset", revision=revision))
+    except Exception as exc:  # the hub's many errors: not found, offline and not cached, unreachable
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NotFound(f"dataset {PREFIX}{repo}@{revision}: {first[:300]}") from None
+
+
+def _data_files(repo: str, snapshot: Path, mapping: dict) -> list[Path]:
+    every = sorted(p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file())
+    chosen = [p for p in every if any(fnmatch.fnmatchcase(p, g) for g in mapping["files"])]
+    if not chosen:
+        raise PlanError(
+            f"{mapping['_path']}: files {mapping['files']} match nothing in {repo} (it has {len(every)} files)"
+        )
+    return [snapshot / p for p in chosen]
+
+
+def _rows(path: Path) -> list[dict]:
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path).to_pylist()[:MAX_ROWS]
+        text = path.read_text()
+        if path.suffix == ".jsonl":
+            return [json.loads(line) for line in text.splitlines() if line.strip()][:MAX_ROWS]
+        data = json.loads(text)
+        return data if isinstance(data, list) else [data]
+    except Exception as exc:
+        raise PlanError(f"{path.name}: cannot read its rows: {exc}") from None
+
+
+def _column(mapping: dict, key: str, row: dict, file: str):
+    column = mapping[key]
+    if column not in row:
+        raise PlanError(
+            f"{mapping['_path']}: {key} = {column!r}: no such column in {file} (columns: {', '.join(sorted(row))})"
+        )
+    value = row[column]
+    return "" if value is None else str(value)
+
+
+def _write(repo, commit, mapping, mapping_path, files, rows, snapshot, folder: Path) -> Path:
+    if not rows:
+        raise PlanError(f"dataset {PREFIX}{repo}@{commit[:12]}: its files hold no rows")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
+    try:
+        names: set[str] = set()
+        for row in rows:
+            file = files[0].name
+            name = _TASK.sub("-", _column(mapping, "name", row, file)).strip("-.")[:150] or "task"
+            if name in names:
+                raise PlanError(f"dataset {PREFIX}{repo}: two rows name task {name!r}")
+            names.add(name)
+            _task(work / name, repo, name, mapping, row, file)
+        record = {
+            "source": "hf",
+            "name": repo,
+            "version": commit,
+            "registry": "huggingface",
+            "revision": commit,
+            "mapping": str(mapping_path),
+            "files": [
+                {"path": p.relative_to(snapshot).as_posix(), "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+                for p in files
+            ],
+            "tasks": [],
+        }
+        (work / SOURCE_FILE).write_text(json.dumps(record, indent=2))
+        (work / "dataset.toml").write_text(f"name = {json.dumps(repo.replace('/', '-'))}\n")
+        if folder.exists():
+            shutil.rmtree(folder)
+        work.rename(folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return folder
+
+
+def _task(folder: Path, repo: str, name: str, mapping: dict, row: dict, file: str) -> None:
+    (folder / "tests").mkdir(parents=True)
+    (folder / "environment").mkdir()
+    agent = int(mapping.get("agent_timeout_secs", 600))
+    verifier = int(mapping.get("verifier_timeout_secs", 120))
+    (folder / "task.toml").write_text(
+        f"[task]\nname = {json.dumps(repo.replace('/', '-') + '/' + name)}\n\n[agent]\ntimeout_sec = {agent}\n\n"
+        f"[verifier]\ntimeout_sec = {verifier}\n"
+    )
+    (folder / "instruction.md").write_text(_column(mapping, "instruction", row, file))
+    test = folder / "tests" / "test.sh"
+    test.write_text(_column(mapping, "tests", row, file))
+    test.chmod(0o755)
+    if "solution" in mapping:
+        (folder / "solution").mkdir()
+        solve = folder / "solution" / "solve.sh"
+        solve.write_text(_column(mapping, "solution", row, file))
+        solve.chmod(0o755)
+    dockerfile = (
+        _column(mapping, "dockerfile_column", row, file) if "dockerfile_column" in mapping else mapping["dockerfile"]
+    )
+    (folder / "environment" / "Dockerfile").write_text(dockerfile)
