@@ -17,7 +17,9 @@ TASKS = ("reverse-lines", "csv-column-sum")
 
 def git(repo: Path, *args: str) -> str:
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True)
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env={**os.environ, **env}, check=True
+    )
     return done.stdout.strip()
 
 
