@@ -8,7 +8,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.planner import hf, registry
+from services.planner import hf, pinned, registry
 from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import LoadedTask, load_task
 
@@ -92,7 +92,7 @@ def pin(ref: str, home: Path, allow_head: bool = False) -> LoadedDataset:
 def _pinned(name: str, version: str, home: Path) -> Path:
     """NAME@version without a prefix: a registry dataset pinned here before (no network)."""
     folder = registry.pinned_folder(home, name, version)
-    if (folder / registry.SOURCE_FILE).is_file():
+    if (folder / pinned.SOURCE_FILE).is_file():
         return folder
     raise NotFound(
         f"dataset {name}@{version}: no such pinned dataset; from the Harbor registry: "
@@ -139,7 +139,7 @@ def load_dataset(folder: Path) -> LoadedDataset:
         seen[task.task_name] = task.folder
     lines = "".join(f"{t.task_name}\0{t.digest}\n" for t in sorted(tasks, key=lambda t: t.task_name))
     digest = "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
-    return LoadedDataset(name=name, source=folder, digest=digest, tasks=tasks, origin=registry.source_of(folder))
+    return LoadedDataset(name=name, source=folder, digest=digest, tasks=tasks, origin=pinned.source_of(folder))
 
 
 def _dataset_name(folder: Path) -> str:

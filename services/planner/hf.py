@@ -21,15 +21,14 @@ import fnmatch
 import hashlib
 import json
 import re
-import shutil
-import tempfile
 import tomllib
 from pathlib import Path
 
+from services.planner import pinned
 from services.planner.errors import NotFound, PlanError
+from services.planner.pinned import SOURCE_FILE
 
 PREFIX = "hf:"
-SOURCE_FILE = "hemra-source.json"
 MAX_ROWS = 100_000
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _TASK = re.compile(r"[^A-Za-z0-9._-]+")
@@ -144,9 +143,7 @@ def _column(mapping: dict, key: str, row: dict, file: str):
 def _write(repo, commit, mapping, mapping_path, files, rows, snapshot, folder: Path) -> Path:
     if not rows:
         raise PlanError(f"dataset {PREFIX}{repo}@{commit[:12]}: its files hold no rows")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
-    try:
+    with pinned.writing(folder) as work:
         names: set[str] = set()
         for row in rows:
             file = files[0].name
@@ -168,13 +165,7 @@ def _write(repo, commit, mapping, mapping_path, files, rows, snapshot, folder: P
             ],
             "tasks": [],
         }
-        (work / SOURCE_FILE).write_text(json.dumps(record, indent=2))
-        (work / "dataset.toml").write_text(f"name = {json.dumps(repo.replace('/', '-'))}\n")
-        if folder.exists():
-            shutil.rmtree(folder)
-        work.rename(folder)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        pinned.describe(work, repo.replace("/", "-"), record)
     return folder
 
 

@@ -15,19 +15,18 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 import urllib.parse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from services.planner import pinned as pinned_copy
 from services.planner.errors import NotFound, PlanError
+from services.planner.pinned import SOURCE_FILE, source_of
 
 PREFIX = "harbor:"
 REGISTRY_ENV = "HEMRA_HARBOR_REGISTRY"
 DEFAULT_REGISTRY = "https://raw.githubusercontent.com/laude-institute/harbor/main/registry.json"
-#: What a pinned copy says of where it came from (beside its task folders).
-SOURCE_FILE = "hemra-source.json"
 MAX_REGISTRY_BYTES = 64 * 1024 * 1024
 GIT_TIMEOUT_SECS = 600
 _COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -164,9 +163,7 @@ def fetch(entry: RegistryDataset, where: str, folder: Path) -> Path:
             f"dataset {PREFIX}{entry.name}@{entry.version}: task {local[0].name} has no git_url "
             "(tasks local to a registry are not supported: give their folder with -d)"
         )
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".fetching-", dir=folder.parent))
-    try:
+    with pinned_copy.writing(folder) as work:
         pinned = []
         by_repo: dict[str, list[RegistryTask]] = {}
         for task in entry.tasks:
@@ -182,13 +179,7 @@ def fetch(entry: RegistryDataset, where: str, folder: Path) -> Path:
             "entry_digest": _entry_digest(entry),
             "tasks": [asdict(t) for t in sorted(pinned, key=lambda t: t.name)],
         }
-        (work / SOURCE_FILE).write_text(json.dumps(record, indent=2))
-        (work / "dataset.toml").write_text(f"name = {json.dumps(entry.name)}\n")
-        if folder.exists():
-            shutil.rmtree(folder)
-        work.rename(folder)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        pinned_copy.describe(work, entry.name, record)
     return folder
 
 
@@ -241,11 +232,3 @@ def _git(url: str, *args: str) -> str:
         why = next((line for line in reversed(done.stderr.splitlines()) if line.strip()), "failed")
         raise NotFound(f"repository {url}: {why.strip()[:300]}")
     return done.stdout
-
-
-def source_of(folder: Path) -> dict | None:
-    """What a pinned copy says of its source (None for a plain folder)."""
-    try:
-        return json.loads((folder / SOURCE_FILE).read_text())
-    except (OSError, ValueError):
-        return None

@@ -4,6 +4,7 @@ running the pinned dataset, a changed repository refused against the pinned dige
 input in one line with nothing recorded; all through the real `hemra` command and real git."""
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path

@@ -2,11 +2,10 @@
 // GATEWAY_URL (a live gateway serving the dashboard over a run of oracle and nop) and
 // SCREENSHOT_DIR; launched by tests/gateway/test_dashboard.py.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'node:test';
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 const URL_ = process.env.GATEWAY_URL;
 const SHOTS = process.env.SCREENSHOT_DIR || tmpdir();
@@ -22,13 +21,7 @@ async function reloadKeeps(page, ready) {
 
 test('runs -> report -> compare -> criterion table -> attempt, URL state survives reloads', async () => {
   assert.ok(URL_, 'GATEWAY_URL is not set');
-  const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'hemra-chromium-')), {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1400, height: 1000 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch({ viewport: { width: 1400, height: 1000 } });
   const problems = [];
   try {
     const page = await browser.newPage();

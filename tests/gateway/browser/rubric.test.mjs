@@ -3,19 +3,11 @@
 // and the criteria of a compare.
 // Needs GATEWAY_URL and ATTEMPT_ID; launched by tests/gateway/test_dashboard.py.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'node:test';
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 test('the attempt page lists its rubric and filters it from the URL', async () => {
-  const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'hemra-chromium-')), {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch();
   const problems = [];
   try {
     const page = await browser.newPage();
@@ -55,12 +47,7 @@ test('the attempt page lists its rubric and filters it from the URL', async () =
 });
 
 test('the attempt page shows HEMRA judge records and their raw calls; the Judges view lists the judge', async () => {
-  const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'hemra-chromium-')), {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch();
   const problems = [];
   try {
     const page = await browser.newPage();

@@ -1,11 +1,10 @@
 // The trace viewer in headless Debian chromium (playwright-core). Needs GATEWAY_URL (a live
 // gateway over a run with oracle and nop) and SCREENSHOT_DIR; launched by tests/gateway/test_browser.py.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'node:test';
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 const URL_ = process.env.GATEWAY_URL;
 const SHOTS = process.env.SCREENSHOT_DIR || tmpdir();
@@ -13,13 +12,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 test('runs -> report -> failing attempt -> event, filters in the URL, reload restores', async () => {
   assert.ok(URL_, 'GATEWAY_URL is not set');
-  // A fresh --user-data-dir: playwright passes it for a persistent context.
-  const browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'hemra-chromium-')), {
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch();
   const problems = [];
   try {
     const page = await browser.newPage();
