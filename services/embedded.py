@@ -13,16 +13,10 @@ from pathlib import Path
 import grpc
 
 from services.common import transport
-from services.executor.server import build_executor
-from services.executor.worker import Worker
-from services.importer.server import build_server as build_importer
-from services.planner.server import build_server as build_planner
-from services.scorer.server import build_server as build_scorer
-from services.store.server import build_server as build_store
-from services.store.service import Store
-from services.store.settings import StoreSettings
 
 LOOPBACK = "127.0.0.1:0"
+#: Every service `services()` can start (the store always is).
+SERVICES = ("store", "planner", "importer", "scorer")
 
 
 @dataclass
@@ -49,8 +43,10 @@ class Embedded:
         self._servers.append(server)
         self.addresses.setdefault(name, f"127.0.0.1:{port}")
 
-    async def start_executor(self, concurrency: int, run_id: str = "", **options) -> Worker:
-        """An executor working the queue (only `run_id`'s jobs when given)."""
+    async def start_executor(self, concurrency: int, run_id: str = "", **options):
+        """An executor working the queue (only `run_id`'s jobs when given): a Worker."""
+        from services.executor.server import build_executor
+
         server, port, worker = build_executor(
             self.store, self.scorer, self.home, concurrency, LOOPBACK, run_id=run_id, token=self.token, **options
         )
@@ -71,12 +67,18 @@ async def services(
     token: str | None = None,
     store_listen: str = LOOPBACK,
     store_tls: tuple[bytes, bytes] | None = None,
+    only: tuple[str, ...] = SERVICES,
 ):
-    """Start store, planner, scorer and importer; stop them on exit.
+    """Start the store and the other services `only` names (all by default); stop them on exit.
+    A command that only reads starts the store alone: nothing else is imported or started.
 
     `store_listen` lets remote workers reach the store (hemra serve); everything
     else stays on 127.0.0.1 with a free port.
     """
+    from services.store.server import build_server as build_store
+    from services.store.service import Store
+    from services.store.settings import StoreSettings
+
     settings = StoreSettings.from_env(database_url, home)
     store = await Store.open(settings.database_url, settings.blob_dir)
     embedded = Embedded(home, token or secrets.token_urlsafe(32), {})
@@ -87,13 +89,23 @@ async def services(
             server, port = build_store(store, store_listen, embedded.token, store_tls)
             await embedded.start("store_public", server, port)
         embedded.store = transport.store(embedded.channel("store"), embedded.token)
-        await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.token))
-        embedded.planner = transport.planner(embedded.channel("planner"), embedded.token)
-        await embedded.start("importer", *build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.token))
-        embedded.importer = transport.importer(embedded.channel("importer"), embedded.token)
-        server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.token)
-        await embedded.start("scorer", server, port)
-        embedded.scorer = transport.scorer(embedded.channel("scorer"), embedded.token)
+        if "planner" in only or "importer" in only:  # the importer plans through the planner
+            from services.planner.server import build_server as build_planner
+
+            await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.token))
+            embedded.planner = transport.planner(embedded.channel("planner"), embedded.token)
+        if "importer" in only:
+            from services.importer.server import build_server as build_importer
+
+            importer = build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.token)
+            await embedded.start("importer", *importer)
+            embedded.importer = transport.importer(embedded.channel("importer"), embedded.token)
+        if "scorer" in only:
+            from services.scorer.server import build_server as build_scorer
+
+            server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.token)
+            await embedded.start("scorer", server, port)
+            embedded.scorer = transport.scorer(embedded.channel("scorer"), embedded.token)
         yield embedded
     finally:
         await embedded.stop()

@@ -41,13 +41,15 @@ class Remote:
 
 
 @contextlib.asynccontextmanager
-async def services():
-    """The services a command talks to, for the length of the `async with`."""
+async def services(store_only: bool = False):
+    """The services a command talks to, for the length of the `async with`. `store_only`: the
+    command reads the store and nothing else, so on one machine only the store is started."""
     url = server_url()
     if not url:
         from services import embedded
 
-        async with embedded.services(home(), database_url()) as local:
+        only = ("store",) if store_only else embedded.SERVICES
+        async with embedded.services(home(), database_url(), only=only) as local:
             yield local
         return
     address, tls = _address(url)

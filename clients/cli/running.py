@@ -202,7 +202,7 @@ def cancel(
 
 @command
 async def _cancel(ref: str) -> None:
-    async with connect.services() as services:
+    async with connect.services(store_only=True) as services:
         response = await services.store.CancelRun(spb.CancelRunRequest(run=ref))
     run = response.run
     if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):

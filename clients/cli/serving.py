@@ -16,8 +16,6 @@ from services import auth, embedded
 from services.common import errors, runspec, transport
 from services.common.entry import configure_logging
 from services.common.runspec import BOUNDS
-from services.executor.server import build_executor
-from services.scorer.server import build_server as build_scorer
 
 DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
 DEFAULT_LISTEN = "127.0.0.1:7878"
@@ -251,6 +249,9 @@ async def _worker(address: str, concurrency: int, token: str, token_env: str, ca
         fail(f"the store at {address} refused the token in {token_env}")
     except errors.Unavailable as exc:
         fail(f"cannot reach the store at {address}: {exc}", 1)
+    from services.executor.server import build_executor
+    from services.scorer.server import build_server as build_scorer
+
     scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", token)
     await transport.start(scorer_server)
     scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")

@@ -86,7 +86,7 @@ def export(
 
 @command
 async def _export(ref: str, out: Path) -> None:
-    async with connect.services() as services:
+    async with connect.services(store_only=True) as services:
         store = services.store
         exported = await store.ExportRun(spb.ExportRunRequest(run=ref))
         rows = msgspec.json.decode(exported.manifest_json)

@@ -11,7 +11,6 @@ from services.bulk import gc_paused
 from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost, NotFound
 from services.store import (
     catalog,
-    compare,
     criteria,
     db,
     exporting,
@@ -132,6 +131,9 @@ class Store:
                 return built
 
     async def compare(self, a: str, b: str, judge: str = "") -> outputs.Comparison:
+        # Imported here: it brings numpy (~0.1 s), which no other store call needs.
+        from services.store import compare
+
         with gc_paused():
             async with self.sessions() as session:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers

@@ -1,0 +1,42 @@
+"""What a read command starts: on one machine `hemra runs`, `show`, `compare`, `cancel`, `export`
+and `datasets list|show` start the store alone and import nothing of the other services
+(a command's start-up is most of its time on a small store)."""
+
+import json
+import subprocess
+import sys
+
+from hemra.v1 import store_service_pb2 as spb
+from services import embedded
+
+PROBE = """
+import json, sys
+from clients.cli.main import main
+sys.argv = ["hemra", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+loaded = [m for m in ("services.executor.server", "services.planner.server", "services.importer.server",
+                      "services.scorer.server", "numpy") if m in sys.modules]
+print(json.dumps(loaded), file=sys.stderr)
+"""
+
+
+def loaded_by(env: dict, *args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], env=env, capture_output=True, text=True, timeout=120)
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def test_read_commands_import_no_other_service(hemra_env):
+    for command in (["runs"], ["datasets", "list"]):
+        assert loaded_by(hemra_env, *command) == [], command
+
+
+async def test_the_store_alone_starts_when_asked(tmp_path):
+    async with embedded.services(tmp_path, only=("store",)) as services:
+        assert set(services.addresses) == {"store"}
+        assert services.planner is None and services.scorer is None and services.importer is None
+        assert list((await services.store.ListRuns(spb.ListRunsRequest())).runs) == []
+    async with embedded.services(tmp_path) as services:
+        assert set(services.addresses) == {"store", "planner", "importer", "scorer"}
