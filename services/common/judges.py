@@ -220,6 +220,17 @@ class Judge:
         return weighted
 
 
+def failed_score(spec: pb.JudgeSpec, error: str) -> pb.Score:
+    """The score of a judge that could not judge at all: its failure, no reward."""
+    return pb.Score(
+        state=pb.SCORE_STATE_SCORER_FAILED,
+        scorer=f"judge:{spec.name}",
+        judge=spec.name,
+        scorer_fingerprint=spec.fingerprint,
+        error=error,
+    )
+
+
 def from_spec(spec: pb.JudgeSpec) -> Judge:
     """The Judge a spec carries; JudgeFileError when its definition is not one (or was altered:
     its fingerprint must be the one the definition gives)."""

@@ -348,16 +348,7 @@ async def _judge(job, deps: Deps, artifacts: list[pb.Artifact], events: EventLog
     try:
         scores = list((await deps.scorer.JudgeAttempt(request, timeout=JUDGE_RPC_TIMEOUT_SECS)).scores)
     except errors.HemraError as exc:
-        scores = [
-            pb.Score(
-                state=pb.SCORE_STATE_SCORER_FAILED,
-                scorer=f"judge:{s.name}",
-                judge=s.name,
-                scorer_fingerprint=s.fingerprint,
-                error=f"the scorer service could not judge: {exc}",
-            )
-            for s in specs
-        ]
+        scores = [judges.failed_score(s, f"the scorer service could not judge: {exc}") for s in specs]
     for score in scores:
         await events.emit_own(
             event(

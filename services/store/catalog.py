@@ -318,16 +318,13 @@ async def list_judges(session: AsyncSession) -> tuple[list[JudgeSummary], str]:
 
     judged = select(t.Attempt.run_id, cast(t.Attempt.judge_scores, Text)).where(t.Attempt.judge_scores.is_not(None))
     for run_id, text in (await (await session.connection()).execute(judged)).all():
-        latest: dict[str, dict] = {}
-        for score in _json_list(text):
+        scores = records.judge_scores_of(_json(text))
+        for score in scores:
             found = judge(score["judge"])
             if score.get("scorerFingerprint") and score["scorerFingerprint"] not in found.fingerprints:
                 found.fingerprints.append(score["scorerFingerprint"])
-            for model in (m.strip() for m in score.get("judgeModel", "").split(",")):
-                if model and model not in found.models:
-                    found.models.append(model)
-            latest[score["judge"]] = score
-        for name, score in latest.items():
+            found.models += [m for m in records.judge_models(score) if m not in found.models]
+        for name, score in records.latest_judge_scores(scores).items():
             found = judges[name]
             found.attempts += 1
             found.failed += score.get("state") != "SCORE_STATE_SCORED"
@@ -345,17 +342,11 @@ async def list_judges(session: AsyncSession) -> tuple[list[JudgeSummary], str]:
     return result, ("" if result else JUDGES_NOTE)
 
 
-def _json_list(text: str | None) -> list[dict]:
-    """The judge scores of a judge_scores column's JSON text (any malformed entry left out)."""
+def _json(text: str | None):
     try:
-        scores = json.loads(text) if text else []
+        return json.loads(text) if text else None
     except ValueError:
-        return []
-    return (
-        [s for s in scores if isinstance(s, dict) and isinstance(s.get("judge"), str)]
-        if isinstance(scores, list)
-        else []
-    )
+        return None
 
 
 #: Usage event keys, by what they count (the first present wins).

@@ -233,7 +233,7 @@ def judge_rows(attempts: dict[str, dict], column: dict[str, int]) -> list[Criter
         if attempt["state"] != "finished" or attempt["outcome"] in (records.INFRA_FAILED, records.CANCELLED):
             continue
         i = column[attempt["cell_id"]]
-        latest = {s.get("judge"): s for s in attempt["judge_scores"] if isinstance(s, dict) and s.get("judge")}
+        latest = records.latest_judge_scores(attempt["judge_scores"])
         for name, score in sorted(latest.items()):
             rewards = records.usable_rewards(score.get("rewards", {})) or {}
             scored = score.get("state") == SCORED and name in rewards

@@ -486,6 +486,24 @@ async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt
     return tuple(row)
 
 
+def judge_scores_of(value) -> list[dict]:
+    """An attempt's judge_scores column (decoded JSON, oldest first): its scores that name a judge,
+    anything malformed left out (a restored export is checked, but reads never trust a row)."""
+    if not isinstance(value, list):
+        return []
+    return [s for s in value if isinstance(s, dict) and isinstance(s.get("judge"), str) and s["judge"]]
+
+
+def latest_judge_scores(value) -> dict[str, dict]:
+    """Each HEMRA judge's latest score of an attempt, by judge name."""
+    return {s["judge"]: s for s in judge_scores_of(value)}
+
+
+def judge_models(score: dict) -> list[str]:
+    """The served models a judge score names (its judgeModel, comma-separated)."""
+    return [m.strip() for m in score.get("judgeModel", "").split(",") if m.strip()]
+
+
 async def lock_attempts(session: AsyncSession, attempt_ids: list[str]) -> dict[str, t.Attempt]:
     """Attempts by ID, their rows locked for update until the transaction ends."""
     ids = sorted({a.rpartition("/")[2] for a in attempt_ids})

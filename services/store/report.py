@@ -157,11 +157,8 @@ async def load_trials(
 
 
 def _latest(text: str | None) -> dict[str, dict]:
-    """Each HEMRA judge's latest score, from an attempt's judge_scores (oldest first)."""
-    scores = _parse(text) if text and text != "null" else None
-    if not isinstance(scores, list):
-        return {}
-    return {s["judge"]: s for s in scores if isinstance(s, dict) and isinstance(s.get("judge"), str)}
+    """Each HEMRA judge's latest score, from an attempt's judge_scores column as JSON text."""
+    return records.latest_judge_scores(_parse(text)) if text else {}
 
 
 def _parse(text: str | None) -> dict | None:
@@ -301,7 +298,7 @@ def hemra_judges(trials) -> list[CellJudge]:
             summary.judged += 1
             sums[name] += info.rewards[name]
             summary.passed += all(j.get("passed", False) for j in score.get("judgments", ()))
-            models[name].update(m.strip() for m in score.get("judgeModel", "").split(",") if m.strip())
+            models[name].update(records.judge_models(score))
     for name, summary in found.items():
         summary.mean = sums[name] / summary.judged if summary.judged else 0.0
         summary.judge_model = ", ".join(sorted(models[name]))

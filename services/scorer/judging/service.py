@@ -50,10 +50,10 @@ class Judges:
         defined = [_judge_or_error(spec) for spec in specs]
         usable = [j for j in defined if isinstance(j, judges.Judge)]
         seen = await inputs.gather(self.store, usable, attempt_id, task, artifacts) if usable else None
-        scores = await asyncio.gather(
-            *(self._score(j, seen) if isinstance(j, judges.Judge) else _failed(*j) for j in defined)
-        )
-        return list(scores)
+        return list(await asyncio.gather(*(self._judged_or_failed(j, seen) for j in defined)))
+
+    async def _judged_or_failed(self, judge, seen) -> pb.Score:
+        return await self._score(judge, seen) if isinstance(judge, judges.Judge) else judges.failed_score(*judge)
 
     async def _score(self, judge: judges.Judge, seen) -> pb.Score:
         judging = await judge_attempt(judge, self._client(judge), seen)
@@ -133,16 +133,6 @@ def _judge_or_error(spec: pb.JudgeSpec):
         return judges.from_spec(spec)
     except judges.JudgeFileError as exc:
         return spec, str(exc)
-
-
-async def _failed(spec: pb.JudgeSpec, error: str) -> pb.Score:
-    return pb.Score(
-        state=pb.SCORE_STATE_SCORER_FAILED,
-        scorer=f"judge:{spec.name}",
-        judge=spec.name,
-        scorer_fingerprint=spec.fingerprint,
-        error=error,
-    )
 
 
 def _judged(attempt, fingerprint: str) -> bool:
