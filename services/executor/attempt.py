@@ -149,7 +149,7 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
             await _complete(deps, job, pb.OUTCOME_CANCELLED, 0, "cancelled while running", started)
         elif stopped.reason == "released":
             await _finish_quietly(events, event("status", "released", message="the worker shut down"))
-            await _release(deps, job)
+            await release(deps, job)
         else:
             logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
     except errors.LeaseLost:
@@ -435,7 +435,9 @@ async def _complete(
         logger.warning("attempt %s: could not complete (%s); the store will reclaim it", job.attempt.id, exc)
 
 
-async def _release(deps: Deps, job) -> None:
+async def release(deps: Deps, job) -> None:
+    """Hand `job` back to the queue: it is retried at once as a new attempt, without using up
+    a retry (the worker is shutting down; nothing went wrong with the attempt)."""
     try:
         await deps.store.ReleaseJob(
             spb.ReleaseJobRequest(job=job.id, lease_token=job.lease_token, reason="worker stopped")

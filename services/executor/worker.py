@@ -40,6 +40,9 @@ class Worker:
                 await self._wait_for_slot()
                 continue
             job = await self._claim()
+            if job is not None and self._stopping:  # claimed while stop() was handing back
+                await attempt.release(self.deps, job)
+                return
             if job is not None:
                 idle = IDLE_POLL_SECS[0]
                 self._start(job)
@@ -89,4 +92,5 @@ class Worker:
         if release:
             for control in list(self._controls.values()):
                 control.stop("released")
-        await asyncio.gather(*self.active.values(), return_exceptions=True)
+        while running := [task for task in self.active.values() if not task.done()]:
+            await asyncio.gather(*running, return_exceptions=True)

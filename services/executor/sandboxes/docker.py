@@ -220,6 +220,9 @@ class DockerSandbox(Sandbox):
         self._cgroup: Path | None = None
         #: Every process was killed (stop_processes, kill): the next command starts it again.
         self._stopped = False
+        #: Torn down: a container whose creation was still under way (its attempt cancelled
+        #: mid-start) is removed by the thread that created it.
+        self._torn_down = False
         #: The model relay runs in the harness phase only; stop_processes ends that phase.
         self._relay_allowed = True
         #: The verifier's container: True once reserved, then its start (a future) from `prepare` on.
@@ -310,6 +313,10 @@ class DockerSandbox(Sandbox):
                 name=f"hemra-{self.attempt_id}",
             )
             self.container_id = created["Id"]
+            if self._torn_down:
+                container_id, self.container_id = self.container_id, ""
+                _remove(container_id, None)
+                return
             self._boot()
         except docker_errors().APIError as exc:
             raise SandboxError(f"cannot start a container of {image}: {exc.explanation or exc}") from None
@@ -434,6 +441,7 @@ class DockerSandbox(Sandbox):
         if isinstance(spare, asyncio.Future):  # made for a verifier that never ran
             await _discard(spare)
         await self.relay.close()
+        self._torn_down = True
         container_id, self.container_id = self.container_id, ""
         if container_id or self.folder.exists():
             thread = threading.Thread(target=_remove, args=(container_id, self.folder), name="hemra-docker-rm")
@@ -681,16 +689,25 @@ async def _discard(spare: asyncio.Future) -> None:
 _removals: set[threading.Thread] = set()
 
 
-def _remove(container_id: str, folder: Path) -> None:
+#: Tries at removing a container: the engine refuses a removal that races its own handling
+#: of the container's death (a kill through the cgroup it has not seen yet) with a conflict.
+REMOVE_TRIES = (0.0, 0.2, 1.0, 3.0)
+
+
+def _remove(container_id: str, folder: Path | None) -> None:
     try:
-        if container_id:
-            client().api.remove_container(container_id, force=True, v=True)
-    except docker_errors().NotFound:
-        pass
-    except docker_errors().APIError as exc:
-        logger.warning("could not remove container %s: %s", container_id[:12], exc)
+        for pause in REMOVE_TRIES if container_id else ():
+            time.sleep(pause)
+            try:
+                client().api.remove_container(container_id, force=True, v=True)
+                break
+            except docker_errors().NotFound:
+                break
+            except docker_errors().APIError as exc:
+                logger.warning("could not remove container %s (will try again): %s", container_id[:12], exc)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
         _removals.discard(threading.current_thread())
 
 
