@@ -16,6 +16,9 @@
 #   5. If the image hemra-postgres:bookworm is missing: debootstrap a bookworm
 #      with PostgreSQL and build deploy/postgres on it (the official image's
 #      entrypoint contract), for the compose stack's tests.
+#   6. If the image hemra-swebench-base:bookworm is missing: debootstrap a
+#      bookworm with git and patch besides python3 (what a SWE-bench evaluation
+#      image holds), for the SWE-bench tests' instance images.
 set -euo pipefail
 
 BASE_IMAGE="${HEMRA_BASE_IMAGE:-hemra-base:bookworm}"
@@ -146,6 +149,19 @@ if ! docker image inspect "$PG_IMAGE" >/dev/null 2>&1; then
   trap - EXIT
   HERE="$(cd "$(dirname "$0")/.." && pwd)"
   docker build --quiet --network none --build-arg BASE=hemra-postgres-rootfs:bookworm -t "$PG_IMAGE" "$HERE/deploy/postgres" >/dev/null
+fi
+
+# --- 6. A base like a SWE-bench evaluation image's (git, patch, python3) -----
+SWEBENCH_IMAGE="hemra-swebench-base:bookworm"
+if ! docker image inspect "$SWEBENCH_IMAGE" >/dev/null 2>&1; then
+  MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
+  ROOTFS="$(mktemp -d /tmp/hemra-swebench-rootfs.XXXXXX)"
+  trap '$SUDO rm -rf "$ROOTFS"' EXIT
+  log "debootstrap $SUITE with git and patch into $ROOTFS"
+  $SUDO debootstrap --variant=minbase --include=python3,bash,coreutils,git,patch "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
+  $SUDO tar -C "$ROOTFS" -c . | docker import - "$SWEBENCH_IMAGE" >/dev/null
+  $SUDO rm -rf "$ROOTFS"
+  trap - EXIT
 fi
 
 log "ready: $(docker version --format 'engine {{.Server.Version}}'), $(docker compose version --short 2>/dev/null || echo compose), image $BASE_IMAGE"

@@ -136,9 +136,7 @@ def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]
     """HEMRA's pinned task when the folder is here and is the one that ran; else a task named by
     the source's own pin. Returns the task and its verifier digest."""
     found = pinned.get(trial.task_path) if trial.task_path else None
-    ran_this_folder = found is not None and (
-        not trial.task_pin.startswith("sha256:") or trial.task_pin == found.harbor_digest
-    )
+    ran_this_folder = found is not None and _same_task(trial, found)
     if ran_this_folder:
         task = found.task
         return task, digests.tests_digest((f.path, f.blob_digest) for f in task.files)
@@ -146,6 +144,16 @@ def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]
     return pb.Task(name=f"tasks/{digest}", digest=digest, task_name=trial.task_name), digests.sha256(
         f"imported verifier\0{trial.verifier_pin}".encode()
     )
+
+
+def _same_task(trial: ImportedTrial, found: ppb.PinnedTask) -> bool:
+    """The folder found is the task the trial ran: Harbor's digest of it matches the job's, or it
+    is the task HEMRA made of the same SWE-bench instance."""
+    if trial.task_pin.startswith("sha256:"):
+        return trial.task_pin == found.harbor_digest
+    if trial.task_pin.startswith("swebench:"):
+        return found.task.task_name == f"swebench/{trial.task_name}"
+    return True
 
 
 def _harness(results: ImportedResults, trial: ImportedTrial) -> pb.Harness:

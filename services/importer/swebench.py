@@ -211,8 +211,20 @@ def _trial(root: Path, logs: Path, summary: dict, iid: str, dataset: str, model:
             task_pin=pin,
             verifier_pin=grader,
             files=files,
+            task_path=iid,
         )
     resolved = 1 if iid in summary["resolved_ids"] else 0
     return ImportedTrial(
-        dataset, model, model, iid, COMPLETED, {"resolved": resolved}, task_pin=pin, verifier_pin=grader, files=files
+        dataset,
+        model,
+        model,
+        iid,
+        COMPLETED,
+        {"resolved": resolved},
+        task_pin=pin,
+        verifier_pin=grader,
+        files=files,
+        # With --tasks naming the tasks HEMRA made of the same instances (hemra datasets pin
+        # swebench:...), the instance pairs with HEMRA's runs of its task (record._task_of).
+        task_path=iid,
     )

@@ -8,12 +8,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.planner import hf, pinned, registry
+from services.planner import hf, pinned, registry, swebench
 from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import LoadedTask, load_task
 
 #: Prefixes of datasets that come from a source other than a folder.
-SOURCES = (registry.PREFIX, hf.PREFIX)
+SOURCES = (registry.PREFIX, hf.PREFIX, swebench.PREFIX)
 _HEX = re.compile(r"^[0-9a-f]{1,64}$")
 #: The repository's bundled datasets (examples/), found relative to this file.
 BUNDLED = Path(__file__).resolve().parents[2] / "examples"
@@ -31,7 +31,10 @@ class LoadedDataset:
     def source_text(self) -> str:
         if not self.origin:
             return str(self.source)
-        prefix = hf.PREFIX if self.origin.get("source") == "hf" else registry.PREFIX
+        source = self.origin.get("source")
+        prefix = {"hf": hf.PREFIX, "swebench": swebench.PREFIX}.get(source, registry.PREFIX)
+        if source == "swebench" and "file" in self.origin:
+            return f"{prefix}{self.origin['file']}"
         return f"{prefix}{self.origin['name']}@{self.origin['version']} ({self.origin['registry']})"
 
 
@@ -66,6 +69,11 @@ def resolve(ref: str, home: Path, base: Path | None = None, allow_head: bool = F
     name, version, prefix = parse_ref(ref)
     if name.startswith(registry.PREFIX):
         folder = registry.resolve(name.removeprefix(registry.PREFIX), version, home, allow_head)
+    elif name.startswith(swebench.PREFIX):
+        source = name.removeprefix(swebench.PREFIX)
+        if swebench.is_file_ref(source) and version:  # a file has no versions: NAME@<digest prefix>
+            version, prefix = "", prefix or version
+        folder = swebench.resolve(source, version, home, base)
     elif name.startswith(hf.PREFIX):
         folder = hf.resolve(name.removeprefix(hf.PREFIX), version, home, search_path(home, base)[:-1])
     elif version:

@@ -53,15 +53,15 @@ def resolve(repo: str, revision: str, home: Path, mapping_dirs: list[Path]) -> P
         raise PlanError(f"dataset {PREFIX}{repo}: give a revision ({PREFIX}{repo}@<commit or branch>)")
     mapping_path = _mapping_file(repo, mapping_dirs)
     mapping = _mapping(mapping_path)
-    snapshot = _snapshot(repo, revision)
-    commit = snapshot.name
+    fetched = snapshot(repo, revision)
+    commit = fetched.name
     mapping_digest = hashlib.sha256(mapping_path.read_bytes()).hexdigest()[:16]
     folder = home / "cache" / "hf" / repo / commit / mapping_digest
     if (folder / SOURCE_FILE).is_file():
         return folder
-    files = _data_files(repo, snapshot, mapping)
-    rows = [row for path in files for row in _rows(path)]
-    return _write(repo, commit, mapping, mapping_path, files, rows, snapshot, folder)
+    files = _data_files(repo, fetched, mapping)
+    found = [row for path in files for row in rows(path)]
+    return _write(repo, commit, mapping, mapping_path, files, found, fetched, folder)
 
 
 def _mapping_file(repo: str, dirs: list[Path]) -> Path:
@@ -92,8 +92,10 @@ def _mapping(path: Path) -> dict:
     return data
 
 
-def _snapshot(repo: str, revision: str) -> Path:
+def snapshot(repo: str, revision: str, prefix: str = PREFIX) -> Path:
     """The snapshot folder of `repo` at `revision` (a commit or a branch), fetched or cached."""
+    if not _REPO.match(repo):
+        raise PlanError(f"dataset {prefix}{repo}: expected {prefix}ORG/NAME@REVISION")
     try:
         import huggingface_hub
     except ImportError:  # pragma: no cover - a dependency of the project
@@ -102,7 +104,7 @@ def _snapshot(repo: str, revision: str) -> Path:
         return Path(huggingface_hub.snapshot_download(repo, repo_type="dataset", revision=revision))
     except Exception as exc:  # the hub's many errors: not found, offline and not cached, unreachable
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise NotFound(f"dataset {PREFIX}{repo}@{revision}: {first[:300]}") from None
+        raise NotFound(f"dataset {prefix}{repo}@{revision}: {first[:300]}") from None
 
 
 def _data_files(repo: str, snapshot: Path, mapping: dict) -> list[Path]:
@@ -115,7 +117,7 @@ def _data_files(repo: str, snapshot: Path, mapping: dict) -> list[Path]:
     return [snapshot / p for p in chosen]
 
 
-def _rows(path: Path) -> list[dict]:
+def rows(path: Path) -> list[dict]:
     try:
         if path.suffix == ".parquet":
             import pyarrow.parquet as pq

@@ -11,7 +11,7 @@ from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services import envtemplate
 from services.common import errors, judges, transport
-from services.scorer import rewards, verifier
+from services.scorer import rewards, swebench, verifier
 from services.scorer.judging.service import Judges
 
 SCORER_NAME = "verifier"
@@ -81,9 +81,16 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
         tests = await self._tests_of(task)
         env = {**envtemplate.resolve(dict(task.verifier_env)), **envtemplate.pass_through(request.verifier_env)}
         sandbox = ProtocolSandbox(transport.harness(self._channel(request.sandbox_address), request.sandbox_token))
-        verdict = await verifier.verify(
-            sandbox, tests, rewards.tests_digest(task.files), env, task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0
-        )
+        try:
+            verdict = await verifier.verify(
+                sandbox,
+                tests,
+                rewards.tests_digest(task.files),
+                env,
+                task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0,
+            )
+        except swebench.EnvironmentFailure as exc:  # the attempt's infrastructure failed, not its agent
+            raise errors.FailedPrecondition(str(exc)) from None
         stdout_digest = ""
         if verdict.stdout:
             put = await self.store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=verdict.stdout)]))

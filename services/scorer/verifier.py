@@ -5,15 +5,19 @@ reward), copy tests/ to /tests, run tests/test.sh with its output in
 /logs/verifier/test-stdout.txt, then read reward.json or reward.txt. The exit
 status of test.sh is ignored; only the reward file counts. A task whose verifier judges
 with a rubric also leaves reward-details.json: its criteria are kept beside the rewards
-(services/common/rubric.py).
+(services/common/rubric.py). A SWE-bench task's test.sh writes no reward: its log is graded
+here with SWE-bench's grading (services/scorer/swebench.py).
 """
 
+import asyncio
+import json
 import time
 from dataclasses import dataclass, field
 
 from hemra.v1 import common_pb2 as pb
 from services.common import rubric
 from services.scorer import rewards as rw
+from services.scorer import swebench
 from services.store.records import reward_problem
 
 #: The most of the verifier's output kept with its score (the whole file stays an artifact, within caps).
@@ -66,6 +70,9 @@ async def verify(
     elapsed = time.monotonic() - started
     if timed_out:
         return Verdict(False, error=f"the verifier timed out after {timeout:g} s", stdout=stdout, duration=elapsed)
+    spec = next((data for path, data in tests if path == swebench.SPEC_FILE), None)
+    if spec is not None:
+        return await _swebench_verdict(sandbox, spec, tests_digest, stdout, started)
     try:
         found = await _read_rewards(sandbox)
     except rw.RewardError as exc:
@@ -91,3 +98,37 @@ async def _read_rewards(sandbox: SandboxAccess) -> dict[str, float]:
             raise rw.RewardError(f"{name}: {problem}")
         return found
     raise rw.RewardError("the verifier wrote no reward file (reward.json or reward.txt)")
+
+
+async def _swebench_verdict(
+    sandbox: SandboxAccess, spec_data: bytes, tests_digest: str, stdout: bytes, started: float
+) -> Verdict:
+    """Grade the SWE-bench eval script's log; leave the harness's report.json and the reward
+    beside it. Raises swebench.EnvironmentFailure when the log says the environment failed."""
+
+    def failed(error: str) -> Verdict:
+        return Verdict(False, error=error, stdout=stdout, duration=time.monotonic() - started)
+
+    log = await sandbox.read(swebench.LOG, swebench.MAX_LOG_BYTES + 1)
+    if log is None:
+        return failed("the SWE-bench eval script left no /logs/verifier/test_output.txt")
+    if len(log) > swebench.MAX_LOG_BYTES:
+        return failed(f"test_output.txt is larger than {swebench.MAX_LOG_BYTES} bytes")
+    patch = await sandbox.read(swebench.PATCH, swebench.MAX_PATCH_BYTES)
+    try:
+        graded = await asyncio.to_thread(swebench.grade, swebench.spec_of(spec_data), log, patch)
+    except (swebench.SpecError, swebench.package.Missing) as exc:
+        return failed(str(exc))
+    reward = 1.0 if graded.resolved else 0.0
+    await sandbox.write(
+        [
+            ("/logs/verifier/report.json", json.dumps(graded.report, indent=4).encode(), False),
+            ("/logs/verifier/reward.json", json.dumps({"resolved": reward}).encode(), False),
+        ]
+    )
+    if graded.environment_failure:
+        raise swebench.EnvironmentFailure(f"SWE-bench says the environment failed: {graded.environment_failure}")
+    rewards = {"resolved": reward}  # SWE-bench's word, as an import of its harness's runs names it
+    return Verdict(
+        True, rewards, rw.fingerprint(tests_digest, rewards), stdout=stdout, duration=time.monotonic() - started
+    )
