@@ -68,7 +68,7 @@ async def _pin(source: str, allow_head: bool, as_json: bool) -> None:
     dataset = response.dataset
     origin = json.loads(response.origin_json) if response.origin_json else []
     if as_json:
-        tasks = [{"task_name": t.task_name, "digest": t.digest} for t in dataset.tasks]
+        tasks = [{"task_name": t.task_name, "digest": t.digest, "origin": t.origin} for t in dataset.tasks]
         commits = {o["name"]: o for o in origin}
         for task in tasks:
             task.update({k: v for k, v in commits.get(task["task_name"].rsplit("/", 1)[-1], {}).items() if k != "name"})
@@ -109,8 +109,10 @@ async def _show(name: str, as_json: bool) -> None:
     if dataset is not None:
         console.print(plain(f"{dataset.dataset_name}@{dataset.digest[7:19]} · {dataset.source}"), highlight=False)
     table = Table(title="tasks", title_justify="left")
-    for column in ("task", "digest", "attempts", "passed"):
+    origins = any(t.origin for t in tasks)
+    for column in ("task", "digest", "attempts", "passed", *(["source"] if origins else [])):
         table.add_column(column)
     for t in tasks:
-        table.add_row(plain(t.task_name), t.digest[7:19], str(t.attempts), str(t.passed))
+        origin = [plain(t.origin)] if origins else []
+        table.add_row(plain(t.task_name), t.digest[7:19], str(t.attempts), str(t.passed), *origin)
     console.print(table)

@@ -21,6 +21,7 @@ def task_to_proto(task: LoadedTask) -> pb.Task:
         solution_env=task.solution_env,
         has_solution=task.has_solution,
         verifier_isolation=task.verifier_isolation,
+        origin=task.origin,
         environment=pb.Environment(
             base_image=env.base_image,
             workdir=env.workdir,

@@ -147,7 +147,28 @@ def load_dataset(folder: Path) -> LoadedDataset:
         seen[task.task_name] = task.folder
     lines = "".join(f"{t.task_name}\0{t.digest}\n" for t in sorted(tasks, key=lambda t: t.task_name))
     digest = "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
-    return LoadedDataset(name=name, source=folder, digest=digest, tasks=tasks, origin=pinned.source_of(folder))
+    origin = pinned.source_of(folder)
+    _task_origins(origin, tasks)
+    return LoadedDataset(name=name, source=folder, digest=digest, tasks=tasks, origin=origin)
+
+
+def _task_origins(origin: dict | None, tasks: list[LoadedTask]) -> None:
+    """Each task's commit or revision, from what a source's copy says of itself."""
+    if not origin:
+        return
+    source = origin.get("source")
+    if source == "harbor":
+        fetched = {t.get("name"): t for t in origin.get("tasks", []) if isinstance(t, dict)}
+        for task in tasks:
+            entry = fetched.get(task.folder.name, {})
+            task.origin = f"{entry.get('git_url')}@{entry.get('commit')}:{entry.get('path')}" if entry else ""
+        return
+    if source == "swebench" and "file" in origin:
+        common = f"{swebench.PREFIX}{origin['file']}@{origin.get('version', '')}"
+    else:
+        common = f"{hf.PREFIX if source == 'hf' else swebench.PREFIX}{origin.get('name')}@{origin.get('revision', '')}"
+    for task in tasks:
+        task.origin = common
 
 
 def _dataset_name(folder: Path) -> str:

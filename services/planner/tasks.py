@@ -55,6 +55,8 @@ class LoadedTask:
     solution_env: dict[str, str] = field(default_factory=dict)
     #: [verifier] isolation ("" when the task does not say).
     verifier_isolation: str = ""
+    #: Where a source pinned it from (pb.Task.origin; "" for a plain folder).
+    origin: str = ""
 
     @property
     def has_solution(self) -> bool:

@@ -197,7 +197,7 @@ async def list_tasks(
     page_size = page_size if 0 < page_size <= 1000 else 200
     dataset = await find_dataset(session, dataset_ref)
     query = (
-        select(t.Task.digest, t.Task.task_name)
+        select(t.Task.digest, t.Task.task_name, t.Task.record["origin"].as_string())
         .where(t.Task.digest.in_(dataset.task_digests or []))
         .order_by(t.Task.task_name, t.Task.digest)
         .limit(page_size + 1)
@@ -208,7 +208,7 @@ async def list_tasks(
     rows = (await session.execute(query)).all()
     more = len(rows) > page_size
     rows = rows[:page_size]
-    tasks = {digest: TaskSummary(task_name=name, digest=digest) for digest, name in rows}
+    tasks = {digest: TaskSummary(task_name=name, digest=digest, origin=origin or "") for digest, name, origin in rows}
     fingerprints, harnesses = defaultdict(set), defaultdict(set)
     for fact in await all_facts(session, facts_of):
         task = tasks.get(fact.task_digest)

@@ -34,6 +34,7 @@ class TaskSummary(_Record):
     errored: int = 0
     scorer_fingerprints: list[str] = []
     harness_names: list[str] = []
+    origin: str = ""
 
 
 class TaskPage(_Record):

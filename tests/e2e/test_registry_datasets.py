@@ -79,6 +79,7 @@ def test_pins_the_older_commit_and_runs_it_offline(env, repository, tmp_path):
     assert listed["digest"] == pinned["digest"] and "harbor:local-ds@1.0" in listed["source"]
     shown = json.loads(hemra(env, "datasets", "show", "local-ds", "--json").stdout)
     assert sorted(t["digest"] for t in shown["tasks"]) == sorted(t["digest"] for t in pinned["tasks"])
+    assert all(f"@{older}:" in t["origin"] for t in shown["tasks"]), shown["tasks"]  # each task's commit
     # Runs from the pinned copy: the repository may be gone.
     shutil.rmtree(repo)
     digest = pinned["digest"].removeprefix("sha256:")[:12]

@@ -6,6 +6,7 @@ does not, and HEMRA's report is the one the swebench package's grading gives for
 
 import hashlib
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -144,6 +145,8 @@ def test_oracle_resolves_nop_does_not__graded_as_swebench_grades(hemra_env, inst
     assert pinned.returncode == 0, pinned.stderr
     pinned = json.loads(pinned.stdout)
     assert sorted(t["task_name"] for t in pinned["tasks"]) == [f"swebench/{IID}", f"swebench/{BROKEN_IID}"]
+    [origin] = {t["origin"] for t in pinned["tasks"]}  # the file, and a digest of its rows
+    assert re.fullmatch(rf"swebench:{re.escape(str(instances))}@[0-9a-f]{{12}}", origin), origin
     rows = {json.loads(line)["instance_id"]: json.loads(line) for line in instances.read_text().splitlines()}
     folder = Path(hemra_env["HEMRA_HOME"]) / "cache" / "swebench"
     [tasks] = list(folder.iterdir())
@@ -245,3 +248,22 @@ def test_a_swebench_harness_run_of_the_same_instance_pairs_with_hemras(hemra_env
     hemra(hemra_env, "import", str(harness_run), "--label", "swe-unpaired")
     apart = hemra(hemra_env, "compare", "swe-unpaired", "hemra-oracle")
     assert apart.returncode == 2 and "no task in common" in apart.stderr
+
+
+def test_instances_from_a_hugging_face_dataset_at_a_revision(hemra_env, instances, tmp_path):
+    """swebench:ORG/NAME@REVISION: the test split's parquet file from a hub cache laid out as
+    huggingface_hub writes it, offline; pinned at the commit the branch names."""
+    import pyarrow as pa
+
+    from tests.e2e.test_hf_datasets import COMMIT, hub_cache
+
+    rows = [json.loads(line) for line in instances.read_text().splitlines()]
+    hub_cache(tmp_path / "hub", pa.Table.from_pylist(rows))
+    env = {**hemra_env, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    pinned = hemra(env, "datasets", "pin", "swebench:acme/tiny@main", "--json")
+    assert pinned.returncode == 0, pinned.stderr
+    pinned = json.loads(pinned.stdout)
+    assert sorted(t["task_name"] for t in pinned["tasks"]) == [f"swebench/{IID}", f"swebench/{BROKEN_IID}"]
+    assert {t["origin"] for t in pinned["tasks"]} == {f"swebench:acme/tiny@{COMMIT}"}
+    missing = hemra(env, "datasets", "pin", "swebench:acme/other@main")
+    assert missing.returncode == 2 and "swebench:acme/other@main" in missing.stderr

@@ -785,7 +785,7 @@ class ListTasksRequest(_message.Message):
     def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class TaskSummary(_message.Message):
-    __slots__ = ("task_name", "digest", "attempts", "passed", "failed", "errored", "scorer_fingerprints", "harness_names")
+    __slots__ = ("task_name", "digest", "attempts", "passed", "failed", "errored", "scorer_fingerprints", "harness_names", "origin")
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -794,6 +794,7 @@ class TaskSummary(_message.Message):
     ERRORED_FIELD_NUMBER: _ClassVar[int]
     SCORER_FINGERPRINTS_FIELD_NUMBER: _ClassVar[int]
     HARNESS_NAMES_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
     task_name: str
     digest: str
     attempts: int
@@ -802,7 +803,8 @@ class TaskSummary(_message.Message):
     errored: int
     scorer_fingerprints: _containers.RepeatedScalarFieldContainer[str]
     harness_names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, task_name: _Optional[str] = ..., digest: _Optional[str] = ..., attempts: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., scorer_fingerprints: _Optional[_Iterable[str]] = ..., harness_names: _Optional[_Iterable[str]] = ...) -> None: ...
+    origin: str
+    def __init__(self, task_name: _Optional[str] = ..., digest: _Optional[str] = ..., attempts: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., scorer_fingerprints: _Optional[_Iterable[str]] = ..., harness_names: _Optional[_Iterable[str]] = ..., origin: _Optional[str] = ...) -> None: ...
 
 class ListTasksResponse(_message.Message):
     __slots__ = ("dataset_name", "dataset_digest", "tasks", "next_page_token")
