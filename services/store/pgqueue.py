@@ -77,7 +77,8 @@ WITH closed AS (
 ), finished AS (
     UPDATE attempts SET state = 'finished', outcome = $4, exit_code = $5, error = $6, artifacts = $7::json,
                         score = $8::json, agent_version = $9, end_time = $10,
-                        start_time = COALESCE($11, attempts.start_time), verdict = $12, agent_name = $13
+                        start_time = COALESCE($11, attempts.start_time), verdict = $12, agent_name = $13,
+                        judge_scores = $14::json
     FROM closed WHERE attempts.id = closed.attempt_id
     RETURNING attempts.*
 )
@@ -153,6 +154,7 @@ class FastQueue:
             values.get("start_time"),
             values["verdict"],
             values["agent_name"],
+            None if values["judge_scores"] is None else json.dumps(values["judge_scores"]),
         )
         return None if row is None else _attempt(row)
 
@@ -177,4 +179,5 @@ def _attempt(row) -> SimpleNamespace:
     attempt = SimpleNamespace(**{name: row[name] for name in _ATTEMPT_COLUMNS})
     attempt.score = None if attempt.score is None else json.loads(attempt.score)
     attempt.artifacts = [] if attempt.artifacts is None else json.loads(attempt.artifacts)
+    attempt.judge_scores = None if attempt.judge_scores is None else json.loads(attempt.judge_scores)
     return attempt

@@ -4,9 +4,11 @@ import asyncio
 import dataclasses
 
 import pytest
+from sqlalchemy import select
 
 from services.common.errors import FailedPrecondition, LeaseLost
 from services.store import queue, records
+from services.store import tables as t
 from services.store.service import Store
 
 
@@ -185,6 +187,20 @@ async def test_complete__stale_and_repeated_tokens_on_the_hot_path(store):
             {"state": "SCORE_STATE_SCORED"},
         )
     assert (first[1].id, first[3]) == (again[1].id, again[3]) == (claimed.trial.id, "")
+
+
+async def test_complete__keeps_the_judge_scores_it_carries_on_the_hot_path(store):
+    """The executor's judges score before CompleteJob; their scores arrive with it and must be
+    kept on either path (PostgreSQL's one-statement completion included)."""
+    await store.record_run(plan(trials=1))
+    claimed = await store.claim_job("w1", 30)
+    judged = [{"state": "SCORE_STATE_SCORED", "scorer": "judge:quality", "judge": "quality", "rewards": {"q": 0.5}}]
+    done = queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORED"}, judge_scores=judged)
+    first = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
+    assert first[0].judge_scores == judged
+    async with store.engine.connect() as conn:
+        kept = (await conn.execute(select(t.Attempt.judge_scores).where(t.Attempt.id == first[0].id))).scalar_one()
+    assert kept == judged
 
 
 async def test_record_run__label_finds_newest(store):
