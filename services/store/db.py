@@ -43,15 +43,15 @@ def sqlite_url(path: Path) -> str:
 def create_engine(url: str, foreign_keys: bool = True) -> AsyncEngine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, connect_args={"timeout": 30}, json_serializer=_json)
+        engine = create_async_engine(url, connect_args={"timeout": 30}, json_serializer=json_text)
         _configure_sqlite(engine, foreign_keys)
         return engine
     # Pre-ping costs a round trip per checkout but survives a database restart
     # without a failed call; the queue's hot path has its own pool (pgqueue.py).
-    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True, json_serializer=_json)
+    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True, json_serializer=json_text)
 
 
-def _json(value) -> str:
+def json_text(value) -> str:
     """JSON columns written by msgspec: an import's tree and attempts hold 100,000s of entries,
     which json.dumps writes ten times slower. Not-a-number becomes null (JSON has no NaN)."""
     return msgspec.json.encode(value).decode()

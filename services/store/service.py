@@ -42,12 +42,17 @@ class Store:
         self.blobs = BlobStore(blob_dir)
         self.clock = clock
         self._next_recovery = 0.0
-        #: PostgreSQL's one-statement hot path (pgqueue.py); None on SQLite.
+        #: The queue's hot path: one statement per call on PostgreSQL (pgqueue.py), one thread
+        #: hop per call on a SQLite file (sqlitequeue.py).
         self.fast = None
         if engine.dialect.name == "postgresql":
             from services.store.pgqueue import FastQueue
 
             self.fast = FastQueue(db.asyncpg_dsn(engine.url))
+        elif engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+            from services.store.sqlitequeue import FastQueue
+
+            self.fast = FastQueue(engine.url.database)
         #: run ID -> (progress, per-cell progress), report and catalog facts, of settled runs only.
         self._settled: dict[str, tuple[dict, dict]] = {}
         self._reports: dict[str, outputs.Report] = {}

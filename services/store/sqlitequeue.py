@@ -1,0 +1,212 @@
+"""The queue's hot path on SQLite: claim, heartbeat and complete, one thread hop each.
+
+queue.py says what each operation means, in SQLAlchemy Core, for every database. Through
+the aiosqlite driver every statement, and every fetch of its rows, is a hop to the driver's
+thread and back: a claim and a completion took some forty, most of the embedded queue's
+time. Here each operation is one transaction run whole on a connection of our own, in one
+thread: BEGIN IMMEDIATE (the write lock from the first statement, as the engine takes it),
+the same guarded statements as queue.py, COMMIT. Holding the write lock, the pick and the
+updates cannot race another claimer, so the guards hold exactly as in queue.py. Anything off
+the hot path (a repeated or stale completion, an infrastructure failure that may queue a
+retry, a pinned row not yet cached) falls back to queue.py, as on PostgreSQL (pgqueue.py).
+"""
+
+import asyncio
+import json
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+
+from sqlalchemy import JSON, Boolean
+
+from services.common.errors import Unavailable
+from services.store import db, queue
+
+_PICK = """
+SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id
+WHERE j.state = 'queued' AND (NOT r.limited OR r.leased < r.concurrency) {filters}
+ORDER BY j.create_time, j.id LIMIT 1
+"""
+PICKS = {
+    (False, False): _PICK.format(filters=""),
+    (True, False): _PICK.format(filters="AND j.run_id = ?"),
+    (False, True): _PICK.format(filters="AND r.pool = ?"),
+    (True, True): _PICK.format(filters="AND j.run_id = ? AND r.pool = ?"),
+}
+TAKE_SLOT = "UPDATE runs SET leased = leased + 1 WHERE id = ? AND leased < concurrency"
+LEASE = """
+UPDATE jobs SET state = 'leased', lease_owner = ?, lease_token = lease_token + 1,
+                lease_expire_time = ?, try_count = try_count + 1
+WHERE id = ? AND state = 'queued'
+RETURNING id, run_id, attempt_id, lease_token, lease_expire_time
+"""
+START = "UPDATE attempts SET state = 'running', start_time = ? WHERE id = ? RETURNING *"
+TRIAL = """
+SELECT t.run_id, t.cell_id, t.task_digest, t.task_name, t.repetition, c.position, c.dataset_digest,
+       c.dataset_name, c.harness_digest, c.harness_name, c.model
+FROM trials t JOIN cells c ON c.id = t.cell_id WHERE t.id = ?
+"""
+HEARTBEAT = """
+UPDATE jobs SET lease_expire_time = ?
+WHERE id = ? AND lease_token = ? AND state = 'leased' AND lease_expire_time >= ?
+RETURNING (SELECT cancel_requested FROM runs WHERE runs.id = jobs.run_id)
+"""
+CLOSE = """
+UPDATE jobs SET state = 'done', last_error = ''
+WHERE id = ? AND lease_token = ? AND state = 'leased' AND lease_expire_time >= ?
+  AND EXISTS (SELECT 1 FROM attempts a WHERE a.id = jobs.attempt_id AND a.state <> 'finished')
+RETURNING attempt_id, run_id
+"""
+FREE_SLOT = "UPDATE runs SET leased = leased - 1 WHERE id = ? AND limited AND leased > 0"
+FINISH = """
+UPDATE attempts SET state = 'finished', outcome = ?, exit_code = ?, error = ?, artifacts = ?, score = ?,
+                    agent_version = ?, end_time = ?, start_time = COALESCE(?, start_time), verdict = ?,
+                    agent_name = ?, judge_scores = ?
+WHERE id = ? RETURNING *
+"""
+_TRIAL_KEYS = (
+    "run_id",
+    "cell_id",
+    "task_digest",
+    "task_name",
+    "repetition",
+    "position",
+    "dataset_digest",
+    "dataset_name",
+    "harness_digest",
+    "harness_name",
+    "model",
+)
+_JSON = {c.name for c in queue.ATTEMPTS.c if isinstance(c.type, JSON)}
+_BOOLEAN = {c.name for c in queue.ATTEMPTS.c if isinstance(c.type, Boolean)}
+
+
+class FastQueue:
+    """One connection of our own, used by one thread (opened there on first use)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="hemra-sqlite-queue")
+        self._conn: sqlite3.Connection | None = None
+
+    async def close(self) -> None:
+        await self._in_thread(self._close)
+        self._thread.shutdown(wait=True)
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    async def _in_thread(self, function, *args):
+        return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
+
+    async def _transaction(self, function, *args):
+        try:
+            return await self._in_thread(self._run, function, args)
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout, or the file is gone
+            raise Unavailable(f"the database is unavailable: {exc}") from None
+
+    def _run(self, function, args):
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = function(conn, *args)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            # As the engine's connections are (db._configure_sqlite); the file is in WAL mode already.
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._conn = conn
+        return self._conn
+
+    async def claim(
+        self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float, run_id: str = "", pool: str = ""
+    ):
+        """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
+        rows are the caller's to look up (usually cached)."""
+        found = await self._transaction(_claim, worker, now + lease_secs, now, run_id, pool)
+        if found is None:
+            return None
+        job, attempt, trial = found
+        trial, cell = pinned.put_trial(SimpleNamespace(id=attempt.trial_id, **trial))
+        return job, attempt, trial, cell
+
+    async def heartbeat(self, job_id: str, token: int, lease_secs: float, now: float) -> tuple[float, bool] | None:
+        """(new expiry, cancel requested), or None when the guard did not match."""
+        expire = now + lease_secs
+        row = await self._transaction(_fetchone, HEARTBEAT, (expire, job_id, token, now))
+        return None if row is None else (expire, bool(row[0]))
+
+    async def complete(self, job_id: str, token: int, done: queue.Completion, now: float):
+        """The finished attempt, or None when the guard did not match (the caller finds out why).
+        Only for results: an infrastructure failure may queue a retry (queue.complete)."""
+        return await self._transaction(_complete, job_id, token, now, queue.closing_values(done, now))
+
+
+def _fetchone(conn: sqlite3.Connection, sql: str, params: tuple):
+    return conn.execute(sql, params).fetchone()
+
+
+def _claim(conn: sqlite3.Connection, worker: str, expire: float, now: float, run_id: str, pool: str):
+    filters = tuple(value for value in (run_id, pool) if value)
+    picked = conn.execute(PICKS[bool(run_id), bool(pool)], filters).fetchone()
+    if picked is None:
+        return None
+    job_id, picked_run, limited = picked
+    # The write lock is ours: the pick saw a free slot, and nobody can have taken it since.
+    if limited and conn.execute(TAKE_SLOT, (picked_run,)).rowcount != 1:
+        return None
+    job = conn.execute(LEASE, (worker, expire, job_id)).fetchone()
+    cursor = conn.execute(START, (now, job[2]))
+    attempt = _attempt(cursor.fetchone(), cursor.description)
+    trial = dict(zip(_TRIAL_KEYS, conn.execute(TRIAL, (attempt.trial_id,)).fetchone(), strict=True))
+    leased = SimpleNamespace(id=job[0], run_id=job[1], attempt_id=job[2], lease_token=job[3], lease_expire_time=job[4])
+    return leased, attempt, trial
+
+
+def _complete(conn: sqlite3.Connection, job_id: str, token: int, now: float, values: dict):
+    closed = conn.execute(CLOSE, (job_id, token, now)).fetchone()
+    if closed is None:
+        return None
+    attempt_id, run_id = closed
+    conn.execute(FREE_SLOT, (run_id,))
+    cursor = conn.execute(
+        FINISH,
+        (
+            values["outcome"],
+            values["exit_code"],
+            values["error"],
+            db.json_text(values["artifacts"]),
+            None if values["score"] is None else db.json_text(values["score"]),
+            values["agent_version"],
+            values["end_time"],
+            values.get("start_time"),
+            values["verdict"],
+            values["agent_name"],
+            None if values["judge_scores"] is None else db.json_text(values["judge_scores"]),
+            attempt_id,
+        ),
+    )
+    return _attempt(cursor.fetchone(), cursor.description)
+
+
+def _attempt(row, description) -> SimpleNamespace:
+    """An attempts row as queue.py's Core rows read: attributes, JSON decoded, booleans bool."""
+    attempt = SimpleNamespace(**{column[0]: value for column, value in zip(description, row, strict=True)})
+    for name in _JSON:
+        value = getattr(attempt, name)
+        setattr(attempt, name, None if value is None else json.loads(value))
+    if attempt.artifacts is None:
+        attempt.artifacts = []
+    for name in _BOOLEAN:
+        setattr(attempt, name, bool(getattr(attempt, name)))
+    return attempt
