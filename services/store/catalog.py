@@ -357,25 +357,31 @@ USAGE_KEYS = {
 }
 
 
-def _payload_number(session: AsyncSession, key: str):
-    if session.bind.dialect.name == "postgresql":
+def _payload_number(dialect: str, key: str):
+    if dialect == "postgresql":
         return cast(cast(t.Event.payload, JSONB)[key].astext, Float)
     return func.json_extract(t.Event.payload, f"$.{key}")
+
+
+def usage_query(dialect: str, run_id: str):
+    """Per attempt of the run: its usage events' tokens and cost summed, and their count
+    (read through the partial index ix_events_usage, not the whole trace)."""
+    sums = [
+        func.sum(func.coalesce(*(_payload_number(dialect, k) for k in keys), 0)).label(name)
+        for name, keys in USAGE_KEYS.items()
+    ]
+    return (
+        select(t.Event.attempt_id, *sums, func.count())
+        .where(t.Event.attempt_id.in_(select(t.Attempt.id).where(t.Attempt.run_id == run_id)), t.Event.type == "usage")
+        .group_by(t.Event.attempt_id)
+        .order_by(t.Event.attempt_id)
+    )
 
 
 async def attempt_usage(session: AsyncSession, run_ref: str) -> list[AttemptUsage]:
     """Per attempt of the run: tokens and cost summed over its `usage` events, in SQL."""
     run = await records.find_run(session, run_ref)
-    sums = [
-        func.sum(func.coalesce(*(_payload_number(session, k) for k in keys), 0)).label(name)
-        for name, keys in USAGE_KEYS.items()
-    ]
-    query = (
-        select(t.Event.attempt_id, *sums, func.count())
-        .where(t.Event.attempt_id.in_(select(t.Attempt.id).where(t.Attempt.run_id == run.id)), t.Event.type == "usage")
-        .group_by(t.Event.attempt_id)
-        .order_by(t.Event.attempt_id)
-    )
+    query = usage_query(session.bind.dialect.name, run.id)
     return [
         AttemptUsage(
             attempt_id=attempt_id,
