@@ -78,6 +78,21 @@ debian_mirror() {
   return 1
 }
 
+# Debootstrap a minbase $SUITE with PACKAGES (comma-separated) from the Debian mirror
+# apt uses, and import it as the image IMAGE.
+debootstrap_image() {
+  local image="$1" packages="$2"
+  command -v debootstrap >/dev/null 2>&1 || { log "installing debootstrap"; apt_install debootstrap; }
+  MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
+  ROOTFS="$(mktemp -d /tmp/hemra-rootfs.XXXXXX)"
+  trap '$SUDO rm -rf "$ROOTFS"' EXIT
+  log "debootstrap $SUITE with $packages from $MIRROR into $ROOTFS, imported as $image"
+  $SUDO debootstrap --variant=minbase --include="$packages" "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
+  $SUDO tar -C "$ROOTFS" -c . | docker import - "$image" >/dev/null
+  $SUDO rm -rf "$ROOTFS"
+  trap - EXIT
+}
+
 # --- 1. Docker engine -------------------------------------------------------
 if ! docker info >/dev/null 2>&1; then
   if ! command -v dockerd >/dev/null 2>&1; then
@@ -101,16 +116,7 @@ fi
 
 # --- 2. Offline base image -------------------------------------------------
 if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
-  command -v debootstrap >/dev/null 2>&1 || { log "installing debootstrap"; apt_install debootstrap; }
-  MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
-  ROOTFS="$(mktemp -d /tmp/hemra-rootfs.XXXXXX)"
-  trap '$SUDO rm -rf "$ROOTFS"' EXIT
-  log "debootstrap $SUITE from $MIRROR into $ROOTFS"
-  $SUDO debootstrap --variant=minbase --include=python3,bash,coreutils "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
-  log "importing $BASE_IMAGE"
-  $SUDO tar -C "$ROOTFS" -c . | docker import - "$BASE_IMAGE" >/dev/null
-  $SUDO rm -rf "$ROOTFS"
-  trap - EXIT
+  debootstrap_image "$BASE_IMAGE" python3,bash,coreutils
 fi
 
 # --- 3. The bundled tasks' FROM, served by the local base ------------------
@@ -139,14 +145,7 @@ fi
 # --- 5. PostgreSQL for the compose stack, made from Debian's packages ---------
 PG_IMAGE="${HEMRA_POSTGRES_IMAGE:-hemra-postgres:bookworm}"
 if ! docker image inspect "$PG_IMAGE" >/dev/null 2>&1; then
-  MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
-  ROOTFS="$(mktemp -d /tmp/hemra-pg-rootfs.XXXXXX)"
-  trap '$SUDO rm -rf "$ROOTFS"' EXIT
-  log "debootstrap $SUITE with postgresql into $ROOTFS"
-  $SUDO debootstrap --variant=minbase --include=postgresql,bash,coreutils "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
-  $SUDO tar -C "$ROOTFS" -c . | docker import - hemra-postgres-rootfs:bookworm >/dev/null
-  $SUDO rm -rf "$ROOTFS"
-  trap - EXIT
+  debootstrap_image hemra-postgres-rootfs:bookworm postgresql,bash,coreutils
   HERE="$(cd "$(dirname "$0")/.." && pwd)"
   docker build --quiet --network none --build-arg BASE=hemra-postgres-rootfs:bookworm -t "$PG_IMAGE" "$HERE/deploy/postgres" >/dev/null
 fi
@@ -154,14 +153,7 @@ fi
 # --- 6. A base like a SWE-bench evaluation image's (git, patch, python3) -----
 SWEBENCH_IMAGE="hemra-swebench-base:bookworm"
 if ! docker image inspect "$SWEBENCH_IMAGE" >/dev/null 2>&1; then
-  MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
-  ROOTFS="$(mktemp -d /tmp/hemra-swebench-rootfs.XXXXXX)"
-  trap '$SUDO rm -rf "$ROOTFS"' EXIT
-  log "debootstrap $SUITE with git and patch into $ROOTFS"
-  $SUDO debootstrap --variant=minbase --include=python3,bash,coreutils,git,patch "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
-  $SUDO tar -C "$ROOTFS" -c . | docker import - "$SWEBENCH_IMAGE" >/dev/null
-  $SUDO rm -rf "$ROOTFS"
-  trap - EXIT
+  debootstrap_image "$SWEBENCH_IMAGE" python3,bash,coreutils,git,patch
 fi
 
 log "ready: $(docker version --format 'engine {{.Server.Version}}'), $(docker compose version --short 2>/dev/null || echo compose), image $BASE_IMAGE"

@@ -86,7 +86,6 @@ SELECT finished.*, (SELECT count(*) FROM slot) AS freed FROM finished
 """
 
 _CONNECTION_ERRORS = (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError)
-_ATTEMPT_COLUMNS = [c.name for c in queue.ATTEMPTS.c]
 
 
 class FastQueue:
@@ -126,8 +125,8 @@ class FastQueue:
             lease_token=row["lease_token"],
             lease_expire_time=row["lease_expire_time"],
         )
-        trial, cell = pinned.put_trial(SimpleNamespace(id=row["trial_id"], **{k: row[k] for k in _TRIAL_KEYS}))
-        return job, _attempt(row), trial, cell
+        trial, cell = pinned.put_trial(SimpleNamespace(id=row["trial_id"], **{k: row[k] for k in queue.TRIAL_KEYS}))
+        return job, queue.attempt_of(row), trial, cell
 
     async def heartbeat(self, job_id: str, token: int, lease_secs: float, now: float) -> tuple[float, bool] | None:
         """(new expiry, cancel requested), or None when the guard did not match."""
@@ -156,28 +155,4 @@ class FastQueue:
             values["agent_name"],
             None if values["judge_scores"] is None else json.dumps(values["judge_scores"]),
         )
-        return None if row is None else _attempt(row)
-
-
-_TRIAL_KEYS = (
-    "run_id",
-    "cell_id",
-    "task_digest",
-    "task_name",
-    "repetition",
-    "position",
-    "dataset_digest",
-    "dataset_name",
-    "harness_digest",
-    "harness_name",
-    "model",
-)
-
-
-def _attempt(row) -> SimpleNamespace:
-    """An attempts row as queue.py's Core rows read: attributes, JSON columns decoded."""
-    attempt = SimpleNamespace(**{name: row[name] for name in _ATTEMPT_COLUMNS})
-    attempt.score = None if attempt.score is None else json.loads(attempt.score)
-    attempt.artifacts = [] if attempt.artifacts is None else json.loads(attempt.artifacts)
-    attempt.judge_scores = None if attempt.judge_scores is None else json.loads(attempt.judge_scores)
-    return attempt
+        return None if row is None else queue.attempt_of(row)

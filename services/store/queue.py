@@ -13,11 +13,13 @@ with their cells, a run's spec and limits, tasks, harnesses) come from
 `Pinned`, a per-store cache, so an operation reads each of them at most once.
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import JSON, Boolean, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import FailedPrecondition, LeaseLost, NotFound
@@ -182,6 +184,36 @@ class Claimed:
 
 
 _LEASED_JOB = (JOBS.c.id, JOBS.c.run_id, JOBS.c.attempt_id, JOBS.c.lease_token, JOBS.c.lease_expire_time)
+#: A claimed trial's columns and its cell's, as the hot paths (pgqueue.py, sqlitequeue.py) read them.
+TRIAL_KEYS = (
+    "run_id",
+    "cell_id",
+    "task_digest",
+    "task_name",
+    "repetition",
+    "position",
+    "dataset_digest",
+    "dataset_name",
+    "harness_digest",
+    "harness_name",
+    "model",
+)
+_JSON_COLUMNS = [c.name for c in ATTEMPTS.c if isinstance(c.type, JSON)]
+_BOOLEAN_COLUMNS = [c.name for c in ATTEMPTS.c if isinstance(c.type, Boolean)]
+
+
+def attempt_of(row: dict) -> SimpleNamespace:
+    """An attempts row a driver read raw (JSON as text), as Core rows read: attributes, JSON
+    columns decoded, booleans bool, artifacts a list."""
+    attempt = SimpleNamespace(**{c.name: row[c.name] for c in ATTEMPTS.c})
+    for name in _JSON_COLUMNS:
+        value = getattr(attempt, name)
+        setattr(attempt, name, json.loads(value) if isinstance(value, str) else value)
+    for name in _BOOLEAN_COLUMNS:
+        setattr(attempt, name, bool(getattr(attempt, name)))
+    if attempt.artifacts is None:
+        attempt.artifacts = []
+    return attempt
 
 
 def _live_lease(job_id: str, token: int, now: float):

@@ -12,12 +12,9 @@ retry, a pinned row not yet cached) falls back to queue.py, as on PostgreSQL (pg
 """
 
 import asyncio
-import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
-
-from sqlalchemy import JSON, Boolean
 
 from services.common.errors import Unavailable
 from services.store import db, queue
@@ -64,21 +61,6 @@ UPDATE attempts SET state = 'finished', outcome = ?, exit_code = ?, error = ?, a
                     agent_name = ?, judge_scores = ?
 WHERE id = ? RETURNING *
 """
-_TRIAL_KEYS = (
-    "run_id",
-    "cell_id",
-    "task_digest",
-    "task_name",
-    "repetition",
-    "position",
-    "dataset_digest",
-    "dataset_name",
-    "harness_digest",
-    "harness_name",
-    "model",
-)
-_JSON = {c.name for c in queue.ATTEMPTS.c if isinstance(c.type, JSON)}
-_BOOLEAN = {c.name for c in queue.ATTEMPTS.c if isinstance(c.type, Boolean)}
 
 
 class FastQueue:
@@ -168,7 +150,7 @@ def _claim(conn: sqlite3.Connection, worker: str, expire: float, now: float, run
     job = conn.execute(LEASE, (worker, expire, job_id)).fetchone()
     cursor = conn.execute(START, (now, job[2]))
     attempt = _attempt(cursor.fetchone(), cursor.description)
-    trial = dict(zip(_TRIAL_KEYS, conn.execute(TRIAL, (attempt.trial_id,)).fetchone(), strict=True))
+    trial = dict(zip(queue.TRIAL_KEYS, conn.execute(TRIAL, (attempt.trial_id,)).fetchone(), strict=True))
     leased = SimpleNamespace(id=job[0], run_id=job[1], attempt_id=job[2], lease_token=job[3], lease_expire_time=job[4])
     return leased, attempt, trial
 
@@ -200,13 +182,4 @@ def _complete(conn: sqlite3.Connection, job_id: str, token: int, now: float, val
 
 
 def _attempt(row, description) -> SimpleNamespace:
-    """An attempts row as queue.py's Core rows read: attributes, JSON decoded, booleans bool."""
-    attempt = SimpleNamespace(**{column[0]: value for column, value in zip(description, row, strict=True)})
-    for name in _JSON:
-        value = getattr(attempt, name)
-        setattr(attempt, name, None if value is None else json.loads(value))
-    if attempt.artifacts is None:
-        attempt.artifacts = []
-    for name in _BOOLEAN:
-        setattr(attempt, name, bool(getattr(attempt, name)))
-    return attempt
+    return queue.attempt_of({column[0]: value for column, value in zip(description, row, strict=True)})
