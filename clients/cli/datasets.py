@@ -49,7 +49,11 @@ async def _list(as_json: bool) -> None:
 @app.command()
 def pin(
     source: Annotated[
-        str, typer.Argument(help="A dataset as -d takes it: a folder, or harbor:NAME@VERSION from the Harbor registry.")
+        str,
+        typer.Argument(
+            help="A dataset as -d takes it: a folder, harbor:NAME@VERSION (the Harbor registry), "
+            "hf:ORG/NAME@REVISION, swebench:FILE or swebench:ORG/NAME@REVISION."
+        ),
     ],
     allow_head: Annotated[
         bool,
