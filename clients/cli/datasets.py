@@ -70,16 +70,12 @@ async def _pin(source: str, allow_head: bool, as_json: bool) -> None:
     async with connect.services() as services:
         response = await services.planner.PinDataset(ppb.PinDatasetRequest(ref=source, allow_head=allow_head))
     dataset = response.dataset
-    origin = json.loads(response.origin_json) if response.origin_json else []
+    tasks = json.loads(response.origin_json) if response.origin_json else []
     if as_json:
-        tasks = [{"task_name": t.task_name, "digest": t.digest, "origin": t.origin} for t in dataset.tasks]
-        commits = {o["name"]: o for o in origin}
-        for task in tasks:
-            task.update({k: v for k, v in commits.get(task["task_name"].rsplit("/", 1)[-1], {}).items() if k != "name"})
         out = {"dataset_name": dataset.dataset_name, "digest": dataset.digest, "source": dataset.source, "tasks": tasks}
         print(safe_json(json.dumps(out, indent=2)))
         return
-    commits = sorted({o["commit"][:12] for o in origin})
+    commits = sorted({t["commit"][:12] for t in tasks if t.get("commit")})
     at = f" at commit {', '.join(commits)}" if commits else ""
     console.print(plain(f"{dataset.dataset_name}@{dataset.digest[7:19]}: {len(dataset.tasks)} tasks{at}"))
     console.print(plain(f"source: {dataset.source}"), highlight=False)

@@ -107,8 +107,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         await self._upload_files(dataset.tasks)
         proto = convert.dataset_to_proto(dataset, dataset.tasks)
         await self.store.RecordDataset(spb.RecordDatasetRequest(dataset=proto))
-        origin = json.dumps(dataset.origin["tasks"]) if dataset.origin else ""
-        return ppb.PinDatasetResponse(dataset=proto, origin_json=origin)
+        return ppb.PinDatasetResponse(dataset=proto, origin_json=json.dumps(_pinned_tasks(dataset)))
 
     async def _upload_task_files(self, resolved: plan.Resolved) -> None:
         await self._upload_files([t for _, tasks in resolved.datasets for t in tasks])
@@ -125,6 +124,22 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
                 batch, size = [], 0
         if batch:
             await self.store.PutBlobs(spb.PutBlobsRequest(blobs=batch))
+
+
+def _pinned_tasks(dataset: ds.LoadedDataset) -> list[dict]:
+    """What `hemra datasets pin --json` shows of each task: where it came from (a registry
+    task's repository, commit and path, by its folder), and Harbor's content hash of it."""
+    fetched = {t.get("name"): t for t in (dataset.origin or {}).get("tasks", []) if isinstance(t, dict)}
+    return [
+        {
+            "task_name": task.task_name,
+            "digest": task.digest,
+            "origin": task.origin,
+            "harbor_digest": harbor_content_hash(task.files),
+            **{k: v for k, v in fetched.get(task.folder.name, {}).items() if k != "name"},
+        }
+        for task in dataset.tasks
+    ]
 
 
 def _cell(resolved: plan.Resolved, d: int, h: int, harness: pb.Harness) -> pb.Cell:

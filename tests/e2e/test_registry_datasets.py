@@ -72,6 +72,7 @@ def test_pins_the_older_commit_and_runs_it_offline(env, repository, tmp_path):
     pinned = pin(env, "harbor:local-ds@1.0")
     assert pinned["dataset_name"] == "local-ds" and len(pinned["tasks"]) == 2
     assert {t["commit"] for t in pinned["tasks"]} == {older}  # not the tip
+    assert all(t["harbor_digest"].startswith("sha256:") and f"@{older}:" in t["origin"] for t in pinned["tasks"])
     copy = Path(env["HEMRA_HOME"]) / "cache" / "harbor" / "local-ds" / "1.0" / "reverse-lines" / "instruction.md"
     assert "Changed upstream" not in copy.read_text()
     # Listed, with its source.
