@@ -50,6 +50,8 @@ LAYOUT = "1"
 SPEC_FILE = "swebench.json"
 _SUFFIXES = (".json", ".jsonl", ".parquet")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}__[A-Za-z0-9][A-Za-z0-9_.-]{0,155}$")
+#: An image reference as Docker writes one (it goes on the Dockerfile's FROM line: no spaces, no lines).
+_IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$")
 
 TEST_SH = """#!/bin/bash
 # The agent's changes as a patch (for the record), then SWE-bench's eval script; HEMRA's scorer
@@ -146,6 +148,8 @@ def _write(source: str, origin: dict, files: list[Path], digest: str, rows: list
 
 
 def _check(row: dict, where: str, parsers: dict) -> None:
+    if not isinstance(row, dict):
+        raise PlanError(f"{where}: not an object of fields")
     missing = [field for field in FIELDS if field not in row or row[field] is None]
     if missing:
         raise PlanError(
@@ -157,6 +161,8 @@ def _check(row: dict, where: str, parsers: dict) -> None:
     where = f"{where} ({row['instance_id']})"
     if row["log_parser"] not in parsers:
         raise PlanError(f"{where}: log_parser {row['log_parser']!r} is not one swebench {package.version()} knows")
+    if not isinstance(row["image"], str) or not _IMAGE.match(row["image"]):
+        raise PlanError(f"{where}: image {str(row['image'])[:80]!r} is not an image reference")
     if row["eval_type"] not in ("pass_and_fail", "fail_only"):
         raise PlanError(f"{where}: eval_type {row['eval_type']!r} (expected pass_and_fail or fail_only)")
     for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):

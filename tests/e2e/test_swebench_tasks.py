@@ -200,6 +200,7 @@ def test_an_environment_failure_is_an_infrastructure_failure(hemra_env, instance
         (lambda row: row.update(log_parser="parse_log_nothing"), "log_parser 'parse_log_nothing'"),
         (lambda row: row.update(FAIL_TO_PASS="[not json"), "FAIL_TO_PASS is not a list"),
         (lambda row: row.update(instance_id="../etc"), "is not <owner>__<repo>-<number>"),
+        (lambda row: row.update(image="calc:1\nRUN touch /owned"), "is not an image reference"),
     ],
 )
 def test_bad_instances_are_one_line_and_record_nothing(hemra_env, instances, tmp_path, change, message):
