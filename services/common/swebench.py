@@ -37,9 +37,3 @@ def version() -> str:
     import swebench
 
     return swebench.__version__
-
-
-def types_module():
-    """`swebench.types` (TestSpec): plain dataclasses, imported as they are."""
-    module("constants")  # the package is importable
-    return importlib.import_module("swebench.types")

@@ -90,11 +90,13 @@ def resolve(source: str, revision: str, home: Path, base: Path | None = None) ->
         snapshot = hf.snapshot(source, revision, PREFIX)
         files = _split_files(source, snapshot)
         origin = {"repo": source, "revision": snapshot.name, "split": SPLIT}
-    digest = _digest(files)
+    hashes = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
+    digest = _digest(hashes.values())
     folder = home / "cache" / "swebench" / digest[:16]
     if (folder / SOURCE_FILE).is_file():
         return folder
     rows = [row for path in files for row in hf.rows(path)]
+    origin["files"] = [{"path": path.name, "sha256": sha256} for path, sha256 in hashes.items()]
     return _write(source, origin, files, digest, rows, folder)
 
 
@@ -105,10 +107,11 @@ def _split_files(repo: str, snapshot: Path) -> list[Path]:
     return found
 
 
-def _digest(files: list[Path]) -> str:
+def _digest(file_hashes) -> str:
+    """The tasks' cache key: the layout HEMRA writes and the instance files' SHA-256s."""
     digest = hashlib.sha256(f"hemra swebench tasks {LAYOUT}\0".encode())
-    for path in files:
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for sha256 in file_hashes:
+        digest.update(bytes.fromhex(sha256))
     return digest.hexdigest()
 
 
@@ -140,7 +143,6 @@ def _write(source: str, origin: dict, files: list[Path], digest: str, rows: list
                 "registry": "huggingface" if "repo" in origin else "file",
                 **origin,
                 "swebench": package.version(),
-                "files": [{"path": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()} for p in files],
                 "tasks": [],
             },
         )

@@ -54,7 +54,7 @@ def spec_of(data: bytes) -> dict:
 def grade(spec: dict, log: bytes, patch: bytes | None) -> Graded:
     """The harness's report of `log` for the instance `spec` describes (blocking: file I/O)."""
     grading = package.module("grading")
-    test_spec = package.types_module().TestSpec(
+    test_spec = grading.TestSpec(  # swebench.types.TestSpec, as grading imports it
         instance_id=spec["instance_id"],
         image=spec.get("image", ""),
         eval_script_list=[],

@@ -10,7 +10,6 @@ stale completion, an infrastructure failure that may queue a retry, a pinned row
 not yet cached) falls back to queue.py.
 """
 
-import json
 from types import SimpleNamespace
 
 import asyncpg
@@ -137,22 +136,5 @@ class FastQueue:
     async def complete(self, job_id: str, token: int, done: queue.Completion, now: float):
         """The finished attempt, or None when the guard did not match (the caller finds out why).
         Only for results: an infrastructure failure may queue a retry (queue.complete)."""
-        values = queue.closing_values(done, now)
-        row = await self._fetchrow(
-            COMPLETE,
-            job_id,
-            token,
-            now,
-            values["outcome"],
-            values["exit_code"],
-            values["error"],
-            json.dumps(values["artifacts"]),
-            None if values["score"] is None else json.dumps(values["score"]),
-            values["agent_version"],
-            values["end_time"],
-            values.get("start_time"),
-            values["verdict"],
-            values["agent_name"],
-            None if values["judge_scores"] is None else json.dumps(values["judge_scores"]),
-        )
+        row = await self._fetchrow(COMPLETE, job_id, token, now, *queue.finished_row(done, now))
         return None if row is None else queue.attempt_of(row)

@@ -23,7 +23,7 @@ from sqlalchemy import JSON, Boolean, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import FailedPrecondition, LeaseLost, NotFound
-from services.store import records
+from services.store import db, records
 from services.store import tables as t
 
 Clock = Callable[[], float]
@@ -451,6 +451,30 @@ def closing_values(done: Completion, now: float) -> dict:
         values["start_time"] = done.start_time
     values["verdict"] = records.verdict(records.AttemptView(**values))
     return values
+
+
+def finished_row(done: Completion, now: float) -> tuple:
+    """What the hot paths (pgqueue.py, sqlitequeue.py) write to close an attempt with a result,
+    in their statements' order: outcome, exit_code, error, artifacts, score, agent_version,
+    end_time, start_time (None: keep it), verdict, agent_name, judge_scores; JSON as text."""
+    values = closing_values(done, now)
+
+    def text(value):
+        return None if value is None else db.json_text(value)
+
+    return (
+        values["outcome"],
+        values["exit_code"],
+        values["error"],
+        text(values["artifacts"]),
+        text(values["score"]),
+        values["agent_version"],
+        values["end_time"],
+        values.get("start_time"),
+        values["verdict"],
+        values["agent_name"],
+        text(values["judge_scores"]),
+    )
 
 
 async def _close_attempt_row(conn, attempt_id: str, done: Completion, now: float, **extra):

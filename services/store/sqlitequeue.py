@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from services.common.errors import Unavailable
-from services.store import db, queue
+from services.store import queue
 
 _PICK = """
 SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id
@@ -131,7 +131,7 @@ class FastQueue:
     async def complete(self, job_id: str, token: int, done: queue.Completion, now: float):
         """The finished attempt, or None when the guard did not match (the caller finds out why).
         Only for results: an infrastructure failure may queue a retry (queue.complete)."""
-        return await self._transaction(_complete, job_id, token, now, queue.closing_values(done, now))
+        return await self._transaction(_complete, job_id, token, now, queue.finished_row(done, now))
 
 
 def _fetchone(conn: sqlite3.Connection, sql: str, params: tuple):
@@ -155,29 +155,13 @@ def _claim(conn: sqlite3.Connection, worker: str, expire: float, now: float, run
     return leased, attempt, trial
 
 
-def _complete(conn: sqlite3.Connection, job_id: str, token: int, now: float, values: dict):
+def _complete(conn: sqlite3.Connection, job_id: str, token: int, now: float, finished: tuple):
     closed = conn.execute(CLOSE, (job_id, token, now)).fetchone()
     if closed is None:
         return None
     attempt_id, run_id = closed
     conn.execute(FREE_SLOT, (run_id,))
-    cursor = conn.execute(
-        FINISH,
-        (
-            values["outcome"],
-            values["exit_code"],
-            values["error"],
-            db.json_text(values["artifacts"]),
-            None if values["score"] is None else db.json_text(values["score"]),
-            values["agent_version"],
-            values["end_time"],
-            values.get("start_time"),
-            values["verdict"],
-            values["agent_name"],
-            None if values["judge_scores"] is None else db.json_text(values["judge_scores"]),
-            attempt_id,
-        ),
-    )
+    cursor = conn.execute(FINISH, (*finished, attempt_id))
     return _attempt(cursor.fetchone(), cursor.description)
 
 
