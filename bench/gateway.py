@@ -70,15 +70,16 @@ def _sha(text: str) -> str:
 # --- 1. the store -----------------------------------------------------------------------------
 
 
-def plans(runs: int, rng: random.Random):
-    """`runs` finished runs on one dataset, shaped as the planner and executor would leave them."""
+def plans(runs: int, rng: random.Random, task_count: int = TASKS, repetitions: int = REPETITIONS, dataset_name: str = DATASET):
+    """`runs` finished runs of `task_count` tasks x `repetitions` on one dataset, shaped as the planner
+    and executor would leave them (bench/cli_startup.py records its small runs with it too)."""
     from services import digests
     from services.store.records import PlannedRun
 
-    names = [f"bench/task-{i:03d}" for i in range(TASKS)]
-    task_digests = [digests.sha256(f"bench gateway task {i}".encode()) for i in range(TASKS)]
+    names = [f"bench/task-{i:03d}" for i in range(task_count)]
+    task_digests = [digests.sha256(f"bench gateway task {i}".encode()) for i in range(task_count)]
     fingerprints = [
-        digests.scorer_fingerprint(digests.sha256(f"verifier {i}".encode()), {"reward": 1.0}) for i in range(TASKS)
+        digests.scorer_fingerprint(digests.sha256(f"verifier {i}".encode()), {"reward": 1.0}) for i in range(task_count)
     ]
     tasks = [
         dict(digest=d, task_name=n, record={"name": f"tasks/{d}", "digest": d, "taskName": n})
@@ -87,7 +88,7 @@ def plans(runs: int, rng: random.Random):
     dataset_digest = digests.sha256(("bench dataset\0" + "\0".join(sorted(task_digests))).encode())
     dataset = dict(
         digest=dataset_digest,
-        dataset_name=DATASET,
+        dataset_name=dataset_name,
         source="/bench/tasks",
         task_digests=sorted(task_digests),
         create_time=0.0,
@@ -111,13 +112,13 @@ def plans(runs: int, rng: random.Random):
                 },
             )
         )
-    rate = [rng.uniform(0.1, 0.9) for _ in range(TASKS)]
+    rate = [rng.uniform(0.1, 0.9) for _ in range(task_count)]
     out = []
     for r in range(runs):
         trials = []
         for cell, lift in ((0, 0.0), (1, 0.05)):
-            for rep in range(1, REPETITIONS + 1):
-                for i in range(TASKS):
+            for rep in range(1, repetitions + 1):
+                for i in range(task_count):
                     start = 1_796_000_000.0 + r * 10_000 + rep * 100 + i * 0.5
                     reward = 1.0 if rng.random() < min(1.0, rate[i] + lift) else 0.0
                     result = dict(
@@ -148,16 +149,16 @@ def plans(runs: int, rng: random.Random):
                 spec={
                     "label": label,
                     "baseline": HARNESSES[0],
-                    "datasets": [DATASET],
+                    "datasets": [dataset_name],
                     "harnesses": list(HARNESSES),
-                    "attempts": REPETITIONS,
+                    "attempts": repetitions,
                 },
                 concurrency=4,
                 max_infra_retries=0,
                 datasets=[dataset],
                 tasks=tasks,
                 harnesses=harnesses,
-                cells=[(dataset_digest, DATASET, h["digest"], h["harness_name"], "model-x") for h in harnesses],
+                cells=[(dataset_digest, dataset_name, h["digest"], h["harness_name"], "model-x") for h in harnesses],
                 trials=trials,
             )
         )

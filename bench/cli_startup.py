@@ -1,0 +1,189 @@
+"""Everyday read commands on a store of 1,000 runs: wall time of the whole `hemra` process.
+
+    .venv/bin/python bench/cli_startup.py [--runs 1000] [--samples 7] [--keep]
+
+1. Store. A fresh HEMRA_HOME whose SQLite store holds `--runs` finished runs of 2 harnesses x 10
+   tasks (20 attempts each), recorded with the store's own Store.record_run.
+2. HEMRA. `hemra runs`, `hemra show <run> --report` and `hemra compare <run> <run>`, each as a
+   subprocess, `--samples` times interleaved with the floors: median wall time, from exec to exit.
+3. Floors in the same run: `python -c pass` (the interpreter's start-up), and the same rows read
+   by a `python` process with the sqlite3 module and one query per command (the runs page with
+   its trial counts; a run's attempts; both runs' rewards). For information: `python -c "import
+   sqlalchemy"`, what the store's own code costs to load before it does anything.
+
+Target (issue 18): each command under 0.3 s. Prints a table; writes
+bench/results/cli-startup-<timestamp>.json (gitignored). A missed target is reported, not an
+error; exits 1 when a command fails or prints the wrong thing.
+"""
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+PYTHON = REPO / ".venv" / "bin" / "python"
+HEMRA = REPO / ".venv" / "bin" / "hemra"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+TASKS = 10
+TARGET_S = 0.3
+
+RUNS_FLOOR = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute(
+    "SELECT r.id, r.label, r.create_time, count(a.id), sum(a.verdict = 'passed'), sum(a.verdict = 'failed') "
+    "FROM runs r LEFT JOIN attempts a ON a.run_id = r.id GROUP BY r.id ORDER BY r.create_time DESC LIMIT 50"
+).fetchall()
+print(len(rows))
+"""
+REPORT_FLOOR = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute(
+    "SELECT a.id, a.trial_id, a.verdict, a.score FROM attempts a JOIN runs r ON a.run_id = r.id WHERE r.label = ?",
+    (sys.argv[2],),
+).fetchall()
+print(len(rows))
+"""
+COMPARE_FLOOR = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for label in sys.argv[2:]:
+    rows = db.execute(
+        "SELECT a.trial_id, a.score FROM attempts a JOIN runs r ON a.run_id = r.id WHERE r.label = ?", (label,)
+    ).fetchall()
+    print(len(rows))
+"""
+
+
+async def build_store(home: Path, runs: int) -> list[str]:
+    from bench.gateway import plans
+    from services.store.service import Store
+
+    store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
+    labels = []
+    try:
+        for plan in plans(runs, random.Random(11), task_count=TASKS, repetitions=1, dataset_name="bench-cli"):
+            await store.record_run(plan)
+            labels.append(plan.label)
+    finally:
+        await store.close()
+    return labels
+
+
+def timed(argv: list, env: dict) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, argv))} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return elapsed, done.stdout
+
+
+def commands(home: Path, labels: list[str]) -> list[tuple[str, list, list, callable]]:
+    """(name, hemra argv, floor argv, check of hemra's output)."""
+    db = str(home / "hemra.db")
+    newest, older = labels[-1], labels[-2]
+    return [
+        (
+            "hemra runs",
+            [HEMRA, "runs", "--json"],
+            [PYTHON, "-c", RUNS_FLOOR, db],
+            lambda out: len(json.loads(out)) == 50 and json.loads(out)[0]["label"] == newest,
+        ),
+        (
+            "hemra show RUN --report",
+            [HEMRA, "show", newest, "--report"],
+            [PYTHON, "-c", REPORT_FLOOR, db, newest],
+            lambda out: newest in out and "agent-b" in out,
+        ),
+        (
+            "hemra compare A B",
+            [HEMRA, "compare", f"{older}/agent-a", f"{newest}/agent-b", "--json"],
+            [PYTHON, "-c", COMPARE_FLOOR, db, older, newest],
+            lambda out: json.loads(out)["paired_tasks"] == TASKS,
+        ),
+    ]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--samples", type=int, default=7)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args(argv)
+    scratch = Path(tempfile.mkdtemp(prefix="hemra-bench-cli-"))
+    home = scratch / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env.update(HEMRA_HOME=str(home), NO_COLOR="1", COLUMNS="200")
+    problems = []
+    try:
+        started = time.perf_counter()
+        labels = asyncio.run(build_store(home, args.runs))
+        print(f"store: {args.runs} runs, {args.runs * 2 * TASKS} attempts recorded in {time.perf_counter() - started:.1f} s")
+        floors = {"python -c pass": [PYTHON, "-c", "pass"], "import sqlalchemy": [PYTHON, "-c", "import sqlalchemy"]}
+        samples = {name: [] for name in floors}
+        cmds = commands(home, labels)
+        for name, _, _, _ in cmds:
+            samples[name] = []
+            samples[name + " (floor)"] = []
+        for _ in range(args.samples):
+            for name, command in floors.items():
+                samples[name].append(timed(command, env)[0])
+            for name, command, floor, ok in cmds:
+                elapsed, out = timed(command, env)
+                samples[name].append(elapsed)
+                if not ok(out):
+                    problems.append(f"{name}: unexpected output: {out[:300]!r}")
+                samples[name + " (floor)"].append(timed(floor, env)[0])
+        report(samples, cmds, problems, args)
+    finally:
+        if args.keep:
+            print(f"kept: {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+    for problem in problems:
+        print(f"FAILED: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def report(samples: dict, cmds: list, problems: list, args) -> None:
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    start = median["python -c pass"]
+    print(f"\n{'call':<28}{'median s':>10}{'floor s':>10}{'x floor':>9}{'x start-up':>12}  target < {TARGET_S} s")
+    for name in ("python -c pass", "import sqlalchemy"):
+        print(f"{name:<28}{median[name]:>10.3f}{'':>10}{'':>9}{median[name] / start:>12.1f}  (floor, info)")
+    targets = []
+    for name, _, _, _ in cmds:
+        floor = median[name + " (floor)"]
+        met = median[name] < TARGET_S
+        targets.append(dict(call=name, median_s=median[name], floor_s=floor, met=met))
+        print(
+            f"{name:<28}{median[name]:>10.3f}{floor:>10.3f}{median[name] / floor:>9.1f}"
+            f"{median[name] / start:>12.1f}  {'met' if met else 'MISSED'}"
+        )
+    RESULTS = BENCH_DIR / "results"
+    RESULTS.mkdir(exist_ok=True)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out = RESULTS / f"cli-startup-{stamp}.json"
+    load = os.getloadavg()[0]
+    out.write_text(json.dumps(dict(args=vars(args), samples=samples, targets=targets, problems=problems, load1=load), indent=2))
+    print(f"\n1-minute load {load:.2f}; results: {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
