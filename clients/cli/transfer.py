@@ -17,7 +17,7 @@ from clients.cli.safe import plain
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
 from services.importer import folders
-from services.importer.tree import write_new_file, write_tree
+from services.importer.tree import make_folders, write_files, write_new_file
 from services.store import exportformat
 from services.store.exportformat import MANIFEST, BadName
 
@@ -102,7 +102,10 @@ async def _export(ref: str, out: Path) -> None:
             await _write_events(store, [a["id"] for a in rows["attempts"] if a.get("event_count")], staging)
             run = rows["runs"][0]
             if run.get("tree"):
-                write_tree(run["tree"], blobs, staging / exportformat.SOURCE)
+                source = staging / exportformat.SOURCE
+                make_folders(run["tree"], source)
+                # The tree's files are the blobs just written: linked, not written twice.
+                write_files(run["tree"], blobs, source, lambda digest: exportformat.blob_path(staging, digest))
             (staging / MANIFEST).write_bytes(
                 msgspec.json.format(msgspec.json.encode(rows, order="sorted"), indent=1) + b"\n"
             )

@@ -1,5 +1,6 @@
 """A folder read byte for byte: every file and every folder (empty ones too)."""
 
+import errno
 import hashlib
 import os
 import stat
@@ -137,15 +138,46 @@ def tree_json(entries: list[Entry]) -> bytes:
 
 def write_tree(entries, blobs: dict[str, bytes], root: Path) -> None:
     """Recreate a tree from (path, is_dir, executable, blob digest) entries."""
+    make_folders(entries, root)
+    write_files(entries, blobs, root)
+
+
+def make_folders(entries, root: Path) -> None:
+    """Every folder of a tree of (path, is_dir, executable, blob digest) entries: made before its
+    files' bytes are at hand (an export makes them while it fetches the blobs)."""
     root.mkdir(parents=True, exist_ok=True)
     made = {str(root)}  # folders made so far: one mkdir each, not one per file
     for entry in entries:
         target = os.path.join(root, entry["path"])
+        _make_folder(target if entry.get("isDir") else os.path.dirname(target), made)
+
+
+def write_files(entries, blobs: dict[str, bytes], root: Path, kept=None) -> None:
+    """The tree's files, into the folders make_folders made. `kept(digest)`: where that blob is
+    already written beside the tree, on the same file system; a plain file is then a hard link to
+    it rather than a second copy (an executable one stays a copy: a link shares the blob's mode)."""
+    for entry in entries:
         if entry.get("isDir"):
-            _make_folder(target, made)
             continue
-        _make_folder(os.path.dirname(target), made)
+        target = os.path.join(root, entry["path"])
+        if kept is not None and not entry.get("executable") and _linked(kept(entry["blobDigest"]), target):
+            continue
         write_new_file(target, blobs[entry["blobDigest"]], 0o755 if entry.get("executable") else 0o644)
+
+
+#: Why a hard link may not be made where a copy can: the blob has the file system's most links
+#: (ext4: 65,000, reached by one file common to every trial of a big job), or the file system has none.
+_NO_LINK = (errno.EMLINK, errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV)
+
+
+def _linked(blob: Path, target: str) -> bool:
+    try:
+        os.link(blob, target)
+    except OSError as exc:
+        if exc.errno in _NO_LINK:
+            return False
+        raise
+    return True
 
 
 def write_new_file(path: str, data: bytes, mode: int) -> None:

@@ -1,11 +1,13 @@
 """The blob writes an import makes: checked before written, atomic, byte for byte."""
 
+import errno
 import hashlib
 import os
 
 import pytest
 
 from services.common.errors import InvalidArgument
+from services.importer import tree
 from services.store import blobs as blob_module
 from services.store.blobs import BlobStore
 
@@ -48,3 +50,36 @@ def test_put_many__a_temporary_name_left_by_an_earlier_process_is_skipped(tmp_pa
     assert store.put(data) == digest_of(data)
     assert store.get(digest_of(data)) == data
     assert all(p.read_bytes() == b"half" for p in stale)  # not overwritten, not removed
+
+
+@pytest.mark.parametrize("refusal", [errno.EMLINK, errno.EPERM])
+def test_write_files__a_file_that_cannot_be_linked_to_its_blob_is_copied(refusal, tmp_path, monkeypatch):
+    """ext4 refuses a 65,001st link to one inode (a file common to every trial of a big job), some
+    file systems refuse links at all: the export writes a copy there instead of failing."""
+    kept = tmp_path / "blob"
+    kept.write_bytes(b"common")
+    entries = [{"path": "a", "isDir": True}, {"path": "a/one", "blobDigest": "d"}, {"path": "a/two", "blobDigest": "d"}]
+    real_link, calls = os.link, []
+
+    def link(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(refusal, os.strerror(refusal))
+        real_link(src, dst)
+
+    monkeypatch.setattr(tree.os, "link", link)
+    tree.make_folders(entries, tmp_path / "out")
+    tree.write_files(entries, {"d": b"common"}, tmp_path / "out", lambda digest: kept)
+    one, two = tmp_path / "out/a/one", tmp_path / "out/a/two"
+    assert one.stat().st_ino == kept.stat().st_ino and two.stat().st_ino != kept.stat().st_ino
+    assert two.read_bytes() == b"common" and two.stat().st_mode & 0o777 == 0o644 and len(calls) == 2
+
+
+def test_write_files__any_other_link_failure_is_raised(tmp_path, monkeypatch):
+    def link(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tree.os, "link", link)
+    entries = [{"path": "f", "blobDigest": "d"}]
+    with pytest.raises(OSError, match="No space"):
+        tree.write_files(entries, {"d": b"x"}, tmp_path, lambda digest: tmp_path / "blob")

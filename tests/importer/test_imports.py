@@ -99,6 +99,10 @@ def test_import__keeps_every_file_byte_for_byte_and_export_reimports_identically
     exported = hemra(hemra_env, "export", "nop-job", "--out", str(out))
     assert exported.returncode == 0, exported.stderr
     same_tree(job, out / "source")
+    plain = [p for p in (out / "source").rglob("*") if p.is_file() and not os.access(p, os.X_OK)]
+    assert plain and all(p.stat().st_nlink >= 2 for p in plain), "a plain file is a link to its blob, not a copy"
+    blobs = {p.stat().st_ino for p in (out / "blobs").rglob("*") if p.is_file()}
+    assert {p.stat().st_ino for p in plain} <= blobs
     assert hemra(hemra_env, "export", "ours", "--out", str(tmp_path / "export-run")).returncode == 0
     fresh = dict(hemra_env, HEMRA_HOME=str(tmp_path / "fresh"))
     for folder in (out, tmp_path / "export-run"):
