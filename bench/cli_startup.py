@@ -134,7 +134,9 @@ def main(argv: list[str]) -> int:
     try:
         started = time.perf_counter()
         labels = asyncio.run(build_store(home, args.runs))
-        print(f"store: {args.runs} runs, {args.runs * 2 * TASKS} attempts recorded in {time.perf_counter() - started:.1f} s")
+        print(
+            f"store: {args.runs} runs, {args.runs * 2 * TASKS} attempts recorded in {time.perf_counter() - started:.1f} s"
+        )
         floors = {"python -c pass": [PYTHON, "-c", "pass"], "import sqlalchemy": [PYTHON, "-c", "import sqlalchemy"]}
         samples = {name: [] for name in floors}
         cmds = commands(home, labels)
@@ -181,7 +183,9 @@ def report(samples: dict, cmds: list, problems: list, args) -> None:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     out = RESULTS / f"cli-startup-{stamp}.json"
     load = os.getloadavg()[0]
-    out.write_text(json.dumps(dict(args=vars(args), samples=samples, targets=targets, problems=problems, load1=load), indent=2))
+    out.write_text(
+        json.dumps(dict(args=vars(args), samples=samples, targets=targets, problems=problems, load1=load), indent=2)
+    )
     print(f"\n1-minute load {load:.2f}; results: {out}")
 
 

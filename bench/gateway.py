@@ -70,7 +70,9 @@ def _sha(text: str) -> str:
 # --- 1. the store -----------------------------------------------------------------------------
 
 
-def plans(runs: int, rng: random.Random, task_count: int = TASKS, repetitions: int = REPETITIONS, dataset_name: str = DATASET):
+def plans(
+    runs: int, rng: random.Random, task_count: int = TASKS, repetitions: int = REPETITIONS, dataset_name: str = DATASET
+):
     """`runs` finished runs of `task_count` tasks x `repetitions` on one dataset, shaped as the planner
     and executor would leave them (bench/cli_startup.py records its small runs with it too)."""
     from services import digests
@@ -194,6 +196,14 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
     record_s = time.perf_counter() - started
     started = time.perf_counter()
     huge = first_run_attempts[0]
+    from services.store import usage
+
+    sums: dict[str, usage.Usage] = {}  # what the store's writers sum as they append
+
+    def summed(attempt: str, kind: str, payload: str) -> None:
+        if kind == "usage":
+            sums.setdefault(attempt, usage.Usage()).add(usage.of_events([{"type": kind, "payload": payload}]))
+
     with sqlite3.connect(home / "hemra.db") as db:
         # Bulk SQL: the store's own append path (one leased job at a time) would take hours here.
         small = []
@@ -201,6 +211,7 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
             base = 1_796_000_000.0
             for seq in range(1, EVENTS_PER_ATTEMPT + 1):
                 kind, name, payload = _event(seq, rng)
+                summed(attempt, kind, payload)
                 small.append((attempt, seq, base + seq, kind, name, payload, 0.01 * (seq % 7)))
         db.executemany(
             "INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -219,6 +230,7 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
                     yield huge, seq, start + seq * 1e-4, "message", "prompt", prompt, 0.0
                 else:
                     kind, name, payload = _event(seq, rng)
+                    summed(huge, kind, payload)
                     yield huge, seq, start + seq * 1e-4, kind, name, payload, 1e-5 * (seq % 11)
 
         db.executemany(
@@ -229,6 +241,10 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
             "UPDATE attempts SET event_count = ?, end_time = ? WHERE id = ?",
             (trace_events, start + trace_events * 1e-4, huge),
         )
+        columns = ", ".join(f"{name} = ?" for name in usage.COLUMNS)
+        db.executemany(
+            f"UPDATE attempts SET {columns} WHERE id = ?", [(*u.values().values(), a) for a, u in sums.items()]
+        )
         attempts = db.execute("SELECT count(*) FROM attempts").fetchone()[0]
         events = db.execute("SELECT count(*) FROM events").fetchone()[0]
     return dict(
@@ -236,6 +252,8 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
         attempts=attempts,
         events=events,
         huge_attempt=huge,
+        huge_usage=sums[huge].values(),
+        usage_attempts=len(sums),
         sample_attempt=first_run_attempts[1],
         record_s=record_s,
         events_s=time.perf_counter() - started,
@@ -319,7 +337,7 @@ def calls(info: dict) -> list[tuple[str, str, str]]:
         ("criterion table", "info", f"/api/datasets/{DATASET}/criteria"),
         ("tasks of the dataset", "info", f"/api/datasets/{DATASET}/tasks"),
         ("scorers", "info", "/api/scorers"),
-        ("usage of the huge trace's run", "info", f"/api/runs/{run}/usage"),
+        ("usage of the huge trace's run", "main", f"/api/runs/{run}/usage"),
     ]
 
 
@@ -371,6 +389,14 @@ def check(name: str, body: dict, info: dict) -> list[str]:
             return ["huge trace: first page is not 500 events with the 8 MB prompt previewed"]
     if name == "huge trace: attempt" and body["event_count"] != info["trace_events"]:
         return [f"huge trace: event_count {body['event_count']}"]
+    if name == "usage of the huge trace's run":
+        huge = [u for u in body["attempts"] if u["attempt_id"] == info["huge_attempt"]]
+        want = info["huge_usage"]
+        if len(body["attempts"]) != info["usage_attempts"] or not huge:
+            return [f"usage: {len(body['attempts'])} attempts, expected {info['usage_attempts']}"]
+        got = {k: huge[0].get(k, 0) for k in want}
+        if {k: round(float(v), 6) for k, v in got.items()} != {k: round(float(v), 6) for k, v in want.items()}:
+            return [f"usage of the huge trace: {got}, expected {want}"]
     if name == "compare" and body["paired_tasks"] != TASKS:
         return [f"compare: {body['paired_tasks']} paired tasks"]
     return []
@@ -392,6 +418,7 @@ async def domain_baseline(home: Path, info: dict, samples: int) -> dict:
         "events first page": lambda: store.list_events(info["sample_attempt"], 500, "", 64 * 1024),
         "compare": lambda: store.compare(f"{other}/agent-a", f"{other}/agent-b"),
         "huge trace: first page": lambda: store.list_events(info["huge_attempt"], 500, "", 64 * 1024),
+        "usage of the huge trace's run": lambda: store.attempt_usage(info["runs"][0]),
     }
     out = {}
     try:

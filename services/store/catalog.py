@@ -9,12 +9,11 @@ import json
 from collections import defaultdict
 from typing import NamedTuple
 
-from sqlalchemy import Float, Text, cast, func, select
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import Text, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument, NotFound
-from services.store import records
+from services.store import records, usage
 from services.store import tables as t
 from services.store.outputs import (
     AttemptUsage,
@@ -349,46 +348,20 @@ def _json(text: str | None):
         return None
 
 
-#: Usage event keys, by what they count (the first present wins).
-USAGE_KEYS = {
-    "input_tokens": ("input_tokens", "prompt_tokens"),
-    "output_tokens": ("output_tokens", "completion_tokens"),
-    "cost_usd": ("cost_usd", "cost", "total_cost"),
-}
-
-
-def _payload_number(dialect: str, key: str):
-    if dialect == "postgresql":
-        return cast(cast(t.Event.payload, JSONB)[key].astext, Float)
-    return func.json_extract(t.Event.payload, f"$.{key}")
-
-
-def usage_query(dialect: str, run_id: str):
-    """Per attempt of the run: its usage events' tokens and cost summed, and their count
-    (read through the partial index ix_events_usage, not the whole trace)."""
-    sums = [
-        func.sum(func.coalesce(*(_payload_number(dialect, k) for k in keys), 0)).label(name)
-        for name, keys in USAGE_KEYS.items()
-    ]
+def usage_query(run_id: str):
+    """Per attempt of the run with usage events: their tokens and cost, as summed when written
+    (services/store/usage.py): the attempts' rows alone, never the events."""
+    a = t.Attempt
     return (
-        select(t.Event.attempt_id, *sums, func.count())
-        .where(t.Event.attempt_id.in_(select(t.Attempt.id).where(t.Attempt.run_id == run_id)), t.Event.type == "usage")
-        .group_by(t.Event.attempt_id)
-        .order_by(t.Event.attempt_id)
+        select(a.id, *(getattr(a, name) for name in usage.COLUMNS))
+        .where(a.run_id == run_id, a.usage_events > 0)
+        .order_by(a.id)
     )
 
 
 async def attempt_usage(session: AsyncSession, run_ref: str) -> list[AttemptUsage]:
-    """Per attempt of the run: tokens and cost summed over its `usage` events, in SQL."""
     run = await records.find_run(session, run_ref)
-    query = usage_query(session.bind.dialect.name, run.id)
     return [
-        AttemptUsage(
-            attempt_id=attempt_id,
-            input_tokens=int(i or 0),
-            output_tokens=int(o or 0),
-            cost_usd=float(c or 0),
-            usage_events=n,
-        )
-        for attempt_id, i, o, c, n in (await session.execute(query)).all()
+        AttemptUsage(attempt_id=i, input_tokens=it, output_tokens=ot, cost_usd=c, usage_events=n)
+        for i, it, ot, c, n in (await session.execute(usage_query(run.id))).all()
     ]

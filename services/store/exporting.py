@@ -9,12 +9,12 @@ import math
 import posixpath
 
 from google.protobuf import json_format
-from sqlalchemy import JSON, Boolean, Float, Integer, String, Text, select
+from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Text, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hemra.v1 import common_pb2 as pb
 from services.common.errors import FailedPrecondition, InvalidArgument
-from services.store import convert, records
+from services.store import convert, records, usage
 from services.store import tables as t
 from services.store.exportformat import DIGEST, FORMAT, VERSION
 from services.store.ids import kind_of
@@ -266,8 +266,9 @@ def _check_value(where: str, column, value):
         if not isinstance(value, bool):
             raise InvalidArgument(f"{where}: {column.key} must be true or false")
     elif isinstance(kind, Integer):
-        if not isinstance(value, int) or isinstance(value, bool) or not -(2**31) <= value < 2**31:
-            raise InvalidArgument(f"{where}: {column.key} must be a 32-bit integer")
+        bits = 64 if isinstance(kind, BigInteger) else 32
+        if not isinstance(value, int) or isinstance(value, bool) or not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            raise InvalidArgument(f"{where}: {column.key} must be a {bits}-bit integer")
     elif isinstance(kind, Float):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             raise InvalidArgument(f"{where}: {column.key} must be a finite number")
@@ -346,6 +347,8 @@ async def restore_rows(session: AsyncSession, rows: dict, events: dict[str, list
                 )
     for name in ("tasks", "datasets", "harnesses"):
         await records.insert_ignore(session, _TABLES[name].__table__, rows[name])
+    for attempt in rows["attempts"]:  # what the manifest says of usage is not taken: it is summed
+        attempt.update(usage.of_events(events.get(attempt["id"], [])).values())
     for name in ("runs", "cells", "trials", "attempts"):
         if rows[name]:
             await session.execute(_TABLES[name].__table__.insert(), rows[name])

@@ -23,7 +23,7 @@ from sqlalchemy import JSON, Boolean, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import FailedPrecondition, LeaseLost, NotFound
-from services.store import db, records
+from services.store import db, records, usage
 from services.store import tables as t
 
 Clock = Callable[[], float]
@@ -340,7 +340,7 @@ async def append_events(conn, job_id: str, token: int, events: list[dict], now: 
         await conn.execute(
             update(ATTEMPTS)
             .where(ATTEMPTS.c.id == leased_attempt, *expected)
-            .values(event_count=ATTEMPTS.c.event_count + len(events))
+            .values(event_count=ATTEMPTS.c.event_count + len(events), **usage.added(ATTEMPTS, usage.of_events(events)))
             .returning(ATTEMPTS.c.id, ATTEMPTS.c.event_count)
         )
     ).first()

@@ -18,6 +18,7 @@ from services.common.vocabulary import (  # noqa: F401  (the store's words, defi
     TIMED_OUT,
 )
 from services.store import tables as t
+from services.store import usage
 from services.store.ids import kind_of, new_id
 
 #: The largest reward magnitude HEMRA records: a reward is a finite number within
@@ -525,7 +526,10 @@ async def append_events(session: AsyncSession, attempt_id: str, events: list[dic
     result = await session.execute(
         update(t.Attempt)
         .where(t.Attempt.id == attempt_id)
-        .values(event_count=t.Attempt.event_count + len(events))
+        .values(
+            event_count=t.Attempt.event_count + len(events),
+            **usage.added(t.Attempt.__table__, usage.of_events(events)),
+        )
         .returning(t.Attempt.event_count)
     )
     last = result.scalar_one()

@@ -1,7 +1,7 @@
 """SQLAlchemy tables of the store. Times are seconds since the epoch (UTC), as floats,
 so the queue's expiry tests are plain comparisons on SQLite and PostgreSQL alike."""
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, false, text, true
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, false, true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -133,6 +133,11 @@ class Attempt(Base):
     #: [hemra.v1.Artifact as JSON].
     artifacts: Mapped[list] = mapped_column(JSON, default=list)
     event_count: Mapped[int] = mapped_column(Integer, default=0)
+    #: Its `usage` events' tokens and cost, summed as they are written (services/store/usage.py).
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    usage_events: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: passed, failed, errored or cancelled once finished (see records.verdict):
     #: kept on the row so progress is one aggregate query.
     verdict: Mapped[str | None] = mapped_column(String(16))
@@ -164,16 +169,6 @@ class Event(Base):
     """One entry of an attempt's event log."""
 
     __tablename__ = "events"
-    # A run's usage sums only its `usage` events: a trace of a million events holds a few
-    # hundred. Partial, so appending every other event costs nothing more.
-    __table_args__ = (
-        Index(
-            "ix_events_usage",
-            "attempt_id",
-            sqlite_where=text("type = 'usage'"),
-            postgresql_where=text("type = 'usage'"),
-        ),
-    )
     attempt_id: Mapped[str] = mapped_column(ForeignKey("attempts.id"), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     time: Mapped[float] = mapped_column(Float)
