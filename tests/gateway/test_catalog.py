@@ -149,7 +149,12 @@ async def test_huge_event_is_previewed_from_its_first_bytes(gateway_home, tmp_pa
                 "VALUES (?, ?, 0, 'usage', 'model', ?, 0)",
                 (attempt, seq + i, json.dumps(payload)),
             )
-        db.execute("UPDATE attempts SET event_count = event_count + 3 WHERE id = ?", (attempt,))
+        # As the store's writers leave them: usage summed with the events (tests/store/test_usage.py).
+        db.execute(
+            "UPDATE attempts SET event_count = event_count + 3, input_tokens = 2000, output_tokens = 400, "
+            "cost_usd = 0.02, usage_events = 2 WHERE id = ?",
+            (attempt,),
+        )
     async with gateway_client(home) as client:
         page = (await client.get(f"/api/attempts/{attempt}/events", params={"page_token": str(seq - 1)})).json()
         event = page["events"][0]
