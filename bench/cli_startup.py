@@ -134,9 +134,8 @@ def main(argv: list[str]) -> int:
     try:
         started = time.perf_counter()
         labels = asyncio.run(build_store(home, args.runs))
-        print(
-            f"store: {args.runs} runs, {args.runs * 2 * TASKS} attempts recorded in {time.perf_counter() - started:.1f} s"
-        )
+        took = time.perf_counter() - started
+        print(f"store: {args.runs} runs, {args.runs * 2 * TASKS} attempts recorded in {took:.1f} s")
         floors = {"python -c pass": [PYTHON, "-c", "pass"], "import sqlalchemy": [PYTHON, "-c", "import sqlalchemy"]}
         samples = {name: [] for name in floors}
         cmds = commands(home, labels)
@@ -180,7 +179,7 @@ def report(samples: dict, cmds: list, problems: list, args) -> None:
         )
     RESULTS = BENCH_DIR / "results"
     RESULTS.mkdir(exist_ok=True)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     out = RESULTS / f"cli-startup-{stamp}.json"
     load = os.getloadavg()[0]
     out.write_text(

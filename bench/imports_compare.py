@@ -8,9 +8,10 @@ same folder, and `hemra compare` of two 5,000- and 50,000-trial sides.
    folders, reward.txt and reward.json rewards, ~5% of trials with exception_info. Then, three
    times, interleaved: time `cp -r <job> <tmp>/copy` (the floor) and `hemra import <job> --label
    big` into a fresh HEMRA_HOME (a subprocess, so Python start-up and the in-process services
-   count), then `hemra export big --out <tmp>/export` of that import; the medians are compared, so a shared machine's load swings hit both alike. The page
-   cache is never dropped: the job was just written, so both read it warm; `sync` runs before
-   each timing (not timed) so neither pays the other's writeback. Checks: `hemra runs
+   count), then `hemra export big --out <tmp>/export` of that import; the medians are compared,
+   so a shared machine's load swings hit all alike. The page cache is never dropped: the job was
+   just written, so all read it warm; `sync` runs before each timing (not timed) so none pays
+   another's writeback. Checks: `hemra runs
    --json` shows the import with N trials and the expected passed/failed/errored counts, and
    `hemra export big --out X` gives X/source identical to the job (diff -r, every folder, empty
    ones too). For information: `hemra compare big/oracle big/terminus-2 --json` on that import.
