@@ -10,6 +10,8 @@ import json
 from functools import cache
 from typing import Any
 
+import msgspec
+from fastapi import responses
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from pydantic import BaseModel, Field, create_model
 
@@ -83,6 +85,14 @@ def model_of(descriptor: Descriptor, skip: tuple[str, ...] = ()) -> type[BaseMod
         else:
             fields[field.name] = (_field_type(field), None)
     return create_model(descriptor.name, **fields)
+
+
+class JSONResponse(responses.JSONResponse):
+    """FastAPI's JSONResponse encoded by msgspec: the same compact UTF-8 JSON, several times
+    faster than json.dumps on a page of 200 attempts."""
+
+    def render(self, content) -> bytes:
+        return msgspec.json.encode(content)
 
 
 def to_json(message, skip: tuple[str, ...] = ()) -> dict:

@@ -6,10 +6,10 @@ from typing import Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from gateway.deps import AttemptId, StoreDep
-from gateway.schemas import PREVIEW_CHARS, Attempt, Event, EventsPage, event_json, seconds_of, to_json
+from gateway.schemas import PREVIEW_CHARS, Attempt, Event, EventsPage, JSONResponse, event_json, seconds_of, to_json
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 

@@ -4,10 +4,18 @@ and the criterion table of a dataset."""
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
-from fastapi.responses import JSONResponse
 
 from gateway.deps import StoreDep
-from gateway.schemas import CriterionTable, DatasetsList, HarnessesList, JudgesList, ScorersList, TasksPage, to_json
+from gateway.schemas import (
+    CriterionTable,
+    DatasetsList,
+    HarnessesList,
+    JSONResponse,
+    JudgesList,
+    ScorersList,
+    TasksPage,
+    to_json,
+)
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api", tags=["catalog"])

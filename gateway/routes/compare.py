@@ -3,10 +3,9 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
 
 from gateway.deps import SideRef, StoreDep
-from gateway.schemas import Comparison, to_json
+from gateway.schemas import Comparison, JSONResponse, to_json
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api/compare", tags=["compare"])

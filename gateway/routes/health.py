@@ -2,10 +2,9 @@
 ready to serve (readiness: a load balancer sends it requests only then)."""
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
 
 from gateway.deps import StoreDep
-from gateway.schemas import Health
+from gateway.schemas import Health, JSONResponse
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
 

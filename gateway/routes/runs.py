@@ -3,10 +3,9 @@
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
 
 from gateway.deps import PageToken, RunRef, StoreDep
-from gateway.schemas import AttemptsPage, Report, Run, RunsPage, UsageList, to_json
+from gateway.schemas import AttemptsPage, JSONResponse, Report, Run, RunsPage, UsageList, to_json
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
