@@ -89,8 +89,11 @@ def attempt_timeout(job) -> float:
     return job.task.agent_timeout.ToNanoseconds() / 1e9 or DEFAULT_TIMEOUT_SECS
 
 
-async def work(job, deps: Deps, control: Control | None = None) -> None:
-    """Work `job` to its completion (or until it is released or its lease is lost)."""
+async def work(job, deps: Deps, control: Control | None = None, claim_next=lambda: None):
+    """Work `job` to its completion (or until it is released or its lease is lost). With its
+    completion the store claims the next job for this slot as `claim_next()` asks (a
+    ClaimJobRequest, or None for no next job): that job is returned, to be worked next."""
+    next_job = None
     events = EventLog(deps.store, job.id, job.lease_token, retry_for=deps.lease_secs)
     started = time.time()
     control = control or Control()
@@ -130,9 +133,10 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
         artifacts = captured + await collect_artifacts(verifier_box, deps.store, events)
         judged = await _until_stopped(_judge(job, deps, artifacts, events), control, verifier_box)
         await events.flush()
-        await _complete(
+        next_job = await _complete(
             deps,
             job,
+            claim_next(),
             vocabulary.OUTCOMES[result.outcome],
             result.exit_code,
             result.error,
@@ -146,7 +150,9 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
     except Stop as stopped:
         if stopped.reason == "cancelled":
             await _finish_quietly(events)
-            await _complete(deps, job, pb.OUTCOME_CANCELLED, 0, "cancelled while running", started)
+            next_job = await _complete(
+                deps, job, claim_next(), pb.OUTCOME_CANCELLED, 0, "cancelled while running", started
+            )
         elif stopped.reason == "released":
             await _finish_quietly(events, event("status", "released", message="the worker shut down"))
             await release(deps, job)
@@ -163,13 +169,26 @@ async def work(job, deps: Deps, control: Control | None = None) -> None:
             *([event("output", "build.log", text=text(log.encode()))] if log else []),
         )
         artifacts = await _keep_log(deps.store, log) if log else []
-        await _complete(
-            deps, job, pb.OUTCOME_INFRA_FAILED, 0, f"{type(exc).__name__}: {exc}", started, artifacts=artifacts
+        next_job = await _complete(
+            deps,
+            job,
+            claim_next(),
+            pb.OUTCOME_INFRA_FAILED,
+            0,
+            f"{type(exc).__name__}: {exc}",
+            started,
+            artifacts=artifacts,
         )
     finally:
         heartbeat.cancel()
-        for box in {verifier_box, sandbox} - {None}:
-            await box.teardown()
+        try:
+            for box in {verifier_box, sandbox} - {None}:
+                await box.teardown()
+        except BaseException:
+            if next_job is not None:  # not left to its lease: nobody will work it
+                await release(deps, next_job)
+            raise
+    return next_job
 
 
 async def _harness_folder(job, deps: Deps) -> None:
@@ -402,6 +421,7 @@ async def _heartbeat(job, deps: Deps, control: Control) -> None:
 async def _complete(
     deps: Deps,
     job,
+    claim_next: spb.ClaimJobRequest | None,
     outcome: int,
     exit_code: int,
     error: str,
@@ -411,7 +431,8 @@ async def _complete(
     agent_version: str = "",
     agent_name: str = "",
     judge_scores=(),
-) -> None:
+):
+    """Complete `job`; with `claim_next`, the store's next job for this slot (or None)."""
     request = spb.CompleteJobRequest(
         job=job.id,
         lease_token=job.lease_token,
@@ -427,12 +448,17 @@ async def _complete(
         request.score.CopyFrom(score)
     request.start_time.FromNanoseconds(int(started * 1e9))
     request.end_time.FromNanoseconds(int(time.time() * 1e9))
+    if claim_next is not None:
+        request.claim_next.CopyFrom(claim_next)
     try:
-        await deps.store.CompleteJob(request, retry_for=deps.lease_secs)
+        response = await deps.store.CompleteJob(request, retry_for=deps.lease_secs)
     except errors.LeaseLost:
         logger.warning("attempt %s: lease lost before completion; its result is dropped", job.attempt.id)
     except errors.HemraError as exc:  # the store is away: the lease expires and the trial is retried
         logger.warning("attempt %s: could not complete (%s); the store will reclaim it", job.attempt.id, exc)
+    else:
+        return response.next_job if response.HasField("next_job") else None
+    return None
 
 
 async def release(deps: Deps, job) -> None:

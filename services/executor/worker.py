@@ -52,11 +52,19 @@ class Worker:
             await self._wait_for_slot(timeout=idle)
             idle = min(idle * 2, IDLE_POLL_SECS[1])
 
-    async def _claim(self):
+    def _claim_request(self) -> spb.ClaimJobRequest:
         request = spb.ClaimJobRequest(worker=self.deps.worker, run=self.run_id, pool=self.pool)
         request.lease.FromNanoseconds(int(self.deps.lease_secs * 1e9))
+        return request
+
+    def _next_claim(self) -> spb.ClaimJobRequest | None:
+        """What a finishing attempt asks the store for with its completion: the next job for
+        its slot (nothing once the worker is stopping)."""
+        return None if self._stopping else self._claim_request()
+
+    async def _claim(self):
         try:
-            response = await self.deps.store.ClaimJob(request)
+            response = await self.deps.store.ClaimJob(self._claim_request())
         except errors.Unauthenticated:
             raise  # no point retrying a wrong token
         except errors.HemraError as exc:  # the store is down or restarting: back off, keep going
@@ -65,11 +73,28 @@ class Worker:
         return response.job if response.HasField("job") else None
 
     def _start(self, job) -> None:
-        control = attempt.Control()
-        task = asyncio.create_task(attempt.work(job, self.deps, control))
-        self.active[job.attempt.id] = task
-        self._controls[job.attempt.id] = control
-        task.add_done_callback(lambda _: self._done(job.attempt.id))
+        self._take(asyncio.create_task(self._slot(job)), job)
+
+    def _take(self, slot: asyncio.Task, job) -> attempt.Control:
+        """`job` holds a slot from now on: counted before the claim loop runs again."""
+        control = self._controls[job.attempt.id] = attempt.Control()
+        self.active[job.attempt.id] = slot
+        return control
+
+    async def _slot(self, job) -> None:
+        """Work `job` in a slot, then each job the store hands the slot with a completion."""
+        control = self._controls[job.attempt.id]
+        while True:
+            try:
+                next_job = await attempt.work(job, self.deps, control, self._next_claim)
+            finally:
+                self._done(job.attempt.id)
+            if next_job is None:
+                return
+            if self._stopping:  # handed over while stop() was releasing
+                await attempt.release(self.deps, next_job)
+                return
+            job, control = next_job, self._take(asyncio.current_task(), next_job)
 
     def _done(self, attempt_id: str) -> None:
         self.active.pop(attempt_id, None)

@@ -1,5 +1,7 @@
 """StoreService over gRPC: convert the request, call the Store, convert the result."""
 
+import logging
+
 import msgspec
 
 from hemra.v1 import common_pb2 as pb
@@ -12,6 +14,8 @@ from services.store.service import Store
 DEFAULT_LEASE_SECS = 60.0
 #: Parsed tasks, harnesses and run specs kept per store process.
 PARSED_CACHE_SIZE = 4096
+
+logger = logging.getLogger(__name__)
 
 
 class StoreServicer(spb_grpc.StoreServiceServicer):
@@ -109,10 +113,13 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.GetCriterionTableResponse(table=convert.message(table, spb.CriterionTable))
 
     async def ClaimJob(self, request, context):
+        return spb.ClaimJobResponse(job=await self._claim(request))
+
+    async def _claim(self, request: spb.ClaimJobRequest) -> spb.Job | None:
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
         work = await self.store.claim_job(request.worker, lease, request.run, request.pool)
         if work is None:
-            return spb.ClaimJobResponse()
+            return None
         job = spb.Job(
             id=work.job.id,
             lease_token=work.job.lease_token,
@@ -126,7 +133,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
             # The model is the run's (its cell's): runs of one harness file with different
             # models share its digest, and the record stored under it holds one of them.
             job.harness.model = work.cell.model
-        return spb.ClaimJobResponse(job=job)
+        return job
 
     def _parsed(self, key, record: dict, message_type):
         """Parse each pinned record once (JSON to protobuf is slow in Python). Keyed by the
@@ -153,7 +160,17 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def CompleteJob(self, request, context):
         done = requests.completion(request)
         attempt, trial, cell, retry = await self.store.complete_job(request.job, request.lease_token, done)
-        return spb.CompleteJobResponse(attempt=convert.attempt_to_proto(attempt, trial, cell), retry_attempt_id=retry)
+        next_job = await self._claim_next(request) if request.HasField("claim_next") else None
+        return spb.CompleteJobResponse(
+            attempt=convert.attempt_to_proto(attempt, trial, cell), retry_attempt_id=retry, next_job=next_job
+        )
+
+    async def _claim_next(self, request: spb.CompleteJobRequest) -> spb.Job | None:
+        try:
+            return await self._claim(request.claim_next)
+        except Exception:  # the completion stands; the worker claims with ClaimJob instead
+            logger.warning("claim after completing %s failed", request.job, exc_info=True)
+            return None
 
     async def ReleaseJob(self, request, context):
         retry = await self.store.release_job(request.job, request.lease_token, request.reason or "worker stopped")

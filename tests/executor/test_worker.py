@@ -60,3 +60,89 @@ async def test_job_claimed_while_stopping__is_released_not_started(tmp_path):
         await channel.close()
         await server.stop(grace=None)
         await store.close()
+
+
+class CountedClaims:
+    """The real store's client, counting the ClaimJob calls that got a job."""
+
+    def __init__(self, stub):
+        self.stub = stub
+        self.claimed = 0
+
+    def __getattr__(self, name):
+        return getattr(self.stub, name)
+
+    async def ClaimJob(self, request):
+        response = await self.stub.ClaimJob(request)
+        self.claimed += response.HasField("job")
+        return response
+
+    async def CompleteJob(self, request, retry_for: float = 0):
+        return await self.stub.CompleteJob(request)
+
+
+def _completing(gate: asyncio.Event | None = None):
+    """attempt.work reduced to its completion through the real store (attempt._complete), so the
+    worker's slots and the store's claim_next are what is tested. With `gate`, the slot asks for
+    its next job first and completes once the gate opens (a completion in flight)."""
+
+    async def work(job, deps, control, claim_next):
+        wanted = claim_next()
+        if gate is not None:
+            await gate.wait()
+        return await attempt._complete(deps, job, wanted, pb.OUTCOME_COMPLETED, 0, "", 0.0)
+
+    return work
+
+
+async def _served(tmp_path):
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'hemra.db'}", tmp_path / "blobs", FakeClock())
+    server, port = build_server(store, "127.0.0.1:0")
+    await transport.start(server)
+    return store, server, grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+
+
+async def test_slots_take_their_next_job_with_each_completion(tmp_path, monkeypatch):
+    store, server, channel = await _served(tmp_path)
+    try:
+        run, _ = await store.record_run(plan(trials=7, concurrency=7))
+        counted = CountedClaims(spb_grpc.StoreServiceStub(channel))
+        monkeypatch.setattr(attempt, "work", _completing())
+        worker = Worker(attempt.Deps(counted, None, None, None, tmp_path, "", "w1", 30.0, 10.0), concurrency=2)
+        await asyncio.wait_for(worker.run(until_idle=True), 10)
+        assert worker.completed == 7 and not worker.active
+        assert counted.claimed == 2  # one per slot; every later job came with a completion
+        attempts = (await counted.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run.id}"))).attempts
+        assert sorted(pb.AttemptState.Name(a.state) for a in attempts) == ["ATTEMPT_STATE_FINISHED"] * 7
+    finally:
+        await channel.close()
+        await server.stop(grace=None)
+        await store.close()
+
+
+async def test_next_job_handed_over_while_stopping__is_released_not_started(tmp_path, monkeypatch):
+    store, server, channel = await _served(tmp_path)
+    try:
+        run, _ = await store.record_run(plan(trials=2, retries=0))
+        counted = CountedClaims(spb_grpc.StoreServiceStub(channel))
+        gate = asyncio.Event()
+        monkeypatch.setattr(attempt, "work", _completing(gate))
+        worker = Worker(attempt.Deps(counted, None, None, None, tmp_path, "", "w1", 30.0, 10.0), concurrency=1)
+        loop = asyncio.create_task(worker.run())
+        while not worker.active:
+            await asyncio.sleep(0.01)
+        stopping = asyncio.create_task(worker.stop())
+        await asyncio.sleep(0)
+        gate.set()  # the completion (asked before stop) comes back with the second job
+        await asyncio.wait_for(asyncio.gather(stopping, loop), 10)
+        assert worker.completed == 1 and not worker.active
+        attempts = (await counted.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run.id}"))).attempts
+        assert sorted((a.number, a.state, a.error) for a in attempts) == [
+            (1, pb.ATTEMPT_STATE_FINISHED, ""),
+            (1, pb.ATTEMPT_STATE_FINISHED, "released: worker stopped"),
+            (2, pb.ATTEMPT_STATE_QUEUED, ""),
+        ]
+    finally:
+        await channel.close()
+        await server.stop(grace=None)
+        await store.close()

@@ -647,7 +647,7 @@ class AppendEventsResponse(_message.Message):
     def __init__(self, last_seq: _Optional[int] = ...) -> None: ...
 
 class CompleteJobRequest(_message.Message):
-    __slots__ = ("job", "lease_token", "outcome", "exit_code", "error", "artifacts", "score", "agent_version", "start_time", "end_time", "agent_name", "judge_scores")
+    __slots__ = ("job", "lease_token", "outcome", "exit_code", "error", "artifacts", "score", "agent_version", "start_time", "end_time", "agent_name", "judge_scores", "claim_next")
     JOB_FIELD_NUMBER: _ClassVar[int]
     LEASE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
@@ -660,6 +660,7 @@ class CompleteJobRequest(_message.Message):
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
     JUDGE_SCORES_FIELD_NUMBER: _ClassVar[int]
+    CLAIM_NEXT_FIELD_NUMBER: _ClassVar[int]
     job: str
     lease_token: int
     outcome: _common_pb2.Outcome
@@ -672,15 +673,18 @@ class CompleteJobRequest(_message.Message):
     end_time: _timestamp_pb2.Timestamp
     agent_name: str
     judge_scores: _containers.RepeatedCompositeFieldContainer[_common_pb2.Score]
-    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_name: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[_common_pb2.Score, _Mapping]]] = ...) -> None: ...
+    claim_next: ClaimJobRequest
+    def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_name: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[_common_pb2.Score, _Mapping]]] = ..., claim_next: _Optional[_Union[ClaimJobRequest, _Mapping]] = ...) -> None: ...
 
 class CompleteJobResponse(_message.Message):
-    __slots__ = ("attempt", "retry_attempt_id")
+    __slots__ = ("attempt", "retry_attempt_id", "next_job")
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     RETRY_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    NEXT_JOB_FIELD_NUMBER: _ClassVar[int]
     attempt: _common_pb2.Attempt
     retry_attempt_id: str
-    def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., retry_attempt_id: _Optional[str] = ...) -> None: ...
+    next_job: Job
+    def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., retry_attempt_id: _Optional[str] = ..., next_job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
 
 class ReleaseJobRequest(_message.Message):
     __slots__ = ("job", "lease_token", "reason")
