@@ -143,8 +143,7 @@ def write_tree(entries, blobs: dict[str, bytes], root: Path) -> None:
 
 
 def make_folders(entries, root: Path) -> None:
-    """Every folder of a tree of (path, is_dir, executable, blob digest) entries: made before its
-    files' bytes are at hand (an export makes them while it fetches the blobs)."""
+    """Every folder of a tree of (path, is_dir, executable, blob digest) entries, parents first."""
     root.mkdir(parents=True, exist_ok=True)
     made = {str(root)}  # folders made so far: one mkdir each, not one per file
     for entry in entries:
