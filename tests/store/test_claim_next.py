@@ -32,8 +32,8 @@ async def test_complete_with_claim_next__works_a_run_with_one_claim(served):
         response = await stub.CompleteJob(_complete_and_claim(job))
         assert response.attempt.outcome == pb.OUTCOME_COMPLETED and response.attempt.id == seen[-1]
         job = response.next_job
-        if job.id:
-            assert job.lease_token == 1 and job.attempt.harness_name and job.spec.label  # a whole Job, as ClaimJob gives
+        if job.id:  # a whole Job, as ClaimJob gives
+            assert job.lease_token == 1 and job.attempt.harness_name and job.spec.label
     assert len(set(seen)) == 3 and not (await stub.ClaimJob(_lease(30))).HasField("job")
     assert await _states(stub, run.id) == [(1, "ATTEMPT_STATE_FINISHED")] * 3
 
