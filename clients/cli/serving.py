@@ -249,9 +249,11 @@ async def _worker(address: str, concurrency: int, token: str, token_env: str, ca
         fail(f"the store at {address} refused the token in {token_env}")
     except errors.Unavailable as exc:
         fail(f"cannot reach the store at {address}: {exc}", 1)
-    from services.executor.server import build_executor
+    from services.executor.server import build_executor, lease_settings
     from services.scorer.server import build_server as build_scorer
 
+    # Reached once, the store is ridden out when it restarts (the check above fails at once).
+    store = transport.store(channel, token, ride_out=lease_settings()[0])
     scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", token)
     await transport.start(scorer_server)
     scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")

@@ -250,6 +250,9 @@ def split_listen(listen: str) -> tuple[str, int]:
 
 # --- clients ------------------------------------------------------------------
 DEFAULT_TIMEOUT = 60.0
+#: How long a service rides out the store being away (a restart of it or of its database)
+#: before the work in hand fails: longer than a restart takes, shorter than a stuck one.
+STORE_RIDE_OUT = 60.0
 #: Calls that may be repeated safely when the service is briefly unavailable.
 IDEMPOTENT = {
     "GetRun",
@@ -281,12 +284,22 @@ class Client:
     """One service's stub with our call policy; `client.GetRun(request)` calls the RPC."""
 
     def __init__(
-        self, channel: grpc.aio.Channel, stub, metadata: tuple = (), timeout: float = DEFAULT_TIMEOUT, retries: int = 5
+        self,
+        channel: grpc.aio.Channel,
+        stub,
+        metadata: tuple = (),
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = 5,
+        ride_out: float = 0.0,
     ):
+        """`ride_out`: the least `retry_for` of every idempotent call. A service that must not
+        fail its work because another restarted (an executor, the scorer) rides out the store's
+        restarts this long; five quick retries (a few seconds) are not long enough for one."""
         self._stub = stub
         self._metadata = metadata
         self._timeout = timeout
         self._retries = retries
+        self._ride_out = ride_out
         self.channel = channel
 
     def __getattr__(self, rpc_name: str):
@@ -296,7 +309,7 @@ class Client:
             """`retry_for`: keep retrying an idempotent call while the service is unavailable for
             up to this many seconds (an executor riding out a store restart within its lease)."""
             attempts = self._retries if rpc_name in IDEMPOTENT else 1
-            until = time.monotonic() + retry_for if rpc_name in IDEMPOTENT else 0.0
+            until = time.monotonic() + max(retry_for, self._ride_out) if rpc_name in IDEMPOTENT else 0.0
             attempt = 0
             while True:
                 try:
@@ -317,8 +330,10 @@ def channel(address: str, ca_cert: bytes | None = None) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(ca_cert), options=CHANNEL_OPTIONS)
 
 
-def store(channel: grpc.aio.Channel, token: str = "") -> Client:
-    return Client(channel, store_service_pb2_grpc.StoreServiceStub(channel), metadata=auth.metadata(token))
+def store(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0) -> Client:
+    return Client(
+        channel, store_service_pb2_grpc.StoreServiceStub(channel), metadata=auth.metadata(token), ride_out=ride_out
+    )
 
 
 def planner(channel: grpc.aio.Channel, token: str = "") -> Client:

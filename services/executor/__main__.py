@@ -9,7 +9,7 @@ from services.common.entry import add_auth_options, add_expose_option, check_lis
 from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
 from services.executor import sandboxes
-from services.executor.server import build_executor
+from services.executor.server import build_executor, lease_settings
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -43,7 +43,8 @@ async def main(argv: list[str] | None = None) -> None:
     configure_logging()
     store_channel, scorer_channel = transport.channel(args.store), transport.channel(args.scorer)
     server, port, worker = build_executor(
-        transport.store(store_channel, token),
+        # Past its lease an attempt is another worker's: riding out the store longer is pointless.
+        transport.store(store_channel, token, ride_out=lease_settings()[0]),
         transport.scorer(scorer_channel, token),
         hemra_home(),
         args.concurrency,

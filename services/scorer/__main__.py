@@ -18,7 +18,9 @@ async def main(argv: list[str] | None = None) -> None:
     check_listeners(parser, args)
     token = token_of(args)
     channel = transport.channel(args.store)
-    server, port, servicer = build_server(transport.store(channel, token), args.listen, token)
+    server, port, servicer = build_server(
+        transport.store(channel, token, ride_out=transport.STORE_RIDE_OUT), args.listen, token
+    )
     try:
         await serve_forever("scorer", server, args.listen, port)
     finally:

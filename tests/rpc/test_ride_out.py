@@ -1,0 +1,79 @@
+"""A service riding out the store's restart: a real store server stopped and started again on
+the same port while an executor's client waits. Without riding out, the call fails as soon as
+its few quick retries are spent, and the attempt in hand with it (tests/deploy restarts the
+compose stack's store for real)."""
+
+import asyncio
+import time
+
+import pytest
+
+from hemra.v1 import store_service_pb2 as spb
+from services.common import errors, transport
+from services.store.server import build_server
+from services.store.service import Store
+
+DOWN_SECS = 1.5
+
+
+@pytest.fixture
+async def store(tmp_path):
+    store = await Store.open(f"sqlite:///{tmp_path / 'hemra.db'}", tmp_path / "blobs")
+    yield store
+    await store.close()
+
+
+async def _serve(store, port: int = 0):
+    server, port = build_server(store, f"127.0.0.1:{port}")
+    await transport.start(server)
+    return server, port
+
+
+async def _restarted_later(store, port: int):
+    await asyncio.sleep(DOWN_SECS)
+    return await _serve(store, port)
+
+
+async def test_an_idempotent_call_rides_out_a_restart(store):
+    server, port = await _serve(store)
+    await transport.stop(server, grace=None)
+    channel = transport.channel(f"127.0.0.1:{port}")
+    restart = asyncio.create_task(_restarted_later(store, port))
+    try:
+        # One try, then riding out alone: the quick retries could cover a short outage by luck.
+        client = transport.Client(channel, transport.store(channel)._stub, retries=1, ride_out=30)
+        started = time.monotonic()
+        answer = await client.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=["sha256:" + "0" * 64]))
+        assert list(answer.missing) == ["sha256:" + "0" * 64]
+        assert time.monotonic() - started >= DOWN_SECS  # it did wait for the new server
+    finally:
+        server, _ = await restart
+        await channel.close()
+        await transport.stop(server, grace=None)
+
+
+async def test_without_riding_out_the_call_fails_while_the_store_is_away(store):
+    server, port = await _serve(store)
+    await transport.stop(server, grace=None)
+    channel = transport.channel(f"127.0.0.1:{port}")
+    try:
+        client = transport.Client(channel, transport.store(channel)._stub, retries=1)
+        with pytest.raises(errors.Unavailable):
+            await client.FindMissingBlobs(spb.FindMissingBlobsRequest())
+    finally:
+        await channel.close()
+
+
+async def test_a_call_that_must_not_repeat_is_not_ridden_out(store):
+    """ClaimJob leases a job: repeated after a lost answer, it would lease a second one."""
+    server, port = await _serve(store)
+    await transport.stop(server, grace=None)
+    channel = transport.channel(f"127.0.0.1:{port}")
+    try:
+        client = transport.store(channel, ride_out=30)
+        started = time.monotonic()
+        with pytest.raises(errors.Unavailable):
+            await client.ClaimJob(spb.ClaimJobRequest(worker="w"))
+        assert time.monotonic() - started < 5
+    finally:
+        await channel.close()
