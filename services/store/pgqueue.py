@@ -32,7 +32,8 @@ WITH pick AS (
     RETURNING runs.id
 ), leased AS (
     UPDATE jobs SET state = 'leased', lease_owner = $1, lease_token = jobs.lease_token + 1,
-                    lease_expire_time = $2::float8 + $3::float8, try_count = jobs.try_count + 1
+                    lease_expire_time = $2::float8 + $3::float8, try_count = jobs.try_count + 1,
+                    claimed_after = $4
     FROM pick
     WHERE jobs.id = pick.id AND jobs.state = 'queued' AND (NOT pick.limited OR EXISTS (SELECT 1 FROM slot))
     RETURNING jobs.id, jobs.run_id, jobs.attempt_id, jobs.lease_token, jobs.lease_expire_time
@@ -48,12 +49,12 @@ FROM leased JOIN started ON started.id = leased.attempt_id
 JOIN trials t ON t.id = started.trial_id JOIN cells c ON c.id = t.cell_id
 """
 #: The claim statement for each filter: (only this run, only this pool) -> SQL. The filters'
-#: values follow the three common parameters, in that order.
+#: values follow the four common parameters, in that order.
 CLAIMS = {
     (False, False): _CLAIM.format(filters=""),
-    (True, False): _CLAIM.format(filters="AND j.run_id = $4"),
-    (False, True): _CLAIM.format(filters="AND r.pool = $4"),
-    (True, True): _CLAIM.format(filters="AND j.run_id = $4 AND r.pool = $5"),
+    (True, False): _CLAIM.format(filters="AND j.run_id = $5"),
+    (False, True): _CLAIM.format(filters="AND r.pool = $5"),
+    (True, True): _CLAIM.format(filters="AND j.run_id = $5 AND r.pool = $6"),
 }
 
 HEARTBEAT = """
@@ -109,12 +110,19 @@ class FastQueue:
             raise Unavailable(f"the database is unavailable: {type(exc).__name__}: {exc}") from None
 
     async def claim(
-        self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float, run_id: str = "", pool: str = ""
+        self,
+        pinned: queue.Pinned,
+        worker: str,
+        lease_secs: float,
+        now: float,
+        run_id: str = "",
+        pool: str = "",
+        after: str = "",
     ):
         """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
         rows are the caller's to look up (usually cached)."""
         filters = [value for value in (run_id, pool) if value]
-        row = await self._fetchrow(CLAIMS[bool(run_id), bool(pool)], worker, now, lease_secs, *filters)
+        row = await self._fetchrow(CLAIMS[bool(run_id), bool(pool)], worker, now, lease_secs, after, *filters)
         if row is None:
             return None
         job = SimpleNamespace(

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import JSON, Boolean, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -230,6 +230,7 @@ async def claim(
     run_id: str = "",
     recover: bool = True,
     pool: str = "",
+    after: str = "",
 ) -> Claimed | None:
     """Lease the oldest eligible job; None when the queue has nothing for us.
 
@@ -238,7 +239,8 @@ async def claim(
     taken by a guarded update of the run row, so a run's concurrency holds across every
     worker. On PostgreSQL SKIP LOCKED lets racing claimers pass over each other's job
     rows; on SQLite BEGIN IMMEDIATE serializes them. Either way the update repeats
-    `state = 'queued'`, so it is a compare-and-set.
+    `state = 'queued'`, so it is a compare-and-set. `after`: the job whose completion claims
+    this one (see claimed_after).
     """
     if recover:
         await recover_expired(conn, pinned, now)
@@ -263,6 +265,7 @@ async def claim(
             lease_token=JOBS.c.lease_token + 1,
             lease_expire_time=now + lease_secs,
             try_count=JOBS.c.try_count + 1,
+            claimed_after=after,
         )
     )
     start = update(ATTEMPTS).values(state="running", start_time=now)
@@ -289,6 +292,31 @@ async def claim(
 
 class NoSlot(Exception):
     """Another worker took the run's last slot first: roll the claim back and ask again."""
+
+
+async def claimed_after(conn, pinned: Pinned, job_id: str, worker: str, now: float) -> Claimed | None:
+    """The job that completing `job_id` claimed for `worker` (CompleteJob's claim_next), while
+    its lease holds: what a repeated CompleteJob hands back, since the lost first answer named
+    it and nobody works it. Leasing another instead would leave this one to expire as an
+    infrastructure failure. Rare (an answer lost after its commit), so no index: a scan."""
+    job = (
+        await conn.execute(
+            select(*_LEASED_JOB).where(
+                JOBS.c.claimed_after == job_id,
+                JOBS.c.state == "leased",
+                JOBS.c.lease_owner == worker,
+                JOBS.c.lease_expire_time >= now,
+            )
+        )
+    ).first()
+    if job is None:
+        return None
+    attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
+    trial, cell = await pinned.trial(conn, attempt.trial_id)
+    run = await pinned.run(conn, job.run_id)
+    task = await pinned.record(conn, TASKS, trial.task_digest)
+    harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
+    return Claimed(job, attempt, trial, cell, run, task, harness)
 
 
 async def _free_slot(conn, pinned: Pinned, run_id: str) -> None:
@@ -377,12 +405,18 @@ class Completion:
     judge_scores: list | None = None
 
 
-async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completion, now: float):
-    """Close the job's attempt; queue a retry after an infrastructure failure.
+class Completed(NamedTuple):
+    attempt: Any  # Row of every attempts column
+    trial: TrialInfo
+    cell: CellInfo
+    retry: str  # the ID of the retry attempt queued, or ""
+    #: The job was done already under this token: a completion repeated after a lost answer.
+    repeated: bool = False
 
-    Returns (attempt row, trial, cell, ID of the retry attempt or "").
-    Repeating a completion with the same token returns the first answer.
-    """
+
+async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completion, now: float) -> Completed:
+    """Close the job's attempt; queue a retry after an infrastructure failure.
+    Repeating a completion with the same token returns the first answer."""
     # The hot path is two guarded updates (three for a limited run); the
     # lookups in _repeated_completion run only when the guard did not match
     # (a repeat, a stale token, an unknown job).
@@ -410,7 +444,7 @@ async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completi
             retry = await _maybe_retry(conn, attempt.run_id, attempt.trial_id, attempt.number, now)
         await _free_slot(conn, pinned, closed.run_id)  # last: the run row is locked until commit
     trial, cell = await pinned.trial(conn, attempt.trial_id)
-    return attempt, trial, cell, retry
+    return Completed(attempt, trial, cell, retry, repeated=closed is None)
 
 
 async def _repeated_completion(conn, job_id: str, token: int):

@@ -260,8 +260,9 @@ class Store:
                 session, dataset, source, progress=lambda run_ids: self._progress(session, run_ids)
             )
 
-    async def claim_job(self, worker: str, lease_secs: float, run_id: str = "", pool: str = ""):
-        worker = records.fit(t.Job.__table__, dict(lease_owner=worker))["lease_owner"]
+    async def claim_job(self, worker: str, lease_secs: float, run_id: str = "", pool: str = "", after: str = ""):
+        """Lease the next job for `worker`; `after`: the job whose completion claims it."""
+        worker = _owner(worker)
         now = self.clock()
         # Looking for expired leases on every claim costs a query each; once a
         # second is plenty when leases last tens of seconds.
@@ -269,18 +270,25 @@ class Store:
         if recover:
             self._next_recovery = now + RECOVERY_INTERVAL_SECS
         if self.fast is not None:
-            return await self._claim_fast(worker, lease_secs, now, run_id, pool, recover)
+            return await self._claim_fast(worker, lease_secs, now, run_id, pool, recover, after)
         try:
             async with self.engine.begin() as conn:
-                return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover, pool)
+                return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover, pool, after)
         except queue.NoSlot:
             return None
 
-    async def _claim_fast(self, worker: str, lease_secs: float, now: float, run_id: str, pool: str, recover: bool):
+    async def claimed_after(self, job_id: str, worker: str) -> queue.Claimed | None:
+        """The job completing `job_id` claimed for `worker`, still leased and unworked."""
+        async with self.engine.connect() as conn:
+            return await queue.claimed_after(conn, self.pinned, job_id, _owner(worker), self.clock())
+
+    async def _claim_fast(
+        self, worker: str, lease_secs: float, now: float, run_id: str, pool: str, recover: bool, after: str
+    ):
         if recover:
             async with self.engine.begin() as conn:
                 await queue.recover_expired(conn, self.pinned, now)
-        found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id, pool)
+        found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id, pool, after)
         if found is None:
             return None
         job, attempt, trial, cell = found
@@ -310,8 +318,7 @@ class Store:
         async with self.engine.begin() as conn:
             return await queue.append_events(conn, job_id, token, events, self.clock(), first_seq)
 
-    async def complete_job(self, job_id: str, token: int, done: queue.Completion):
-        """(attempt row, trial, cell, retry attempt ID or "")."""
+    async def complete_job(self, job_id: str, token: int, done: queue.Completion) -> queue.Completed:
         fitted = records.fit(
             t.Attempt.__table__, dict(agent_version=done.agent_version, agent_name=done.agent_name, error=done.error)
         )
@@ -320,11 +327,11 @@ class Store:
             attempt = await self.fast.complete(job_id, token, done, self.clock())
             trial = attempt and self.pinned.cached("trial", attempt.trial_id)
             if trial is not None:
-                return attempt, *trial, ""
+                return queue.Completed(attempt, *trial, "")
             # Not matched (a repeat, a stale token) or not cached: queue.py says which and why.
             if attempt is not None:
                 async with self.engine.connect() as conn:
-                    return attempt, *await self.pinned.trial(conn, attempt.trial_id), ""
+                    return queue.Completed(attempt, *await self.pinned.trial(conn, attempt.trial_id), "")
         async with self.engine.begin() as conn:
             return await queue.complete(conn, self.pinned, job_id, token, done, self.clock())
 
@@ -381,3 +388,8 @@ def _refuse_import(run: t.Run) -> None:
         raise FailedPrecondition(
             f"{run.label} ({run.id}) is an import: imports cannot be cancelled (their results were made elsewhere)"
         )
+
+
+def _owner(worker: str) -> str:
+    """A worker's name as the jobs table keeps it (cut to fit lease_owner)."""
+    return records.fit(t.Job.__table__, dict(lease_owner=worker))["lease_owner"]

@@ -115,11 +115,12 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
     async def ClaimJob(self, request, context):
         return spb.ClaimJobResponse(job=await self._claim(request))
 
-    async def _claim(self, request: spb.ClaimJobRequest) -> spb.Job | None:
+    async def _claim(self, request: spb.ClaimJobRequest, after: str = "") -> spb.Job | None:
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
-        work = await self.store.claim_job(request.worker, lease, request.run, request.pool)
-        if work is None:
-            return None
+        work = await self.store.claim_job(request.worker, lease, request.run, request.pool, after)
+        return None if work is None else self._job(work)
+
+    def _job(self, work) -> spb.Job:
         job = spb.Job(
             id=work.job.id,
             lease_token=work.job.lease_token,
@@ -159,15 +160,21 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def CompleteJob(self, request, context):
         done = requests.completion(request)
-        attempt, trial, cell, retry = await self.store.complete_job(request.job, request.lease_token, done)
-        next_job = await self._claim_next(request) if request.HasField("claim_next") else None
+        completed = await self.store.complete_job(request.job, request.lease_token, done)
+        next_job = await self._claim_next(request, completed.repeated) if request.HasField("claim_next") else None
         return spb.CompleteJobResponse(
-            attempt=convert.attempt_to_proto(attempt, trial, cell), retry_attempt_id=retry, next_job=next_job
+            attempt=convert.attempt_to_proto(completed.attempt, completed.trial, completed.cell),
+            retry_attempt_id=completed.retry,
+            next_job=next_job,
         )
 
-    async def _claim_next(self, request: spb.CompleteJobRequest) -> spb.Job | None:
+    async def _claim_next(self, request: spb.CompleteJobRequest, repeated: bool) -> spb.Job | None:
         try:
-            return await self._claim(request.claim_next)
+            if repeated:  # the first answer was lost: the job it named is this worker's, unworked
+                held = await self.store.claimed_after(request.job, request.claim_next.worker)
+                if held is not None:
+                    return self._job(held)
+            return await self._claim(request.claim_next, after=request.job)
         except Exception:  # the completion stands; the worker claims with ClaimJob instead
             logger.warning("claim after completing %s failed", request.job, exc_info=True)
             return None

@@ -33,7 +33,7 @@ PICKS = {
 TAKE_SLOT = "UPDATE runs SET leased = leased + 1 WHERE id = ? AND leased < concurrency"
 LEASE = """
 UPDATE jobs SET state = 'leased', lease_owner = ?, lease_token = lease_token + 1,
-                lease_expire_time = ?, try_count = try_count + 1
+                lease_expire_time = ?, try_count = try_count + 1, claimed_after = ?
 WHERE id = ? AND state = 'queued'
 RETURNING id, run_id, attempt_id, lease_token, lease_expire_time
 """
@@ -111,11 +111,18 @@ class FastQueue:
         return self._conn
 
     async def claim(
-        self, pinned: queue.Pinned, worker: str, lease_secs: float, now: float, run_id: str = "", pool: str = ""
+        self,
+        pinned: queue.Pinned,
+        worker: str,
+        lease_secs: float,
+        now: float,
+        run_id: str = "",
+        pool: str = "",
+        after: str = "",
     ):
         """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
         rows are the caller's to look up (usually cached)."""
-        found = await self._transaction(_claim, worker, now + lease_secs, now, run_id, pool)
+        found = await self._transaction(_claim, worker, now + lease_secs, now, run_id, pool, after)
         if found is None:
             return None
         job, attempt, trial = found
@@ -138,7 +145,7 @@ def _fetchone(conn: sqlite3.Connection, sql: str, params: tuple):
     return conn.execute(sql, params).fetchone()
 
 
-def _claim(conn: sqlite3.Connection, worker: str, expire: float, now: float, run_id: str, pool: str):
+def _claim(conn: sqlite3.Connection, worker: str, expire: float, now: float, run_id: str, pool: str, after: str):
     filters = tuple(value for value in (run_id, pool) if value)
     picked = conn.execute(PICKS[bool(run_id), bool(pool)], filters).fetchone()
     if picked is None:
@@ -147,7 +154,7 @@ def _claim(conn: sqlite3.Connection, worker: str, expire: float, now: float, run
     # The write lock is ours: the pick saw a free slot, and nobody can have taken it since.
     if limited and conn.execute(TAKE_SLOT, (picked_run,)).rowcount != 1:
         return None
-    job = conn.execute(LEASE, (worker, expire, job_id)).fetchone()
+    job = conn.execute(LEASE, (worker, expire, after, job_id)).fetchone()
     cursor = conn.execute(START, (now, job[2]))
     attempt = _attempt(cursor.fetchone(), cursor.description)
     trial = dict(zip(queue.TRIAL_KEYS, conn.execute(TRIAL, (attempt.trial_id,)).fetchone(), strict=True))

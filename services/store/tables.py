@@ -160,6 +160,9 @@ class Job(Base):
     lease_expire_time: Mapped[float] = mapped_column(Float, default=0.0)
     try_count: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str] = mapped_column(Text, default="")
+    #: The job whose completion claimed this one (CompleteJob's claim_next), else "": a repeated
+    #: completion whose first answer was lost hands back this job instead of leasing another.
+    claimed_after: Mapped[str] = mapped_column(String(32), default="", server_default="")
     create_time: Mapped[float] = mapped_column(Float)
 
     __table_args__ = (Index("ix_jobs_state_create_time", "state", "create_time"),)

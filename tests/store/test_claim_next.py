@@ -3,6 +3,8 @@ store completes the job and claims the worker's next one in the same call, under
 as ClaimJob (the run filter, leases); a stale token claims nothing, and a claim that fails leaves
 the completion standing."""
 
+import pytest
+
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import Unavailable
@@ -72,3 +74,40 @@ async def test_a_claim_that_fails__leaves_the_completion_standing(served, monkey
     response = await stub.CompleteJob(_complete_and_claim(job))
     assert response.attempt.outcome == pb.OUTCOME_COMPLETED and not response.HasField("next_job")
     assert await _states(stub, run.id) == [(1, "ATTEMPT_STATE_FINISHED"), (1, "ATTEMPT_STATE_QUEUED")]
+
+
+@pytest.mark.parametrize("path", ["fast", "core"])
+async def test_a_repeated_completion__hands_back_the_job_the_first_claimed(served, path):
+    """The first answer lost (its commit made), the worker's client sends the completion again:
+    the job the first one claimed comes back as it was, and no second job is leased (it would sit
+    unworked until its lease expired, then fail as the infrastructure's fault). On either path:
+    the database's own hot path, and queue.py's statements."""
+    store, stub = served
+    if path == "core":
+        store.fast = None
+    run, _ = await store.record_run(plan(trials=3))
+    job = (await stub.ClaimJob(_lease(30))).job
+    first = (await stub.CompleteJob(_complete_and_claim(job))).next_job
+    again = await stub.CompleteJob(_complete_and_claim(job))
+    assert again.attempt.outcome == pb.OUTCOME_COMPLETED and again.attempt.id == job.attempt.id
+    assert (again.next_job.id, again.next_job.lease_token) == (first.id, first.lease_token)
+    assert again.next_job.attempt.id == first.attempt.id and again.next_job.spec.label
+    assert await _states(stub, run.id) == [
+        (1, "ATTEMPT_STATE_FINISHED"),
+        (1, "ATTEMPT_STATE_QUEUED"),
+        (1, "ATTEMPT_STATE_RUNNING"),
+    ]
+    # Once that job is done, a repeat has nothing of its own to hand back: it claims anew.
+    third = (await stub.CompleteJob(_complete_and_claim(first))).next_job
+    late = await stub.CompleteJob(_complete_and_claim(job))
+    assert third.id and not late.HasField("next_job")  # the one job left is the third's
+
+
+async def test_a_repeated_completion__claims_anew_once_the_first_claims_lease_expired(served):
+    store, stub = served
+    await store.record_run(plan(trials=3, retries=1))
+    job = (await stub.ClaimJob(_lease(30))).job
+    first = (await stub.CompleteJob(_complete_and_claim(job))).next_job
+    store.clock.now += 31  # the first claim's lease is over: recovery owns that job now
+    again = (await stub.CompleteJob(_complete_and_claim(job))).next_job
+    assert again.id and again.id != first.id

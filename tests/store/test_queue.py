@@ -85,6 +85,7 @@ async def test_complete__is_idempotent_with_the_same_token(store):
     first = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     again = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     assert first[0].id == again[0].id and again[0].outcome == "completed"
+    assert (first.repeated, again.repeated) == (False, True)
     with pytest.raises(LeaseLost):
         await store.complete_job(claimed.job.id, claimed.job.lease_token + 5, done)
 
@@ -113,19 +114,19 @@ async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
 async def test_infra_failure__retried_only_up_to_max(store):
     await store.record_run(plan(trials=1, retries=0))
     claimed = await store.claim_job("w1", 30)
-    _, _, _, retry = await store.complete_job(
+    completed = await store.complete_job(
         claimed.job.id, claimed.job.lease_token, queue.Completion(records.INFRA_FAILED, error="sandbox broke")
     )
-    assert retry == ""
+    assert completed.retry == "" and not completed.repeated
 
 
 async def test_harness_failure__is_a_result_never_retried(store):
     await store.record_run(plan(trials=1, retries=3))
     claimed = await store.claim_job("w1", 30)
-    _, _, _, retry = await store.complete_job(
+    completed = await store.complete_job(
         claimed.job.id, claimed.job.lease_token, queue.Completion(records.HARNESS_FAILED, exit_code=3)
     )
-    assert retry == "" and await store.claim_job("w1", 30) is None
+    assert completed.retry == "" and await store.claim_job("w1", 30) is None
 
 
 async def test_cancel__closes_queued_and_signals_running(store):
