@@ -270,6 +270,7 @@ IDEMPOTENT = {
     "CompleteJob",
     "GetTrial",
     "ReadFile",
+    "ReadFiles",
     "GetExecutorStatus",
     "CancelRun",
 }

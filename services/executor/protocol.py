@@ -104,20 +104,26 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
 
     async def ReadFile(self, request, context):
         grant = self.grants.check(context)
-        limit = min(request.limit, MAX_READ_BYTES) if request.limit > 0 else MAX_READ_BYTES
-        try:
-            content = await grant.sandbox.read_file(request.path, limit=limit + (request.limit <= 0))
-            if len(content) > limit:  # no limit asked for, and the file is over ours
-                size = await grant.sandbox.file_size(request.path)
-                raise errors.ResourceExhausted(
-                    f"{request.path}: {size} bytes, more than a call may read ({MAX_READ_BYTES}); ask for a limit"
-                )
-            size = await grant.sandbox.file_size(request.path) if len(content) == limit else len(content)
-            return hpb.ReadFileResponse(content=content, size_bytes=size)
-        except (FileNotFoundError, IsADirectoryError):
-            raise errors.NotFound(f"{request.path}: no such file") from None
-        except PermissionError as exc:
-            raise errors.PermissionDenied(str(exc)) from None
+        read = await _read(grant.sandbox, request.path, request.limit)
+        if read is None:
+            raise errors.NotFound(f"{request.path}: no such file")
+        return hpb.ReadFileResponse(content=read[0], size_bytes=read[1])
+
+    async def ReadFiles(self, request, context):
+        grant = self.grants.check(context)
+        if any(f.limit <= 0 for f in request.files):
+            raise errors.InvalidArgument("ReadFiles: every file needs a limit")
+        if sum(f.limit for f in request.files) > MAX_READ_BYTES:
+            raise errors.InvalidArgument(
+                f"ReadFiles: the limits add up to more than a call may read ({MAX_READ_BYTES})"
+            )
+        response = hpb.ReadFilesResponse()
+        for wanted in request.files:
+            read = await _read(grant.sandbox, wanted.path, wanted.limit)
+            found = response.files.add(path=wanted.path, found=read is not None)
+            if read is not None:
+                found.content, found.size_bytes = read
+        return response
 
     async def WriteFiles(self, request, context):
         grant = self.grants.check(context)
@@ -146,3 +152,21 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
         grant = self.grants.check(context)
         grant.finish = request
         return hpb.FinishResponse()
+
+
+async def _read(sandbox, path: str, limit: int) -> tuple[bytes, int] | None:
+    """(content, the file's whole size) of at most `limit` bytes (0: the whole file, within
+    MAX_READ_BYTES), or None when there is no such file."""
+    cap = min(limit, MAX_READ_BYTES) if limit > 0 else MAX_READ_BYTES
+    try:
+        content = await sandbox.read_file(path, limit=cap + (limit <= 0))
+        if len(content) > cap:  # no limit asked for, and the file is over ours
+            size = await sandbox.file_size(path)
+            raise errors.ResourceExhausted(
+                f"{path}: {size} bytes, more than a call may read ({MAX_READ_BYTES}); ask for a limit"
+            )
+        return content, await sandbox.file_size(path) if len(content) == cap else len(content)
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+    except PermissionError as exc:
+        raise errors.PermissionDenied(str(exc)) from None

@@ -24,6 +24,9 @@ from services.store.records import reward_problem
 MAX_STDOUT_BYTES = 4 * 1024 * 1024
 #: A reward file is a few numbers; anything larger is not one.
 MAX_REWARD_FILE_BYTES = 1024 * 1024
+STDOUT_FILE = "/logs/verifier/test-stdout.txt"
+#: The reward files a verifier may write, the first present counting (Harbor's order).
+REWARD_FILES = (("reward.json", rw.parse_reward_json), ("reward.txt", rw.parse_reward_txt))
 TEST_COMMAND = (
     "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
 )
@@ -57,6 +60,10 @@ class SandboxAccess:
     async def remove(self, path: str) -> None:
         raise NotImplementedError
 
+    async def read_many(self, wanted: list[tuple[str, int]]) -> list[bytes | None]:
+        """Each (path, limit) as `read` reads it; an implementation may ask in one call."""
+        return [await self.read(path, limit) for path, limit in wanted]
+
 
 async def verify(
     sandbox: SandboxAccess, tests: list[tuple[str, bytes]], tests_digest: str, env: dict[str, str], timeout: float
@@ -66,28 +73,41 @@ async def verify(
     await sandbox.remove("/tests")
     await sandbox.write([("/tests/" + path.removeprefix("tests/"), data, path.endswith(".sh")) for path, data in tests])
     _, timed_out = await sandbox.run(TEST_COMMAND, env, timeout)
-    stdout = await sandbox.read("/logs/verifier/test-stdout.txt", MAX_STDOUT_BYTES) or b""
-    elapsed = time.monotonic() - started
-    if timed_out:
-        return Verdict(False, error=f"the verifier timed out after {timeout:g} s", stdout=stdout, duration=elapsed)
     spec = next((data for path, data in tests if path == swebench.SPEC_FILE), None)
+    if timed_out:
+        stdout = await sandbox.read(STDOUT_FILE, MAX_STDOUT_BYTES) or b""
+        error = f"the verifier timed out after {timeout:g} s"
+        return Verdict(False, error=error, stdout=stdout, duration=time.monotonic() - started)
     if spec is not None:
+        stdout = await sandbox.read(STDOUT_FILE, MAX_STDOUT_BYTES) or b""
         return await _swebench_verdict(sandbox, spec, tests_digest, stdout, started)
+    # What a verifier may leave, in one call: its output, the rewards, the rubric's details.
+    stdout, *rewards, details = await sandbox.read_many(
+        [
+            (STDOUT_FILE, MAX_STDOUT_BYTES),
+            *((f"/logs/verifier/{name}", MAX_REWARD_FILE_BYTES + 1) for name, _ in REWARD_FILES),
+            (f"/logs/verifier/{rubric.DETAILS_FILE}", rubric.MAX_DETAILS_BYTES + 1),
+        ]
+    )
+    stdout = stdout or b""
+    elapsed = time.monotonic() - started
     try:
-        found = await _read_rewards(sandbox)
+        found = _rewards_of(rewards)
     except rw.RewardError as exc:
         return Verdict(False, error=str(exc), stdout=stdout, duration=elapsed)
-    judgments = rubric.judgments_of(
-        await sandbox.read(f"/logs/verifier/{rubric.DETAILS_FILE}", rubric.MAX_DETAILS_BYTES + 1)
-    )
     return Verdict(
-        True, found, rw.fingerprint(tests_digest, found), stdout=stdout, duration=elapsed, judgments=judgments
+        True,
+        found,
+        rw.fingerprint(tests_digest, found),
+        stdout=stdout,
+        duration=elapsed,
+        judgments=rubric.judgments_of(details),
     )
 
 
-async def _read_rewards(sandbox: SandboxAccess) -> dict[str, float]:
-    for name, parse in (("reward.json", rw.parse_reward_json), ("reward.txt", rw.parse_reward_txt)):
-        data = await sandbox.read(f"/logs/verifier/{name}", MAX_REWARD_FILE_BYTES + 1)
+def _rewards_of(contents: list[bytes | None]) -> dict[str, float]:
+    """The rewards of the first reward file present (contents in REWARD_FILES' order)."""
+    for (name, parse), data in zip(REWARD_FILES, contents, strict=True):
         if data is None:
             continue
         if len(data) > MAX_REWARD_FILE_BYTES:

@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from hemra.v1 import common_pb2 as hemra_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ehemra/v1/harness_service.proto\x12\x08hemra.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x15hemra/v1/common.proto\"\x11\n\x0fGetTrialRequest\"\x9a\x01\n\x10GetTrialResponse\x12\x12\n\nattempt_id\x18\x01 \x01(\t\x12\x13\n\x0binstruction\x18\x02 \x01(\t\x12\x11\n\ttask_name\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12*\n\x07timeout\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07workdir\x18\x06 \x01(\t\"\xcb\x01\n\x11RunCommandRequest\x12\x0f\n\x07\x63ommand\x18\x01 \x01(\t\x12\x0b\n\x03\x63wd\x18\x02 \x01(\t\x12\x31\n\x03\x65nv\x18\x03 \x03(\x0b\x32$.hemra.v1.RunCommandRequest.EnvEntry\x12*\n\x07timeout\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05stdin\x18\x05 \x01(\x0c\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x87\x01\n\x12RunCommandResponse\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\x0c\x12\x0e\n\x06stderr\x18\x03 \x01(\x0c\x12\x11\n\ttimed_out\x18\x04 \x01(\x08\x12+\n\x08\x64uration\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\".\n\x0fReadFileRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x03\"7\n\x10ReadFileResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x12\n\nsize_bytes\x18\x02 \x01(\x03\"@\n\x0b\x46ileContent\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\x12\x12\n\nexecutable\x18\x03 \x01(\x08\"9\n\x11WriteFilesRequest\x12$\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x15.hemra.v1.FileContent\"\x14\n\x12WriteFilesResponse\"!\n\x11RemovePathRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\"\x14\n\x12RemovePathResponse\"4\n\x11\x45mitEventsRequest\x12\x1f\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0f.hemra.v1.Event\"\x14\n\x12\x45mitEventsResponse\"_\n\rFinishRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.hemra.v1.FinishStatus\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x15\n\ragent_version\x18\x03 \x01(\t\"\x10\n\x0e\x46inishResponse*d\n\x0c\x46inishStatus\x12\x1d\n\x19\x46INISH_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x46INISH_STATUS_COMPLETED\x10\x01\x12\x18\n\x14\x46INISH_STATUS_FAILED\x10\x02\x32\xf7\x03\n\x0eHarnessService\x12\x41\n\x08GetTrial\x12\x19.hemra.v1.GetTrialRequest\x1a\x1a.hemra.v1.GetTrialResponse\x12G\n\nRunCommand\x12\x1b.hemra.v1.RunCommandRequest\x1a\x1c.hemra.v1.RunCommandResponse\x12\x41\n\x08ReadFile\x12\x19.hemra.v1.ReadFileRequest\x1a\x1a.hemra.v1.ReadFileResponse\x12G\n\nWriteFiles\x12\x1b.hemra.v1.WriteFilesRequest\x1a\x1c.hemra.v1.WriteFilesResponse\x12G\n\nRemovePath\x12\x1b.hemra.v1.RemovePathRequest\x1a\x1c.hemra.v1.RemovePathResponse\x12G\n\nEmitEvents\x12\x1b.hemra.v1.EmitEventsRequest\x1a\x1c.hemra.v1.EmitEventsResponse\x12;\n\x06\x46inish\x12\x17.hemra.v1.FinishRequest\x1a\x18.hemra.v1.FinishResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ehemra/v1/harness_service.proto\x12\x08hemra.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x15hemra/v1/common.proto\"\x11\n\x0fGetTrialRequest\"\x9a\x01\n\x10GetTrialResponse\x12\x12\n\nattempt_id\x18\x01 \x01(\t\x12\x13\n\x0binstruction\x18\x02 \x01(\t\x12\x11\n\ttask_name\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12*\n\x07timeout\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07workdir\x18\x06 \x01(\t\"\xcb\x01\n\x11RunCommandRequest\x12\x0f\n\x07\x63ommand\x18\x01 \x01(\t\x12\x0b\n\x03\x63wd\x18\x02 \x01(\t\x12\x31\n\x03\x65nv\x18\x03 \x03(\x0b\x32$.hemra.v1.RunCommandRequest.EnvEntry\x12*\n\x07timeout\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05stdin\x18\x05 \x01(\x0c\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x87\x01\n\x12RunCommandResponse\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\x0c\x12\x0e\n\x06stderr\x18\x03 \x01(\x0c\x12\x11\n\ttimed_out\x18\x04 \x01(\x08\x12+\n\x08\x64uration\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\".\n\x0fReadFileRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x03\"7\n\x10ReadFileResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x12\n\nsize_bytes\x18\x02 \x01(\x03\"<\n\x10ReadFilesRequest\x12(\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x19.hemra.v1.ReadFileRequest\"L\n\x08\x46ileRead\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05\x66ound\x18\x02 \x01(\x08\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\x0c\x12\x12\n\nsize_bytes\x18\x04 \x01(\x03\"6\n\x11ReadFilesResponse\x12!\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x12.hemra.v1.FileRead\"@\n\x0b\x46ileContent\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\x12\x12\n\nexecutable\x18\x03 \x01(\x08\"9\n\x11WriteFilesRequest\x12$\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x15.hemra.v1.FileContent\"\x14\n\x12WriteFilesResponse\"!\n\x11RemovePathRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\"\x14\n\x12RemovePathResponse\"4\n\x11\x45mitEventsRequest\x12\x1f\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0f.hemra.v1.Event\"\x14\n\x12\x45mitEventsResponse\"_\n\rFinishRequest\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.hemra.v1.FinishStatus\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x15\n\ragent_version\x18\x03 \x01(\t\"\x10\n\x0e\x46inishResponse*d\n\x0c\x46inishStatus\x12\x1d\n\x19\x46INISH_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x46INISH_STATUS_COMPLETED\x10\x01\x12\x18\n\x14\x46INISH_STATUS_FAILED\x10\x02\x32\xbd\x04\n\x0eHarnessService\x12\x41\n\x08GetTrial\x12\x19.hemra.v1.GetTrialRequest\x1a\x1a.hemra.v1.GetTrialResponse\x12G\n\nRunCommand\x12\x1b.hemra.v1.RunCommandRequest\x1a\x1c.hemra.v1.RunCommandResponse\x12\x41\n\x08ReadFile\x12\x19.hemra.v1.ReadFileRequest\x1a\x1a.hemra.v1.ReadFileResponse\x12\x44\n\tReadFiles\x12\x1a.hemra.v1.ReadFilesRequest\x1a\x1b.hemra.v1.ReadFilesResponse\x12G\n\nWriteFiles\x12\x1b.hemra.v1.WriteFilesRequest\x1a\x1c.hemra.v1.WriteFilesResponse\x12G\n\nRemovePath\x12\x1b.hemra.v1.RemovePathRequest\x1a\x1c.hemra.v1.RemovePathResponse\x12G\n\nEmitEvents\x12\x1b.hemra.v1.EmitEventsRequest\x1a\x1c.hemra.v1.EmitEventsResponse\x12;\n\x06\x46inish\x12\x17.hemra.v1.FinishRequest\x1a\x18.hemra.v1.FinishResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,8 +35,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_RUNCOMMANDREQUEST_ENVENTRY']._loaded_options = None
   _globals['_RUNCOMMANDREQUEST_ENVENTRY']._serialized_options = b'8\001'
-  _globals['_FINISHSTATUS']._serialized_start=1119
-  _globals['_FINISHSTATUS']._serialized_end=1219
+  _globals['_FINISHSTATUS']._serialized_start=1315
+  _globals['_FINISHSTATUS']._serialized_end=1415
   _globals['_GETTRIALREQUEST']._serialized_start=99
   _globals['_GETTRIALREQUEST']._serialized_end=116
   _globals['_GETTRIALRESPONSE']._serialized_start=119
@@ -51,24 +51,30 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_READFILEREQUEST']._serialized_end=665
   _globals['_READFILERESPONSE']._serialized_start=667
   _globals['_READFILERESPONSE']._serialized_end=722
-  _globals['_FILECONTENT']._serialized_start=724
-  _globals['_FILECONTENT']._serialized_end=788
-  _globals['_WRITEFILESREQUEST']._serialized_start=790
-  _globals['_WRITEFILESREQUEST']._serialized_end=847
-  _globals['_WRITEFILESRESPONSE']._serialized_start=849
-  _globals['_WRITEFILESRESPONSE']._serialized_end=869
-  _globals['_REMOVEPATHREQUEST']._serialized_start=871
-  _globals['_REMOVEPATHREQUEST']._serialized_end=904
-  _globals['_REMOVEPATHRESPONSE']._serialized_start=906
-  _globals['_REMOVEPATHRESPONSE']._serialized_end=926
-  _globals['_EMITEVENTSREQUEST']._serialized_start=928
-  _globals['_EMITEVENTSREQUEST']._serialized_end=980
-  _globals['_EMITEVENTSRESPONSE']._serialized_start=982
-  _globals['_EMITEVENTSRESPONSE']._serialized_end=1002
-  _globals['_FINISHREQUEST']._serialized_start=1004
-  _globals['_FINISHREQUEST']._serialized_end=1099
-  _globals['_FINISHRESPONSE']._serialized_start=1101
-  _globals['_FINISHRESPONSE']._serialized_end=1117
-  _globals['_HARNESSSERVICE']._serialized_start=1222
-  _globals['_HARNESSSERVICE']._serialized_end=1725
+  _globals['_READFILESREQUEST']._serialized_start=724
+  _globals['_READFILESREQUEST']._serialized_end=784
+  _globals['_FILEREAD']._serialized_start=786
+  _globals['_FILEREAD']._serialized_end=862
+  _globals['_READFILESRESPONSE']._serialized_start=864
+  _globals['_READFILESRESPONSE']._serialized_end=918
+  _globals['_FILECONTENT']._serialized_start=920
+  _globals['_FILECONTENT']._serialized_end=984
+  _globals['_WRITEFILESREQUEST']._serialized_start=986
+  _globals['_WRITEFILESREQUEST']._serialized_end=1043
+  _globals['_WRITEFILESRESPONSE']._serialized_start=1045
+  _globals['_WRITEFILESRESPONSE']._serialized_end=1065
+  _globals['_REMOVEPATHREQUEST']._serialized_start=1067
+  _globals['_REMOVEPATHREQUEST']._serialized_end=1100
+  _globals['_REMOVEPATHRESPONSE']._serialized_start=1102
+  _globals['_REMOVEPATHRESPONSE']._serialized_end=1122
+  _globals['_EMITEVENTSREQUEST']._serialized_start=1124
+  _globals['_EMITEVENTSREQUEST']._serialized_end=1176
+  _globals['_EMITEVENTSRESPONSE']._serialized_start=1178
+  _globals['_EMITEVENTSRESPONSE']._serialized_end=1198
+  _globals['_FINISHREQUEST']._serialized_start=1200
+  _globals['_FINISHREQUEST']._serialized_end=1295
+  _globals['_FINISHRESPONSE']._serialized_start=1297
+  _globals['_FINISHRESPONSE']._serialized_end=1313
+  _globals['_HARNESSSERVICE']._serialized_start=1418
+  _globals['_HARNESSSERVICE']._serialized_end=1991
 # @@protoc_insertion_point(module_scope)

@@ -91,6 +91,30 @@ class ReadFileResponse(_message.Message):
     size_bytes: int
     def __init__(self, content: _Optional[bytes] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
+class ReadFilesRequest(_message.Message):
+    __slots__ = ("files",)
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[ReadFileRequest]
+    def __init__(self, files: _Optional[_Iterable[_Union[ReadFileRequest, _Mapping]]] = ...) -> None: ...
+
+class FileRead(_message.Message):
+    __slots__ = ("path", "found", "content", "size_bytes")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    found: bool
+    content: bytes
+    size_bytes: int
+    def __init__(self, path: _Optional[str] = ..., found: _Optional[bool] = ..., content: _Optional[bytes] = ..., size_bytes: _Optional[int] = ...) -> None: ...
+
+class ReadFilesResponse(_message.Message):
+    __slots__ = ("files",)
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[FileRead]
+    def __init__(self, files: _Optional[_Iterable[_Union[FileRead, _Mapping]]] = ...) -> None: ...
+
 class FileContent(_message.Message):
     __slots__ = ("path", "content", "executable")
     PATH_FIELD_NUMBER: _ClassVar[int]

@@ -49,6 +49,11 @@ class HarnessServiceStub:
                 request_serializer=hemra_dot_v1_dot_harness__service__pb2.ReadFileRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_harness__service__pb2.ReadFileResponse.FromString,
                 _registered_method=True)
+        self.ReadFiles = channel.unary_unary(
+                '/hemra.v1.HarnessService/ReadFiles',
+                request_serializer=hemra_dot_v1_dot_harness__service__pb2.ReadFilesRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_harness__service__pb2.ReadFilesResponse.FromString,
+                _registered_method=True)
         self.WriteFiles = channel.unary_unary(
                 '/hemra.v1.HarnessService/WriteFiles',
                 request_serializer=hemra_dot_v1_dot_harness__service__pb2.WriteFilesRequest.SerializeToString,
@@ -90,6 +95,16 @@ class HarnessServiceServicer:
 
     def ReadFile(self, request, context):
         """Reads a file of the sandbox. NOT_FOUND when it does not exist.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadFiles(self, request, context):
+        """Reads several files in one call, each as ReadFile would; a file that does
+        not exist is `found: false`, not an error. (Removals stay calls of their
+        own: an executor that predates a field would ignore it, and a verifier must
+        know that what it cleared is gone.)
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -140,6 +155,11 @@ def add_HarnessServiceServicer_to_server(servicer, server):
                     servicer.ReadFile,
                     request_deserializer=hemra_dot_v1_dot_harness__service__pb2.ReadFileRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_harness__service__pb2.ReadFileResponse.SerializeToString,
+            ),
+            'ReadFiles': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadFiles,
+                    request_deserializer=hemra_dot_v1_dot_harness__service__pb2.ReadFilesRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_harness__service__pb2.ReadFilesResponse.SerializeToString,
             ),
             'WriteFiles': grpc.unary_unary_rpc_method_handler(
                     servicer.WriteFiles,
@@ -243,6 +263,33 @@ class HarnessService:
             '/hemra.v1.HarnessService/ReadFile',
             hemra_dot_v1_dot_harness__service__pb2.ReadFileRequest.SerializeToString,
             hemra_dot_v1_dot_harness__service__pb2.ReadFileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadFiles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.HarnessService/ReadFiles',
+            hemra_dot_v1_dot_harness__service__pb2.ReadFilesRequest.SerializeToString,
+            hemra_dot_v1_dot_harness__service__pb2.ReadFilesResponse.FromString,
             options,
             channel_credentials,
             insecure,
