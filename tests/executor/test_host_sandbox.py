@@ -25,9 +25,11 @@ def make_task(tmp_path: Path, env=None, copies=(), workdir="/app") -> tuple[pb.T
     return task, task_dir
 
 
-async def sandbox_for(tmp_path, name="a-1", **kwargs) -> HostSandbox:
+async def sandbox_for(tmp_path, name="a-1", reserve: list[str] | None = None, **kwargs) -> HostSandbox:
     task, task_dir = make_task(tmp_path, **kwargs)
     sandbox = HostSandbox(name, task, task_dir, tmp_path / "work")
+    if reserve is not None:
+        sandbox.reserve_fresh(reserve)
     await sandbox.prepare()
     return sandbox
 
@@ -204,8 +206,10 @@ async def test_read_file__reads_no_more_than_its_limit(tmp_path):
     await sandbox.teardown()
 
 
-async def test_fresh__carries_only_its_folders_as_plain_data(tmp_path):
-    sandbox = await sandbox_for(tmp_path, copies=[("data/", "/app/data/")])
+@pytest.mark.parametrize("reserved", [False, True], ids=["made-when-asked", "made-while-the-harness-works"])
+async def test_fresh__carries_only_its_folders_as_plain_data(tmp_path, reserved):
+    carry = ["/app", "/logs/agent", "/logs/artifacts"]
+    sandbox = await sandbox_for(tmp_path, copies=[("data/", "/app/data/")], reserve=carry if reserved else None)
     host = tmp_path / "host"
     host.mkdir()
     (host / "secret.txt").write_text("host\n")
@@ -217,7 +221,7 @@ async def test_fresh__carries_only_its_folders_as_plain_data(tmp_path):
     )
     await sandbox.stop_processes()
     started = time.monotonic()
-    verifier = await asyncio.wait_for(sandbox.fresh(["/app", "/logs/agent", "/logs/artifacts"]), 10)
+    verifier = await asyncio.wait_for(sandbox.fresh(carry), 10)
     assert time.monotonic() - started < 5
     try:
         assert verifier.folder == tmp_path / "work" / "a-1-verifier"
@@ -240,4 +244,17 @@ async def test_fresh__carries_only_its_folders_as_plain_data(tmp_path):
     finally:
         await verifier.teardown()
         await sandbox.teardown()
+    assert sorted(os.listdir(tmp_path / "work")) == []
+
+
+async def test_a_reserved_verifier_sandbox_is_made_apart_and_removed_when_never_used(tmp_path):
+    """reserve_fresh: the verifier's sandbox is prepared while the harness works, out of the
+    harness's reach; an attempt that ends before scoring removes it with its own."""
+    sandbox = await sandbox_for(tmp_path, copies=[("data/", "/app/data/")], reserve=["/app"])
+    await asyncio.sleep(0.5)  # the spare's preparation runs beside the harness
+    spare = tmp_path / "work" / "a-1-verifier" / "root" / "app" / "data" / "input.txt"
+    assert spare.read_text() == "hello\n"
+    planted = await sandbox.exec("echo planted > /app/data/input.txt && cat /app/data/input.txt")
+    assert planted.stdout == b"planted\n" and spare.read_text() == "hello\n"  # the harness's copy, not the spare
+    await sandbox.teardown()
     assert sorted(os.listdir(tmp_path / "work")) == []

@@ -129,12 +129,33 @@ class HostSandbox(Sandbox):
         self._relay_allowed = True
         self.owner = sandbox_owner()
         self._processes: set[asyncio.subprocess.Process] = set()
+        #: The verifier's sandbox (reserve_fresh): True until prepare starts making it.
+        self._spare: bool | asyncio.Future | None = None
 
     # --- life cycle -------------------------------------------------------
     async def prepare(self) -> None:
-        await asyncio.to_thread(self._prepare_files)
-        await self.relay.open()
-        await asyncio.to_thread(self._write_etc)
+        await self.relay.open()  # first: /etc/hosts names its listeners
+        await asyncio.to_thread(self._prepare_all)
+        if self._spare is not None:  # the verifier's sandbox is made while the harness works
+            self._spare = asyncio.ensure_future(self._spare_sandbox())
+
+    def reserve_fresh(self, carry: list[str]) -> None:
+        self._spare = True
+
+    async def _spare_sandbox(self) -> "HostSandbox":
+        other = HostSandbox(
+            f"{self.attempt_id}-verifier", self.task, self.task_dir, self.work_root, network=self.network
+        )
+        try:
+            await other.prepare()
+        except BaseException:
+            await other.teardown()
+            raise
+        return other
+
+    def _prepare_all(self) -> None:
+        self._prepare_files()
+        self._write_etc()
 
     def _prepare_files(self) -> None:
         if self.folder.exists():
@@ -210,20 +231,18 @@ class HostSandbox(Sandbox):
         await self.relay.close()
 
     async def fresh(self, carry: list[str]) -> "HostSandbox":
-        other = HostSandbox(
-            f"{self.attempt_id}-verifier", self.task, self.task_dir, self.work_root, network=self.network
-        )
+        spare, self._spare = self._spare, None
+        other = await (spare if isinstance(spare, asyncio.Future) else self._spare_sandbox())
+
+        def copy():
+            for path in carry:
+                rel = self._own(path)
+                if rel is None:
+                    raise SandboxError(f"{path}: not a folder of the attempt's own to carry over")
+                safefs.copy_tree(self.root, rel, other.root, rel, self.owner)
+            other._make_dirs()  # a carried folder that was gone leaves none; the workdir must be
+
         try:
-            await other.prepare()
-
-            def copy():
-                for path in carry:
-                    rel = self._own(path)
-                    if rel is None:
-                        raise SandboxError(f"{path}: not a folder of the attempt's own to carry over")
-                    safefs.copy_tree(self.root, rel, other.root, rel, self.owner)
-                other._make_dirs()  # a carried folder that was gone leaves none; the workdir must be
-
             await asyncio.to_thread(copy)
         except BaseException:
             await other.teardown()
@@ -231,6 +250,11 @@ class HostSandbox(Sandbox):
         return other
 
     async def teardown(self):
+        spare, self._spare = self._spare, None
+        if isinstance(spare, asyncio.Future):  # made for a verifier that never ran
+            made = (await asyncio.gather(spare, return_exceptions=True))[0]
+            if isinstance(made, HostSandbox):
+                await made.teardown()
         await self.kill()
         await self.relay.close()
         await asyncio.to_thread(_remove_folder, self.folder)
