@@ -18,6 +18,7 @@ from hemra.v1 import common_pb2 as pb
 from services.environments import images
 from services.environments.images import BuildFailed
 from services.executor.sandboxes import docker as sandbox_module
+from services.executor.sandboxes.base import wait_for_removals
 from services.executor.sandboxes.docker import DockerSandbox
 
 pytestmark = pytest.mark.usefixtures("docker_engine")
@@ -276,7 +277,7 @@ async def test_teardown__removes_container_and_folder_twice_safely(tmp_path, doc
     await box.exec("echo x > /logs/agent/x")
     await box.teardown()
     await box.teardown()
-    sandbox_module.wait_for_removals(30)
+    wait_for_removals(30)
     assert docker_engine.api.containers(all=True, filters={"id": container_id}) == []
     assert not box.folder.exists()
 

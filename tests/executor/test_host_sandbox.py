@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hemra.v1 import common_pb2 as pb
+from services.executor.sandboxes.base import wait_for_removals
 from services.executor.sandboxes.host import HostSandbox
 
 
@@ -56,6 +57,7 @@ async def test_paths__private_per_attempt_and_never_the_real_app(tmp_path):
     assert seen.stdout == b""
     await one.teardown()
     await two.teardown()
+    wait_for_removals(30)  # teardown removes the folders in the background
     assert not (tmp_path / "work" / "a-1").exists()
 
 
@@ -244,6 +246,7 @@ async def test_fresh__carries_only_its_folders_as_plain_data(tmp_path, reserved)
     finally:
         await verifier.teardown()
         await sandbox.teardown()
+    wait_for_removals(30)  # teardown removes the folders in the background
     assert sorted(os.listdir(tmp_path / "work")) == []
 
 
@@ -257,4 +260,5 @@ async def test_a_reserved_verifier_sandbox_is_made_apart_and_removed_when_never_
     planted = await sandbox.exec("echo planted > /app/data/input.txt && cat /app/data/input.txt")
     assert planted.stdout == b"planted\n" and spare.read_text() == "hello\n"  # the harness's copy, not the spare
     await sandbox.teardown()
+    wait_for_removals(30)  # teardown removes the folders in the background
     assert sorted(os.listdir(tmp_path / "work")) == []

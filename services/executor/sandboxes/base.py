@@ -2,6 +2,7 @@
 services/environments/capabilities.py; its failures are SandboxError (services/environments)."""
 
 import abc
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -118,3 +119,30 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     async def teardown(self) -> None:
         """Remove everything the sandbox left behind. Safe to call twice."""
+
+
+#: Removals still running: a teardown hands the slow part (a folder tree, a container) to a
+#: thread of its own and does not wait, since the attempt's result is kept already and the
+#: next attempt need not wait. The threads are not daemons: the process finishes them before
+#: it exits; after kill -9 the next executor sweeps what is left (workdirs, remove_orphans).
+_removals: set[threading.Thread] = set()
+
+
+def remove_later(removal: Callable[..., None], *args, name: str = "hemra-remove") -> None:
+    """Run `removal(*args)` in a background thread."""
+
+    def run():
+        try:
+            removal(*args)
+        finally:
+            _removals.discard(threading.current_thread())
+
+    thread = threading.Thread(target=run, name=name)
+    _removals.add(thread)
+    thread.start()
+
+
+def wait_for_removals(timeout: float | None = None) -> None:
+    """Block until every background removal of this process has finished."""
+    for thread in list(_removals):
+        thread.join(timeout)

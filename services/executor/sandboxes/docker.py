@@ -33,7 +33,7 @@ from services.environments.engine import client, docker_errors
 from services.environments.images import LABEL_TASK, ensure_image
 from services.executor import processes
 from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, remove_later
 from services.executor.sandboxes.relay import Relay
 
 logger = logging.getLogger(__name__)
@@ -444,9 +444,7 @@ class DockerSandbox(Sandbox):
         self._torn_down = True
         container_id, self.container_id = self.container_id, ""
         if container_id or self.folder.exists():
-            thread = threading.Thread(target=_remove, args=(container_id, self.folder), name="hemra-docker-rm")
-            _removals.add(thread)
-            thread.start()
+            remove_later(_remove, container_id, self.folder, name="hemra-docker-rm")
 
     async def oom_kills(self) -> int:
         # A process killed for memory makes some command fail; without one, nothing to look up.
@@ -685,10 +683,6 @@ async def _discard(spare: asyncio.Future) -> None:
         await results[0].teardown()
 
 
-#: Removals still running (teardown does not wait for them).
-_removals: set[threading.Thread] = set()
-
-
 #: Tries at removing a container: the engine refuses a removal that races its own handling
 #: of the container's death (a kill through the cgroup it has not seen yet) with a conflict.
 REMOVE_TRIES = (0.0, 0.2, 1.0, 3.0)
@@ -708,13 +702,6 @@ def _remove(container_id: str, folder: Path | None) -> None:
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
-        _removals.discard(threading.current_thread())
-
-
-def wait_for_removals(timeout: float | None = None) -> None:
-    """Block until every background removal of this process has finished."""
-    for thread in list(_removals):
-        thread.join(timeout)
 
 
 class _Stream:

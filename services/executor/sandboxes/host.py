@@ -39,7 +39,7 @@ from pathlib import Path
 from services.environments.capabilities import ENFORCES
 from services.executor.processes import feed_stdin, kill_group
 from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, remove_later
 from services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE, Relay
 
 #: Folders every attempt gets, bound read-write from the attempt folder.
@@ -257,7 +257,7 @@ class HostSandbox(Sandbox):
                 await made.teardown()
         await self.kill()
         await self.relay.close()
-        await asyncio.to_thread(_remove_folder, self.folder)
+        remove_later(_remove_folder, self.folder, name="hemra-host-rm")
 
     # --- commands ---------------------------------------------------------
     async def exec(self, command, cwd="", env=None, timeout=None, stdin=b"", on_output=None):
