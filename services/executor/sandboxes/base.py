@@ -2,6 +2,7 @@
 services/environments/capabilities.py; its failures are SandboxError (services/environments)."""
 
 import abc
+import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -119,6 +120,14 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     async def teardown(self) -> None:
         """Remove everything the sandbox left behind. Safe to call twice."""
+
+
+async def discard(spare: asyncio.Future) -> None:
+    """Tear down a verifier's sandbox made ahead (reserve_fresh) that is not used, or that
+    failed to be made (its error was the verifier's to see, and there is no verifier)."""
+    made = (await asyncio.gather(spare, return_exceptions=True))[0]
+    if isinstance(made, Sandbox):
+        await made.teardown()
 
 
 #: Removals still running: a teardown hands the slow part (a folder tree, a container) to a

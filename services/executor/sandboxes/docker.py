@@ -33,7 +33,7 @@ from services.environments.engine import client, docker_errors
 from services.environments.images import LABEL_TASK, ensure_image
 from services.executor import processes
 from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, remove_later
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, discard, remove_later
 from services.executor.sandboxes.relay import Relay
 
 logger = logging.getLogger(__name__)
@@ -379,7 +379,7 @@ class DockerSandbox(Sandbox):
         spare, self._spare = self._spare, None
         if not isinstance(spare, asyncio.Future) or carry != self._carry:
             if isinstance(spare, asyncio.Future):
-                await _discard(spare)
+                await discard(spare)
             spare = self._spare_container(carry)
         other = await spare
         try:
@@ -439,7 +439,7 @@ class DockerSandbox(Sandbox):
         next executor removes the orphan."""
         spare, self._spare = self._spare, None
         if isinstance(spare, asyncio.Future):  # made for a verifier that never ran
-            await _discard(spare)
+            await discard(spare)
         await self.relay.close()
         self._torn_down = True
         container_id, self.container_id = self.container_id, ""
@@ -674,13 +674,6 @@ class DockerSandbox(Sandbox):
             names = [m.name for m in tar if m.isreg()]
         base = folder.rstrip("/")
         return sorted(base + "/" + name.split("/", 1)[1] for name in names if "/" in name)
-
-
-async def _discard(spare: asyncio.Future) -> None:
-    """Tear down a spare container that was started but is not used (or failed to start)."""
-    results = await asyncio.gather(spare, return_exceptions=True)
-    if isinstance(results[0], DockerSandbox):
-        await results[0].teardown()
 
 
 #: Tries at removing a container: the engine refuses a removal that races its own handling

@@ -39,7 +39,7 @@ from pathlib import Path
 from services.environments.capabilities import ENFORCES
 from services.executor.processes import feed_stdin, kill_group
 from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, remove_later
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, discard, remove_later
 from services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE, Relay
 
 #: Folders every attempt gets, bound read-write from the attempt folder.
@@ -140,7 +140,7 @@ class HostSandbox(Sandbox):
             self._spare = asyncio.ensure_future(self._spare_sandbox())
 
     def reserve_fresh(self, carry: list[str]) -> None:
-        self._spare = True
+        self._spare = True  # what to carry is copied over by fresh()
 
     async def _spare_sandbox(self) -> "HostSandbox":
         other = HostSandbox(
@@ -252,9 +252,7 @@ class HostSandbox(Sandbox):
     async def teardown(self):
         spare, self._spare = self._spare, None
         if isinstance(spare, asyncio.Future):  # made for a verifier that never ran
-            made = (await asyncio.gather(spare, return_exceptions=True))[0]
-            if isinstance(made, HostSandbox):
-                await made.teardown()
+            await discard(spare)
         await self.kill()
         await self.relay.close()
         remove_later(_remove_folder, self.folder, name="hemra-host-rm")
