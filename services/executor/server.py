@@ -61,8 +61,9 @@ def build_executor(
     ExecutorService needs the deployment token when one is given.
     """
     workdirs.remove_orphans(home)
-    # The engine's SDK blocks; nothing waits for the sweep (the next start sweeps again).
-    threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans", daemon=True).start()
+    # The engine's SDK blocks, so the sweep has a thread of its own and serving does not wait
+    # for it; not a daemon: an executor stopped soon after its restart still finishes it.
+    threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans").start()
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
     server = transport.new_server(token, (epb.DESCRIPTOR.services_by_name["ExecutorService"].full_name,))
