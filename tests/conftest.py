@@ -61,10 +61,24 @@ def database_url(request, tmp_path):
     return request.getfixturevalue("postgres_url")
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without HEMRA's settings, and with no warm store: a read
+    command must not leave a server behind for minutes after a test (tests/cli/test_warm.py
+    covers the warm store, and stops the ones it starts)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env["HEMRA_WARM_STORE"] = "0"
+    return env
+
+
+def pytest_configure(config):
+    # In-process commands (typer's CliRunner) read the setting from this process.
+    os.environ.setdefault("HEMRA_WARM_STORE", "0")
+
+
 @pytest.fixture
 def hemra_env(tmp_path):
     """Environment for running the `hemra` command against a private HEMRA_HOME."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env["HEMRA_HOME"] = str(tmp_path / "home")
     return env
 

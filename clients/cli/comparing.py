@@ -40,7 +40,7 @@ def compare(
 
 @command
 async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: str) -> None:
-    async with connect.services(store_only=True) as services:
+    async with connect.services(read_only=True) as services:
         if b is None:
             report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=a))).report
             if as_json:

@@ -40,12 +40,26 @@ class Remote:
     remote = True
 
 
+@dataclass
+class Warm:
+    """The store a read command found kept warm on this machine (services/store/warm.py)."""
+
+    store: transport.Client
+    remote = False
+
+
 @contextlib.asynccontextmanager
-async def services(store_only: bool = False):
+async def services(store_only: bool = False, read_only: bool = False):
     """The services a command talks to, for the length of the `async with`. `store_only`: the
-    command reads the store and nothing else, so on one machine only the store is started."""
+    command uses the store and nothing else, so on one machine only the store is started.
+    `read_only` (store only, and it writes nothing): on one machine a warm store serves it
+    when there is one, and one is left warm for the next command otherwise."""
     url = server_url()
     if not url:
+        if read_only:
+            async with _read_locally() as local:
+                yield local
+            return
         from services import embedded
 
         only = ("store",) if store_only else embedded.SERVICES
@@ -67,6 +81,39 @@ async def services(store_only: bool = False):
         yield remote
     finally:
         await channel.close()
+
+
+@contextlib.asynccontextmanager
+async def _read_locally():
+    from services import embedded
+    from services.store import warm
+    from services.store.settings import StoreSettings
+
+    settings = StoreSettings.from_env(database_url(), home())
+    keep = warm.idle_secs() > 0 and warm.eligible(settings.database_url)
+    found = keep and warm.find(home(), settings.database_url, settings.blob_dir)
+    if found:
+        channel = transport.channel(found.address)
+        try:
+            if await _answers(transport.store(channel, found.token, retries=1)):
+                yield Warm(transport.store(channel, found.token))
+                return
+        finally:
+            await channel.close()
+    async with embedded.services(home(), database_url(), only=("store",)) as local:
+        yield local
+    if keep:
+        warm.start(home(), settings.database_url)
+
+
+async def _answers(store: transport.Client) -> bool:
+    """Whether a warm store answers at once (it may have just exited, or be busy starting):
+    else the command opens the store itself."""
+    try:
+        await store.ListRuns(spb.ListRunsRequest(page_size=1), timeout=2)
+    except errors.HemraError:
+        return False
+    return True
 
 
 def _address(url: str) -> tuple[str, bool]:

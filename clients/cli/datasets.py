@@ -30,7 +30,7 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts
 
 @command
 async def _list(as_json: bool) -> None:
-    async with connect.services(store_only=True) as services:
+    async with connect.services(read_only=True) as services:
         datasets = (await services.store.ListDatasets(spb.ListDatasetsRequest())).datasets
     if as_json:
         print(safe_json(json.dumps([_json(d) for d in datasets], indent=2)))
@@ -92,7 +92,7 @@ def show(
 
 @command
 async def _show(name: str, as_json: bool) -> None:
-    async with connect.services(store_only=True) as services:
+    async with connect.services(read_only=True) as services:
         tasks, token = [], ""
         while True:
             page = await services.store.ListTasks(spb.ListTasksRequest(parent=name, page_size=_PAGE, page_token=token))

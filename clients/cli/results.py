@@ -31,7 +31,7 @@ def runs(
 
 @command
 async def _runs(limit: int, as_json: bool) -> None:
-    async with connect.services(store_only=True) as services:
+    async with connect.services(read_only=True) as services:
         found, token = [], ""
         while len(found) < limit:
             response = await services.store.ListRuns(
@@ -58,7 +58,7 @@ def show(
 
 @command
 async def _show(ref: str, report: bool, events: bool) -> None:
-    async with connect.services(store_only=True) as services:
+    async with connect.services(read_only=True) as services:
         store = services.store
         if kind_of(ref) in ("attempt", "job"):
             attempt = (await store.GetAttempt(spb.GetAttemptRequest(attempt=ref))).attempt

@@ -141,15 +141,18 @@ def _guard(handler, name: str, translate=None):
     )
 
 
-def new_server(token: str = "", services: tuple[str, ...] = (), translate=None) -> grpc.aio.Server:
+def new_server(
+    token: str = "", services: tuple[str, ...] = (), translate=None, interceptors: tuple = ()
+) -> grpc.aio.Server:
     """A server whose every call goes through the error boundary (with `translate`, see
     ErrorInterceptor) and, given a token, is refused without it (see services/auth.py). It
     serves grpc.health.v1 and reflection for `services` (full names), NOT_SERVING until
-    `server.health.serving()` (services/common/health.py)."""
-    interceptors = [auth.TokenInterceptor(token)] if token else []
+    `server.health.serving()` (services/common/health.py). `interceptors` see each call
+    once it is let in."""
+    auth_ = [auth.TokenInterceptor(token)] if token else []
     gate = health.ReadinessGate()
     errors_ = ErrorInterceptor(translate)
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*interceptors, gate, errors_])
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*auth_, gate, *interceptors, errors_])
     server.health = gate.health = health.Health(server, list(services))
     return server
 
@@ -331,10 +334,9 @@ def channel(address: str, ca_cert: bytes | None = None) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(ca_cert), options=CHANNEL_OPTIONS)
 
 
-def store(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0) -> Client:
-    return Client(
-        channel, store_service_pb2_grpc.StoreServiceStub(channel), metadata=auth.metadata(token), ride_out=ride_out
-    )
+def store(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, retries: int = 5) -> Client:
+    stub = store_service_pb2_grpc.StoreServiceStub(channel)
+    return Client(channel, stub, metadata=auth.metadata(token), retries=retries, ride_out=ride_out)
 
 
 def planner(channel: grpc.aio.Channel, token: str = "") -> Client:

@@ -11,10 +11,15 @@ from services.store.servicer import StoreServicer
 
 
 def build_server(
-    store: Store, listen: str = "127.0.0.1:0", token: str = "", tls: tuple[bytes, bytes] | None = None
+    store: Store,
+    listen: str = "127.0.0.1:0",
+    token: str = "",
+    tls: tuple[bytes, bytes] | None = None,
+    interceptors: tuple = (),
 ) -> tuple[grpc.aio.Server, int]:
-    """The server, not yet started, and the port it bound. With a token, callers must present it."""
+    """The server, not yet started, and the port it bound. With a token, callers must present
+    it; `interceptors` see each call after that check."""
     service = spb.DESCRIPTOR.services_by_name["StoreService"].full_name
-    server = transport.new_server(token, (service,), translate=db.as_outage)
+    server = transport.new_server(token, (service,), translate=db.as_outage, interceptors=interceptors)
     spb_grpc.add_StoreServiceServicer_to_server(StoreServicer(store), server)
     return server, transport.bind(server, listen, tls)

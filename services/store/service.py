@@ -68,6 +68,14 @@ class Store:
         engine = db.create_engine(database_url)
         return cls(engine, blob_dir, clock)
 
+    def forget(self) -> None:
+        """Drop every row and fact kept from the database: another process wrote to it (a
+        run recorded again, a settled run judged), so none of it can be trusted."""
+        self.pinned = queue.Pinned()
+        self._settled.clear()
+        self._reports.clear()
+        self._facts.clear()
+
     async def close(self) -> None:
         if self.fast is not None:
             await self.fast.close()

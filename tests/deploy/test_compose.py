@@ -15,7 +15,7 @@ from typing import NamedTuple
 import httpx
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, clean_env
 from tests.deploy import test_helm
 from tests.e2e.helpers import hemra
 from tests.importer.test_imports import unpack
@@ -113,7 +113,7 @@ def _postgres_image() -> None:
 def cli(stack, tmp_path):
     """The CLI on the host: a home of its own, a database URL it must never open, the server."""
     front = stack.front
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env.update(
         HEMRA_HOME=str(tmp_path / "laptop"),
         HEMRA_SERVER=front,
@@ -188,7 +188,7 @@ def test_run_report_compare_export_import_through_the_gateway(cli, tmp_path):
     assert re.search(r"nop .* 0/4 \(0\.0%\)", report), report
     remote = json.loads(ok(hemra(cli, "compare", f"{run_id}/oracle", f"{run_id}/nop", "--json")))
 
-    embedded = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    embedded = clean_env()
     embedded["HEMRA_HOME"] = str(tmp_path / "embedded")
     ok(hemra(embedded, "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", *TASKS, "--label", "local"))
     local = json.loads(ok(hemra(embedded, "compare", "local/oracle", "local/nop", "--json")))

@@ -4,7 +4,6 @@ compare, export and import through the gateway give what the embedded store give
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import signal
@@ -16,7 +15,7 @@ import pytest
 
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors, transport
-from tests.conftest import HEMRA, REPO
+from tests.conftest import HEMRA, REPO, clean_env
 from tests.e2e.helpers import hemra
 from tests.e2e.test_hemra_judges import SCRIPTED, judge_scores, run_file, write_judge
 from tests.e2e.test_processes import start
@@ -32,7 +31,7 @@ TASKS = ["-t", "csv-column-sum", "-t", "reverse-lines"]
 def deployment(tmp_path_factory):
     """Store, planner, scorer, importer, an executor and the gateway; yields the front door's URL."""
     root = tmp_path_factory.mktemp("deployment")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env.update(HEMRA_TOKEN=TOKEN, HEMRA_HOME=str(root / "home"))
     assert hemra(env, "db", "upgrade").returncode == 0
     processes = []
@@ -78,7 +77,7 @@ def start_gateway(env: dict, *args: str) -> tuple[subprocess.Popen, str]:
 @pytest.fixture
 def client_env(deployment, tmp_path):
     """The CLI on a laptop: its own empty home, and a database URL it must never open."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env.update(
         HEMRA_HOME=str(tmp_path / "laptop"),
         HEMRA_SERVER=deployment[0],
@@ -89,7 +88,7 @@ def client_env(deployment, tmp_path):
 
 
 def local_env(tmp_path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env["HEMRA_HOME"] = str(tmp_path / "embedded")
     return env
 

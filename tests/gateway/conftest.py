@@ -14,7 +14,7 @@ import uvicorn
 
 from gateway.app import create_app
 from services import embedded
-from tests.conftest import REPO
+from tests.conftest import REPO, clean_env
 from tests.e2e.helpers import hemra
 
 LABEL = "gw"
@@ -24,7 +24,7 @@ LABEL = "gw"
 def gateway_home(tmp_path_factory):
     """A HEMRA_HOME holding one finished run: oracle (passes) and nop (fails) on hemra-offline."""
     home = tmp_path_factory.mktemp("gateway") / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env["HEMRA_HOME"] = str(home)
     result = hemra(env, "run", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", "--label", LABEL)
     assert result.returncode == 0, result.stderr
@@ -155,7 +155,7 @@ def judged_dashboard(tmp_path):
     from tests.e2e.test_rubric_judges import VERIFIER
     from tests.scorer.test_rubric import DETAILS
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env["HEMRA_HOME"] = str(tmp_path / "home")
     task = copy_task("text-stats", tmp_path / "rubric", "rubric-stats")
     (task / "tests" / "test.sh").write_text(VERIFIER)

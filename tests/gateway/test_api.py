@@ -6,6 +6,7 @@ import pytest
 
 from gateway.security import CONTENT_SECURITY_POLICY
 from hemra.v1 import store_service_pb2 as spb
+from tests.conftest import clean_env
 from tests.gateway.conftest import LABEL, gateway_client
 
 MISSING_ATTEMPT = "a-00000000000000000000"
@@ -30,11 +31,10 @@ async def test_runs_list_and_paging(client, gateway_home):
     runs = response.json()["runs"]
     assert [r["label"] for r in runs] == [LABEL]
     # a second run so pages have something to split
-    import os
 
     from tests.e2e.helpers import hemra
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")} | {"HEMRA_HOME": str(gateway_home)}
+    env = clean_env() | {"HEMRA_HOME": str(gateway_home)}
     assert (
         hemra(
             env, "run", "-H", "oracle", "-d", "hemra-offline", "--label", "second", "-t", "hemra/fizzbuzz-limit"
@@ -297,7 +297,7 @@ def test_serve__serves_the_api_and_refuses_non_loopback_without_expose(tmp_path)
 
     from tests.conftest import HEMRA
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env = clean_env()
     env["HEMRA_HOME"] = str(tmp_path / "home")
     refused = subprocess.run(
         [HEMRA, "serve", "--listen", "0.0.0.0:0"], env=env, capture_output=True, text=True, timeout=60
