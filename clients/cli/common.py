@@ -10,13 +10,17 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from clients.cli.runfile import RunFileError
 from clients.cli.safe import clean_logging, plain
 from services.common import errors
 
 # Reports are tables; piped output gets room for them instead of 80 columns.
 console = Console(width=None if Console().is_terminal else 120)
 err_console = Console(stderr=True)
+
+
+class RunFileError(ValueError):
+    """The run file or the flags are wrong; the message names the file and the key."""
+
 
 #: Exit statuses: 1 when a run did not finish or a service failed, 2 for bad input.
 EXIT_INCOMPLETE, EXIT_USAGE = 1, 2

@@ -1,43 +1,73 @@
 """The `hemra` command."""
 
+import importlib
+import sys
+
 import typer
 
-from clients.cli import (
-    comparing,
-    connect,
-    database,
-    datasets,
-    harness,
-    judging,
-    results,
-    running,
-    serving,
-    transfer,
-)
+#: Each command's module and function, in the order `hemra --help` lists them. A command's
+#: module is imported only when it runs: start-up is most of a read command's time.
+COMMANDS = {
+    "run": ("running", "run"),
+    "cancel": ("running", "cancel"),
+    "runs": ("results", "runs"),
+    "show": ("results", "show"),
+    "compare": ("comparing", "compare"),
+    "judge": ("judging", "judge"),
+    "import": ("transfer", "import_"),
+    "export": ("transfer", "export"),
+    "serve": ("serving", "serve"),
+    "worker": ("serving", "worker"),
+    "health": ("serving", "health"),
+    "service": ("serving", "service"),
+}
+#: Groups of commands: name -> module holding their Typer app.
+GROUPS = {"datasets": "datasets", "harness": "harness", "db": "database"}
+#: `hemra service NAME ...` hands its arguments to the service's own parser.
+PASS_THROUGH = {"service": {"allow_extra_args": True, "ignore_unknown_options": True}}
 
-app = typer.Typer(
-    name="hemra",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="Run AI agent harnesses on pinned benchmark tasks, score each attempt with the "
-    "benchmark's own scorer, and compare harnesses task by task.",
-)
-app.command()(running.run)
-app.command()(running.cancel)
-app.command()(results.runs)
-app.command()(results.show)
-app.command()(comparing.compare)
-app.command()(judging.judge)
-app.command("import")(transfer.import_)
-app.command()(transfer.export)
-app.command()(serving.serve)
-app.command()(serving.worker)
-app.command()(serving.health)
-app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(serving.service)
-app.add_typer(datasets.app, name="datasets")
-app.add_typer(harness.app, name="harness")
-app.add_typer(database.app, name="db")
+
+def build(only: str | None = None) -> typer.Typer:
+    """The `hemra` app with every command, or only the one named (what `main` runs)."""
+    app = typer.Typer(
+        name="hemra",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        help="Run AI agent harnesses on pinned benchmark tasks, score each attempt with the "
+        "benchmark's own scorer, and compare harnesses task by task.",
+    )
+    app.callback()(main_options)
+    for name, (module, function) in COMMANDS.items():
+        if only in (None, name):
+            settings = PASS_THROUGH.get(name)
+            app.command(name, context_settings=settings)(getattr(_module(module), function))
+    for name, module in GROUPS.items():
+        if only in (None, name):
+            app.add_typer(_module(module).app, name=name)
+    return app
+
+
+def _module(name: str):
+    return importlib.import_module(f"clients.cli.{name}")
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command `argv` names, when nothing before it asks for more than that command
+    (--help, --version, a mistake: those get the whole app)."""
+    args = iter(argv)
+    for arg in args:
+        if arg == "--server":
+            next(args, None)
+        elif not arg.startswith("--server="):
+            return arg if arg in COMMANDS or arg in GROUPS else None
+    return None
+
+
+def __getattr__(name: str):
+    if name == "app":  # the whole app, for typer's test runner and documentation checks
+        return build()
+    raise AttributeError(name)
 
 
 def version_callback(value: bool) -> None:
@@ -48,7 +78,6 @@ def version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def main_options(
     version: bool = typer.Option(
         False, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
@@ -62,11 +91,13 @@ def main_options(
     ),
 ) -> None:
     """HEMRA: compare agent harnesses, task by task, fairly."""
+    from clients.cli import connect
+
     connect.server_option = server
 
 
 def main() -> None:
-    app()
+    build(_command_of(sys.argv[1:]))()
 
 
 if __name__ == "__main__":

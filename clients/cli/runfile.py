@@ -4,6 +4,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clients.cli.common import RunFileError
 from hemra.v1 import common_pb2 as pb
 from services.common import judges, runspec
 from services.environments.capabilities import ISOLATIONS
@@ -29,10 +30,6 @@ KEYS = {
 }
 SANDBOX_KEYS = {"kind": str, "image": str, "network": str}
 VERIFIER_KEYS = {"network": str, "env": list, "isolation": str}
-
-
-class RunFileError(ValueError):
-    """The run file or the flags are wrong; the message names the file and the key."""
 
 
 @dataclass
