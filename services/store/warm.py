@@ -205,16 +205,18 @@ async def serve(home: Path, database_url: str, idle: float) -> None:
     try:
         await transport.start(server)
         _write_state(state, f"127.0.0.1:{port}", token, key(settings.database_url, settings.blob_dir))
-        logger.info("warm store for %s on 127.0.0.1:%d", settings.database_url, port)
-        await _until_idle(watch, idle)
-        with contextlib.suppress(OSError):
-            state.unlink()
+        logger.info("warm store %d for %s on 127.0.0.1:%d", os.getpid(), settings.database_url, port)
+        await _until_idle(watch, idle, state)
+        if _owns(state):
+            with contextlib.suppress(OSError):
+                state.unlink()
         await asyncio.sleep(DRAIN_SECS)
     finally:
         await transport.stop(server, grace=DRAIN_SECS)
         watch.close()
         await store.close()
         os.close(lock)
+        logger.info("warm store %d stopped", os.getpid())
 
 
 async def _locked(lock: int) -> bool:
@@ -239,26 +241,37 @@ def _write_state(path: Path, address: str, token: str, store_key: str) -> None:
     os.replace(temporary, path)
 
 
-async def _until_idle(watch: _Watch, idle: float) -> None:
+async def _until_idle(watch: _Watch, idle: float, state: Path) -> None:
+    """Until no call came for `idle` seconds, a signal asks it to stop, or its state file is
+    gone or another's (HEMRA_HOME removed or replaced: nobody can find it any more)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    while not stop.is_set():
+    while not stop.is_set() and _owns(state):
         left = watch.last_call + idle - time.monotonic()
         if left <= 0:
             return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=min(left, 60.0))
+            await asyncio.wait_for(stop.wait(), timeout=min(left, 10.0))
+
+
+def _owns(state: Path) -> bool:
+    try:
+        return json.loads(state.read_text()).get("pid") == os.getpid()
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def main() -> None:
     from services.common.settings import hemra_home
 
     home = hemra_home()
+    # Its start and stop, and what goes wrong: a line or two a life, not the store's chatter.
     logging.basicConfig(
-        filename=home / LOG_FILE, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+        filename=home / LOG_FILE, level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
+    logger.setLevel(logging.INFO)
     try:
         asyncio.run(serve(home, os.environ["HEMRA_DATABASE_URL"], idle_secs() or DEFAULT_IDLE_SECS))
     except Exception:

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+from clients.cli.main import COMMANDS, _command_of, build
 from hemra.v1 import store_service_pb2 as spb
 from services import embedded
 
@@ -18,7 +19,8 @@ try:
 except SystemExit:
     pass
 loaded = [m for m in ("services.executor.server", "services.planner.server", "services.importer.server",
-                      "services.scorer.server", "numpy") if m in sys.modules]
+                      "services.scorer.server", "numpy", "clients.cli.running", "clients.cli.serving",
+                      "clients.cli.transfer", "clients.cli.judging") if m in sys.modules]
 print(json.dumps(loaded), file=sys.stderr)
 """
 
@@ -29,8 +31,19 @@ def loaded_by(env: dict, *args: str) -> list[str]:
 
 
 def test_read_commands_import_no_other_service(hemra_env):
-    for command in (["runs"], ["datasets", "list"]):
+    for command in (["runs"], ["datasets", "list"], ["--server=", "show", "--help"]):
         assert loaded_by(hemra_env, *command) == [], command
+
+
+def test_the_command_named_is_the_one_built():
+    assert _command_of(["runs", "--json"]) == "runs"
+    assert _command_of(["--server", "https://h:1", "compare", "a", "b"]) == "compare"
+    assert _command_of(["--server=https://h:1", "datasets", "list"]) == "datasets"
+    for argv in ([], ["--help"], ["--version"], ["nosuch"], ["--server"]):
+        assert _command_of(argv) is None, argv  # the whole app: its help, or its error
+    [runs] = build("runs").registered_commands
+    assert runs.callback.__module__ == "clients.cli.results"
+    assert [c.name for c in build().registered_commands] == list(COMMANDS)
 
 
 async def test_the_store_alone_starts_when_asked(tmp_path):

@@ -148,6 +148,14 @@ def test_an_idle_warm_store_exits(warm_env):
     assert state_of(home) is None and not warm._alive(home)
 
 
+def test_a_warm_store_nobody_can_find_exits(warm_env):
+    home = Path(warm_env["HEMRA_HOME"])
+    hemra(warm_env, "runs")
+    pid = wait_warm(home)["pid"]
+    (home / warm.STATE_FILE).unlink()  # HEMRA_HOME emptied under it
+    wait_gone(pid, timeout=10 + warm.DRAIN_SECS + 20)
+
+
 def test_the_setting(monkeypatch):
     for value, expected in (("", warm.DEFAULT_IDLE_SECS), ("0", 0.0), ("2.5", 2.5), ("-1", 0.0), ("soon", 0.0)):
         monkeypatch.setenv(warm.IDLE_ENV, value)
