@@ -273,11 +273,8 @@ async def claim(
     if job is None:
         return None
     attempt = (await conn.execute(start.where(ATTEMPTS.c.id == job.attempt_id).returning(*ATTEMPTS.c))).one()
-    trial, cell = await pinned.trial(conn, attempt.trial_id)
-    run = await pinned.run(conn, job.run_id)
-    task = await pinned.record(conn, TASKS, trial.task_digest)
-    harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
-    if run.limited:
+    claimed = await _claimed(conn, pinned, job, attempt)
+    if claimed.run.limited:
         # Last, so the run row stays locked for one statement and the commit.
         slot = await conn.execute(
             update(RUNS)
@@ -287,6 +284,16 @@ async def claim(
         )
         if slot.first() is None:
             raise NoSlot(job.run_id)
+    return claimed
+
+
+async def _claimed(conn, pinned: Pinned, job, attempt) -> Claimed:
+    """A leased job with what its worker needs: trial, cell, run, task and harness (each read
+    at most once per store process)."""
+    trial, cell = await pinned.trial(conn, attempt.trial_id)
+    run = await pinned.run(conn, job.run_id)
+    task = await pinned.record(conn, TASKS, trial.task_digest)
+    harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
     return Claimed(job, attempt, trial, cell, run, task, harness)
 
 
@@ -312,11 +319,7 @@ async def claimed_after(conn, pinned: Pinned, job_id: str, worker: str, now: flo
     if job is None:
         return None
     attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
-    trial, cell = await pinned.trial(conn, attempt.trial_id)
-    run = await pinned.run(conn, job.run_id)
-    task = await pinned.record(conn, TASKS, trial.task_digest)
-    harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
-    return Claimed(job, attempt, trial, cell, run, task, harness)
+    return await _claimed(conn, pinned, job, attempt)
 
 
 async def _free_slot(conn, pinned: Pinned, run_id: str) -> None:
