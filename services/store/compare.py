@@ -48,8 +48,10 @@ class Side:
         return f"{self.run.label} ({self.run.id}): {names}"
 
 
-async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = None) -> Side:
-    """An import (ID or label) or a run cell: run, run/harness or run/dataset/harness."""
+async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = None, load=None) -> Side:
+    """An import (ID or label) or a run cell: run, run/harness or run/dataset/harness.
+    `load(session, cells, scores)`: each cell's trials (default: report.load_trials; the
+    store keeps settled cells' trials)."""
     run, rest = await _find_prefix(session, ref)
     cells = await records.cells_of(session, run.id)
     if rest:
@@ -67,8 +69,17 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
             f"name one, e.g. {run.label}/{harnesses[0]}"
         )
     side = Side(ref, run, cells)
-    await _load_trials(session, side, scores)
+    by_cell = await (load or _load_cells)(session, cells, scores)
+    for cell in cells:
+        for trial in by_cell[cell.id]:
+            side.trials[trial.task_digest].append(trial)
+    for trials in side.trials.values():
+        trials.sort(key=lambda x: x.repetition)
     return side
+
+
+async def _load_cells(session: AsyncSession, cells: list[t.Cell], scores: dict | None) -> dict[str, list]:
+    return await load_trials(session, [c.id for c in cells], scores)
 
 
 async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
@@ -81,15 +92,6 @@ async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
         except NotFound:
             continue
     raise NotFound(f"{records.shown(ref, quote=False)}: no run or import by that ID or label")
-
-
-async def _load_trials(session: AsyncSession, side: Side, scores: dict | None) -> None:
-    by_cell = await load_trials(session, [c.id for c in side.cells], scores)
-    for trials in by_cell.values():
-        for trial in trials:
-            side.trials[trial.task_digest].append(trial)
-    for trials in side.trials.values():
-        trials.sort(key=lambda x: x.repetition)
 
 
 def judge_view(side: Side, judge: str) -> None:

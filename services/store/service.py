@@ -29,6 +29,8 @@ from services.store.queue import Clock
 RECOVERY_INTERVAL_SECS = 1.0
 #: Settled runs whose progress (and report) a store process keeps.
 SETTLED_CACHE_SIZE = 4096
+#: Trials of settled runs' cells a store process keeps for compare (a few hundred bytes each).
+SETTLED_TRIALS_KEPT = 200_000
 
 
 class Store:
@@ -57,6 +59,9 @@ class Store:
         self._settled: dict[str, tuple[dict, dict]] = {}
         self._reports: dict[str, outputs.Report] = {}
         self._facts: dict[str, list[catalog.Fact]] = {}
+        #: cell ID -> (run ID, the latest attempt of each trial), of settled runs; how many kept.
+        self._trials: dict[str, tuple[str, list]] = {}
+        self._trials_kept = 0
 
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time, migrate: bool = True) -> "Store":
@@ -75,6 +80,8 @@ class Store:
         self._settled.clear()
         self._reports.clear()
         self._facts.clear()
+        self._trials.clear()
+        self._trials_kept = 0
 
     async def close(self) -> None:
         if self.fast is not None:
@@ -150,9 +157,38 @@ class Store:
         with gc_paused():
             async with self.sessions() as session:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
-                side_a = await compare.resolve_side(session, a, scores)
-                side_b = await compare.resolve_side(session, b, scores)
+                side_a = await compare.resolve_side(session, a, scores, self._trials_of)
+                side_b = await compare.resolve_side(session, b, scores, self._trials_of)
             return compare.compare(side_a, side_b, judge)
+
+    async def _trials_of(self, session, cells: list[t.Cell], scores: dict) -> dict[str, list]:
+        """report.load_trials, kept for the cells of settled runs: their latest attempts cannot
+        change, and judging them forgets them (append_judge_scores). Nothing reads a kept
+        trial but to compare it."""
+        found = {c.id: self._trials[c.id][1] for c in cells if c.id in self._trials}
+        missing = [c for c in cells if c.id not in found]
+        if missing:
+            # Settledness first: trials loaded after the run was seen settled are final.
+            await self._progress(session, list({c.run_id for c in missing}))
+            loaded = await report.load_trials(session, [c.id for c in missing], scores)
+            for cell in missing:
+                if cell.run_id in self._settled:
+                    self._keep_trials(cell, loaded[cell.id])
+            found.update(loaded)
+        return found
+
+    def _keep_trials(self, cell: t.Cell, trials: list) -> None:
+        if len(trials) > SETTLED_TRIALS_KEPT:
+            return
+        while self._trials and self._trials_kept + len(trials) > SETTLED_TRIALS_KEPT:
+            _, oldest = self._trials.pop(next(iter(self._trials)))
+            self._trials_kept -= len(oldest)
+        self._trials[cell.id] = (cell.run_id, trials)
+        self._trials_kept += len(trials)
+
+    def _forget_trials(self, run_ids: set[str]) -> None:
+        for cell_id in [c for c, (run_id, _) in self._trials.items() if run_id in run_ids]:
+            self._trials_kept -= len(self._trials.pop(cell_id)[1])
 
     async def cancel(self, ref: str) -> tuple[t.Run, list[t.Cell], int, str]:
         """Cancel a run (ID or label), or only the trial of an attempt or job ID.
@@ -204,6 +240,7 @@ class Store:
             run_ids = {a.run_id for a in attempts.values()}
         for run_id in run_ids:  # the report of a settled run changes only here
             self._reports.pop(run_id, None)
+        self._forget_trials(run_ids)  # and its trials' judge scores
 
     async def get_task(self, ref: str) -> dict:
         async with self.sessions() as session:
