@@ -979,6 +979,7 @@ async def compare_in_process(home: Path, samples: int) -> dict:
     try:
         times, result = [], None
         for _ in range(samples):
+            store.forget()  # each sample reads both sides (a store keeps what it read of settled runs)
             start = time.perf_counter()
             result = await store.compare("cmp-a", "cmp-b")
             times.append(time.perf_counter() - start)
@@ -1031,19 +1032,22 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
     data = json.loads(out)
     cli_s = statistics.median(samples)
     warm_samples = []
-    try:  # the first command leaves the warm store; the samples are the ones after it
+    try:
+        # The first command leaves the warm store; the second is its first compare of these runs
+        # (it loads both sides), the others find their trials kept (the runs are settled).
         warm_env = hemra_env(home, warm_store=True)
-        for _ in range(COMPARE_SAMPLES + 1):
+        for _ in range(COMPARE_SAMPLES + 2):
             seconds, warm_out = timed([HEMRA, "compare", "cmp-a", "cmp-b", "--json"], warm_env)
             warm_samples.append(seconds)
             time.sleep(1)  # for the warm store to start after the first
     finally:
         stop_warm_store(home)
-    warm_s = statistics.median(warm_samples[1:])
+    warm_first_s, warm_s = warm_samples[1], statistics.median(warm_samples[2:])
     inproc = asyncio.run(compare_in_process(home, COMPARE_SAMPLES))
     print(
         f"compare {size:,}: CLI {cli_s:.2f} s (samples {', '.join(f'{s:.2f}' for s in samples)}), "
-        f"warm store {warm_s:.2f} s (samples {', '.join(f'{s:.2f}' for s in warm_samples[1:])}), "
+        f"warm store: first {warm_first_s:.2f} s, again {warm_s:.2f} s "
+        f"(samples {', '.join(f'{s:.2f}' for s in warm_samples[2:])}), "
         f"Store.compare {inproc['seconds']:.2f} s (load sides {inproc['load_sides_s']:.2f}, pair + stats "
         f"{inproc['pair_and_stats_s']:.2f}, proto + JSON {inproc['proto_and_json_s']:.2f}){load_note()}",
         flush=True,
@@ -1095,8 +1099,9 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
         "record_s": record_s,
         "cli_s": cli_s,
         "cli_samples": samples,
+        "cli_warm_first_s": warm_first_s,
         "cli_warm_s": warm_s,
-        "cli_warm_samples": warm_samples[1:],
+        "cli_warm_samples": warm_samples[2:],
         "in_process": inproc,
         "cli_overhead_s": cli_s - inproc["seconds"],
         "delta": data.get("delta"),
@@ -1244,7 +1249,7 @@ def targets_of(imp: dict, compares: list[dict]) -> list[dict]:
         if c["size"] <= COMPARE_TARGET_SIZE:
             targets.append(
                 {
-                    "what": f"compare 2 x {c['size']:,} trials (CLI with a warm store, end to end)",
+                    "what": f"compare 2 x {c['size']:,} trials (CLI, warm store, compared before)",
                     "value": c["cli_warm_s"],
                     "unit": "s",
                     "target": f"< {COMPARE_SECONDS_TARGET:g} s",
@@ -1306,8 +1311,9 @@ def print_table(imp: dict | None, compares: list[dict], targets: list[dict], sta
         t_key = next((t["what"] for t in targets if t.get("size") == c["size"]), None)
         n = f"{c['size']:,}"
         row(f"compare 2 x {n} trials ({c['tasks']:,} tasks x {c['repetitions']}): CLI --json", f"{c['cli_s']:.2f} s")
+        row("  with a warm store, its first compare of these runs", f"{c['cli_warm_first_s']:.2f} s")
         row(
-            "  the same with a warm store (read commands after the first)",
+            "  with a warm store, compared again (trials kept)",
             f"{c['cli_warm_s']:.2f} s",
             f"< {COMPARE_SECONDS_TARGET:g} s" if t_key else "info",
             t_key,

@@ -168,12 +168,14 @@ class Store:
         found = {c.id: self._trials[c.id][1] for c in cells if c.id in self._trials}
         missing = [c for c in cells if c.id not in found]
         if missing:
-            # Settledness first: trials loaded after the run was seen settled are final.
-            await self._progress(session, list({c.run_id for c in missing}))
             loaded = await report.load_trials(session, [c.id for c in missing], scores)
             for cell in missing:
-                if cell.run_id in self._settled:
-                    self._keep_trials(cell, loaded[cell.id])
+                # One SELECT read every trial of the cell: when each one's latest attempt has
+                # finished, the cell is settled (a retry is queued in the same transaction that
+                # closes the attempt it retries), and what was read is final.
+                trials = loaded[cell.id]
+                if trials and all(trial.state == "finished" for trial in trials):
+                    self._keep_trials(cell, trials)
             found.update(loaded)
         return found
 

@@ -204,6 +204,9 @@ async def serve(home: Path, database_url: str, idle: float) -> None:
     state = home / STATE_FILE
     try:
         await transport.start(server)
+        # What compare alone needs (numpy), loaded now rather than in a command's time.
+        import services.store.compare  # noqa: F401
+
         _write_state(state, f"127.0.0.1:{port}", token, key(settings.database_url, settings.blob_dir))
         logger.info("warm store %d for %s on 127.0.0.1:%d", os.getpid(), settings.database_url, port)
         await _until_idle(watch, idle, state)

@@ -1,5 +1,6 @@
-"""compare keeps the trials of settled runs' cells (Store._trials_of), on SQLite and PostgreSQL:
-kept once the run has settled, never before; judging the run forgets them; forget() drops all."""
+"""compare keeps the trials of settled cells (Store._trials_of), on SQLite and PostgreSQL: kept
+once every trial of a cell has finished, never before; judging the run forgets them; forget()
+drops them all."""
 
 import pytest
 from sqlalchemy import select, update
