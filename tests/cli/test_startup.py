@@ -53,3 +53,18 @@ async def test_the_store_alone_starts_when_asked(tmp_path):
         assert list((await services.store.ListRuns(spb.ListRunsRequest())).runs) == []
     async with embedded.services(tmp_path) as services:
         assert set(services.addresses) == {"store", "planner", "importer", "scorer"}
+
+
+def test_the_orphan_sweep_loads_no_docker_sdk_where_no_engine_can_be(tmp_path):
+    """Every executor sweeps orphans at start; without DOCKER_HOST or the local socket the
+    engine's SDK (0.1 s of imports) is not loaded for it."""
+    probe = (
+        "import sys\n"
+        "from services.executor import sandboxes\n"
+        "sandboxes.docker_configured = lambda: False\n"
+        "assert sandboxes.remove_orphans() == []\n"
+        "print(sorted(m for m in ('docker', 'services.executor.sandboxes.docker') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -71,10 +71,19 @@ async def backend_state(kind: str) -> str:
 def remove_orphans() -> list[str]:
     """Remove what killed executors of this host left in sandbox engines (their containers)
     and on the host (their model relays' sockets folders)."""
-    from services.executor.sandboxes import docker, relay
+    from services.executor.sandboxes import relay
 
     relay.remove_orphans()
+    if not docker_configured():
+        return []  # and the engine's SDK (0.1 s) is not even loaded
+    from services.executor.sandboxes import docker
+
     return docker.remove_orphans()
+
+
+def docker_configured() -> bool:
+    """Whether a Docker engine may be here at all: DOCKER_HOST, or the local socket."""
+    return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
 
 
 __all__ = ["KINDS", "ExecResult", "Sandbox", "SandboxError", "backend_state", "open_sandbox", "remove_orphans"]

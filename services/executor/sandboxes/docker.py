@@ -158,7 +158,9 @@ class _ChunkReader(io.RawIOBase):
 def remove_orphans(alive=None) -> list[str]:
     """Remove this host's containers whose executor process no longer runs. Quietly
     nothing when no engine is configured or reachable. Returns the removed IDs."""
-    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
+    from services.executor.sandboxes import docker_configured
+
+    if not docker_configured():
         return []
     alive = alive or processes.alive
     try:
