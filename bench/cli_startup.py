@@ -26,7 +26,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -165,7 +164,7 @@ def main(argv: list[str]) -> int:
             problems.append("the warm store that served the first sample was gone before the last")
         report(samples, cmds, problems, args)
     finally:
-        stop_warm(home)
+        warm.stop(home)  # the one this benchmark started
         if args.keep:
             print(f"kept: {scratch}")
         else:
@@ -191,16 +190,6 @@ def pid_of(home: Path) -> int | None:
         return json.loads((home / warm.STATE_FILE).read_text())["pid"]
     except (OSError, ValueError, KeyError):
         return None
-
-
-def stop_warm(home: Path) -> None:
-    """Stop the warm store this benchmark started (by the PID it wrote while holding its lock)."""
-    pid = pid_of(home)
-    if pid and warm._alive(home):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while warm._alive(home) and time.monotonic() < deadline:
-            time.sleep(0.1)
 
 
 def report(samples: dict, cmds: list, problems: list, args) -> None:

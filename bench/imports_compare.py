@@ -44,7 +44,6 @@ import platform
 import random
 import re
 import shutil
-import signal
 import sqlite3
 import statistics
 import subprocess
@@ -634,22 +633,6 @@ def hemra_env(home: Path, warm_store: bool = False) -> dict:
     return env
 
 
-def stop_warm_store(home: Path) -> None:
-    """Stop the warm store this benchmark's commands left in `home` (its PID, written while it
-    holds its lock)."""
-    from services.store import warm
-
-    try:
-        pid = json.loads((home / warm.STATE_FILE).read_text())["pid"]
-    except (OSError, ValueError, KeyError):
-        return
-    if warm._alive(home):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while warm._alive(home) and time.monotonic() < deadline:
-            time.sleep(0.1)
-
-
 def timed(argv: list, env: dict | None = None, check: bool = True, timeout: float = 900) -> tuple[float, str]:
     start = time.perf_counter()
     proc = subprocess.run([str(a) for a in argv], env=env, capture_output=True, text=True, timeout=timeout)
@@ -1041,7 +1024,9 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
             warm_samples.append(seconds)
             time.sleep(1)  # for the warm store to start after the first
     finally:
-        stop_warm_store(home)
+        from services.store import warm
+
+        warm.stop(home)  # the one these commands left
     warm_first_s, warm_s = warm_samples[1], statistics.median(warm_samples[2:])
     inproc = asyncio.run(compare_in_process(home, COMPARE_SAMPLES))
     print(

@@ -124,6 +124,24 @@ def _alive(home: Path) -> bool:
     return False
 
 
+def stop(home: Path, timeout: float = 30.0) -> bool:
+    """Stop the warm store of `home` (one still starting too) and wait until it has let go of
+    its lock. Whether one was running."""
+    deadline = time.monotonic() + timeout
+    signalled = None
+    running = _alive(home)
+    while _alive(home) and time.monotonic() < deadline:
+        try:
+            pid = json.loads((home / STATE_FILE).read_text()).get("pid")
+        except (OSError, ValueError, AttributeError):
+            pid = None  # starting: it says where it is once ready
+        if pid is not None and pid != signalled:
+            _stop(pid)
+            signalled = pid
+        time.sleep(0.05)
+    return running
+
+
 def _stop(pid) -> None:
     # The lock is held, so the PID is the warm store's own, not a recycled one.
     if isinstance(pid, int) and pid > 0:

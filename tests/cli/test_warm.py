@@ -3,8 +3,6 @@ the next ones on the same machine, which then load none of the store's code. Rea
 a real SQLite file; every warm store a test starts is stopped by it."""
 
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -78,11 +76,8 @@ def warm_env(hemra_env, tmp_path):
     )
     assert recorded.returncode == 0, recorded.stderr
     yield env
-    home = Path(env["HEMRA_HOME"])
-    if warm._alive(home):  # the warm store this test started (a read command's child): stop it
-        pid = wait_warm(home)["pid"]
-        os.kill(pid, signal.SIGTERM)
-        wait_gone(pid)
+    warm.stop(Path(env["HEMRA_HOME"]))  # the one this test's read commands left
+    assert not warm._alive(Path(env["HEMRA_HOME"]))
 
 
 def test_a_read_command_leaves_a_warm_store_and_the_next_ones_use_it(warm_env):
