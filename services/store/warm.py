@@ -241,8 +241,9 @@ async def serve(home: Path, database_url: str, idle: float) -> None:
 
 
 async def _locked(lock: int) -> bool:
-    """The lock, waiting a little for one that is going (told to stop, or idle) to let go."""
-    deadline = time.monotonic() + DRAIN_SECS + 5
+    """The lock, waiting a while for one that is going (told to stop, or idle) to let go; a
+    second one started at the same moment waits as long, then gives up."""
+    deadline = time.monotonic() + DRAIN_SECS + 25
     while True:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -137,7 +137,7 @@ def test_a_dead_warm_stores_state_file_is_ignored(hemra_env):
 
 def test_an_idle_warm_store_exits(warm_env):
     home = Path(warm_env["HEMRA_HOME"])
-    hemra(dict(warm_env, HEMRA_WARM_STORE="1"), "runs")
+    hemra(dict(warm_env, HEMRA_WARM_STORE="2"), "runs")
     pid = wait_warm(home)["pid"]
     wait_gone(pid, timeout=warm.DRAIN_SECS + 20)
     assert state_of(home) is None and not warm._alive(home)

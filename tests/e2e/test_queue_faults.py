@@ -134,6 +134,8 @@ def test_worker__survives_a_store_outage(queue_env, tmp_path):
     log = tmp_path / "p.log"
     # The serve process only serves the store here: its own executor gets no slot.
     serve = start(queue_env, "serve", "--concurrency", "1", "--store-listen", f"127.0.0.1:{port}", log=log)
+    # A worker stops at once when its store cannot be reached: start it once the store listens.
+    wait_for(lambda: "working the queue" in log.read_text(), 30)
     worker = start(queue_env, "worker", "--store", f"127.0.0.1:{port}", "--concurrency", "2", log=log)
     try:
         wait_for(lambda: progress(queue_env, run).get("done", 0) >= 2, 60)
