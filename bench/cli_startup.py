@@ -186,10 +186,7 @@ def start_warm(home: Path, env: dict) -> int:
 
 
 def pid_of(home: Path) -> int | None:
-    try:
-        return json.loads((home / warm.STATE_FILE).read_text())["pid"]
-    except (OSError, ValueError, KeyError):
-        return None
+    return warm.read_state(home).get("pid")
 
 
 def report(samples: dict, cmds: list, problems: list, args) -> None:

@@ -89,9 +89,10 @@ async def _read_locally():
     from services.store import warm
     from services.store.settings import StoreSettings
 
-    settings = StoreSettings.from_env(database_url(), home())
+    where = home()
+    settings = StoreSettings.from_env(database_url(), where)
     keep = warm.idle_secs() > 0 and warm.eligible(settings.database_url)
-    found = keep and warm.find(home(), settings.database_url, settings.blob_dir)
+    found = keep and warm.find(where, settings.database_url, settings.blob_dir)
     if found:
         channel = transport.channel(found.address)
         try:
@@ -100,10 +101,10 @@ async def _read_locally():
                 return
         finally:
             await channel.close()
-    async with embedded.services(home(), database_url(), only=("store",)) as local:
+    async with embedded.services(where, database_url(), only=("store",)) as local:
         yield local
     if keep:
-        warm.start(home(), settings.database_url)
+        warm.start(where, settings.database_url)
 
 
 async def _answers(store: transport.Client) -> bool:

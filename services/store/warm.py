@@ -91,17 +91,24 @@ def _code_stamp() -> str:
     return "\n".join(sorted(parts))
 
 
-def find(home: Path, database_url: str, blob_dir: Path) -> Found | None:
-    """The warm store for this database, or None. One of older code or of another database
-    is asked to stop (a newer one starts after this command)."""
+def read_state(home: Path) -> dict:
+    """What the warm store of `home` wrote of itself (pid, address, token, key); {} when there
+    is none (or it is still starting)."""
     try:
         state = json.loads((home / STATE_FILE).read_text())
     except (OSError, ValueError):
-        return None
-    if not isinstance(state, dict) or not _alive(home):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def find(home: Path, database_url: str, blob_dir: Path) -> Found | None:
+    """The warm store for this database, or None. One of older code or of another database
+    is asked to stop (a newer one starts after this command)."""
+    state = read_state(home)
+    if not state or not _alive(home):
         return None
     if state.get("key") != key(database_url, blob_dir):
-        _stop(state.get("pid"))
+        _terminate(state.get("pid"))
         return None
     address, token = state.get("address"), state.get("token")
     if not (isinstance(address, str) and isinstance(token, str) and address and token):
@@ -131,18 +138,15 @@ def stop(home: Path, timeout: float = 30.0) -> bool:
     signalled = None
     running = _alive(home)
     while _alive(home) and time.monotonic() < deadline:
-        try:
-            pid = json.loads((home / STATE_FILE).read_text()).get("pid")
-        except (OSError, ValueError, AttributeError):
-            pid = None  # starting: it says where it is once ready
+        pid = read_state(home).get("pid")  # none while it starts: it says who it is once ready
         if pid is not None and pid != signalled:
-            _stop(pid)
+            _terminate(pid)
             signalled = pid
         time.sleep(0.05)
     return running
 
 
-def _stop(pid) -> None:
+def _terminate(pid) -> None:
     # The lock is held, so the PID is the warm store's own, not a recycled one.
     if isinstance(pid, int) and pid > 0:
         with contextlib.suppress(OSError):
@@ -227,8 +231,8 @@ async def serve(home: Path, database_url: str, idle: float) -> None:
 
         _write_state(state, f"127.0.0.1:{port}", token, key(settings.database_url, settings.blob_dir))
         logger.info("warm store %d for %s on 127.0.0.1:%d", os.getpid(), settings.database_url, port)
-        await _until_idle(watch, idle, state)
-        if _owns(state):
+        await _until_idle(watch, idle, home)
+        if _owns(home):
             with contextlib.suppress(OSError):
                 state.unlink()
         await asyncio.sleep(DRAIN_SECS)
@@ -263,14 +267,14 @@ def _write_state(path: Path, address: str, token: str, store_key: str) -> None:
     os.replace(temporary, path)
 
 
-async def _until_idle(watch: _Watch, idle: float, state: Path) -> None:
+async def _until_idle(watch: _Watch, idle: float, home: Path) -> None:
     """Until no call came for `idle` seconds, a signal asks it to stop, or its state file is
     gone or another's (HEMRA_HOME removed or replaced: nobody can find it any more)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    while not stop.is_set() and _owns(state):
+    while not stop.is_set() and _owns(home):
         left = watch.last_call + idle - time.monotonic()
         if left <= 0:
             return
@@ -278,11 +282,8 @@ async def _until_idle(watch: _Watch, idle: float, state: Path) -> None:
             await asyncio.wait_for(stop.wait(), timeout=min(left, 10.0))
 
 
-def _owns(state: Path) -> bool:
-    try:
-        return json.loads(state.read_text()).get("pid") == os.getpid()
-    except (OSError, ValueError, AttributeError):
-        return False
+def _owns(home: Path) -> bool:
+    return read_state(home).get("pid") == os.getpid()
 
 
 def main() -> None:

@@ -35,17 +35,10 @@ def probe(env: dict, *args: str) -> tuple[str, bool]:
     return done.stdout, json.loads(done.stderr.strip().splitlines()[-1])
 
 
-def state_of(home: Path) -> dict | None:
-    try:
-        return json.loads((home / warm.STATE_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def wait_warm(home: Path, timeout: float = 60) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        state = state_of(home)
+        state = warm.read_state(home)
         if state and warm._alive(home):
             return state
         time.sleep(0.1)
@@ -140,7 +133,7 @@ def test_an_idle_warm_store_exits(warm_env):
     hemra(dict(warm_env, HEMRA_WARM_STORE="2"), "runs")
     pid = wait_warm(home)["pid"]
     wait_gone(pid, timeout=warm.DRAIN_SECS + 20)
-    assert state_of(home) is None and not warm._alive(home)
+    assert warm.read_state(home) == {} and not warm._alive(home)
 
 
 def test_a_warm_store_nobody_can_find_exits(warm_env):

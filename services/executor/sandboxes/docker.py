@@ -32,7 +32,7 @@ from services.environments.capabilities import ENFORCES
 from services.environments.engine import client, docker_errors
 from services.environments.images import LABEL_TASK, ensure_image
 from services.executor import processes
-from services.executor.sandboxes import safefs
+from services.executor.sandboxes import docker_configured, safefs
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, discard, remove_later
 from services.executor.sandboxes.relay import Relay
 
@@ -158,8 +158,6 @@ class _ChunkReader(io.RawIOBase):
 def remove_orphans(alive=None) -> list[str]:
     """Remove this host's containers whose executor process no longer runs. Quietly
     nothing when no engine is configured or reachable. Returns the removed IDs."""
-    from services.executor.sandboxes import docker_configured
-
     if not docker_configured():
         return []
     alive = alive or processes.alive
