@@ -190,6 +190,32 @@ async def test_complete__stale_and_repeated_tokens_on_the_hot_path(store):
     assert (first[1].id, first[3]) == (again[1].id, again[3]) == (claimed.trial.id, "")
 
 
+@pytest.mark.postgres
+async def test_hot_path__one_round_trip_per_call_on_postgres(postgres_url, tmp_path):
+    """The hot path's pool sends nothing on release (asyncpg's default reset is a round trip
+    per call): each backend's last statement is a claim or a completion, never a reset."""
+    import asyncpg
+
+    store = await Store.open(postgres_url, tmp_path / "blobs", FakeClock())
+    admin = await asyncpg.connect(postgres_url)
+    try:
+        await store.record_run(plan(trials=2))
+        claimed = await store.claim_job("w1", 30)
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+        await store.claim_job("w1", 30)
+        last = [
+            row["query"]
+            for row in await admin.fetch(
+                "SELECT query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        ]
+        assert any("WITH pick AS" in q for q in last), last  # the pool's connection, its claim last
+        assert not any("RESET ALL" in q for q in last), last
+    finally:
+        await admin.close()
+        await store.close()
+
+
 async def test_complete__keeps_the_judge_scores_it_carries_on_the_hot_path(store):
     """The executor's judges score before CompleteJob; their scores arrive with it and must be
     kept on either path (PostgreSQL's one-statement completion included)."""
