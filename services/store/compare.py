@@ -41,6 +41,13 @@ class Side:
     cells: list[t.Cell]
     #: task digest -> the latest attempt of each trial on this side
     trials: dict[str, list[TrialResult]] = field(default_factory=lambda: defaultdict(list))
+    _graded: dict[str, list[TrialResult]] | None = field(default=None, repr=False)
+
+    def graded(self) -> dict[str, list[TrialResult]]:
+        """Task digest -> its graded trials, sorted out once (judge_view sorts them again)."""
+        if self._graded is None:
+            self._graded = {digest: [x for x in ts if x.is_graded] for digest, ts in self.trials.items()}
+        return self._graded
 
     @property
     def label(self) -> str:
@@ -100,6 +107,7 @@ def judge_view(side: Side, judge: str) -> None:
     under the same fingerprint by the same served models (ScoreInfo.key)."""
     for digest, trials in side.trials.items():
         side.trials[digest] = [y for y in (x.judged_by(judge) for x in trials) if y is not None]
+    side._graded = None
 
 
 def compare(a: Side, b: Side, judge: str = "") -> Comparison:
@@ -112,7 +120,8 @@ def compare(a: Side, b: Side, judge: str = "") -> Comparison:
         raise InvalidArgument(
             f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)} have no task in common"
         )
-    result = Comparison(a=side_summary(a), b=side_summary(b), flags=flags_of(a, b))
+    summaries = side_summary(a), side_summary(b)
+    result = Comparison(a=summaries[0], b=summaries[1], flags=flags_of(a, b, summaries))
     binary, numeric = [], []
     for digest in sorted(a.trials.keys() | b.trials.keys(), key=lambda d: _name(a, b, d)):
         _pair_task(digest, a, b, result, binary, numeric)
@@ -130,8 +139,8 @@ def _name(a: Side, b: Side, digest: str) -> str:
 
 def _pair_task(digest: str, a: Side, b: Side, result: Comparison, binary: list, numeric: list) -> None:
     name = _name(a, b, digest)
-    graded_a = [x for x in a.trials.get(digest, []) if x.is_graded]
-    graded_b = [x for x in b.trials.get(digest, []) if x.is_graded]
+    graded_a = a.graded().get(digest, [])
+    graded_b = b.graded().get(digest, [])
     if not graded_a or not graded_b:
         side = "a" if not graded_a else "b"
         why = "not run" if digest not in (a.trials if side == "a" else b.trials) else "nothing graded"
@@ -181,17 +190,18 @@ def side_summary(side: Side) -> SideSummary:
     summary = SideSummary(
         ref=side.ref, label=side.label, run_id=side.run.id, kind=side.run.kind, model=", ".join(models)
     )
+    summary.trials = sum(map(len, side.trials.values()))
+    summary.graded = sum(map(len, side.graded().values()))
     for trials in side.trials.values():
         for trial in trials:
-            summary.trials += 1
+            if trial.is_graded:
+                continue
             if trial.state != "finished":
                 summary.unfinished += 1
             elif trial.outcome == records.CANCELLED:
                 summary.cancelled += 1
             elif trial.outcome == records.INFRA_FAILED:
                 summary.infra_failed += 1
-            elif trial.is_graded:
-                summary.graded += 1
             else:
                 summary.scorer_failed += 1
     summary.pass_at_k, summary.pass_hat_k = pass_at_k(side)
@@ -201,11 +211,7 @@ def side_summary(side: Side) -> SideSummary:
 def pass_at_k(side: Side) -> tuple[dict[int, float], dict[int, float]]:
     """pass@k (some of k tries pass) and pass^k (all k pass), unbiased estimates averaged over
     the side's binary tasks, for k from 1 to the fewest graded trials of a task."""
-    tasks = Counter(
-        (len(ts), sum(_passes(ts)))
-        for ts in ([x for x in trials if x.is_graded] for trials in side.trials.values())
-        if ts and all(x.is_binary for x in ts)
-    )
+    tasks = Counter((len(ts), sum(_passes(ts))) for ts in side.graded().values() if ts and all(x.is_binary for x in ts))
     if not tasks:
         return {}, {}
     # Tasks share a few (trials, passes) pairs: each estimate is computed once per pair.
@@ -267,8 +273,11 @@ def criteria_summary(a: Side, b: Side, paired: list[PairedTask]) -> tuple[list[C
     models: dict[tuple, str] = {}
     not_comparable: list[NotComparable] = []
     for task in paired:
-        side_a = _judged(t for t in a.trials[task.task_digest] if t.is_graded)
-        side_b = _judged(t for t in b.trials[task.task_digest] if t.is_graded)
+        judged_a = [x for x in a.graded()[task.task_digest] if x.judged]
+        judged_b = [x for x in b.graded()[task.task_digest] if x.judged]
+        if not judged_a or not judged_b:  # most tasks: no criterion to pair
+            continue
+        side_a, side_b = _judged(judged_a), _judged(judged_b)
         for key in sorted(side_a.keys() & side_b.keys()):
             (values_a, by_a), (values_b, by_b) = side_a[key], side_b[key]
             models_a, models_b = ({m for m, _ in by} for by in (by_a, by_b))
@@ -359,7 +368,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def flags_of(a: Side, b: Side) -> list[str]:
+def flags_of(a: Side, b: Side, summaries: tuple[SideSummary, SideSummary]) -> list[str]:
     flags = []
     models_a, models_b = {c.model for c in a.cells}, {c.model for c in b.cells}
     if models_a != models_b:
@@ -367,13 +376,8 @@ def flags_of(a: Side, b: Side) -> list[str]:
             f"models differ: a uses {', '.join(sorted(m or '(none)' for m in models_a))}, "
             f"b uses {', '.join(sorted(m or '(none)' for m in models_b))}"
         )
-    for name, side in (("a", a), ("b", b)):
-        unfinished = sum(
-            1
-            for ts in side.trials.values()
-            for x in ts
-            if x.state != "finished" or x.outcome in (records.CANCELLED, records.INFRA_FAILED)
-        )
+    for name, summary in zip("ab", summaries):
+        unfinished = summary.unfinished + summary.cancelled + summary.infra_failed
         if unfinished:
             flags.append(f"side {name} is incomplete: {unfinished} trials did not finish")
     return flags

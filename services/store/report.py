@@ -23,7 +23,7 @@ class ScoreInfo:
     """What reports and comparisons ask of a score, derived once. Scores repeat a lot (one
     fingerprint per task, a handful of reward values), so loaders share one per distinct score."""
 
-    __slots__ = ("score", "rewards", "fingerprint", "is_scored", "is_binary", "passed", "key")
+    __slots__ = ("score", "rewards", "fingerprint", "is_scored", "is_binary", "passed", "key", "judged")
 
     def __init__(self, score: dict | None):
         score = score or {}
@@ -39,6 +39,8 @@ class ScoreInfo:
         self.passed = int(self.is_binary and values[0] == 1)
         #: What must be equal for two graded trials to pair: fingerprint, reward names, judge model.
         self.key = (self.fingerprint, tuple(sorted(self.rewards)), score.get("judgeModel", ""))
+        #: The scorer judged criteria (a rubric): most scores have none, and comparisons skip them.
+        self.judged = bool(score.get("judgments"))
 
 
 class TrialResult:
@@ -60,6 +62,7 @@ class TrialResult:
         "key",
         "is_graded",
         "judge_scores",
+        "judged",
     )
 
     def __init__(
@@ -86,6 +89,8 @@ class TrialResult:
         self.is_graded = state == "finished" and outcome not in _UNGRADED and info.is_scored
         #: HEMRA judge name -> its latest score of this attempt (re-judging replaces it here).
         self.judge_scores = judge_scores or {}
+        #: Some criterion was judged: by the task's scorer or by a HEMRA judge.
+        self.judged = info.judged or bool(judge_scores)
 
     @property
     def has_result(self) -> bool:
