@@ -34,6 +34,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
 C1_FLOOR_TARGET = 2.0
+#: What the performance issue asks of the host sandbox.
+C1_FLOOR_ISSUE_TARGET = 1.5
 C4_C1_TARGET = 1.0
 HARNESSES = ("oracle", "nop")
 
@@ -131,17 +133,29 @@ def make_dataset(folder: Path, count: int) -> None:
 # --------------------------------------------------------------------------- floors
 
 
-def bwrap_prefix() -> str:
-    """The bwrap arguments of services/executor/sandboxes/host.py, up to the per-attempt binds."""
+def sandbox_user() -> tuple[int, int] | None:
+    """The user HEMRA's host sandbox runs commands as (None: HEMRA's own, not root)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from services.executor.sandboxes.host import sandbox_owner
+
+    return sandbox_owner()
+
+
+def bwrap_prefix(full: bool = True) -> str:
+    """The bwrap arguments of services/executor/sandboxes/host.py, up to the per-attempt binds.
+    `full=False`: the lighter floor of earlier figures (no network, cgroup or session
+    namespace, no sandbox user)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise BenchError("bwrap not found (apt-get install bubblewrap)")
-    args = [
-        bwrap,
-        "--die-with-parent",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
+    args = [bwrap, "--die-with-parent"]
+    if full:
+        args.append("--new-session")
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if full:
+        args += ["--unshare-cgroup-try", "--unshare-net"]
+    args += [
         "--hostname",
         "hemra",
         "--tmpfs",
@@ -159,12 +173,60 @@ def bwrap_prefix() -> str:
             args += ["--symlink", os.readlink(host), f"/{name}"]
         elif host.is_dir():
             args += ["--ro-bind", str(host), f"/{name}"]
+    if full and sandbox_user() is not None:  # the sandbox user's passwd and group entries
+        args += ["--ro-bind", "$etc/passwd", "/etc/passwd", "--ro-bind", "$etc/group", "/etc/group"]
     args += ["--dev", "/dev", "--proc", "/proc"]
-    return shlex.join(args)
+    return " ".join(f'"{a}"' if a.startswith("$") else shlex.quote(a) for a in args)
 
 
-def floor_script_bwrap(dataset: Path, work: Path) -> str:
-    """Every task x harness, one at a time, each in a fresh folder, each script under bwrap."""
+def run_as(full: bool = True) -> str:
+    """What the host sandbox puts before each command when HEMRA runs as root: setpriv to the
+    sandbox user, with no capability left (host.py's _command)."""
+    owner = sandbox_user() if full else None
+    if owner is None:
+        return ""
+    uid, gid = owner
+    return shlex.join(
+        [
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={gid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--ambient-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+    )
+
+
+def give_to_user(full: bool = True) -> str:
+    """The attempt folder given to the sandbox user and its passwd and group files written, as
+    host.py's prepare does for each sandbox (in bash, one chown; the files with builtins).
+    Nothing when HEMRA is not root. (The tests are copied in with the rest, before the solve:
+    the floor has one folder where HEMRA has the verifier's fresh one.)"""
+    owner = sandbox_user() if full else None
+    if owner is None:
+        return ":"
+    uid, gid = owner
+    files = []
+    for name, line, number in (
+        ("passwd", f"hemra:x:{uid}:{gid}:HEMRA sandbox:/root:/bin/bash", uid),
+        ("group", f"hemra:x:{gid}:", gid),
+    ):
+        try:
+            lines = Path("/etc", name).read_text().splitlines()
+        except OSError:
+            lines = []
+        kept = [entry for entry in lines if entry.split(":")[2:3] != [str(number)]]
+        files.append(f'printf %s {shlex.quote(chr(10).join([*kept, line]) + chr(10))} > "$etc/{name}"')
+    return f'chown -R {uid}:{gid} "$root"; ' + "; ".join(files)
+
+
+def floor_script_bwrap(dataset: Path, work: Path, full: bool = True) -> str:
+    """Every task x harness, one at a time, each in a fresh folder, each script under bwrap as
+    the host sandbox runs it (`full=False`: the lighter bwrap of earlier figures)."""
     return f"""\
 set -u
 dataset={shlex.quote(str(dataset))}
@@ -176,18 +238,22 @@ for task in "$dataset"/*/; do
   n=$((n + 1))
   for harness in oracle nop; do
     root="$work/$n-$harness/root"
+    etc="$work/$n-$harness/etc"
     mkdir -p "$root/app" "$root/logs/agent" "$root/logs/verifier" "$root/logs/artifacts" \\
-             "$root/tests" "$root/solution" "$root/tmp" "$root/root"
+             "$root/tests" "$root/solution" "$root/tmp" "$root/root" "$etc"
     cp -r "$task/environment/data" "$root/app/data"
     binds=()
     for top in app logs root solution tests tmp; do binds+=(--bind "$root/$top" "/$top"); done
     if [ "$harness" = oracle ]; then
       cp -r "$task/solution/." "$root/solution/"
-      {bwrap_prefix()} "${{binds[@]}}" "${{env_args[@]}}" --setenv DEBIAN_FRONTEND noninteractive \\
-        -- bash -c {shlex.quote(SOLVE_COMMAND)}
     fi
     cp -r "$task/tests/." "$root/tests/"
-    {bwrap_prefix()} "${{binds[@]}}" "${{env_args[@]}}" -- bash -c {shlex.quote(TEST_COMMAND)}
+    {give_to_user(full)}
+    if [ "$harness" = oracle ]; then
+      {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" --setenv DEBIAN_FRONTEND noninteractive \\
+        -- {run_as(full)} bash -c {shlex.quote(SOLVE_COMMAND)}
+    fi
+    {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" -- {run_as(full)} bash -c {shlex.quote(TEST_COMMAND)}
     if [ "$(cat "$root/logs/verifier/reward.txt" 2>/dev/null)" = 1 ]; then
       if [ "$harness" = oracle ]; then oracle_pass=$((oracle_pass + 1)); else nop_pass=$((nop_pass + 1)); fi
     fi
@@ -196,6 +262,10 @@ for task in "$dataset"/*/; do
 done
 echo "tasks=$n oracle=$oracle_pass nop=$nop_pass"
 """
+
+
+def light_floor(dataset: Path, work: Path) -> str:
+    return floor_script_bwrap(dataset, work, full=False)
 
 
 def floor_script_plain(dataset: Path, work: Path) -> str:
@@ -332,9 +402,11 @@ def summarise(samples: dict[str, list[float]], trials: int) -> dict:
             "c1_over_floor": c1_floor,
             "c4_over_c1": c4_c1,
             "c1_over_floor_plain": seconds["hemra_c1"] / seconds["floor_plain"],
+            "c1_over_floor_light": seconds["hemra_c1"] / seconds["floor_light"],
         },
         "targets": {
             "c1_over_floor": {"target": f"<= {C1_FLOOR_TARGET}", "met": c1_floor <= C1_FLOOR_TARGET},
+            "c1_over_floor_issue": {"target": f"<= {C1_FLOOR_ISSUE_TARGET}", "met": c1_floor <= C1_FLOOR_ISSUE_TARGET},
             "c4_over_c1": {"target": f"< {C4_C1_TARGET}", "met": c4_c1 < C4_C1_TARGET},
         },
     }
@@ -353,6 +425,7 @@ def print_table(summary: dict, tasks: int, trials: int, repeat: int) -> None:
         ("floor", "floor (bash loop, bwrap)"),
         ("hemra_c1", "HEMRA --concurrency 1"),
         ("hemra_c4", "HEMRA --concurrency 4"),
+        ("floor_light", "info: floor, lighter bwrap"),
         ("floor_plain", "info: floor without bwrap"),
     ):
         print(f"{label:<34}{s[key]:>10.2f}{ms[key]:>11.1f}")
@@ -363,9 +436,14 @@ def print_table(summary: dict, tasks: int, trials: int, repeat: int) -> None:
         f"{verdict[t['c1_over_floor']['met']]:>6}"
     )
     print(
+        f"{'HEMRA c=1 / floor (issue)':<34}{r['c1_over_floor']:>10.2f}{t['c1_over_floor_issue']['target']:>11}"
+        f"{verdict[t['c1_over_floor_issue']['met']]:>6}"
+    )
+    print(
         f"{'HEMRA c=4 / HEMRA c=1':<34}{r['c4_over_c1']:>10.2f}{t['c4_over_c1']['target']:>11}"
         f"{verdict[t['c4_over_c1']['met']]:>6}"
     )
+    print(f"{'info: HEMRA c=1 / lighter floor':<34}{r['c1_over_floor_light']:>10.2f}")
     print(f"{'info: HEMRA c=1 / floor w/o bwrap':<34}{r['c1_over_floor_plain']:>10.2f}")
 
 
@@ -381,7 +459,13 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="hemra-bench-"))
     dataset = scratch / f"bench-orchestration-{args.tasks}"
     trials = args.tasks * len(HARNESSES)
-    samples: dict[str, list[float]] = {"floor": [], "floor_plain": [], "hemra_c1": [], "hemra_c4": []}
+    samples: dict[str, list[float]] = {
+        "floor": [],
+        "floor_light": [],
+        "floor_plain": [],
+        "hemra_c1": [],
+        "hemra_c4": [],
+    }
     try:
         make_dataset(dataset, args.tasks)
         print(f"dataset: {args.tasks} tasks in {dataset}", flush=True)
@@ -389,6 +473,7 @@ def main() -> int:
             tag = f"[{round_}/{args.repeat}] " if args.repeat > 1 else ""
             for key, measure in (
                 ("floor", lambda: run_floor(floor_script_bwrap, dataset, scratch, args.tasks, "bwrap")),
+                ("floor_light", lambda: run_floor(light_floor, dataset, scratch, args.tasks, "light")),
                 ("floor_plain", lambda: run_floor(floor_script_plain, dataset, scratch, args.tasks, "plain")),
                 ("hemra_c1", lambda: run_hemra(dataset, scratch, args.tasks, 1, args.keep)),
                 ("hemra_c4", lambda: run_hemra(dataset, scratch, args.tasks, 4, args.keep)),
@@ -411,8 +496,10 @@ def main() -> int:
         "harnesses": list(HARNESSES),
         "trials": trials,
         "repeat": args.repeat,
-        "floor_method": "bash loop, sequential, each trial in a fresh folder under bwrap with HEMRA's "
-        "host-sandbox binds; floor_plain is the same loop without bwrap (APP_DIR/LOGS_DIR)",
+        "floor_method": "bash loop, sequential, each trial in a fresh folder, each command under bwrap as "
+        "HEMRA's host sandbox runs it (namespaces, binds, sandbox user); floor_light is the lighter bwrap of "
+        "earlier figures (no network, cgroup or session namespace, no sandbox user); floor_plain is the same "
+        "loop without bwrap (APP_DIR/LOGS_DIR)",
         "samples_seconds": samples,
         **summary,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
