@@ -1,4 +1,4 @@
-"""The queue's hot path on PostgreSQL: claim, heartbeat and complete, one statement each.
+"""The queue's hot path on PostgreSQL: claim, heartbeat, events and complete, one statement each.
 
 queue.py says what each operation means, in SQLAlchemy Core, for every database.
 On PostgreSQL the same guarded updates fit in one statement apiece (data-modifying
@@ -6,8 +6,8 @@ CTEs), sent straight through asyncpg on a connection of our own pool, outside an
 explicit transaction: one round trip per call instead of five (pool ping, BEGIN,
 two statements, COMMIT), and no SQL building per call. A statement is atomic, so
 the guards hold exactly as in queue.py. Anything off the hot path (a repeated or
-stale completion, an infrastructure failure that may queue a retry, a pinned row
-not yet cached) falls back to queue.py.
+stale completion or batch of events, an infrastructure failure that may queue a
+retry, a pinned row not yet cached) falls back to queue.py.
 """
 
 from types import SimpleNamespace
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import asyncpg
 
 from services.common.errors import Unavailable
-from services.store import queue
+from services.store import queue, usage
 
 #: The claimed job, its attempt (every column), and its trial and cell.
 _CLAIM = """
@@ -83,6 +83,26 @@ WITH closed AS (
     RETURNING attempts.*
 )
 SELECT finished.*, (SELECT count(*) FROM slot) AS freed FROM finished
+"""
+
+#: queue.append_events' guarded numbering and the batch's rows, in one statement: the count and
+#: usage added to the attempt the live lease names (holding `first_seq - 1` events, when the
+#: worker numbered the batch), then the events numbered after what it held.
+APPEND_EVENTS = f"""
+WITH bumped AS (
+    UPDATE attempts SET event_count = attempts.event_count + $4,
+        {", ".join(f"{c} = attempts.{c} + ${n}" for n, c in enumerate(usage.COLUMNS, start=5))}
+    WHERE attempts.id = (SELECT attempt_id FROM jobs
+                         WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND lease_expire_time >= $3)
+      AND ($9::int = 0 OR attempts.event_count = $9::int - 1)
+    RETURNING attempts.id, attempts.event_count
+), added AS (
+    INSERT INTO events (attempt_id, seq, {", ".join(queue.EVENT_COLUMNS)})
+    SELECT bumped.id, bumped.event_count - $4 + e.n, {", ".join(f"e.{c}" for c in queue.EVENT_COLUMNS)}
+    FROM bumped, unnest($10::float8[], $11::text[], $12::text[], $13::text[], $14::float8[])
+         WITH ORDINALITY AS e({", ".join(queue.EVENT_COLUMNS)}, n)
+)
+SELECT event_count FROM bumped
 """
 
 _CONNECTION_ERRORS = (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError)
@@ -155,3 +175,14 @@ class FastQueue:
         Only for results: an infrastructure failure may queue a retry (queue.complete)."""
         row = await self._fetchrow(COMPLETE, job_id, token, now, *queue.finished_row(done, now))
         return None if row is None else queue.attempt_of(row)
+
+    async def append_events(self, job_id: str, token: int, events: list[dict], now: float, first_seq: int):
+        """The attempt's last sequence number once `events` (not empty) are appended, or None when
+        the guard did not match: a lost lease, or a batch repeated or out of order (the caller
+        finds out which)."""
+        added = usage.of_events(events).values()
+        columns = [list(column) for column in zip(*map(queue.event_values, events))]
+        row = await self._fetchrow(
+            APPEND_EVENTS, job_id, token, now, len(events), *(added[c] for c in usage.COLUMNS), first_seq, *columns
+        )
+        return None if row is None else row["event_count"]

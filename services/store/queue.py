@@ -357,6 +357,15 @@ async def _lease_failure(conn, job_id: str) -> Exception:
     return NotFound(f"no job {job_id!r}") if found is None else LeaseLost(f"job {job_id}: lease lost")
 
 
+#: An event row's columns after attempt_id and seq, in the order the hot paths insert them.
+EVENT_COLUMNS = ("time", "type", "name", "payload", "duration")
+
+
+def event_values(event: dict) -> tuple:
+    """An event row's EVENT_COLUMNS values (the duration may be left out: 0)."""
+    return event["time"], event["type"], event["name"], event["payload"], event.get("duration", 0.0)
+
+
 async def append_events(conn, job_id: str, token: int, events: list[dict], now: float, first_seq: int = 0) -> int:
     """Check the lease and give events the next sequence numbers of the job's attempt; returns the
     last. With `first_seq`, a batch the attempt already holds is a repeat: nothing is appended."""

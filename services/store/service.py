@@ -362,6 +362,11 @@ class Store:
         # Fitted, never refused: a type longer than its column would fail the whole batch on
         # PostgreSQL (and pass on SQLite), and the worker has nowhere else to put it.
         events = [records.fit(t.Event.__table__, e) for e in events]
+        if self.fast is not None and events:
+            last = await self.fast.append_events(job_id, token, events, self.clock(), first_seq)
+            if last is not None:
+                return last
+            # Not matched: a lost lease, or a repeated or out-of-order batch; queue.py says which.
         async with self.engine.begin() as conn:
             return await queue.append_events(conn, job_id, token, events, self.clock(), first_seq)
 

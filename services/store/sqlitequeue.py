@@ -1,4 +1,4 @@
-"""The queue's hot path on SQLite: claim, heartbeat and complete, one thread hop each.
+"""The queue's hot path on SQLite: claim, heartbeat, events and complete, one thread hop each.
 
 queue.py says what each operation means, in SQLAlchemy Core, for every database. Through
 the aiosqlite driver every statement, and every fetch of its rows, is a hop to the driver's
@@ -7,8 +7,9 @@ time. Here each operation is one transaction run whole on a connection of our ow
 thread: BEGIN IMMEDIATE (the write lock from the first statement, as the engine takes it),
 the same guarded statements as queue.py, COMMIT. Holding the write lock, the pick and the
 updates cannot race another claimer, so the guards hold exactly as in queue.py. Anything off
-the hot path (a repeated or stale completion, an infrastructure failure that may queue a
-retry, a pinned row not yet cached) falls back to queue.py, as on PostgreSQL (pgqueue.py).
+the hot path (a repeated or stale completion or batch of events, an infrastructure failure
+that may queue a retry, a pinned row not yet cached) falls back to queue.py, as on PostgreSQL
+(pgqueue.py).
 """
 
 import asyncio
@@ -17,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from services.common.errors import Unavailable
-from services.store import queue
+from services.store import queue, usage
 
 _PICK = """
 SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id
@@ -61,6 +62,17 @@ UPDATE attempts SET state = 'finished', outcome = ?, exit_code = ?, error = ?, a
                     agent_name = ?, judge_scores = ?
 WHERE id = ? RETURNING *
 """
+
+#: queue.append_events' guarded numbering: the batch's count and usage added to the attempt
+#: the live lease names (holding `first_seq - 1` events, when the worker numbered the batch).
+BUMP = f"""
+UPDATE attempts SET event_count = event_count + ?, {", ".join(f"{c} = {c} + ?" for c in usage.COLUMNS)}
+WHERE id = (SELECT attempt_id FROM jobs
+            WHERE id = ? AND lease_token = ? AND state = 'leased' AND lease_expire_time >= ?)
+  AND (? = 0 OR event_count = ? - 1)
+RETURNING id, event_count
+"""
+INSERT_EVENT = f"INSERT INTO events (attempt_id, seq, {', '.join(queue.EVENT_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 class FastQueue:
@@ -140,6 +152,12 @@ class FastQueue:
         Only for results: an infrastructure failure may queue a retry (queue.complete)."""
         return await self._transaction(_complete, job_id, token, now, queue.finished_row(done, now))
 
+    async def append_events(self, job_id: str, token: int, events: list[dict], now: float, first_seq: int):
+        """The attempt's last sequence number once `events` (not empty) are appended, or None when
+        the guard did not match: a lost lease, or a batch repeated or out of order (the caller
+        finds out which)."""
+        return await self._transaction(_append_events, job_id, token, events, now, first_seq)
+
 
 def _fetchone(conn: sqlite3.Connection, sql: str, params: tuple):
     return conn.execute(sql, params).fetchone()
@@ -170,6 +188,22 @@ def _complete(conn: sqlite3.Connection, job_id: str, token: int, now: float, fin
     conn.execute(FREE_SLOT, (run_id,))
     cursor = conn.execute(FINISH, (*finished, attempt_id))
     return _attempt(cursor.fetchone(), cursor.description)
+
+
+def _append_events(conn: sqlite3.Connection, job_id: str, token: int, events: list[dict], now: float, first: int):
+    added = usage.of_events(events).values()
+    bumped = conn.execute(
+        BUMP, (len(events), *(added[name] for name in usage.COLUMNS), job_id, token, now, first, first)
+    ).fetchone()
+    if bumped is None:
+        return None
+    attempt_id, last = bumped
+    start = last - len(events) + 1
+    conn.executemany(
+        INSERT_EVENT,
+        [(attempt_id, start + i, *queue.event_values(event)) for i, event in enumerate(events)],
+    )
+    return last
 
 
 def _attempt(row, description) -> SimpleNamespace:

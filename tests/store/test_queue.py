@@ -268,6 +268,28 @@ async def test_events__a_repeated_batch_is_not_appended_twice(store):
     assert [e.name for e in page] == ["0", "1", "2", "3", "4"]
 
 
+async def test_events__the_hot_path_numbers_sums_and_leaves_repeats_to_queue_py(store):
+    """Store.fast.append_events (one transaction, or one statement on PostgreSQL) takes a batch on
+    a live lease, numbered after what the attempt holds, with its usage summed; a repeated or
+    out-of-order batch and a stale token are not its to answer (None: queue.py says which)."""
+    run, _ = await store.record_run(plan(trials=1))
+    claimed = await store.claim_job("w1", 30)
+    job, token, now = claimed.job.id, claimed.job.lease_token, store.clock()
+    rows = [
+        dict(time=1.0, type="output", name="a", payload="{}", duration=0.5),
+        dict(time=2.0, type="usage", name="b", payload='{"input_tokens": 7, "cost_usd": 0.25}'),
+    ]
+    assert await store.fast.append_events(job, token, rows, now, 1) == 2
+    assert await store.fast.append_events(job, token, rows[1:], now, 0) == 3  # unnumbered: appended
+    assert await store.fast.append_events(job, token, rows, now, 1) is None  # a repeat
+    assert await store.fast.append_events(job, token, rows, now, 7) is None  # a gap
+    assert await store.fast.append_events(job, token + 1, rows, now, 4) is None  # not the lease
+    page, _ = await store.list_events(claimed.attempt.id, 20, "")
+    assert [(e.seq, e.name, e.duration) for e in page] == [(1, "a", 0.5), (2, "b", 0.0), (3, "b", 0.0)]
+    [used] = await store.attempt_usage(run.id)
+    assert (used.input_tokens, used.cost_usd, used.usage_events) == (14, 0.5, 2)
+
+
 async def test_blobs__content_addressed_and_verified(store):
     digests = await store.put_blobs([("", b"hello"), ("", b"hello")])
     assert digests[0] == digests[1] and digests[0].startswith("sha256:2cf24dba")
