@@ -41,7 +41,7 @@ class Side:
     cells: list[t.Cell]
     #: task digest -> the latest attempt of each trial on this side
     trials: dict[str, list[TrialResult]] = field(default_factory=lambda: defaultdict(list))
-    _graded: dict[str, list[TrialResult]] | None = field(default=None, repr=False)
+    _graded: dict[str, list[TrialResult]] | None = field(default=None, init=False, repr=False)
 
     def graded(self) -> dict[str, list[TrialResult]]:
         """Task digest -> its graded trials, sorted out once (judge_view sorts them again)."""
