@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import msgspec
-from sqlalchemy import Text, cast, exists, select
+from sqlalchemy import Text, bindparam, cast, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -120,7 +120,7 @@ async def load_trials(
 ) -> dict[str, list[TrialResult]]:
     """cell ID -> the latest attempt of each of its trials.
 
-    One Core SELECT of the columns needed, the score cast to its JSON text (a
+    One Core SELECT per cell of the columns needed, the score cast to its JSON text (a
     JSON column would be decoded row by row, on PostgreSQL by the driver).
     Equal texts are parsed once: a big cell has few distinct scores, and two
     sides of a compare share most of theirs (pass the same `scores` dict to
@@ -130,7 +130,6 @@ async def load_trials(
     latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
     query = (
         select(
-            t.Trial.cell_id,
             t.Trial.task_digest,
             t.Trial.task_name,
             t.Trial.repetition,
@@ -142,22 +141,27 @@ async def load_trials(
             cast(t.Attempt.judge_scores, Text),
         )
         .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
-        .where(t.Trial.cell_id.in_(cell_ids), latest)
+        .where(t.Trial.cell_id == bindparam("cell"), latest)
     )
     infos: dict[str | None, ScoreInfo] = {} if scores is None else scores
-    by_cell: dict[str, list[TrialResult]] = {cell_id: [] for cell_id in cell_ids}
+    by_cell: dict[str, list[TrialResult]] = {}
     # Through the connection: a Core statement run by the ORM session pays for ORM row handling.
-    for cell_id, digest, name, repetition, state, outcome, version, agent, text, judged in (
-        await (await session.connection()).execute(query)
-    ).all():
-        info = infos.get(text)
-        if info is None:
-            info = infos[text] = ScoreInfo(_parse(text))
-        by_cell[cell_id].append(
-            TrialResult(
-                digest, name, state, outcome, info.score or None, version, repetition, agent, info, _latest(judged)
+    # A cell at a time, so its ID need not come back with each of its rows (100,000 strings for a
+    # big compare), and each row is dropped once read.
+    conn = await session.connection()
+    for cell_id in cell_ids:
+        trials = by_cell[cell_id] = []
+        for digest, name, repetition, state, outcome, version, agent, text, judged in await conn.execute(
+            query, {"cell": cell_id}
+        ):
+            info = infos.get(text)
+            if info is None:
+                info = infos[text] = ScoreInfo(_parse(text))
+            trials.append(
+                TrialResult(
+                    digest, name, state, outcome, info.score or None, version, repetition, agent, info, _latest(judged)
+                )
             )
-        )
     return by_cell
 
 
