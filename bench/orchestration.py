@@ -135,11 +135,16 @@ def make_dataset(folder: Path, count: int) -> None:
 
 def sandbox_user() -> tuple[int, int] | None:
     """The user HEMRA's host sandbox runs commands as (None: HEMRA's own, not root)."""
+    return _host().sandbox_owner()
+
+
+def _host():
+    """services/executor/sandboxes/host.py, whose sandbox the floor copies."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from services.executor.sandboxes.host import sandbox_owner
+    from services.executor.sandboxes import host
 
-    return sandbox_owner()
+    return host
 
 
 def bwrap_prefix(full: bool = True) -> str:
@@ -181,24 +186,9 @@ def bwrap_prefix(full: bool = True) -> str:
 
 def run_as(full: bool = True) -> str:
     """What the host sandbox puts before each command when HEMRA runs as root: setpriv to the
-    sandbox user, with no capability left (host.py's _command)."""
+    sandbox user, with no capability left."""
     owner = sandbox_user() if full else None
-    if owner is None:
-        return ""
-    uid, gid = owner
-    return shlex.join(
-        [
-            "setpriv",
-            f"--reuid={uid}",
-            f"--regid={gid}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--ambient-caps=-all",
-            "--bounding-set=-all",
-            "--no-new-privs",
-            "--",
-        ]
-    )
+    return "" if owner is None else shlex.join(_host().run_as(owner))
 
 
 def give_to_user(full: bool = True) -> str:
@@ -210,17 +200,7 @@ def give_to_user(full: bool = True) -> str:
     if owner is None:
         return ":"
     uid, gid = owner
-    files = []
-    for name, line, number in (
-        ("passwd", f"hemra:x:{uid}:{gid}:HEMRA sandbox:/root:/bin/bash", uid),
-        ("group", f"hemra:x:{gid}:", gid),
-    ):
-        try:
-            lines = Path("/etc", name).read_text().splitlines()
-        except OSError:
-            lines = []
-        kept = [entry for entry in lines if entry.split(":")[2:3] != [str(number)]]
-        files.append(f'printf %s {shlex.quote(chr(10).join([*kept, line]) + chr(10))} > "$etc/{name}"')
+    files = [f'printf %s {shlex.quote(text)} > "$etc/{name}"' for name, text in _host().etc_files(owner).items()]
     return f'chown -R {uid}:{gid} "$root"; ' + "; ".join(files)
 
 

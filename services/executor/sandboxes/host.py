@@ -96,6 +96,38 @@ def sandbox_owner() -> tuple[int, int] | None:
     return uid, uid
 
 
+def run_as(owner: tuple[int, int] | None) -> list[str]:
+    """What each command runs under: setpriv to the sandbox user (`owner`, when HEMRA is root),
+    with no capability left, an empty bounding set and no_new_privs."""
+    return [*_setpriv(owner), "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+def _setpriv(owner: tuple[int, int] | None) -> list[str]:
+    user = [setpriv_path()]
+    if owner is not None:
+        uid, gid = owner
+        user += [f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
+    return user
+
+
+def etc_files(owner: tuple[int, int]) -> dict[str, str]:
+    """The passwd and group files bound over the host's: the host's entries, with the sandbox
+    user's own in place of any of its number."""
+    uid, gid = owner
+    files = {}
+    for name, line, number in (
+        ("passwd", f"hemra:x:{uid}:{gid}:HEMRA sandbox:/root:/bin/bash", uid),
+        ("group", f"hemra:x:{gid}:", gid),
+    ):
+        try:
+            lines = Path("/etc", name).read_text().splitlines()
+        except OSError:
+            lines = []
+        kept = [entry for entry in lines if entry.split(":")[2:3] != [str(number)]]
+        files[name] = "\n".join([*kept, line]) + "\n"
+    return files
+
+
 class HostSandbox(Sandbox):
     enforces = ENFORCES["host"]
 
@@ -193,17 +225,8 @@ class HostSandbox(Sandbox):
             (self.etc / "hosts").write_text(self.relay.hosts())
         if self.owner is None:
             return
-        uid, gid = self.owner
-        for name, line in (
-            ("passwd", f"hemra:x:{uid}:{gid}:HEMRA sandbox:/root:/bin/bash"),
-            ("group", f"hemra:x:{gid}:"),
-        ):
-            try:
-                lines = Path("/etc", name).read_text().splitlines()
-            except OSError:
-                lines = []
-            kept = [entry for entry in lines if entry.split(":")[2:3] != [str(uid if name == "passwd" else gid)]]
-            (self.etc / name).write_text("\n".join([*kept, line]) + "\n")
+        for name, text in etc_files(self.owner).items():
+            (self.etc / name).write_text(text)
 
     async def kill(self):
         for process in list(self._processes):
@@ -329,11 +352,8 @@ class HostSandbox(Sandbox):
         the model relay has started in its network namespace when it has endpoints."""
         if self.owner is None and not relaying:
             return ["bash", "-c", command]  # bwrap's user namespace left it no capability
-        user = [setpriv_path()]
-        if self.owner is not None:
-            uid, gid = self.owner
-            user += [f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
-        drop = [*user, "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+        user = _setpriv(self.owner)
+        drop = run_as(self.owner)
         # The relay only keeps what listening on the endpoint's port needs (it may be below 1024).
         relay_as = [
             *user,
