@@ -57,7 +57,7 @@ class Side:
 
 async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = None, load=None) -> Side:
     """An import (ID or label) or a run cell: run, run/harness or run/dataset/harness.
-    `load(session, cells, scores)`: each cell's trials (default: report.load_trials; the
+    `load(session, run, cells, scores)`: each cell's trials (default: report.load_trials; the
     store keeps settled cells' trials)."""
     run, rest = await _find_prefix(session, ref)
     cells = await records.cells_of(session, run.id)
@@ -76,7 +76,7 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
             f"name one, e.g. {run.label}/{harnesses[0]}"
         )
     side = Side(ref, run, cells)
-    by_cell = await (load or _load_cells)(session, cells, scores)
+    by_cell = await (load or _load_cells)(session, run, cells, scores)
     for cell in cells:
         for trial in by_cell[cell.id]:
             side.trials[trial.task_digest].append(trial)
@@ -85,7 +85,7 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
     return side
 
 
-async def _load_cells(session: AsyncSession, cells: list[t.Cell], scores: dict | None) -> dict[str, list]:
+async def _load_cells(session: AsyncSession, run: t.Run, cells: list[t.Cell], scores: dict | None) -> dict[str, list]:
     return await load_trials(session, [c.id for c in cells], scores)
 
 

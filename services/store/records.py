@@ -518,6 +518,13 @@ async def lock_attempts(session: AsyncSession, attempt_ids: list[str]) -> dict[s
     return found
 
 
+async def judged(session: AsyncSession, run_ids: set[str]) -> None:
+    """Say that HEMRA judge scores were added to these runs' attempts (Run.judge_version)."""
+    await session.execute(
+        update(t.Run).where(t.Run.id.in_(sorted(run_ids))).values(judge_version=t.Run.judge_version + 1)
+    )
+
+
 async def append_events(session: AsyncSession, attempt_id: str, events: list[dict]) -> int:
     """Give events the next sequence numbers of their attempt and store them."""
     if not events:

@@ -56,11 +56,14 @@ class Store:
 
             self.fast = FastQueue(engine.url.database)
         #: run ID -> (progress, per-cell progress), report and catalog facts, of settled runs only.
+        #: Judging changes a settled run's report and trials, so those are kept with the run's
+        #: judge_version and used only while it is still the database's.
         self._settled: dict[str, tuple[dict, dict]] = {}
-        self._reports: dict[str, outputs.Report] = {}
+        self._reports: dict[str, tuple[int, outputs.Report]] = {}
         self._facts: dict[str, list[catalog.Fact]] = {}
-        #: cell ID -> (run ID, the latest attempt of each trial), of settled runs; how many kept.
-        self._trials: dict[str, tuple[str, list]] = {}
+        #: cell ID -> (run ID, its judge_version, the latest attempt of each trial), of settled
+        #: runs; how many kept.
+        self._trials: dict[str, tuple[str, int, list]] = {}
         self._trials_kept = 0
 
     @classmethod
@@ -136,18 +139,20 @@ class Store:
         cache[key] = value
 
     async def run_report(self, ref: str) -> outputs.Report:
-        """The report; a settled run's is built once per process (it cannot change)."""
+        """The report; a settled run's is built once per process and judge_version (only judging
+        changes it)."""
         with gc_paused():
             async with self.sessions() as session:
                 run = await records.find_run(session, ref)
-                if run.id in self._reports:
-                    return self._reports[run.id]
+                kept = self._reports.get(run.id)
+                if kept is not None and kept[0] == run.judge_version:
+                    return kept[1]
                 # Settledness first: a report built after the run was seen settled is final.
                 await self._progress(session, [run.id])
                 settled = run.id in self._settled
                 built = await report.build_report(session, run)
                 if settled:
-                    self._remember(self._reports, run.id, built)
+                    self._remember(self._reports, run.id, (run.judge_version, built))
                 return built
 
     async def compare(self, a: str, b: str, judge: str = "") -> outputs.Comparison:
@@ -161,11 +166,15 @@ class Store:
                 side_b = await compare.resolve_side(session, b, scores, self._trials_of)
             return compare.compare(side_a, side_b, judge)
 
-    async def _trials_of(self, session, cells: list[t.Cell], scores: dict) -> dict[str, list]:
+    async def _trials_of(self, session, run: t.Run, cells: list[t.Cell], scores: dict) -> dict[str, list]:
         """report.load_trials, kept for the cells of settled runs: their latest attempts cannot
-        change, and judging them forgets them (append_judge_scores). Nothing reads a kept
-        trial but to compare it."""
-        found = {c.id: self._trials[c.id][1] for c in cells if c.id in self._trials}
+        change, and judging them (here or in any other process) moves the run's judge_version,
+        read before the trials. Nothing reads a kept trial but to compare it."""
+        found = {}
+        for cell in cells:
+            kept = self._trials.get(cell.id)
+            if kept is not None and kept[1] == run.judge_version:
+                found[cell.id] = kept[2]
         missing = [c for c in cells if c.id not in found]
         if missing:
             loaded = await report.load_trials(session, [c.id for c in missing], scores)
@@ -175,22 +184,23 @@ class Store:
                 # closes the attempt it retries), and what was read is final.
                 trials = loaded[cell.id]
                 if trials and all(trial.state == "finished" for trial in trials):
-                    self._keep_trials(cell, trials)
+                    self._keep_trials(cell, run.judge_version, trials)
             found.update(loaded)
         return found
 
-    def _keep_trials(self, cell: t.Cell, trials: list) -> None:
+    def _keep_trials(self, cell: t.Cell, judge_version: int, trials: list) -> None:
         if len(trials) > SETTLED_TRIALS_KEPT:
             return
+        self._forget_trials(cell.id)  # kept at an older judge_version
         while self._trials and self._trials_kept + len(trials) > SETTLED_TRIALS_KEPT:
-            _, oldest = self._trials.pop(next(iter(self._trials)))
-            self._trials_kept -= len(oldest)
-        self._trials[cell.id] = (cell.run_id, trials)
+            self._forget_trials(next(iter(self._trials)))
+        self._trials[cell.id] = (cell.run_id, judge_version, trials)
         self._trials_kept += len(trials)
 
-    def _forget_trials(self, run_ids: set[str]) -> None:
-        for cell_id in [c for c, (run_id, _) in self._trials.items() if run_id in run_ids]:
-            self._trials_kept -= len(self._trials.pop(cell_id)[1])
+    def _forget_trials(self, cell_id: str) -> None:
+        kept = self._trials.pop(cell_id, None)
+        if kept is not None:
+            self._trials_kept -= len(kept[2])
 
     async def cancel(self, ref: str) -> tuple[t.Run, list[t.Cell], int, str]:
         """Cancel a run (ID or label), or only the trial of an attempt or job ID.
@@ -239,10 +249,9 @@ class Store:
                 if attempt.state != "finished":
                     raise FailedPrecondition(f"attempt {attempt.id} has not finished: judge it once it has")
                 attempt.judge_scores = [*(attempt.judge_scores or []), *scores]
-            run_ids = {a.run_id for a in attempts.values()}
-        for run_id in run_ids:  # the report of a settled run changes only here
-            self._reports.pop(run_id, None)
-        self._forget_trials(run_ids)  # and its trials' judge scores
+            # A settled run's report and trials change only here: what any store keeps of them
+            # is kept with the judge_version it was read at.
+            await records.judged(session, {a.run_id for a in attempts.values()})
 
     async def get_task(self, ref: str) -> dict:
         async with self.sessions() as session:

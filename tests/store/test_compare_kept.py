@@ -1,6 +1,6 @@
 """compare keeps the trials of settled cells (Store._trials_of), on SQLite and PostgreSQL: kept
-once every trial of a cell has finished, never before; judging the run forgets them; forget()
-drops them all."""
+once every trial of a cell has finished, never before; judging the run, in any process, replaces
+them; forget() drops them all."""
 
 import pytest
 from sqlalchemy import select, update
@@ -55,18 +55,33 @@ async def test_compare__keeps_settled_cells_only(store):
     assert (await store.compare("judged/a", "judged/b")).b_passed == 3.0
 
 
-async def test_compare__judging_a_run_forgets_its_kept_trials(store):
+@pytest.mark.parametrize("judged_by", ["this store", "another store"])
+async def test_compare_and_report__judging_anywhere_replaces_what_was_kept(store, database_url, tmp_path, judged_by):
+    """Judging moves the run's judge_version in the database, so a store that kept the run's
+    trials and report reads them again, whether it judged or another process (or another
+    replica of the store service) did."""
     run, _ = await store.record_run(two_harness_plan())
     await work(store)
     with pytest.raises(InvalidArgument, match="no trial on either side was scored by judge 'quality'"):
         await store.compare("judged/a", "judged/b", judge="quality")  # none judged yet
-    assert store._trials_kept == 6
+    before = await store.run_report(run.id)
+    assert store._trials_kept == 6 and run.id in store._reports and judges_of(before) == set()
     async with store.engine.connect() as conn:
         attempts = (await conn.execute(select(t.Attempt.id).where(t.Attempt.run_id == run.id))).scalars().all()
     judged = {"state": "SCORE_STATE_SCORED", "scorer": "judge:quality", "judge": "quality", "rewards": {"q": 0.5}}
-    await store.record_judge_scores([(attempt_id, [judged]) for attempt_id in attempts])
-    assert store._trials == {} and store._trials_kept == 0
+    other = store if judged_by == "this store" else await Store.open(database_url, tmp_path / "blobs", FakeClock())
+    try:
+        await other.record_judge_scores([(attempt_id, [judged]) for attempt_id in attempts])
+    finally:
+        if other is not store:
+            await other.close()
     assert (await store.compare("judged/a", "judged/b", judge="quality")).paired_tasks == 3
+    assert store._trials_kept == 6 and {kept[1] for kept in store._trials.values()} == {1}
+    assert judges_of(await store.run_report(run.id)) == {"quality"}
+
+
+def judges_of(report) -> set[str]:
+    return {j.judge for dataset in report.datasets for row in dataset.rows for j in row.judges}
 
 
 async def test_compare__keeps_at_most_its_bound(store, monkeypatch):
