@@ -3,6 +3,7 @@
 import asyncio
 import os
 import signal
+from pathlib import Path
 
 
 async def feed_stdin(process: asyncio.subprocess.Process, data: bytes) -> None:
@@ -56,13 +57,40 @@ def kill_marked(marker: str) -> int:
     return len(set(found))
 
 
-def alive(pid: int) -> bool:
+def alive(pid: int, started: str = "") -> bool:
     """Whether a process with this ID runs on this host (an executor's, whose leftovers
-    must then be kept)."""
+    must then be kept). With `started` (its start_time), only that very process: a restarted
+    container numbers its processes afresh, and another one may have the ID by then."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
+    if started:
+        now = start_time(pid)
+        return now == started or not now  # unreadable: it cannot be told apart, so kept
     return True
+
+
+def stat_fields(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command's name (from the state on), [] when gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return []
+    return text.rsplit(")", 1)[-1].split()
+
+
+def start_time(pid: int) -> str:
+    """When the process started (clock ticks since boot), "" when it is gone: with its ID, it
+    names one process for good, where the ID alone is reused."""
+    fields = stat_fields(pid)
+    return fields[19] if len(fields) > 19 else ""
+
+
+def running(pid: int, start: str) -> bool:
+    """Whether this very process (not a later one with its number) still runs: a zombie
+    init has already seen every process of its namespace killed and reaped."""
+    fields = stat_fields(pid)
+    return len(fields) > 19 and fields[19] == start and fields[0] not in ("Z", "X")

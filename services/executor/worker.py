@@ -7,7 +7,7 @@ import socket
 
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
-from services.executor import attempt
+from services.executor import attempt, sandboxes
 
 logger = logging.getLogger(__name__)
 
@@ -119,3 +119,5 @@ class Worker:
                 control.stop("released")
         while running := [task for task in self.active.values() if not task.done()]:
             await asyncio.gather(*running, return_exceptions=True)
+        # Every attempt has torn its sandbox down: whatever one left (a container) goes now.
+        await asyncio.to_thread(sandboxes.remove_own)

@@ -250,7 +250,8 @@ def test_executor_stopped_mid_run__hands_its_attempts_back_at_once(stack, cli, t
         text=True,
         check=True,
     )
-    assert leftovers.stdout.strip() == ""  # it removed its task containers on the way out
+    # It removed its task containers on the way out (its log says why not, when it did not).
+    assert leftovers.stdout.strip() == "", _described(leftovers.stdout.split()) + _log_tail(victim)
     run = wait_done(cli, run_id, timeout=240)
     assert run["progress"]["done"] == run["progress"]["trials"] == 4
     attempts = finished_once(cli, run_id)
@@ -258,6 +259,18 @@ def test_executor_stopped_mid_run__hands_its_attempts_back_at_once(stack, cli, t
     assert released and all("worker lost" not in a.get("error", "") for a in attempts)
     subprocess.run(["docker", "start", victim], check=True, capture_output=True)
     _healthy_again(compose, "executor", count=2)
+
+
+def _described(containers: list[str]) -> str:
+    """Each container's name, state, creation and executor labels, a line each."""
+    form = '{{.Name}} {{.State.Status}} {{.Created}} {{index .Config.Labels "hemra.executor"}} {{index .Config.Labels "hemra.instance"}}'
+    found = subprocess.run(["docker", "inspect", "-f", form, *containers], capture_output=True, text=True)
+    return found.stdout + found.stderr
+
+
+def _log_tail(container: str, lines: int = 60) -> str:
+    found = subprocess.run(["docker", "logs", "--tail", str(lines), container], capture_output=True, text=True)
+    return found.stdout + found.stderr
 
 
 def _container_id(name: str) -> str:

@@ -2,6 +2,7 @@
 one container per attempt with its limits and no network, files, timeouts, OOM, cleanup."""
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import socket
@@ -17,6 +18,7 @@ import pytest
 from hemra.v1 import common_pb2 as pb
 from services.environments import images
 from services.environments.images import BuildFailed
+from services.executor import processes
 from services.executor.sandboxes import docker as sandbox_module
 from services.executor.sandboxes.base import wait_for_removals
 from services.executor.sandboxes.docker import DockerSandbox
@@ -201,6 +203,66 @@ async def test_files__symlinks_in_bound_folders_resolve_in_the_container_never_o
         await box.teardown()
 
 
+async def test_fresh__the_agents_workspace_replaces_the_images_as_it_was_left(tmp_path, docker_engine):
+    """The verifier's container starts with an empty /app (a volume of its own over the image's,
+    no command run to empty it) and gets the agent's /app as plain data: what the agent removed
+    from the image stays removed, modes, owners and links are kept, a FIFO is not. The volume
+    goes with the container."""
+    task, task_dir = make_task(tmp_path)
+    box = DockerSandbox(f"t-{uuid.uuid4().hex[:8]}", task, task_dir, tmp_path / "work")
+    carry = ["/app", "/logs/agent", "/logs/artifacts"]
+    box.reserve_fresh(carry)
+    await box.prepare()
+    verifier = None
+    try:
+        await box.exec(
+            "rm /app/built.txt && mkdir /app/sub && echo x > /app/sub/f && chmod 700 /app/sub && chmod 751 /app && chown 4321:4321 /app"
+            " && chown 1234:2345 /app/sub/f && ln -s /etc/hostname /app/link && mkfifo /app/pipe"
+            " && echo note > /logs/agent/n && echo planted > /outside"
+        )
+        await box.stop_processes()
+        verifier = await box.fresh(carry)
+        seen = await verifier.exec(
+            "stat -c '%a %u:%g %F %n' /app /app/sub /app/sub/f; readlink /app/link; ls -A /app; cat /logs/agent/n;"
+            " ls /outside 2>&1 >/dev/null | wc -l"
+        )
+        assert seen.stdout.decode().splitlines() == [
+            "751 4321:4321 directory /app",
+            "700 0:0 directory /app/sub",
+            "644 1234:2345 regular file /app/sub/f",
+            "/etc/hostname",
+            "data",
+            "link",
+            "sub",
+            "note",
+            "1",
+        ]
+        mounts = {m["Destination"]: m for m in container(docker_engine, verifier)["Mounts"]}
+        volume = mounts["/app"]["Name"]
+        assert mounts["/app"]["Type"] == "volume" and docker_engine.api.inspect_volume(volume)
+        assert container(docker_engine, verifier)["Config"]["Entrypoint"] == ["sleep", "infinity"]
+    finally:
+        await box.teardown()
+        if verifier is not None:
+            await verifier.teardown()
+    await asyncio.to_thread(wait_for_removals)
+    assert not verifier.folder.exists()
+    assert volume not in {v["Name"] for v in docker_engine.api.volumes()["Volumes"] or ()}
+
+
+async def test_fresh__a_verifier_container_never_used_is_removed_with_the_agents(tmp_path, docker_engine):
+    task, task_dir = make_task(tmp_path)
+    box = DockerSandbox(f"t-{uuid.uuid4().hex[:8]}", task, task_dir, tmp_path / "work")
+    box.reserve_fresh(["/app", "/logs/agent", "/logs/artifacts"])
+    await box.prepare()
+    spare = await box._spare  # started beside the agent's container
+    assert container(docker_engine, spare)["State"]["Running"]
+    await box.teardown()  # the attempt ended before its verifier (cancelled, or the harness failed)
+    await asyncio.to_thread(wait_for_removals)
+    left = docker_engine.api.containers(all=True, filters={"label": f"hemra.attempt={box.attempt_id}-verifier"})
+    assert left == [] and not spare.folder.exists()
+
+
 async def test_mounts__read_only_host_folders(tmp_path):
     tools = tmp_path / "tools"
     tools.mkdir()
@@ -286,35 +348,69 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     host = socket.gethostname()
-    made = {}
+    labels = {}
     # An earlier incarnation with this very pid (a restarted container) left one too: an orphan.
     mine = sandbox_module.executor_labels()["hemra.instance"]
-    for who, pid, instance in (
-        ("dead", dead.pid, ""),
-        ("alive", os.getppid(), ""),
-        ("earlier", os.getpid(), "an-earlier-process"),
-        ("mine", os.getpid(), mine),
+    parent = os.getppid()
+    # A restarted container numbers its processes afresh: a process now running under an
+    # earlier executor's pid (here the parent, but started at another time) is not that executor.
+    for who, pid, instance, started in (
+        ("dead", dead.pid, "", ""),
+        ("alive", parent, "", processes.start_time(parent)),
+        ("alive, started unknown", parent, "", ""),
+        ("reused pid", parent, "", str(int(processes.start_time(parent)) + 1)),
+        ("earlier", os.getpid(), "an-earlier-process", processes.start_time(os.getpid())),
+        ("mine", os.getpid(), mine, processes.start_time(os.getpid())),
     ):
-        created = docker_engine.api.create_container(
-            "debian:bookworm-slim",
-            entrypoint=["sleep", "infinity"],
-            labels={
-                "hemra.attempt": f"orphan-{who}",
-                "hemra.host": host,
-                "hemra.pid": str(pid),
-                "hemra.executor": f"{host}:{pid}",
-                "hemra.instance": instance,
-            },
-            host_config=docker_engine.api.create_host_config(network_mode="none"),
-        )
-        docker_engine.api.start(created["Id"])
-        made[who] = created["Id"]
-    try:
-        removed = sandbox_module.remove_orphans()
-        assert made["dead"] in removed and made["alive"] not in removed
-        assert made["earlier"] in removed and made["mine"] not in removed
+        labels[who] = {
+            "hemra.attempt": f"orphan-{who}",
+            "hemra.host": host,
+            "hemra.pid": str(pid),
+            "hemra.started": started,
+            "hemra.executor": f"{host}:{pid}",
+            "hemra.instance": instance,
+        }
+    with labelled_containers(docker_engine, labels, start=True) as made:
+        removed = set(sandbox_module.remove_orphans())
+        assert {who for who, container_id in made.items() if container_id in removed} == {
+            "dead",
+            "reused pid",
+            "earlier",
+        }
         assert docker_engine.api.containers(all=True, filters={"id": made["dead"]}) == []
         assert docker_engine.api.containers(all=True, filters={"id": made["alive"]}) != []
+
+
+def test_remove_own__an_executor_on_its_way_out_removes_its_own_containers_only(docker_engine):
+    from services.executor import sandboxes
+
+    labels = {
+        "own": sandbox_module.executor_labels(),
+        "another executor's": {**sandbox_module.executor_labels(), "hemra.instance": "another-process"},
+    }
+    labels = {who: {"hemra.attempt": f"left-{uuid.uuid4().hex[:6]}", **these} for who, these in labels.items()}
+    with labelled_containers(docker_engine, labels) as made:
+        removed = sandboxes.remove_own()  # (and any an earlier test's teardown is still removing)
+        assert made["own"] in removed and made["another executor's"] not in removed
+        assert docker_engine.api.containers(all=True, filters={"id": made["own"]}) == []
+        assert docker_engine.api.containers(all=True, filters={"id": made["another executor's"]}) != []
+
+
+@contextlib.contextmanager
+def labelled_containers(docker_engine, labels: dict[str, dict], start: bool = False):
+    """A container with each of these labels (name -> labels), as `name -> ID`; removed after."""
+    made = {}
+    try:
+        for who, these in labels.items():
+            made[who] = docker_engine.api.create_container(
+                "debian:bookworm-slim",
+                entrypoint=["sleep", "infinity"],
+                labels=these,
+                host_config=docker_engine.api.create_host_config(network_mode="none"),
+            )["Id"]
+            if start:
+                docker_engine.api.start(made[who])
+        yield made
     finally:
         for container_id in made.values():
             try:

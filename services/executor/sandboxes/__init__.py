@@ -3,9 +3,10 @@
 import asyncio
 import os
 import shutil
+import sys
 from pathlib import Path
 
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
+from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, wait_for_removals
 
 
 def open_sandbox(
@@ -81,9 +82,28 @@ def remove_orphans() -> list[str]:
     return docker.remove_orphans()
 
 
+def remove_own() -> list[str]:
+    """Remove what this process's attempts left in sandbox engines, once they are over, and
+    wait for every background removal: an executor calls it on its way out."""
+    removed = []
+    if "services.executor.sandboxes.docker" in sys.modules:  # else it never made a container
+        removed = sys.modules["services.executor.sandboxes.docker"].remove_own()
+    wait_for_removals()
+    return removed
+
+
 def docker_configured() -> bool:
     """Whether a Docker engine may be here at all: DOCKER_HOST, or the local socket."""
     return bool(os.environ.get("DOCKER_HOST")) or Path("/var/run/docker.sock").exists()
 
 
-__all__ = ["KINDS", "ExecResult", "Sandbox", "SandboxError", "backend_state", "open_sandbox", "remove_orphans"]
+__all__ = [
+    "KINDS",
+    "ExecResult",
+    "Sandbox",
+    "SandboxError",
+    "backend_state",
+    "open_sandbox",
+    "remove_orphans",
+    "remove_own",
+]

@@ -46,6 +46,9 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: Every process a command starts inherits this variable; a timeout kills them all by it.
 MARKER_VAR = "HEMRA_EXEC_ID"
 LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID = "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid"
+#: The executor process's start time (processes.start_time): with its pid, it tells that process
+#: from a later one given the same pid (in a restarted container, a health check's).
+LABEL_STARTED = "hemra.started"
 #: This process's own mark: a restarted executor container has the same host name and often
 #: the same pid as the one before it, whose containers are orphans all the same.
 LABEL_INSTANCE = "hemra.instance"
@@ -69,8 +72,14 @@ DEFAULT_PIDS_LIMIT = 1024
 
 
 def executor_labels() -> dict[str, str]:
-    host, pid = socket.gethostname(), str(os.getpid())
-    return {LABEL_EXECUTOR: f"{host}:{pid}", LABEL_HOST: host, LABEL_PID: pid, LABEL_INSTANCE: _INSTANCE}
+    host, pid = socket.gethostname(), os.getpid()
+    return {
+        LABEL_EXECUTOR: f"{host}:{pid}",
+        LABEL_HOST: host,
+        LABEL_PID: str(pid),
+        LABEL_STARTED: processes.start_time(pid),
+        LABEL_INSTANCE: _INSTANCE,
+    }
 
 
 def limits(env) -> tuple[float, int, int]:
@@ -174,16 +183,38 @@ def remove_orphans(alive=None) -> list[str]:
             continue
         if int(pid) == os.getpid() and container["Labels"].get(LABEL_INSTANCE) == _INSTANCE:
             continue  # this process's own
-        if int(pid) != os.getpid() and alive(int(pid)):
+        if int(pid) != os.getpid() and alive(int(pid), container["Labels"].get(LABEL_STARTED, "")):
             continue
-        try:
-            api.remove_container(container["Id"], force=True, v=True)
-            removed.append(container["Id"])
-        except docker_errors().NotFound:
-            pass
-        except docker_errors().APIError as exc:
-            logger.warning("could not remove orphan container %s: %s", container["Id"][:12], exc)
+        removed += _remove_now(api, container["Id"], "orphan container")
     return removed
+
+
+def remove_own() -> list[str]:
+    """Remove every container this process made that is still there, once its attempts are
+    over (an executor on its way out): each attempt's teardown removes its own, so any found
+    here is logged. Returns the removed IDs."""
+    try:
+        api = client().api
+        found = api.containers(all=True, filters={"label": [f"{LABEL_INSTANCE}={_INSTANCE}"]})
+    except Exception as exc:  # no engine, or it went away
+        logger.debug("own containers not checked: %s", exc)
+        return []
+    removed = [gone for container in found for gone in _remove_now(api, container["Id"], "container left")]
+    if found:
+        logger.warning("%d container(s) of finished attempts were left; removed %d", len(found), len(removed))
+    return removed
+
+
+def _remove_now(api, container_id: str, what: str) -> list[str]:
+    """[container_id] once removed (with its anonymous volumes), [] when it was not."""
+    try:
+        api.remove_container(container_id, force=True, v=True)
+        return [container_id]
+    except docker_errors().NotFound:
+        return []
+    except docker_errors().APIError as exc:
+        logger.warning("could not remove %s %s: %s", what, container_id[:12], exc)
+        return []
 
 
 class DockerSandbox(Sandbox):
@@ -199,6 +230,7 @@ class DockerSandbox(Sandbox):
         network: str = "",
         endpoints=None,
         image: str = "",
+        emptied: tuple[str, ...] = (),
     ):
         self.attempt_id = attempt_id
         self.task = task
@@ -210,6 +242,11 @@ class DockerSandbox(Sandbox):
         self.network = network or "none"
         #: The run's [sandbox] image: every task's environment is built on it instead.
         self.base_image = image
+        #: Container paths that start empty: an anonymous volume (not filled from the image) is
+        #: mounted over each, hiding what the image holds there (the verifier's container, where
+        #: the agent's workspace is copied in, replacing the image's). The engine removes it with
+        #: the container, whoever owns its files.
+        self.emptied = emptied
         if self.network != "none":
             self.enforces = ENFORCES["docker"] - {"network_block"}
         self.container_id = ""
@@ -237,31 +274,29 @@ class DockerSandbox(Sandbox):
     async def prepare(self) -> None:
         await asyncio.to_thread(self._prepare_folder)
         image = await asyncio.to_thread(ensure_image, self.task, self.task_dir, self.base_image)
+        if self._spare is not None:  # the verifier's container starts beside this one, then waits
+            self._spare = asyncio.ensure_future(self._spare_container(self._carry))
         await self.relay.open()
         await asyncio.to_thread(self._start, image)
         await asyncio.to_thread(self._launch_relay)
-        if self._spare is not None:  # the verifier's container starts while the harness works
-            self._spare = asyncio.ensure_future(self._spare_container(self._carry))
 
     def reserve_fresh(self, carry: list[str]) -> None:
         self._spare, self._carry = True, [self._absolute(path) for path in carry]
 
     async def _spare_container(self, carry: list[str]) -> "DockerSandbox":
-        """A container for the verifier, with the container paths of `carry` removed (they are
-        replaced by the agent's)."""
+        """A container for the verifier, where the container paths of `carry` start empty (the
+        agent's replace them): empty volumes mounted there, not the image's files removed by a
+        command, so the container is ready as soon as it runs."""
         spare = DockerSandbox(
-            f"{self.attempt_id}-verifier", self.task, self.task_dir, self.folder.parent, image=self.base_image
+            f"{self.attempt_id}-verifier",
+            self.task,
+            self.task_dir,
+            self.folder.parent,
+            image=self.base_image,
+            emptied=tuple(path for path in carry if self._host(path) is None),
         )
         try:
             await spare.prepare()
-            inside = [path for path in carry if spare._host(path) is None]
-            if inside:
-                await asyncio.to_thread(
-                    spare._run_root,
-                    " && ".join(
-                        f"rm -rf -- {shlex.quote(p)} && mkdir -p -- {shlex.quote(posixpath.dirname(p))}" for p in inside
-                    ),
-                )
         except BaseException:
             await spare.teardown()
             raise
@@ -282,6 +317,8 @@ class DockerSandbox(Sandbox):
             path.chmod(0o777)
 
     def _start(self, image: str) -> None:
+        from docker.types import Mount
+
         api = client().api
         binds = {str(self.folder / top.lstrip("/")): {"bind": top, "mode": "rw"} for top in BOUND}
         binds.update({host: {"bind": inside, "mode": "ro"} for inside, host in self.mounts.items()})
@@ -289,6 +326,7 @@ class DockerSandbox(Sandbox):
         cpus, memory_mb, pids = limits(self.task.environment)
         host_config = api.create_host_config(
             binds=binds,
+            mounts=[Mount(path, None, type="volume", no_copy=True) for path in self.emptied] or None,
             network_mode=self.network,
             init=True,
             pids_limit=pids,
@@ -422,15 +460,6 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(
                     f"cannot copy {path} into the verifier's container: {exc.explanation or exc}"
                 ) from None
-
-    def _run_root(self, script: str) -> None:
-        api = client().api
-        exec_id = api.exec_create(self.container_id, ["sh", "-c", script], user="0")["Id"]
-        said = api.exec_start(exec_id)
-        if api.exec_inspect(exec_id).get("ExitCode") != 0:
-            raise SandboxError(
-                f"container {self.container_id[:12]}: {script!r} failed: {said.decode(errors='replace').strip()[-300:]}"
-            )
 
     async def teardown(self) -> None:
         """Kill and remove the container and the attempt's folder in the background: the

@@ -37,7 +37,7 @@ import uuid
 from pathlib import Path
 
 from services.environments.capabilities import ENFORCES
-from services.executor.processes import feed_stdin, kill_group
+from services.executor.processes import feed_stdin, kill_group, running, start_time
 from services.executor.sandboxes import safefs
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, discard, remove_later
 from services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE, Relay
@@ -247,7 +247,7 @@ class HostSandbox(Sandbox):
                 await asyncio.wait_for(process.wait(), max(deadline - time.monotonic(), 0.1))
             except TimeoutError:
                 raise SandboxError(f"sandbox {self.attempt_id}: bubblewrap {process.pid} survived its kill") from None
-        while any(_alive(*init) for init in inits):
+        while any(running(*init) for init in inits):
             if time.monotonic() > deadline:
                 raise SandboxError(f"sandbox {self.attempt_id}: a command's processes survived the kill")
             await asyncio.sleep(0.01)
@@ -563,7 +563,7 @@ def _kill_command(process: asyncio.subprocess.Process) -> None:
     inits = _children(process.pid)
     kill_group(process)
     for pid, start in inits:
-        if _alive(pid, start):
+        if running(pid, start):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
 
@@ -574,32 +574,12 @@ def _children(pid: int) -> list[tuple[int, str]]:
     try:
         for task in os.listdir(f"/proc/{pid}/task"):
             for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split():
-                start = _start_time(int(child))
+                start = start_time(int(child))
                 if start:
                     found.append((int(child), start))
     except OSError:
         pass
     return found
-
-
-def _stat_fields(pid: int) -> list[str]:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return []
-    return text.rsplit(")", 1)[-1].split()
-
-
-def _start_time(pid: int) -> str:
-    fields = _stat_fields(pid)
-    return fields[19] if len(fields) > 19 else ""
-
-
-def _alive(pid: int, start: str) -> bool:
-    """Whether this very process (not a later one with its number) still runs: a zombie
-    init has already seen every process of its namespace killed and reaped."""
-    fields = _stat_fields(pid)
-    return len(fields) > 19 and fields[19] == start and fields[0] not in ("Z", "X")
 
 
 def _remove_folder(folder: Path) -> None:
