@@ -86,7 +86,7 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
 
 
 async def _load_cells(session: AsyncSession, run: t.Run, cells: list[t.Cell], scores: dict | None) -> dict[str, list]:
-    return await load_trials(session, [c.id for c in cells], scores)
+    return (await load_trials(session, [c.id for c in cells], scores, run.judge_version)).trials
 
 
 async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:

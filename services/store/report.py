@@ -7,16 +7,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import msgspec
-from sqlalchemy import Text, bindparam, cast, exists, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
-from services.store import records
+from services.store import records, settled
 from services.store import tables as t
 from services.store.outputs import CellJudge, DatasetReport, PairedSummary, Report, ReportRow
 
 SCORED = "SCORE_STATE_SCORED"
 _UNGRADED = (records.INFRA_FAILED, records.CANCELLED)
+_new = object.__new__
 
 
 class ScoreInfo:
@@ -92,6 +92,18 @@ class TrialResult:
         #: Some criterion was judged: by the task's scorer or by a HEMRA judge.
         self.judged = info.judged or bool(judge_scores)
 
+    def of(self, task_digest: str, task_name: str, repetition: int) -> "TrialResult":
+        """This attempt's result for another trial (a big cell's trials share a few kinds of
+        attempt): a copy with that task and repetition, made without deriving anything again.
+        What copies share (rewards, key, judge scores) nothing changes."""
+        new = _new(TrialResult)
+        new.task_digest, new.task_name, new.repetition = task_digest, task_name, repetition
+        new.state, new.outcome, new.score = self.state, self.outcome, self.score
+        new.agent_version, new.agent_name, new.judge_scores = self.agent_version, self.agent_name, self.judge_scores
+        new.rewards, new.fingerprint, new.key = self.rewards, self.fingerprint, self.key
+        new.is_binary, new.passed, new.is_graded, new.judged = self.is_binary, self.passed, self.is_graded, self.judged
+        return new
+
     @property
     def has_result(self) -> bool:
         """Finished with something of the agent to judge (not lost to infrastructure or cancelled)."""
@@ -115,54 +127,51 @@ class TrialResult:
         )
 
 
-async def load_trials(
-    session: AsyncSession, cell_ids: list[str], scores: dict | None = None
-) -> dict[str, list[TrialResult]]:
-    """cell ID -> the latest attempt of each of its trials.
+@dataclass
+class Loaded:
+    """What load_trials read."""
 
-    One Core SELECT per cell of the columns needed, the score cast to its JSON text (a
-    JSON column would be decoded row by row, on PostgreSQL by the driver).
-    Equal texts are parsed once: a big cell has few distinct scores, and two
-    sides of a compare share most of theirs (pass the same `scores` dict to
-    both loads). No ORM object is built per row.
+    #: cell ID -> the latest attempt of each of its trials.
+    trials: dict[str, list[TrialResult]]
+    #: Of the cells read from their attempts, those that have settled: a store keeps them
+    #: (settled.keep) so that the next read need not join their attempts again.
+    newly_settled: dict[str, settled.Trials] = field(default_factory=dict)
+
+
+async def load_trials(
+    session: AsyncSession, cell_ids: list[str], scores: dict | None = None, judge_version: int | None = None
+) -> Loaded:
+    """The latest attempt of each trial of these cells, one query per cell (settled.py): with
+    the run's `judge_version`, a cell kept settled at it is read from its one row instead.
+
+    Equal score texts are parsed once: a big cell has few distinct scores, and two sides of a
+    compare share most of theirs (pass the same `scores` dict to both loads). No ORM object
+    is built per row.
     """
-    newer = aliased(t.Attempt)
-    latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
-    query = (
-        select(
-            t.Trial.task_digest,
-            t.Trial.task_name,
-            t.Trial.repetition,
-            t.Attempt.state,
-            t.Attempt.outcome,
-            t.Attempt.agent_version,
-            t.Attempt.agent_name,
-            cast(t.Attempt.score, Text),
-            cast(t.Attempt.judge_scores, Text),
-        )
-        .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
-        .where(t.Trial.cell_id == bindparam("cell"), latest)
-    )
     infos: dict[str | None, ScoreInfo] = {} if scores is None else scores
-    by_cell: dict[str, list[TrialResult]] = {}
-    # Through the connection: a Core statement run by the ORM session pays for ORM row handling.
-    # A cell at a time, so its ID need not come back with each of its rows (100,000 strings for a
-    # big compare), and each row is dropped once read.
     conn = await session.connection()
+    kept = {} if judge_version is None else await settled.read(conn, cell_ids, judge_version)
+    loaded = Loaded({})
     for cell_id in cell_ids:
-        trials = by_cell[cell_id] = []
-        for digest, name, repetition, state, outcome, version, agent, text, judged in await conn.execute(
-            query, {"cell": cell_id}
-        ):
-            info = infos.get(text)
-            if info is None:
-                info = infos[text] = ScoreInfo(_parse(text))
-            trials.append(
-                TrialResult(
-                    digest, name, state, outcome, info.score or None, version, repetition, agent, info, _latest(judged)
-                )
-            )
-    return by_cell
+        trials = kept.get(cell_id)
+        if trials is None:
+            trials = await settled.from_attempts(conn, cell_id)
+            if judge_version is not None and trials.is_settled():
+                loaded.newly_settled[cell_id] = trials
+        loaded.trials[cell_id] = _results(trials, infos)
+    return loaded
+
+
+def _results(trials: settled.Trials, infos: dict[str | None, ScoreInfo]) -> list[TrialResult]:
+    """A TrialResult per trial: one made per kind of attempt, copied for each of its trials."""
+    kinds = []
+    for state, outcome, version, agent, text, judged in trials.kinds:
+        info = infos.get(text)
+        if info is None:
+            info = infos[text] = ScoreInfo(_parse(text))
+        kinds.append(TrialResult("", "", state, outcome, info.score or None, version, 0, agent, info, _latest(judged)))
+    tasks = trials.tasks
+    return [kinds[kind].of(*tasks[task], repetition) for task, repetition, kind in trials.rows]
 
 
 def _latest(text: str | None) -> dict[str, dict]:
@@ -189,7 +198,8 @@ class CellResults:
         return by_task
 
 
-async def build_report(session: AsyncSession, run: t.Run) -> Report:
+async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[str, settled.Trials]]:
+    """The report, and the trials of the cells read settled (Loaded.newly_settled)."""
     cells = await records.cells_of(session, run.id)
     harnesses = {
         h.digest: h.record
@@ -197,9 +207,9 @@ async def build_report(session: AsyncSession, run: t.Run) -> Report:
             await session.execute(select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))
         ).scalars()
     }
-    trials = await load_trials(session, [c.id for c in cells])
-    results = [CellResults(cell, trials[cell.id], harnesses.get(cell.harness_digest, {})) for cell in cells]
-    return report_of(run, results)
+    loaded = await load_trials(session, [c.id for c in cells], judge_version=run.judge_version)
+    results = [CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {})) for cell in cells]
+    return report_of(run, results), loaded.newly_settled
 
 
 def report_of(run: t.Run, cells) -> Report:

@@ -2,9 +2,12 @@
 
 import asyncio
 import dataclasses
+import functools
+import logging
 import time
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.bulk import gc_paused
@@ -18,12 +21,15 @@ from services.store import (
     queue,
     records,
     report,
+    settled,
     verify,
 )
 from services.store import tables as t
 from services.store.blobs import BlobStore
 from services.store.ids import kind_of
 from services.store.queue import Clock
+
+logger = logging.getLogger(__name__)
 
 #: How often claims also look for expired leases (store clock seconds).
 RECOVERY_INTERVAL_SECS = 1.0
@@ -99,6 +105,8 @@ class Store:
         async with self.sessions.begin() as session:
             run = await records.record_run(session, plan, self.clock())
             cells = await records.cells_of(session, run.id)
+            if run.kind == "import":  # every trial finished: settled from the start
+                await settled.keep_run(session, run, [cell.id for cell in cells])
         for row in plan.tasks:
             self.pinned.forget(queue.TASKS.name, row["digest"])
         for row in plan.harnesses:
@@ -149,27 +157,36 @@ class Store:
                     return kept[1]
                 # Settledness first: a report built after the run was seen settled is final.
                 await self._progress(session, [run.id])
-                settled = run.id in self._settled
-                built = await report.build_report(session, run)
-                if settled:
+                settled_now = run.id in self._settled
+                built, read = await report.build_report(session, run)
+                if settled_now:
                     self._remember(self._reports, run.id, (run.judge_version, built))
-                return built
+            await self._keep_settled([(run.judge_version, read)])
+            return built
 
     async def compare(self, a: str, b: str, judge: str = "") -> outputs.Comparison:
         # Imported here: it brings numpy (~0.1 s), which no other store call needs.
         from services.store import compare
 
         with gc_paused():
+            read_settled: list = []
+            load = functools.partial(self._trials_of, read_settled=read_settled)
             async with self.sessions() as session:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
-                side_a = await compare.resolve_side(session, a, scores, self._trials_of)
-                side_b = await compare.resolve_side(session, b, scores, self._trials_of)
-            return compare.compare(side_a, side_b, judge)
+                side_a = await compare.resolve_side(session, a, scores, load)
+                side_b = await compare.resolve_side(session, b, scores, load)
+            compared = compare.compare(side_a, side_b, judge)
+            await self._keep_settled(read_settled)
+            return compared
 
-    async def _trials_of(self, session, run: t.Run, cells: list[t.Cell], scores: dict) -> dict[str, list]:
-        """report.load_trials, kept for the cells of settled runs: their latest attempts cannot
-        change, and judging them (here or in any other process) moves the run's judge_version,
-        read before the trials. Nothing reads a kept trial but to compare it."""
+    async def _trials_of(
+        self, session, run: t.Run, cells: list[t.Cell], scores: dict, read_settled: list
+    ) -> dict[str, list]:
+        """report.load_trials, kept in this process for the cells of settled runs: their latest
+        attempts cannot change, and judging them (here or in any other process) moves the run's
+        judge_version, read before the trials. Nothing reads a kept trial but to compare it.
+        Appends (judge_version, trials) of cells read settled from their attempts to
+        `read_settled`, for _keep_settled."""
         found = {}
         for cell in cells:
             kept = self._trials.get(cell.id)
@@ -177,16 +194,29 @@ class Store:
                 found[cell.id] = kept[2]
         missing = [c for c in cells if c.id not in found]
         if missing:
-            loaded = await report.load_trials(session, [c.id for c in missing], scores)
+            loaded = await report.load_trials(session, [c.id for c in missing], scores, run.judge_version)
             for cell in missing:
                 # One SELECT read every trial of the cell: when each one's latest attempt has
-                # finished, the cell is settled (a retry is queued in the same transaction that
-                # closes the attempt it retries), and what was read is final.
-                trials = loaded[cell.id]
+                # finished, the cell is settled (settled.py), and what was read is final.
+                trials = loaded.trials[cell.id]
                 if trials and all(trial.state == "finished" for trial in trials):
                     self._keep_trials(cell, run.judge_version, trials)
-            found.update(loaded)
+            found.update(loaded.trials)
+            read_settled.append((run.judge_version, loaded.newly_settled))
         return found
+
+    async def _keep_settled(self, read: list[tuple[int, dict]]) -> None:
+        """Write the trials of cells a read found settled (settled.keep), so that no later read,
+        in any process, joins their attempts again. Only a shortcut: when the database will
+        not take the write (read-only, busy), the rows are not kept and nothing else changes."""
+        if not any(trials for _, trials in read):
+            return
+        try:
+            async with self.sessions.begin() as session:
+                for judge_version, trials in read:
+                    await settled.keep(session, judge_version, trials)
+        except SQLAlchemyError as exc:
+            logger.info("settled cells not kept: %s", str(exc).splitlines()[0])
 
     def _keep_trials(self, cell: t.Cell, judge_version: int, trials: list) -> None:
         if len(trials) > SETTLED_TRIALS_KEPT:
@@ -421,7 +451,9 @@ class Store:
         await asyncio.to_thread(self._verify_records, rows)
         async with self.sessions.begin() as session:
             run = await exporting.restore_rows(session, rows, events)
-            return run, await records.cells_of(session, run.id)
+            cells = await records.cells_of(session, run.id)
+            await settled.keep_run(session, run, [cell.id for cell in cells])
+            return run, cells
 
     def _verify_records(self, rows: dict) -> None:
         import_format = rows["runs"][0]["import_format"] if rows["runs"][0]["kind"] == "import" else ""

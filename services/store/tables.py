@@ -1,7 +1,21 @@
 """SQLAlchemy tables of the store. Times are seconds since the epoch (UTC), as floats,
 so the queue's expiry tests are plain comparisons on SQLite and PostgreSQL alike."""
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, MetaData, String, Text, false, true
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    false,
+    true,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -97,6 +111,19 @@ class Cell(Base):
     harness_digest: Mapped[str] = mapped_column(ForeignKey("harnesses.digest"))
     harness_name: Mapped[str] = mapped_column(String(300))
     model: Mapped[str] = mapped_column(String(300))
+
+
+class SettledCell(Base):
+    """The latest attempt of each trial of a cell whose trials have all finished, in one row
+    (services/store/settled.py): what reports and compares read of a big cell, without joining
+    its attempts again. Derived, never exported: any row can be dropped and is made again."""
+
+    __tablename__ = "settled_cells"
+    cell_id: Mapped[str] = mapped_column(ForeignKey("cells.id"), primary_key=True)
+    #: The run's judge_version the trials were read at: only judging changes them, so a row of
+    #: another version is not read (and is replaced).
+    judge_version: Mapped[int] = mapped_column(Integer)
+    trials: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Trial(Base):

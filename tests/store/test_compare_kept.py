@@ -3,7 +3,7 @@ once every trial of a cell has finished, never before; judging the run, in any p
 them; forget() drops them all."""
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from services.common.errors import InvalidArgument
 from services.store import queue, records
@@ -49,6 +49,7 @@ async def test_compare__keeps_settled_cells_only(store):
     # What answers now is what was kept: a change behind the store's back is not seen...
     async with store.engine.begin() as conn:
         await conn.execute(update(t.Attempt).where(t.Attempt.run_id == run.id).values(score=PASS))
+        await conn.execute(delete(t.SettledCell))  # nor kept in the database (test_settled_cells.py)
     assert await store.compare("judged/a", "judged/b") == first
     # ...until the store is told to forget (the warm store does, when another process writes).
     store.forget()
