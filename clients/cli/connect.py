@@ -111,10 +111,16 @@ async def _answers(store: transport.Client) -> bool:
     """Whether a warm store answers at once (it may have just exited, or be busy starting):
     else the command opens the store itself."""
     try:
-        await store.ListRuns(spb.ListRunsRequest(page_size=1), timeout=2)
+        await _hello(store, timeout=2)
     except errors.HemraError:
         return False
     return True
+
+
+async def _hello(store: transport.Client, timeout: float) -> None:
+    """An authenticated call that reads no table (asking which of no blobs are missing): a
+    first call that listed runs would count the latest run's trials, 0.2 s for 50,000."""
+    await store.FindMissingBlobs(spb.FindMissingBlobsRequest(), timeout=timeout)
 
 
 def _address(url: str) -> tuple[str, bool]:
@@ -161,7 +167,7 @@ def _token() -> str:
 async def _check(remote: Remote) -> None:
     """One cheap call first, so a wrong address or token is one line, not a failure mid-command."""
     try:
-        await remote.store.ListRuns(spb.ListRunsRequest(page_size=1), timeout=10)
+        await _hello(remote.store, timeout=10)
     except errors.Unauthenticated:
         fail(f"the server at {remote.url} refused the token (check {TOKEN_ENV} or {TOKEN_FILE_ENV})")
     except (errors.Unavailable, errors.DeadlineExceeded) as exc:
