@@ -19,14 +19,16 @@ same folder, and `hemra compare` of two 5,000- and 50,000-trial sides.
    holds two imports of S trials each (S/5 tasks x 5 repetitions, the same task digests and
    scorer fingerprints on both sides, 0/1 rewards), recorded directly with Store.record_run as
    services/importer/record.py would record them. Time `hemra compare cmp-a cmp-b --json` end to
-   end (subprocess, median of 3) and Store.compare in-process (median of 3, plus a breakdown).
+   end (subprocess, median of 3): opening the store itself, as a new warm store's first compare
+   of the two sides (a new warm store for each of 3 samples) and as its next one; and
+   Store.compare in-process (median of 3, plus a breakdown).
    Checks: paired_tasks and binary_tasks equal S/5, both sides S trials, all graded.
 3. Print a table; write bench/results/imports-compare-<timestamp>.json (gitignored). When a
    target is missed, the missed step runs once more under cProfile (not timed) and the top costs
    are printed and saved. Exits 1 when a check fails (a missed target is not an error).
 
 Targets: import seconds / cp -r seconds <= 3; export seconds / import seconds <= 2; compare of
-two 50,000-trial sides (CLI, end to end) < 1 s.
+two 50,000-trial sides (CLI, end to end, a warm store's first compare of them) < 1 s.
 
 Internal mode (started by the benchmark itself): `_profile OUT.prof -- <hemra arguments>` runs
 the CLI in-process under cProfile, with asyncio.to_thread made inline so that the importer's
@@ -1014,25 +1016,27 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
         samples.append(seconds)
     data = json.loads(out)
     cli_s = statistics.median(samples)
-    warm_samples = []
-    try:
-        # The first command leaves the warm store; the second is its first compare of these runs
-        # (it loads both sides), the others find their trials kept (the runs are settled).
-        warm_env = hemra_env(home, warm_store=True)
-        for _ in range(COMPARE_SAMPLES + 2):
-            seconds, warm_out = timed([HEMRA, "compare", "cmp-a", "cmp-b", "--json"], warm_env)
-            warm_samples.append(seconds)
-            time.sleep(1)  # for the warm store to start after the first
-    finally:
-        from services.store import warm
+    firsts, agains = [], []
+    from services.store import warm
 
-        warm.stop(home)  # the one these commands left
-    warm_first_s, warm_s = warm_samples[1], statistics.median(warm_samples[2:])
+    warm_env = hemra_env(home, warm_store=True)
+    for _ in range(COMPARE_SAMPLES):
+        # A new warm store each sample: the first command leaves it, the second is its first
+        # compare of these runs (it reads both sides), the third finds their trials kept.
+        try:
+            timed([HEMRA, "compare", "cmp-a", "cmp-b", "--json"], warm_env)
+            time.sleep(1)  # for the warm store to start
+            seconds, warm_out = timed([HEMRA, "compare", "cmp-a", "cmp-b", "--json"], warm_env)
+            firsts.append(seconds)
+            agains.append(timed([HEMRA, "compare", "cmp-a", "cmp-b", "--json"], warm_env)[0])
+        finally:
+            warm.stop(home)  # the one these commands left
+    warm_first_s, warm_s = statistics.median(firsts), statistics.median(agains)
     inproc = asyncio.run(compare_in_process(home, COMPARE_SAMPLES))
     print(
         f"compare {size:,}: CLI {cli_s:.2f} s (samples {', '.join(f'{s:.2f}' for s in samples)}), "
-        f"warm store: first {warm_first_s:.2f} s, again {warm_s:.2f} s "
-        f"(samples {', '.join(f'{s:.2f}' for s in warm_samples[2:])}), "
+        f"warm store: first {warm_first_s:.2f} s (samples {', '.join(f'{s:.2f}' for s in firsts)}), "
+        f"again {warm_s:.2f} s (samples {', '.join(f'{s:.2f}' for s in agains)}), "
         f"Store.compare {inproc['seconds']:.2f} s (load sides {inproc['load_sides_s']:.2f}, pair + stats "
         f"{inproc['pair_and_stats_s']:.2f}, proto + JSON {inproc['proto_and_json_s']:.2f}){load_note()}",
         flush=True,
@@ -1086,7 +1090,8 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
         "cli_samples": samples,
         "cli_warm_first_s": warm_first_s,
         "cli_warm_s": warm_s,
-        "cli_warm_samples": warm_samples[2:],
+        "cli_warm_first_samples": firsts,
+        "cli_warm_samples": agains,
         "in_process": inproc,
         "cli_overhead_s": cli_s - inproc["seconds"],
         "delta": data.get("delta"),
@@ -1234,11 +1239,11 @@ def targets_of(imp: dict, compares: list[dict]) -> list[dict]:
         if c["size"] <= COMPARE_TARGET_SIZE:
             targets.append(
                 {
-                    "what": f"compare 2 x {c['size']:,} trials (CLI, warm store, compared before)",
-                    "value": c["cli_warm_s"],
+                    "what": f"compare 2 x {c['size']:,} trials (CLI, a warm store's first compare of them)",
+                    "value": c["cli_warm_first_s"],
                     "unit": "s",
                     "target": f"< {COMPARE_SECONDS_TARGET:g} s",
-                    "met": c["cli_warm_s"] < COMPARE_SECONDS_TARGET,
+                    "met": c["cli_warm_first_s"] < COMPARE_SECONDS_TARGET,
                     "size": c["size"],
                 }
             )
@@ -1296,13 +1301,13 @@ def print_table(imp: dict | None, compares: list[dict], targets: list[dict], sta
         t_key = next((t["what"] for t in targets if t.get("size") == c["size"]), None)
         n = f"{c['size']:,}"
         row(f"compare 2 x {n} trials ({c['tasks']:,} tasks x {c['repetitions']}): CLI --json", f"{c['cli_s']:.2f} s")
-        row("  with a warm store, its first compare of these runs", f"{c['cli_warm_first_s']:.2f} s")
         row(
-            "  with a warm store, compared again (trials kept)",
-            f"{c['cli_warm_s']:.2f} s",
+            "  with a warm store, its first compare of these runs",
+            f"{c['cli_warm_first_s']:.2f} s",
             f"< {COMPARE_SECONDS_TARGET:g} s" if t_key else "info",
             t_key,
         )
+        row("  with a warm store, compared again (trials kept)", f"{c['cli_warm_s']:.2f} s")
         ip = c["in_process"]
         row("  Store.compare in-process", f"{ip['seconds']:.2f} s")
         row(
