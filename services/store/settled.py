@@ -5,13 +5,16 @@ A settled cell's latest attempts cannot change (a retry is queued in the same tr
 that closes the attempt it retries, and finished attempts are final); only judging adds to
 them, and judging moves the run's judge_version. So the row is written with the
 judge_version its trials were read at, read only while that is still the run's, and
-replaced by a later one. Reading a 50,000-trial cell's row takes a few milliseconds where
-joining its attempts again takes hundreds.
+replaced by a later one (or, when it cannot be decoded, by the same one read again). A
+50,000-trial cell's row is fetched and decoded in about 30 ms on SQLite, where its attempts
+take about 0.17 s to read.
 
 A row is written by the store that records an import (every trial finished at once) and by
 the first report or compare that reads a cell once it has settled; one that cannot be
 written (a read-only database, a busy one) is only not kept.
 """
+
+import logging
 
 import msgspec
 from sqlalchemy import Text, bindparam, cast, exists, select
@@ -20,6 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.orm import aliased
 
 from services.store import tables as t
+
+logger = logging.getLogger(__name__)
 
 _newer = aliased(t.Attempt)
 #: One cell's rows; the scores cast to their JSON text (a JSON column would be decoded row by
@@ -53,7 +58,7 @@ class Trials(msgspec.Struct, array_like=True):
     tasks: list[tuple[str, str]]
     #: (state, outcome, agent version, agent name, score, HEMRA judges' scores): the scores as
     #: their JSON texts (None when there is none), parsed once per kind by the reader.
-    kinds: list[tuple[str, str | None, str, str, str | None, str | None]]
+    kinds: list[tuple[str, str | None, str | None, str | None, str | None, str | None]]
     #: (task index, repetition, kind index), a trial each
     rows: list[tuple[int, int, int]]
 
@@ -91,11 +96,18 @@ async def read(conn: AsyncConnection, cell_ids: list[str], judge_version: int) -
             t.SettledCell.cell_id.in_(cell_ids), t.SettledCell.judge_version == judge_version
         )
     )
-    return {cell_id: _decoder.decode(data) for cell_id, data in found}
+    kept = {}
+    for cell_id, data in found:
+        try:
+            kept[cell_id] = _decoder.decode(data)
+        except msgspec.MsgspecError as exc:  # of another format: read the attempts, then replace it
+            logger.info("settled cell %s not read: %s", cell_id, exc)
+    return kept
 
 
 async def keep(session: AsyncSession, judge_version: int, trials_by_cell: dict[str, Trials]) -> None:
-    """Write the trials of settled cells, replacing any kept at an older judge_version."""
+    """Write the trials of settled cells, replacing any kept at an older judge_version or at
+    this one (one its reader could not decode; or the same trials, read twice at once)."""
     if not trials_by_cell:
         return
     dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
@@ -104,7 +116,7 @@ async def keep(session: AsyncSession, judge_version: int, trials_by_cell: dict[s
         insert.on_conflict_do_update(
             index_elements=[t.SettledCell.cell_id],
             set_={"judge_version": insert.excluded.judge_version, "trials": insert.excluded.trials},
-            where=t.SettledCell.judge_version < insert.excluded.judge_version,
+            where=t.SettledCell.judge_version <= insert.excluded.judge_version,
         ),
         [
             {"cell_id": cell_id, "judge_version": judge_version, "trials": _encoder.encode(trials)}

@@ -7,7 +7,7 @@ will not take the write."""
 import dataclasses
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select, text, update
 
 from services.store import settled
 from services.store import tables as t
@@ -117,6 +117,18 @@ async def test_trials__read_back_as_the_attempts_give_them(store):
             assert trials.is_settled() and len(trials.rows) == 3 and len(trials.kinds) == 1
             assert (await settled.read(conn, [cell.id], 0))[cell.id] == trials
             assert await settled.read(conn, [cell.id], 1) == {}  # another judge_version: not read
+
+
+async def test_a_row_that_cannot_be_decoded__read_from_the_attempts_and_replaced(store, another, attempts_read):
+    run, cells = await store.record_run(import_plan())
+    async with store.engine.begin() as conn:
+        await conn.execute(update(t.SettledCell).values(trials=b"\x93not msgpack of trials"))
+    attempts_read.clear()
+    compared = await another.compare("imported/a", "imported/b")
+    assert (compared.paired_tasks, compared.a_passed) == (3, 3.0)
+    assert sorted(attempts_read) == sorted(cell.id for cell in cells)
+    attempts_read.clear()
+    assert await store.compare("imported/a", "imported/b") == compared and attempts_read == []
 
 
 @pytest.mark.postgres
