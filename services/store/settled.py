@@ -14,6 +14,7 @@ the first report or compare that reads a cell once it has settled; one that cann
 written (a read-only database, a busy one) is only not kept.
 """
 
+import functools
 import logging
 
 import msgspec
@@ -26,27 +27,31 @@ from services.store import tables as t
 
 logger = logging.getLogger(__name__)
 
-_newer = aliased(t.Attempt)
-#: One cell's rows; the scores cast to their JSON text (a JSON column would be decoded row by
-#: row, on PostgreSQL by the driver), so that equal scores are parsed once.
-LATEST = (
-    select(
-        t.Trial.task_digest,
-        t.Trial.task_name,
-        t.Trial.repetition,
-        t.Attempt.state,
-        t.Attempt.outcome,
-        t.Attempt.agent_version,
-        t.Attempt.agent_name,
-        cast(t.Attempt.score, Text),
-        cast(t.Attempt.judge_scores, Text),
+
+@functools.cache
+def _latest():
+    """One cell's rows; the scores cast to their JSON text (a JSON column would be decoded row
+    by row, on PostgreSQL by the driver), so that equal scores are parsed once. Built once, on
+    first use."""
+    newer = aliased(t.Attempt)
+    return (
+        select(
+            t.Trial.task_digest,
+            t.Trial.task_name,
+            t.Trial.repetition,
+            t.Attempt.state,
+            t.Attempt.outcome,
+            t.Attempt.agent_version,
+            t.Attempt.agent_name,
+            cast(t.Attempt.score, Text),
+            cast(t.Attempt.judge_scores, Text),
+        )
+        .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
+        .where(
+            t.Trial.cell_id == bindparam("cell"),
+            ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number),
+        )
     )
-    .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
-    .where(
-        t.Trial.cell_id == bindparam("cell"),
-        ~exists().where(_newer.trial_id == t.Attempt.trial_id, _newer.number > t.Attempt.number),
-    )
-)
 
 
 class Trials(msgspec.Struct, array_like=True):
@@ -83,7 +88,7 @@ async def from_attempts(conn: AsyncConnection, cell_id: str) -> Trials:
             kinds.setdefault((state, outcome, version, agent, score, judged), len(kinds)),
         )
         for digest, name, repetition, state, outcome, version, agent, score, judged in await conn.execute(
-            LATEST, {"cell": cell_id}
+            _latest(), {"cell": cell_id}
         )
     ]
     return Trials(list(tasks), list(kinds), rows)
