@@ -55,8 +55,12 @@ async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
     """INSERT ... ON CONFLICT DO NOTHING on either database (pinned records are immutable)."""
     if not rows:
         return
-    dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
-    await session.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
+    await session.execute(upsert(session, table).on_conflict_do_nothing(), rows)
+
+
+def upsert(session: AsyncSession, table):
+    """INSERT for this session's database, with its ON CONFLICT clauses (SQLite or PostgreSQL)."""
+    return (postgresql if session.bind.dialect.name == "postgresql" else sqlite).insert(table)
 
 
 async def _datasets_to_record(session: AsyncSession, rows: list[dict]) -> list[dict]:
@@ -87,11 +91,10 @@ async def insert_or_replace(session: AsyncSession, table, columns: tuple[str, ..
     Returns the digests replaced (their cached copies are stale)."""
     if not rows:
         return []
-    dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
     inserted = set(
         (
             await session.execute(
-                dialect.insert(table.__table__).on_conflict_do_nothing().returning(table.digest), rows
+                upsert(session, table.__table__).on_conflict_do_nothing().returning(table.digest), rows
             )
         ).scalars()
     )

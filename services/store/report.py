@@ -133,6 +133,9 @@ class Loaded:
 
     #: cell ID -> the latest attempt of each of its trials.
     trials: dict[str, list[TrialResult]]
+    #: The cells whose trials are final: read from their settled_cells row, or read settled
+    #: from their attempts (newly_settled).
+    final: set[str] = field(default_factory=set)
     #: Of the cells read from their attempts, those that have settled: a store keeps them
     #: (settled.keep) so that the next read need not join their attempts again.
     newly_settled: dict[str, settled.Trials] = field(default_factory=dict)
@@ -151,12 +154,13 @@ async def load_trials(
     infos: dict[str | None, ScoreInfo] = {} if scores is None else scores
     conn = await session.connection()
     kept = {} if judge_version is None else await settled.read(conn, cell_ids, judge_version)
-    loaded = Loaded({})
+    loaded = Loaded({}, set(kept))
     for cell_id in cell_ids:
         trials = kept.get(cell_id)
         if trials is None:
             trials = await settled.from_attempts(conn, cell_id)
             if judge_version is not None and trials.is_settled():
+                loaded.final.add(cell_id)
                 loaded.newly_settled[cell_id] = trials
         loaded.trials[cell_id] = _results(trials, infos)
     return loaded

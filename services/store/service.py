@@ -67,9 +67,9 @@ class Store:
         self._settled: dict[str, tuple[dict, dict]] = {}
         self._reports: dict[str, tuple[int, outputs.Report]] = {}
         self._facts: dict[str, list[catalog.Fact]] = {}
-        #: cell ID -> (run ID, its judge_version, the latest attempt of each trial), of settled
-        #: runs; how many kept.
-        self._trials: dict[str, tuple[str, int, list]] = {}
+        #: cell ID -> (its run's judge_version, the latest attempt of each trial), of settled
+        #: cells; how many kept.
+        self._trials: dict[str, tuple[int, list]] = {}
         self._trials_kept = 0
 
     @classmethod
@@ -190,17 +190,13 @@ class Store:
         found = {}
         for cell in cells:
             kept = self._trials.get(cell.id)
-            if kept is not None and kept[1] == run.judge_version:
-                found[cell.id] = kept[2]
+            if kept is not None and kept[0] == run.judge_version:
+                found[cell.id] = kept[1]
         missing = [c for c in cells if c.id not in found]
         if missing:
             loaded = await report.load_trials(session, [c.id for c in missing], scores, run.judge_version)
-            for cell in missing:
-                # One SELECT read every trial of the cell: when each one's latest attempt has
-                # finished, the cell is settled (settled.py), and what was read is final.
-                trials = loaded.trials[cell.id]
-                if trials and all(trial.state == "finished" for trial in trials):
-                    self._keep_trials(cell, run.judge_version, trials)
+            for cell_id in loaded.final:  # what was read of them cannot change (settled.py)
+                self._keep_trials(cell_id, run.judge_version, loaded.trials[cell_id])
             found.update(loaded.trials)
             read_settled.append((run.judge_version, loaded.newly_settled))
         return found
@@ -218,19 +214,19 @@ class Store:
         except SQLAlchemyError as exc:
             logger.info("settled cells not kept: %s", str(exc).splitlines()[0])
 
-    def _keep_trials(self, cell: t.Cell, judge_version: int, trials: list) -> None:
+    def _keep_trials(self, cell_id: str, judge_version: int, trials: list) -> None:
         if len(trials) > SETTLED_TRIALS_KEPT:
             return
-        self._forget_trials(cell.id)  # kept at an older judge_version
+        self._forget_trials(cell_id)  # kept at an older judge_version
         while self._trials and self._trials_kept + len(trials) > SETTLED_TRIALS_KEPT:
             self._forget_trials(next(iter(self._trials)))
-        self._trials[cell.id] = (cell.run_id, judge_version, trials)
+        self._trials[cell_id] = (judge_version, trials)
         self._trials_kept += len(trials)
 
     def _forget_trials(self, cell_id: str) -> None:
         kept = self._trials.pop(cell_id, None)
         if kept is not None:
-            self._trials_kept -= len(kept[2])
+            self._trials_kept -= len(kept[1])
 
     async def cancel(self, ref: str) -> tuple[t.Run, list[t.Cell], int, str]:
         """Cancel a run (ID or label), or only the trial of an attempt or job ID.

@@ -19,10 +19,10 @@ import logging
 
 import msgspec
 from sqlalchemy import Text, bindparam, cast, exists, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.orm import aliased
 
+from services.store import records
 from services.store import tables as t
 
 logger = logging.getLogger(__name__)
@@ -115,8 +115,7 @@ async def keep(session: AsyncSession, judge_version: int, trials_by_cell: dict[s
     this one (one its reader could not decode; or the same trials, read twice at once)."""
     if not trials_by_cell:
         return
-    dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
-    insert = dialect.insert(t.SettledCell)
+    insert = records.upsert(session, t.SettledCell)
     await session.execute(
         insert.on_conflict_do_update(
             index_elements=[t.SettledCell.cell_id],

@@ -77,7 +77,7 @@ async def test_compare_and_report__judging_anywhere_replaces_what_was_kept(store
         if other is not store:
             await other.close()
     assert (await store.compare("judged/a", "judged/b", judge="quality")).paired_tasks == 3
-    assert store._trials_kept == 6 and {kept[1] for kept in store._trials.values()} == {1}
+    assert store._trials_kept == 6 and {kept[0] for kept in store._trials.values()} == {1}
     assert judges_of(await store.run_report(run.id)) == {"quality"}
 
 
