@@ -66,7 +66,7 @@ def report_table(dataset, baseline: str) -> Table:
         "pass rate (0/1 tasks)",
         "mean reward (other tasks)",
         f"vs {baseline}",
-        "failed / timed out",
+        "failed / timed out / verifier fault",
         "not graded",
     ):
         table.add_column(plain(column))
@@ -78,7 +78,7 @@ def report_table(dataset, baseline: str) -> Table:
             pass_rate(row),
             means(row.mean_rewards, row.numeric_graded),
             versus(row) if not row.is_baseline else "-",
-            f"{row.harness_failed} / {row.timed_out}",
+            f"{row.harness_failed} / {row.timed_out} / {row.verifier_faults}",
             not_graded(row),
         )
     return table

@@ -1501,6 +1501,7 @@ function reportTable(ui, run, dataset) {
 		"vs baseline",
 		"Harness failed",
 		"Timed out",
+		"Verifier fault",
 		"Infra",
 		"Scorer",
 		"Unfinished",
@@ -1523,6 +1524,7 @@ function reportTable(ui, run, dataset) {
 		}, r.harness_name), r.is_baseline ? h("span", { class: "muted" }, " baseline") : null), h("td", {}, r.model || "–"), h("td", { class: "num" }, r.trials), h("td", { class: "num" }, r.graded), h("td", { class: `num ${passRates[i] === best && best !== null ? "best" : ""}` }, r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : "–"), ...rewardNames.map((n) => h("td", { class: "num" }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : "–")), h("td", { class: "num" }, vsText), ...[
 			r.harness_failed,
 			r.timed_out,
+			r.verifier_faults || 0,
 			r.infra_failed,
 			r.scorer_failed,
 			r.unfinished

@@ -1,8 +1,9 @@
 """Work one leased job: prepare the sandbox, drive the harness, score, keep artifacts, complete.
 
-Every failure of ours (sandbox, cache, scorer service) closes the attempt as an
-infrastructure failure; a harness that failed or timed out is a result and is
-scored like any other. Cancellation and a lost lease come from the heartbeat.
+Whose failure it is, blame.py decides: every failure HEMRA observed of its own (sandbox, engine,
+cache, scorer service) closes the attempt as an infrastructure failure; what the agent caused
+(a harness that failed or timed out, a fault HEMRA found in what it sent or left) is a result and
+is scored like any other. Cancellation and a lost lease come from the heartbeat.
 """
 
 import asyncio
@@ -15,7 +16,8 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, judges, transport, vocabulary
+from services import digests
+from services.common import blame, errors, judges, transport, vocabulary
 from services.environments.capabilities import carried, verifier_isolation
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, text
@@ -160,25 +162,12 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
             logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
     except errors.LeaseLost:
         logger.warning("attempt %s: lease lost; another worker owns it now", job.attempt.id)
-    except Exception as exc:  # anything of ours that broke is an infrastructure failure
-        logger.exception("attempt %s: infrastructure failure", job.attempt.id)
-        log = getattr(exc, "log", "")  # e.g. the output of a Dockerfile that did not build
-        await _finish_quietly(
-            events,
-            event("error", "infrastructure", message=f"{type(exc).__name__}: {exc}"),
-            *([event("output", "build.log", text=text(log.encode()))] if log else []),
-        )
-        artifacts = await _keep_log(deps.store, log) if log else []
-        next_job = await _complete(
-            deps,
-            job,
-            claim_next(),
-            pb.OUTCOME_INFRA_FAILED,
-            0,
-            f"{type(exc).__name__}: {exc}",
-            started,
-            artifacts=artifacts,
-        )
+    except Exception as exc:
+        failure = blame.attempt_failure(exc)
+        if failure.counts:
+            next_job = await _agent_fault(job, deps, events, failure, started, claim_next)
+        else:
+            next_job = await _infrastructure_failure(job, deps, events, exc, failure, started, claim_next)
     finally:
         heartbeat.cancel()
         try:
@@ -189,6 +178,46 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
                 await release(deps, next_job)
             raise
     return next_job
+
+
+async def _infrastructure_failure(job, deps: Deps, events: EventLog, exc: Exception, failure, started, claim_next):
+    """Close the attempt as an infrastructure failure HEMRA observed (kept apart, retried)."""
+    logger.error("attempt %s: infrastructure failure", job.attempt.id, exc_info=exc)
+    log = getattr(exc, "log", "")  # e.g. the output of a Dockerfile that did not build
+    await _finish_quietly(
+        events,
+        event("error", "infrastructure", message=failure.error),
+        *([event("output", "build.log", text=text(log.encode()))] if log else []),
+    )
+    artifacts = await _keep_log(deps.store, log) if log else []
+    return await _complete(
+        deps, job, claim_next(), pb.OUTCOME_INFRA_FAILED, 0, failure.error, started, artifacts=artifacts
+    )
+
+
+async def _agent_fault(job, deps: Deps, events: EventLog, failure, started, claim_next):
+    """Close the attempt as the agent's failure when what it left stopped HEMRA before the
+    verifier could score it: scored 0, the verifier's fault being that it could not run."""
+    logger.info("attempt %s: the agent's fault: %s", job.attempt.id, failure.error)
+    await _finish_quietly(events, event("error", "agent_fault", message=failure.error))
+    files = job.task.files
+    unscored = blame.verifier_failure(
+        blame.VERIFIER_CRASHED,
+        f"the verifier could not run: {failure.error}",
+        blame.reward_names([f.path for f in files]),
+    )
+    tests = digests.tests_digest((f.path, f.blob_digest) for f in files)
+    score = pb.Score(
+        state=pb.SCORE_STATE_SCORED,
+        rewards=unscored.rewards,
+        scorer_fingerprint=digests.scorer_fingerprint(tests, unscored.rewards),
+        scorer="verifier",
+        error=unscored.error,
+        fault=unscored.fault,
+    )
+    return await _complete(
+        deps, job, claim_next(), vocabulary.OUTCOMES[failure.outcome], -1, failure.error, started, score=score
+    )
 
 
 async def _harness_folder(job, deps: Deps) -> None:
@@ -226,7 +255,11 @@ async def _drive(
                 "status", "harness_start", harness=job.harness.harness_name, kind=job.harness.kind, timeout_secs=timeout
             )
         )
-        result = await _run_until_deadline(driver, context, sandbox)
+        try:
+            result = await _run_until_deadline(driver, context, sandbox)
+        except blame.AgentFault as exc:  # what the agent sent stopped its driver: a result, scored
+            failure = blame.attempt_failure(exc)
+            result = HarnessResult(failure.outcome, -1, failure.error)
     finally:
         deps.grants.revoke(token)
     if grant.finish is not None:
@@ -278,6 +311,15 @@ async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox, events: Event
     workdir = job.task.environment.workdir or "/"
     box = await sandbox.fresh(carried(workdir)) if isolation == "fresh" else sandbox
     await events.emit_own(event("status", "verifier_sandbox", isolation=isolation))
+    if box.not_carried:
+        await events.emit_own(
+            event(
+                "error",
+                "workspace_not_carried",
+                paths=list(box.not_carried),
+                message="the agent replaced these folders with a link or a file: the verifier gets them empty",
+            )
+        )
     return box
 
 

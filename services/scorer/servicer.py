@@ -11,7 +11,7 @@ from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services import envtemplate
 from services.common import errors, judges, transport
-from services.scorer import rewards, swebench, verifier
+from services.scorer import rewards, verifier
 from services.scorer.judging.service import Judges
 
 SCORER_NAME = "verifier"
@@ -25,8 +25,8 @@ class ProtocolSandbox(verifier.SandboxAccess):
     def __init__(self, client):
         self.client = client
 
-    async def run(self, command, env, timeout):
-        request = hpb.RunCommandRequest(command=command, env=env)
+    async def run(self, command, env, timeout, cwd=""):
+        request = hpb.RunCommandRequest(command=command, env=env, cwd=cwd)
         request.timeout.FromNanoseconds(int(timeout * 1e9))
         response = await self.client.RunCommand(request, timeout=timeout + 60)
         return response.exit_code, response.timed_out
@@ -91,16 +91,13 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
         tests = await self._tests_of(task)
         env = {**envtemplate.resolve(dict(task.verifier_env)), **envtemplate.pass_through(request.verifier_env)}
         sandbox = ProtocolSandbox(transport.harness(self._channel(request.sandbox_address), request.sandbox_token))
-        try:
-            verdict = await verifier.verify(
-                sandbox,
-                tests,
-                rewards.tests_digest(task.files),
-                env,
-                task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0,
-            )
-        except swebench.EnvironmentFailure as exc:  # the attempt's infrastructure failed, not its agent
-            raise errors.FailedPrecondition(str(exc)) from None
+        verdict = await verifier.verify(
+            sandbox,
+            tests,
+            rewards.tests_digest(task.files),
+            env,
+            task.verifier_timeout.ToNanoseconds() / 1e9 or 600.0,
+        )
         stdout_digest = ""
         if verdict.stdout:
             put = await self.store.PutBlobs(spb.PutBlobsRequest(blobs=[spb.Blob(data=verdict.stdout)]))
@@ -113,6 +110,7 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
             error=verdict.error,
             stdout_blob_digest=stdout_digest,
             judgments=verdict.judgments,
+            fault=verdict.fault,
         )
         score.duration.FromNanoseconds(int(verdict.duration * 1e9))
         return scpb.ScoreAttemptResponse(score=score)

@@ -12,9 +12,10 @@ import json
 import tempfile
 from dataclasses import dataclass
 
+from services.common import blame
 from services.common import swebench as package
 
-SPEC_FILE = "tests/swebench.json"
+SPEC_FILE = blame.SWEBENCH_SPEC
 LOG = "/logs/verifier/test_output.txt"
 PATCH = "/logs/verifier/model.patch"
 #: SWE-bench logs of big suites run to megabytes; past this the log is not one of a test run.
@@ -26,16 +27,16 @@ class SpecError(Exception):
     """tests/swebench.json is not what the planner writes."""
 
 
-class EnvironmentFailure(Exception):
-    """The log shows the environment failed (no memory, no engine, no network), not the agent:
-    SWE-bench's own classification, an infrastructure failure of the attempt."""
+#: The reward a SWE-bench task's grading gives (SWE-bench's word, as its reports name it).
+REWARD_NAMES = blame.SWEBENCH_REWARD_NAMES
 
 
 @dataclass
 class Graded:
     report: dict
     resolved: bool
-    #: SWE-bench's reason when the log is unparseable and its signature is the environment's.
+    #: SWE-bench's reason when the log is unparseable and its signature is the environment's
+    #: (in a HEMRA run, the agent's doing: services/common/blame.py).
     environment_failure: str = ""
 
 

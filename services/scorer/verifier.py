@@ -3,7 +3,18 @@
 The steps are Harbor's: clear /logs/verifier (so a harness cannot plant a
 reward), copy tests/ to /tests, run tests/test.sh with its output in
 /logs/verifier/test-stdout.txt, then read reward.json or reward.txt. The exit
-status of test.sh is ignored; only the reward file counts. A task whose verifier judges
+status of test.sh is ignored; only the reward file counts.
+
+Unlike Harbor, test.sh never runs the agent's code by accident: it starts in /tests (HEMRA's
+copy of the task's tests, not the agent's workspace), with a HOME of its own made for the run,
+and Python neither puts the working directory on its path (PYTHONSAFEPATH) nor reads a user
+site (PYTHONNOUSERSITE); HEMRA's values win over the task's. And which reward file counts is
+never decided by who wrote last: reward.json and reward.txt both written in one run are a
+conflict (a program the tests ran wrote one of them), the agent's failure.
+
+A run that gives no usable reward (a timeout, no reward file, an invalid one, a conflict, a
+SWE-bench log with the environment's failure signature) is the agent's result, scored 0 with
+its fault (services/common/blame.py), never "not graded": the agent can cause each of them. A task whose verifier judges
 with a rubric also leaves reward-details.json: its criteria are kept beside the rewards
 (services/common/rubric.py). A SWE-bench task's test.sh writes no reward: its log is graded
 here with SWE-bench's grading (services/scorer/swebench.py).
@@ -15,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 from hemra.v1 import common_pb2 as pb
-from services.common import rubric
+from services.common import blame, rubric
 from services.scorer import rewards as rw
 from services.scorer import swebench
 from services.store.records import reward_problem
@@ -27,9 +38,17 @@ MAX_REWARD_FILE_BYTES = 1024 * 1024
 STDOUT_FILE = "/logs/verifier/test-stdout.txt"
 #: The reward files a verifier may write, the first present counting (Harbor's order).
 REWARD_FILES = (("reward.json", rw.parse_reward_json), ("reward.txt", rw.parse_reward_txt))
+#: Where test.sh starts: HEMRA's copy of the tests, never a folder of the agent's.
+TEST_CWD = "/tests"
+#: A fresh HOME made for the run (mktemp: a name the agent cannot guess ahead, in a shared
+#: sandbox where /tmp is its own), so no dotfile or user site the agent left is read.
 TEST_COMMAND = (
-    "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+    'mkdir -p /logs/verifier && chmod +x /tests/test.sh && HOME="$(mktemp -d)" && export HOME && '
+    "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
 )
+#: Set over the task's verifier env: Python never imports from the working directory or the
+#: script's folder first, nor from a user site.
+VERIFIER_ENV = {"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"}
 
 
 @dataclass
@@ -42,12 +61,14 @@ class Verdict:
     duration: float = 0.0
     #: The task's own rubric judges, criterion by criterion.
     judgments: list[pb.Judgment] = field(default_factory=list)
+    #: Why the run gave no usable reward (blame.FAULTS), when that is the agent's result.
+    fault: str = ""
 
 
 class SandboxAccess:
     """What the verifier needs of a sandbox (implemented over the harness protocol)."""
 
-    async def run(self, command: str, env: dict[str, str], timeout: float):  # -> (exit, timed_out)
+    async def run(self, command: str, env: dict[str, str], timeout: float, cwd: str = ""):  # -> (exit, timed_out)
         raise NotImplementedError
 
     async def read(self, path: str, limit: int = 0) -> bytes | None:
@@ -72,12 +93,13 @@ async def verify(
     await sandbox.remove("/logs/verifier")
     await sandbox.remove("/tests")
     await sandbox.write([("/tests/" + path.removeprefix("tests/"), data, path.endswith(".sh")) for path, data in tests])
-    _, timed_out = await sandbox.run(TEST_COMMAND, env, timeout)
+    _, timed_out = await sandbox.run(TEST_COMMAND, {**env, **VERIFIER_ENV}, timeout, TEST_CWD)
     spec = next((data for path, data in tests if path == swebench.SPEC_FILE), None)
+    names = blame.reward_names([path for path, _ in tests])
     if timed_out:
         stdout = await sandbox.read(STDOUT_FILE, MAX_STDOUT_BYTES) or b""
-        error = f"the verifier timed out after {timeout:g} s"
-        return Verdict(False, error=error, stdout=stdout, duration=time.monotonic() - started)
+        failure = blame.verifier_failure(blame.VERIFIER_TIMED_OUT, f"the verifier timed out after {timeout:g} s", names)
+        return _failed(failure, tests_digest, stdout, started)
     if spec is not None:
         stdout = await sandbox.read(STDOUT_FILE, MAX_STDOUT_BYTES) or b""
         return await _swebench_verdict(sandbox, spec, tests_digest, stdout, started)
@@ -90,55 +112,88 @@ async def verify(
         ]
     )
     stdout = stdout or b""
-    elapsed = time.monotonic() - started
     try:
         found = _rewards_of(rewards)
-    except rw.RewardError as exc:
-        return Verdict(False, error=str(exc), stdout=stdout, duration=elapsed)
+    except RewardFault as exc:
+        return _failed(blame.verifier_failure(exc.fault, str(exc), names), tests_digest, stdout, started)
     return Verdict(
         True,
         found,
         rw.fingerprint(tests_digest, found),
         stdout=stdout,
-        duration=elapsed,
+        duration=time.monotonic() - started,
         judgments=rubric.judgments_of(details),
     )
 
 
+class RewardFault(Exception):
+    """The reward files the run left give no usable reward (its `fault`, blame.FAULTS)."""
+
+    def __init__(self, fault: str, message: str):
+        super().__init__(message)
+        self.fault = fault
+
+
+def _failed(failure: blame.VerifierFailure, tests_digest: str, stdout: bytes, started: float) -> Verdict:
+    """The agent's failure for a verifier run that gave no usable reward: scored, 0 for each
+    reward name (so it pairs with the task's other trials), with its fault and reason."""
+    return Verdict(
+        True,
+        failure.rewards,
+        rw.fingerprint(tests_digest, failure.rewards),
+        error=failure.error,
+        stdout=stdout,
+        duration=time.monotonic() - started,
+        fault=failure.fault,
+    )
+
+
 def _rewards_of(contents: list[bytes | None]) -> dict[str, float]:
-    """The rewards of the first reward file present (contents in REWARD_FILES' order)."""
-    for (name, parse), data in zip(REWARD_FILES, contents, strict=True):
-        if data is None:
-            continue
-        if len(data) > MAX_REWARD_FILE_BYTES:
-            raise rw.RewardError(f"{name} is larger than {MAX_REWARD_FILE_BYTES} bytes")
+    """The rewards of the one reward file present (contents in REWARD_FILES' order)."""
+    present = [
+        (name, parse, data) for (name, parse), data in zip(REWARD_FILES, contents, strict=True) if data is not None
+    ]
+    if not present:
+        raise RewardFault(blame.VERIFIER_CRASHED, "the verifier wrote no reward file (reward.json or reward.txt)")
+    if len(present) > 1:
+        raise RewardFault(
+            blame.REWARD_CONFLICT,
+            "the verifier run left both reward.json and reward.txt: one of them was not written by the tests",
+        )
+    [(name, parse, data)] = present
+    if len(data) > MAX_REWARD_FILE_BYTES:
+        raise RewardFault(blame.REWARD_INVALID, f"{name} is larger than {MAX_REWARD_FILE_BYTES} bytes")
+    try:
         found = parse(data)
-        problem = reward_problem(found)
-        if problem:
-            raise rw.RewardError(f"{name}: {problem}")
-        return found
-    raise rw.RewardError("the verifier wrote no reward file (reward.json or reward.txt)")
+    except rw.RewardError as exc:
+        raise RewardFault(blame.REWARD_INVALID, str(exc)) from None
+    problem = reward_problem(found)
+    if problem:
+        raise RewardFault(blame.REWARD_INVALID, f"{name}: {problem}")
+    return found
 
 
 async def _swebench_verdict(
     sandbox: SandboxAccess, spec_data: bytes, tests_digest: str, stdout: bytes, started: float
 ) -> Verdict:
     """Grade the SWE-bench eval script's log; leave the harness's report.json and the reward
-    beside it. Raises swebench.EnvironmentFailure when the log says the environment failed."""
+    beside it. A log that reads as an environment failure is the agent's: HEMRA built and
+    started the environment before the agent ran, so whatever the log says, the agent's code
+    (its patch, the tests it changed) printed it."""
 
-    def failed(error: str) -> Verdict:
-        return Verdict(False, error=error, stdout=stdout, duration=time.monotonic() - started)
+    def failed(fault: str, error: str) -> Verdict:
+        return _failed(blame.verifier_failure(fault, error, swebench.REWARD_NAMES), tests_digest, stdout, started)
 
     log = await sandbox.read(swebench.LOG, swebench.MAX_LOG_BYTES + 1)
     if log is None:
-        return failed("the SWE-bench eval script left no /logs/verifier/test_output.txt")
+        return failed(blame.VERIFIER_CRASHED, "the SWE-bench eval script left no /logs/verifier/test_output.txt")
     if len(log) > swebench.MAX_LOG_BYTES:
-        return failed(f"test_output.txt is larger than {swebench.MAX_LOG_BYTES} bytes")
+        return failed(blame.REWARD_INVALID, f"test_output.txt is larger than {swebench.MAX_LOG_BYTES} bytes")
     patch = await sandbox.read(swebench.PATCH, swebench.MAX_PATCH_BYTES)
     try:
         graded = await asyncio.to_thread(swebench.grade, swebench.spec_of(spec_data), log, patch)
-    except (swebench.SpecError, swebench.package.Missing) as exc:
-        return failed(str(exc))
+    except (swebench.SpecError, swebench.package.Missing) as exc:  # the task's or HEMRA's, not the agent's
+        return Verdict(False, error=str(exc), stdout=stdout, duration=time.monotonic() - started)
     reward = 1.0 if graded.resolved else 0.0
     await sandbox.write(
         [
@@ -147,7 +202,11 @@ async def _swebench_verdict(
         ]
     )
     if graded.environment_failure:
-        raise swebench.EnvironmentFailure(f"SWE-bench says the environment failed: {graded.environment_failure}")
+        return failed(
+            blame.ENVIRONMENT_SIGNATURE,
+            f"the test log reads as SWE-bench's environment failure ({graded.environment_failure}); "
+            "HEMRA's environment was up, so the agent's code printed it",
+        )
     rewards = {"resolved": reward}  # SWE-bench's word, as an import of its harness's runs names it
     return Verdict(
         True, rewards, rw.fingerprint(tests_digest, rewards), stdout=stdout, duration=time.monotonic() - started

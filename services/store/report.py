@@ -344,6 +344,7 @@ def _count_trial(row: ReportRow, sums: dict, trial: TrialResult) -> None:
         row.scorer_failed += 1
         return
     row.graded += 1
+    row.verifier_faults += bool(trial.score and trial.score.get("fault"))
     if trial.is_binary:
         row.binary_graded += 1
         row.passed += trial.passed
@@ -362,6 +363,11 @@ def flags_of(cells: CellResults, base: CellResults | None, row: ReportRow) -> li
     ungraded = row.scorer_failed + row.infra_failed
     if ungraded:
         flags.append(f"{ungraded} trials nothing graded")
+    if row.verifier_faults:
+        flags.append(
+            f"{row.verifier_faults} trials failed on a verifier fault (it timed out, crashed or left no usable "
+            "reward on what the agent left); a task that fails so under the oracle too is broken"
+        )
     flags += version_flags(cells)
     flags += agent_flags(cells)
     drifting = [d for d, ts in cells.graded_by_task().items() if len({scorer_key(x) for x in ts}) > 1]

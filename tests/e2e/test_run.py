@@ -103,16 +103,22 @@ def test_run__run_file_with_local_harness_and_dataset(hemra_env, tmp_path):
     assert any(e["type"] == "tool_call" and "tac" in e["payload"]["command"] for e in events)
 
 
-def test_run__scorer_failure_counted_apart_not_failed(hemra_env, tmp_path):
+def test_run__a_verifier_that_writes_no_reward_fails_the_attempt_and_is_counted_as_a_fault(hemra_env, tmp_path):
+    # The agent can make a verifier crash (on what it left), so no reward is its failure, not
+    # "not graded"; the report counts it apart, so a broken task shows under the oracle.
     task = copy_task("text-stats", tmp_path / "ds")
     (task / "tests" / "test.sh").write_text("#!/bin/bash\necho no reward written\nexit 0\n")
     result = hemra(hemra_env, "run", "-H", "oracle", "-d", str(tmp_path / "ds"), "--label", "noreward")
     assert result.returncode == 0, result.stderr
     [attempt] = show(hemra_env, "noreward")["attempts"]
-    assert attempt["score"]["state"] == "SCORE_STATE_SCORER_FAILED"
-    assert "no reward file" in attempt["score"]["error"]
+    assert attempt["score"]["state"] == "SCORE_STATE_SCORED" and attempt["score"]["fault"] == "verifier_crashed"
+    assert attempt["score"]["rewards"] == {"reward": 0.0} and "no reward file" in attempt["score"]["error"]
     row = show(hemra_env, "noreward")["report"]["datasets"][0]["rows"][0]
-    assert row["scorer_failed"] == 1 and row.get("passed", 0) == 0 and row.get("binary_graded", 0) == 0
+    assert row["verifier_faults"] == 1 and row["binary_graded"] == 1 and row.get("passed", 0) == 0
+    assert row.get("scorer_failed", 0) == 0
+    assert any("1 trials failed on a verifier fault" in flag for flag in row["flags"]), row["flags"]
+    report = hemra(hemra_env, "show", "noreward", "--report").stdout
+    assert "verifier fault" in report
 
 
 def test_run__planted_reward_is_cleared_before_verifying(hemra_env, tmp_path):

@@ -392,7 +392,7 @@ class Artifact(_message.Message):
     def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class Score(_message.Message):
-    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration", "judge_model", "judgments", "judge_calls", "judge", "judged_time")
+    __slots__ = ("state", "rewards", "scorer_fingerprint", "scorer", "error", "stdout_blob_digest", "duration", "judge_model", "judgments", "judge_calls", "judge", "judged_time", "fault")
     class RewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -412,6 +412,7 @@ class Score(_message.Message):
     JUDGE_CALLS_FIELD_NUMBER: _ClassVar[int]
     JUDGE_FIELD_NUMBER: _ClassVar[int]
     JUDGED_TIME_FIELD_NUMBER: _ClassVar[int]
+    FAULT_FIELD_NUMBER: _ClassVar[int]
     state: ScoreState
     rewards: _containers.ScalarMap[str, float]
     scorer_fingerprint: str
@@ -424,7 +425,8 @@ class Score(_message.Message):
     judge_calls: _containers.RepeatedCompositeFieldContainer[JudgeCall]
     judge: str
     judged_time: _timestamp_pb2.Timestamp
-    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ..., judgments: _Optional[_Iterable[_Union[Judgment, _Mapping]]] = ..., judge_calls: _Optional[_Iterable[_Union[JudgeCall, _Mapping]]] = ..., judge: _Optional[str] = ..., judged_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    fault: str
+    def __init__(self, state: _Optional[_Union[ScoreState, str]] = ..., rewards: _Optional[_Mapping[str, float]] = ..., scorer_fingerprint: _Optional[str] = ..., scorer: _Optional[str] = ..., error: _Optional[str] = ..., stdout_blob_digest: _Optional[str] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., judge_model: _Optional[str] = ..., judgments: _Optional[_Iterable[_Union[Judgment, _Mapping]]] = ..., judge_calls: _Optional[_Iterable[_Union[JudgeCall, _Mapping]]] = ..., judge: _Optional[str] = ..., judged_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fault: _Optional[str] = ...) -> None: ...
 
 class Judgment(_message.Message):
     __slots__ = ("judge", "source", "criterion", "description", "value", "raw_json", "weight", "passed", "expected", "observed", "reason", "judge_model", "error", "agreement", "sample_raw_json")

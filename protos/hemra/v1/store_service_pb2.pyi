@@ -160,7 +160,7 @@ class GetRunReportRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class ReportRow(_message.Message):
-    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags", "judges")
+    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags", "judges", "verifier_faults")
     class MeanRewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -186,6 +186,7 @@ class ReportRow(_message.Message):
     VS_BASELINE_FIELD_NUMBER: _ClassVar[int]
     FLAGS_FIELD_NUMBER: _ClassVar[int]
     JUDGES_FIELD_NUMBER: _ClassVar[int]
+    VERIFIER_FAULTS_FIELD_NUMBER: _ClassVar[int]
     harness_name: str
     model: str
     is_baseline: bool
@@ -204,7 +205,8 @@ class ReportRow(_message.Message):
     vs_baseline: PairedSummary
     flags: _containers.RepeatedScalarFieldContainer[str]
     judges: _containers.RepeatedCompositeFieldContainer[CellJudge]
-    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ..., judges: _Optional[_Iterable[_Union[CellJudge, _Mapping]]] = ...) -> None: ...
+    verifier_faults: int
+    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ..., judges: _Optional[_Iterable[_Union[CellJudge, _Mapping]]] = ..., verifier_faults: _Optional[int] = ...) -> None: ...
 
 class CellJudge(_message.Message):
     __slots__ = ("judge", "source", "judge_model", "judged", "mean", "passed", "failed")

@@ -28,6 +28,9 @@ class Sandbox(abc.ABC):
 
     #: Requirements it enforces (checked at resolve against a run's `require`).
     enforces: frozenset[str] = frozenset()
+    #: A fresh sandbox's paths that `fresh` left empty because the agent had replaced the
+    #: folder with something else (a link, a file): the verifier scores what is left.
+    not_carried: list[str] | tuple[str, ...] = ()
 
     @abc.abstractmethod
     async def prepare(self) -> None:
@@ -105,8 +108,10 @@ class Sandbox(abc.ABC):
         """A new sandbox of the same task environment (prepared), holding only the folders
         in `carry` copied over from this one as plain data: regular files, folders and
         symbolic links (kept as links, never followed); devices, FIFOs and sockets are
-        dropped. Called after `stop_processes`, for `[verifier] isolation = "fresh"`.
-        The caller tears both down.
+        dropped. A path the agent replaced with a link or a file is left empty there and
+        named in the new sandbox's `not_carried`: never followed, never an error.
+        Called after `stop_processes`, for `[verifier] isolation = "fresh"`. The caller tears
+        both down.
 
         Raises:
           SandboxError: when this kind cannot make one (the planner refuses such runs).

@@ -132,16 +132,26 @@ def _cgroup_procs(folder: Path) -> list[str]:
 _SPOOL_BYTES = 32 * 1024 * 1024
 
 
-def _plain_archive(chunks, out) -> None:
-    """Copy a tar stream (the engine's archive of a path) into `out`, keeping folders, regular
-    files and links only: a device node, FIFO or socket the agent made never reaches the verifier."""
+def _plain_archive(chunks, out) -> bool:
+    """Copy a tar stream (the engine's archive of a folder) into `out`, keeping folders, regular
+    files and links only: a device node, FIFO or socket the agent made never reaches the verifier.
+    False, with nothing copied, when the archived path is not a folder: the agent replaced its
+    workspace with a link or a file, and the verifier gets an empty one instead."""
     reader = _ChunkReader(chunks)
-    with tarfile.open(fileobj=reader, mode="r|") as source, tarfile.open(fileobj=out, mode="w|") as target:
-        for member in source:
-            if member.isreg():
-                target.addfile(member, source.extractfile(member))
-            elif member.isdir() or member.issym() or member.islnk():
-                target.addfile(member)
+    with tarfile.open(fileobj=reader, mode="r|") as source:
+        top = source.next()
+        if top is None or not top.isdir():
+            for _ in source:  # read to its end: the engine's stream is not left half read
+                pass
+            return False
+        with tarfile.open(fileobj=out, mode="w|") as target:
+            target.addfile(top)
+            for member in source:
+                if member.isreg():
+                    target.addfile(member, source.extractfile(member))
+                elif member.isdir() or member.issym() or member.islnk():
+                    target.addfile(member)
+    return True
 
 
 class _ChunkReader(io.RawIOBase):
@@ -265,6 +275,7 @@ class DockerSandbox(Sandbox):
         #: The verifier's container: True once reserved, then its start (a future) from `prepare` on.
         self._spare: bool | asyncio.Future | None = None
         self._carry: list[str] = []
+        self.not_carried: list[str] = []
         #: The only way out of a closed container: to the harness's model endpoints (relay.py).
         #: A container on the host's network reaches them itself (and the relay could not
         #: listen on their ports there).
@@ -452,7 +463,9 @@ class DockerSandbox(Sandbox):
         except docker_errors().NotFound:
             return
         with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as archive:
-            _plain_archive(chunks, archive)
+            if not _plain_archive(chunks, archive):
+                other.not_carried.append(path)
+                return
             archive.seek(0)
             try:
                 api.put_archive(other.container_id, posixpath.dirname(path) or "/", archive)

@@ -161,6 +161,7 @@ class HostSandbox(Sandbox):
         self._relay_allowed = True
         self.owner = sandbox_owner()
         self._processes: set[asyncio.subprocess.Process] = set()
+        self.not_carried: list[str] = []
         #: The verifier's sandbox (reserve_fresh): True until prepare starts making it.
         self._spare: bool | asyncio.Future | None = None
 
@@ -262,7 +263,10 @@ class HostSandbox(Sandbox):
                 rel = self._own(path)
                 if rel is None:
                     raise SandboxError(f"{path}: not a folder of the attempt's own to carry over")
-                safefs.copy_tree(self.root, rel, other.root, rel, self.owner)
+                try:
+                    safefs.copy_tree(self.root, rel, other.root, rel, self.owner)
+                except (safefs.LinkRefused, NotADirectoryError):  # a folder on its way is the agent's link
+                    other.not_carried.append(path)
             other._make_dirs()  # a carried folder that was gone leaves none; the workdir must be
 
         try:

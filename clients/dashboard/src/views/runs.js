@@ -49,7 +49,7 @@ function reportTable(ui, run, dataset) {
   const passRates = dataset.rows.map((r) => (r.binary_graded ? r.passed / r.binary_graded : null));
   const best = Math.max(...passRates.filter((x) => x !== null));
   const head = ['Harness', 'Model', 'Trials', 'Graded', 'Passed', ...rewardNames.map((n) => `mean ${n}`),
-    'vs baseline', 'Harness failed', 'Timed out', 'Infra', 'Scorer', 'Unfinished', 'Flags'];
+    'vs baseline', 'Harness failed', 'Timed out', 'Verifier fault', 'Infra', 'Scorer', 'Unfinished', 'Flags'];
   const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
   return table(head.map((t, i) => h('th', { class: i >= 2 && i < head.length - 1 ? 'num' : '' }, t)),
     dataset.rows.map((r, i) => {
@@ -68,7 +68,7 @@ function reportTable(ui, run, dataset) {
           r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : '–'),
         ...rewardNames.map((n) => h('td', { class: 'num' }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : '–')),
         h('td', { class: 'num' }, vsText),
-        ...[r.harness_failed, r.timed_out, r.infra_failed, r.scorer_failed, r.unfinished].map((n) => h('td', { class: 'num' }, n)),
+        ...[r.harness_failed, r.timed_out, r.verifier_faults || 0, r.infra_failed, r.scorer_failed, r.unfinished].map((n) => h('td', { class: 'num' }, n)),
         h('td', { class: 'flags' }, (r.flags || []).join('; ')));
     }), { class: 'report' });
 }
