@@ -130,8 +130,12 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
         # the reward or the tests while the verifier runs.
         await sandbox.stop_processes()
         captured += await _capture(job, deps, sandbox, "end")
-        verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox, events), control, sandbox)
-        score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
+        try:
+            verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox, events), control, sandbox)
+            score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
+        except blame.AgentFault as exc:  # what the agent left keeps the verifier from running at all
+            verifier_box = verifier_box or sandbox
+            score = await _unrunnable(job, events, blame.attempt_failure(exc))
         artifacts = captured + await collect_artifacts(verifier_box, deps.store, events)
         judged = await _until_stopped(_judge(job, deps, artifacts, events), control, verifier_box)
         await events.flush()
@@ -196,8 +200,17 @@ async def _infrastructure_failure(job, deps: Deps, events: EventLog, exc: Except
 
 
 async def _agent_fault(job, deps: Deps, events: EventLog, failure, started, claim_next):
-    """Close the attempt as the agent's failure when what it left stopped HEMRA before the
-    verifier could score it: scored 0, the verifier's fault being that it could not run."""
+    """Close the attempt as the agent's failure when what it sent or left stopped HEMRA before
+    anything else could be done: scored 0, as a verifier that could not run."""
+    score = await _unrunnable(job, events, failure)
+    return await _complete(
+        deps, job, claim_next(), vocabulary.OUTCOMES[failure.outcome], -1, failure.error, started, score=score
+    )
+
+
+async def _unrunnable(job, events: EventLog, failure) -> pb.Score:
+    """The score of an attempt whose verifier could not run for what the agent left: its
+    failure (0 for the task's reward names), the verifier's fault being that it crashed."""
     logger.info("attempt %s: the agent's fault: %s", job.attempt.id, failure.error)
     await _finish_quietly(events, event("error", "agent_fault", message=failure.error))
     files = job.task.files
@@ -207,16 +220,13 @@ async def _agent_fault(job, deps: Deps, events: EventLog, failure, started, clai
         blame.reward_names([f.path for f in files]),
     )
     tests = digests.tests_digest((f.path, f.blob_digest) for f in files)
-    score = pb.Score(
+    return pb.Score(
         state=pb.SCORE_STATE_SCORED,
         rewards=unscored.rewards,
         scorer_fingerprint=digests.scorer_fingerprint(tests, unscored.rewards),
         scorer="verifier",
         error=unscored.error,
         fault=unscored.fault,
-    )
-    return await _complete(
-        deps, job, claim_next(), vocabulary.OUTCOMES[failure.outcome], -1, failure.error, started, score=score
     )
 
 
@@ -309,7 +319,11 @@ async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox, events: Event
     """Where the verifier runs: a fresh sandbox holding only the agent's workspace and logs,
     or (shared) the agent's own, now without any of its processes."""
     workdir = job.task.environment.workdir or "/"
-    box = await sandbox.fresh(carried(workdir)) if isolation == "fresh" else sandbox
+    if isolation == "fresh":
+        box = await sandbox.fresh(carried(workdir))
+    else:
+        box = sandbox
+        await box.reopen()
     await events.emit_own(event("status", "verifier_sandbox", isolation=isolation))
     if box.not_carried:
         await events.emit_own(

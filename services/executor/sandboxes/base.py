@@ -100,6 +100,16 @@ class Sandbox(abc.ABC):
           SandboxError: when a process survives (the attempt must not be scored).
         """
 
+    async def reopen(self) -> None:  # noqa: B027 (optional: most kinds run commands after a stop as they are)
+        """Make the sandbox run commands again after `stop_processes`, for the verifier's turn
+        in the agent's own sandbox (shared isolation).
+
+        Raises:
+          AgentFault: when what the agent left keeps it from running anything (a container
+            whose workdir the agent replaced with a file cannot start again).
+          SandboxError: when it cannot for any other reason.
+        """
+
     def reserve_fresh(self, carry: list[str]) -> None:  # noqa: B027 (optional: most kinds do nothing)
         """Say, before `prepare`, that `fresh(carry)` will be called: a kind that can make the
         fresh sandbox ahead, while the harness works, may start it then. Nothing by default."""

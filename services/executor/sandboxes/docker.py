@@ -28,6 +28,7 @@ import time
 import uuid
 from pathlib import Path
 
+from services.common.blame import AgentFault
 from services.environments.capabilities import ENFORCES
 from services.environments.engine import client, docker_errors
 from services.environments.images import LABEL_TASK, ensure_image
@@ -580,10 +581,28 @@ class DockerSandbox(Sandbox):
             if self._relay_allowed:
                 self._launch_relay()
         except docker_errors().APIError as exc:
+            if not self._workdir_is_folder():
+                raise AgentFault(
+                    f"the agent replaced its workspace {self.workdir} with a file: its container cannot start again"
+                ) from None
             raise SandboxError(
                 f"cannot start container {self.container_id[:12]} again: {exc.explanation or exc}"
             ) from None
         self._stopped = False
+
+    async def reopen(self) -> None:
+        if self.container_id and self._stopped:
+            await asyncio.to_thread(self._revive)
+
+    def _workdir_is_folder(self) -> bool:
+        """Whether the container's workdir is a folder (or a link, which the engine follows), as
+        HEMRA reads it from the stopped container through the engine."""
+        try:
+            _, stat = client().api.get_archive(self.container_id, self.workdir)
+        except docker_errors().APIError:
+            return True  # not readable either: nothing says the agent is to blame
+        mode = int(stat.get("mode", 0))
+        return bool(mode & (1 << 31) or mode & (1 << 27))  # Go's os.ModeDir, os.ModeSymlink
 
     async def _kill_marked(self, marker: str) -> None:
         """Kill one command's processes by the marker in their environment; when the engine does
