@@ -4,6 +4,7 @@ commit, a test patch, a gold patch, FAIL_TO_PASS / PASS_TO_PASS, an eval script)
 instance's evaluation image built here from a local base with git. Oracle resolves it, nop
 does not, and HEMRA's report is the one the swebench package's grading gives for the same log."""
 
+import base64
 import hashlib
 import json
 import re
@@ -182,15 +183,39 @@ def test_oracle_resolves_nop_does_not__graded_as_swebench_grades(hemra_env, inst
     assert "return a + b" in artifact(hemra_env, by_harness["oracle"], "/logs/verifier/model.patch").decode()
 
 
-def test_an_environment_failure_is_an_infrastructure_failure(hemra_env, instances):
+def test_an_environment_failure_in_the_log_is_the_agents_failure(hemra_env, instances):
+    # HEMRA built and started the environment before anything ran, so a log that reads as
+    # SWE-bench's environment failure says what the code under test printed: a result.
     result = hemra(
         hemra_env, "run", "-H", "oracle", "-d", f"swebench:{instances}", "-t", f"swebench/{BROKEN_IID}",
         "--sandbox", "docker", "--max-infra-retries", "0", timeout=600,
     )  # fmt: skip
     [run] = runs(hemra_env)
     [attempt] = show(hemra_env, run["id"])["attempts"]
-    assert attempt["outcome"] == "OUTCOME_INFRA_FAILED", (attempt, result.stdout)
-    assert "out_of_memory" in attempt["error"]
+    assert attempt["outcome"] == "OUTCOME_COMPLETED", (attempt, result.stdout)
+    assert attempt["score"]["state"] == "SCORE_STATE_SCORED" and attempt["score"]["rewards"] == {"resolved": 0.0}
+    assert attempt["score"]["fault"] == "environment_signature" and "out_of_memory" in attempt["score"]["error"]
+
+
+def test_an_agent_that_prints_the_environment_failure_signature_is_failed_not_ungraded(hemra_env, instances, tmp_path):
+    (tmp_path / "harnesses").mkdir()
+    (tmp_path / "harnesses" / "forger.toml").write_text('kind = "program"\ncommand = ["bash", "forger.sh"]\n')
+    # The code under test prints what SWE-bench reads as an errored run out of memory, and exits.
+    forged = 'import os\nprint(">>>>> Tests Errored")\nprint("Cannot allocate memory")\nos._exit(1)\n'
+    (tmp_path / "harnesses" / "forger.sh").write_text(
+        f"hemra harness exec 'echo {base64.b64encode(forged.encode()).decode()} | base64 -d > /testbed/tests/__init__.py'\n"
+    )
+    result = hemra(
+        hemra_env, "run", "-H", "forger", "-d", f"swebench:{instances}", "-t", f"swebench/{IID}",
+        "--sandbox", "docker", "--max-infra-retries", "0", cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    [run] = runs(hemra_env)
+    [attempt] = show(hemra_env, run["id"])["attempts"]
+    assert attempt["outcome"] == "OUTCOME_COMPLETED", (attempt, result.stdout + result.stderr)
+    assert attempt["score"]["rewards"] == {"resolved": 0.0}, attempt
+    log = artifact(hemra_env, attempt, "/logs/verifier/test_output.txt")
+    assert attempt["score"].get("fault") == "environment_signature", (attempt, log)
+    assert b"Cannot allocate memory" in log
 
 
 @pytest.mark.parametrize(
