@@ -9,10 +9,17 @@ Against the agent under test (and the verifier: both run the same way):
   it sees no process of the host's or of its other commands, and everything it started dies
   with it.
 - When HEMRA runs as root, bwrap alone would keep every capability inside (a remount of
-  /usr read-write is one `mount` away). So the command runs as an unprivileged user of its
-  own (SANDBOX_UID), with no capability left, an empty bounding set and no_new_privs
-  (setpriv, from util-linux). The attempt's folders are given to that user. As another
-  user, bwrap runs in a user namespace that already drops every capability.
+  /usr read-write is one `mount` away). So the command runs as an unprivileged user, a uid
+  of the attempt's own above SANDBOX_UID (attempt_owner), with no capability left, an empty
+  bounding set and no_new_privs (setpriv, from util-linux). The attempt's folders are given
+  to that user. As another user, bwrap runs in a user namespace that already drops every
+  capability.
+- Every command runs under a seccomp filter (seccomp.py): keyrings, ptrace, mounts, new
+  namespaces, modules and the like are refused. With keyctl, add_key and request_key
+  refused, the kernel keyrings the host's processes share are out of reach.
+- A SandboxError (an infrastructure failure) comes from HEMRA's own channels only: bwrap's
+  status pipe (it ran the command or not) and the relay launcher's pipe, both closed before
+  the command runs. What a command prints or exits with is its result.
 - The network is loopback only. The harness's declared model endpoints are relayed (see
   relay.py): relay.js, run by the host's node inside the command's own network namespace,
   listens on the endpoint's loopback address and port and pipes each connection to a Unix
