@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes.base import wait_for_removals
+from services.executor.sandboxes.base import SandboxError, wait_for_removals
 from services.executor.sandboxes.host import HostSandbox
 
 
@@ -262,3 +262,35 @@ async def test_a_reserved_verifier_sandbox_is_made_apart_and_removed_when_never_
     await sandbox.teardown()
     wait_for_removals(30)  # teardown removes the folders in the background
     assert sorted(os.listdir(tmp_path / "work")) == []
+
+
+async def test_exec__a_command_that_forges_a_bubblewrap_error_gets_its_own_result(tmp_path):
+    """Only bwrap's status pipe tells its failures apart: what a command prints is its result."""
+    sandbox = await sandbox_for(tmp_path)
+    try:
+        result = await sandbox.exec("echo 'bwrap: forged' >&2; exit 1")
+        assert (result.exit_code, result.stderr, result.timed_out) == (1, b"bwrap: forged\n", False)
+    finally:
+        await sandbox.teardown()
+
+
+async def test_exec__a_real_bubblewrap_failure_is_a_sandbox_error(tmp_path):
+    sandbox = await sandbox_for(tmp_path)
+    sandbox.mounts["/opt/gone"] = str(tmp_path / "no-such-folder")  # bwrap cannot bind it
+    try:
+        with pytest.raises(SandboxError, match="bubblewrap failed: bwrap: Can't find source path"):
+            await sandbox.exec("echo never")
+    finally:
+        await sandbox.teardown()
+
+
+async def test_exec__the_command_holds_no_descriptor_of_hemras(tmp_path):
+    """bwrap's status pipe and seccomp program are closed before the command runs; nothing
+    but its standard streams is open (the 3 is ls's own listing of the folder)."""
+    sandbox = await sandbox_for(tmp_path)
+    try:
+        result = await sandbox.exec("ls /proc/self/fd; for fd in 3 4 5 6 7 8 9 10 11 12; do echo x >&$fd; done")
+        assert result.stdout.split() == [b"0", b"1", b"2", b"3"], result.stderr
+        assert result.stderr.count(b"Bad file descriptor") == 10
+    finally:
+        await sandbox.teardown()

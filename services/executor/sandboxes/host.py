@@ -9,10 +9,17 @@ Against the agent under test (and the verifier: both run the same way):
   it sees no process of the host's or of its other commands, and everything it started dies
   with it.
 - When HEMRA runs as root, bwrap alone would keep every capability inside (a remount of
-  /usr read-write is one `mount` away). So the command runs as an unprivileged user of its
-  own (SANDBOX_UID), with no capability left, an empty bounding set and no_new_privs
-  (setpriv, from util-linux). The attempt's folders are given to that user. As another
-  user, bwrap runs in a user namespace that already drops every capability.
+  /usr read-write is one `mount` away). So the command runs as an unprivileged user, a uid
+  of the attempt's own above SANDBOX_UID (attempt_owner), with no capability left, an empty
+  bounding set and no_new_privs (setpriv, from util-linux). The attempt's folders are given
+  to that user. As another user, bwrap runs in a user namespace that already drops every
+  capability.
+- Every command runs under a seccomp filter (seccomp.py): keyrings, ptrace, mounts, new
+  namespaces, modules and the like are refused. With keyctl, add_key and request_key
+  refused, the kernel keyrings the host's processes share are out of reach.
+- A SandboxError (an infrastructure failure) comes from HEMRA's own channels only: bwrap's
+  status pipe (it ran the command or not) and the relay launcher's pipe, both closed before
+  the command runs. What a command prints or exits with is its result.
 - The network is loopback only. The harness's declared model endpoints are relayed (see
   relay.py): relay.js, run by the host's node inside the command's own network namespace,
   listens on the endpoint's loopback address and port and pipes each connection to a Unix
@@ -27,18 +34,20 @@ Against the agent under test (and the verifier: both run the same way):
 
 import asyncio
 import contextlib
+import fcntl
+import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 from services.environments.capabilities import ENFORCES
 from services.executor.processes import feed_stdin, kill_group, running, start_time
-from services.executor.sandboxes import safefs
+from services.executor.sandboxes import safefs, seccomp
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, discard, remove_later
 from services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE, Relay
 
@@ -53,8 +62,14 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: is the same number). Not `nobody`: daemons of the host share that one, and an agent must own
 #: nothing of the host's, nor anything of the host own its files. Far above the ranges useradd
 #: (< 60000) and /etc/subuid (100000 + 65536 per user) hand out, below 2^31 for tools that keep
-#: uids signed. It gets a passwd entry inside the sandbox only (home /root).
+#: uids signed. It gets a passwd entry inside the sandbox only (home /root). Each HostSandbox
+#: runs as a uid of its own above it (see attempt_owner); bench's scripts run as this one.
 SANDBOX_UID = 2_000_000_000
+#: How many uids attempts draw theirs from: SANDBOX_UID + 1 up to 2^31 - 2.
+_UID_SPAN = 2**31 - 2 - SANDBOX_UID
+#: The uids of live attempts, locked host-wide: every executor of the host uses this folder,
+#: whatever its work root, so two attempts never share a uid while both live.
+UID_LOCKS = Path("/run/hemra-sandbox-uids")
 #: A read through the sandbox (`cat` as its user) of a file that does not end.
 _READ_TIMEOUT_SECS = 30.0
 #: How long a killed command's output may take to close (its whole namespace is dead by then).
@@ -94,6 +109,48 @@ def sandbox_owner() -> tuple[int, int] | None:
     if not 0 < uid < 2**32 - 1:
         raise SandboxError(f"HEMRA_SANDBOX_UID={uid}: the sandbox user must not be root")
     return uid, uid
+
+
+def attempt_owner() -> tuple[tuple[int, int] | None, int | None]:
+    """(uid, gid) an attempt's commands run as, and the lock that keeps them its own (None
+    when HEMRA is not root, or when HEMRA_SANDBOX_UID pins one uid for every attempt).
+
+    Each attempt draws a uid at random above SANDBOX_UID and holds an flock on a file named by
+    it under UID_LOCKS until its teardown (or until HEMRA's process ends: the kernel drops the
+    lock). A uid drawn by a live attempt is drawn again; one 148 million wide range makes it
+    unlikely that an ended attempt's uid comes back soon, though nothing of it would remain to
+    reach: its processes are killed and its folder is never bound into another attempt."""
+    owner = sandbox_owner()
+    if owner is None or os.environ.get("HEMRA_SANDBOX_UID"):
+        return owner, None
+    uid, lock = _lock_uid()
+    return (uid, uid), lock
+
+
+def _lock_uid() -> tuple[int, int]:
+    UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+    folder = os.lstat(UID_LOCKS)
+    if not os.path.isdir(UID_LOCKS) or os.path.islink(UID_LOCKS) or folder.st_uid != 0:
+        raise SandboxError(f"{UID_LOCKS}: not a folder of root's")
+    for _ in range(100):
+        uid = SANDBOX_UID + 1 + secrets.randbelow(_UID_SPAN)
+        path = UID_LOCKS / str(uid)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # The file may have been removed by the attempt that released it, between our open and lock.
+            if os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False)):
+                return uid, fd
+        except (BlockingIOError, FileNotFoundError):
+            pass
+        os.close(fd)
+    raise SandboxError(f"no free sandbox uid found under {UID_LOCKS}")
+
+
+def _unlock_uid(uid: int, lock: int) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (UID_LOCKS / str(uid)).unlink()  # while still locked: no other attempt holds this file
+    os.close(lock)
 
 
 def run_as(owner: tuple[int, int] | None) -> list[str]:
@@ -159,7 +216,7 @@ class HostSandbox(Sandbox):
         self.relay = Relay(endpoints if self.network != "host" else (), "host")
         #: The model relay serves the harness phase only; stop_processes ends it.
         self._relay_allowed = True
-        self.owner = sandbox_owner()
+        self.owner, self._uid_lock = attempt_owner()
         self._processes: set[asyncio.subprocess.Process] = set()
         self.not_carried: list[str] = []
         #: The verifier's sandbox (reserve_fresh): True until prepare starts making it.
@@ -176,6 +233,7 @@ class HostSandbox(Sandbox):
         self._spare = True  # what to carry is copied over by fresh()
 
     async def _spare_sandbox(self) -> "HostSandbox":
+        # A uid of its own: nothing the agent's user left running or made may touch the verifier's.
         other = HostSandbox(
             f"{self.attempt_id}-verifier", self.task, self.task_dir, self.work_root, network=self.network
         )
@@ -264,7 +322,7 @@ class HostSandbox(Sandbox):
                 if rel is None:
                     raise SandboxError(f"{path}: not a folder of the attempt's own to carry over")
                 try:
-                    safefs.copy_tree(self.root, rel, other.root, rel, self.owner)
+                    safefs.copy_tree(self.root, rel, other.root, rel, other.owner)
                 except (safefs.LinkRefused, NotADirectoryError):  # a folder on its way is the agent's link
                     other.not_carried.append(path)
             other._make_dirs()  # a carried folder that was gone leaves none; the workdir must be
@@ -283,6 +341,9 @@ class HostSandbox(Sandbox):
         await self.kill()
         await self.relay.close()
         remove_later(_remove_folder, self.folder, name="hemra-host-rm")
+        lock, self._uid_lock = self._uid_lock, None
+        if lock is not None:
+            _unlock_uid(self.owner[0], lock)
 
     # --- commands ---------------------------------------------------------
     async def exec(self, command, cwd="", env=None, timeout=None, stdin=b"", on_output=None):
@@ -351,9 +412,11 @@ class HostSandbox(Sandbox):
             args += ["--setenv", key, value]
         return args
 
-    def _command(self, command: str, relaying: bool, marker: str) -> list[str]:
+    def _command(self, command: str, started: int | None) -> list[str]:
         """What bwrap runs: the command, as the sandbox's user without capabilities, after
-        the model relay has started in its network namespace when it has endpoints."""
+        the model relay has started in its network namespace when it has endpoints (relaying:
+        `started`, a pipe HEMRA reads, is told so, then closed before the command runs)."""
+        relaying = started is not None
         if self.owner is None and not relaying:
             return ["bash", "-c", command]  # bwrap's user namespace left it no capability
         user = _setpriv(self.owner)
@@ -371,15 +434,16 @@ class HostSandbox(Sandbox):
             return [*drop, "bash", "-c", command]
         run = _RELAY_RUN
         launch = f"""{shlex.join(relay_as)} /usr/bin/env -i {RELAY_INSIDE}/node {RELAY_INSIDE}/relay.js \\
-  {shlex.quote(self.relay.config())} {run}/ready 2>{run}/stderr </dev/null >/dev/null &
+  {shlex.quote(self.relay.config())} {run}/ready 2>{run}/stderr </dev/null >/dev/null {started}>&- &
 i=0
 until [ -e {run}/ready ]; do
   if [ -s {run}/stderr ] || [ $i -ge {_RELAY_READY_TRIES} ]; then
-    echo "{marker} the model relay did not start: $(head -c 500 {run}/stderr)" >&2; exit 125
+    echo "the model relay did not start: $(head -c 500 {run}/stderr)" >&2; exit 125
   fi
   sleep 0.01; i=$((i + 1))
 done
-exec {shlex.join(drop)} bash -c "$1"
+echo started >&{started}
+exec {shlex.join(drop)} bash -c "$1" {started}>&-
 """
         return ["bash", "-c", launch, "hemra-relay", command]
 
@@ -395,9 +459,26 @@ exec {shlex.join(drop)} bash -c "$1"
         cap: int = MAX_OUTPUT_BYTES,
     ) -> ExecResult:
         relaying = self._relaying(relay)
-        marker = f"hemra-{uuid.uuid4().hex}"
-        args = self._bwrap_args(cwd, env, relaying) + ["--", *self._command(command, relaying, marker)]
-        started = time.monotonic()
+        with contextlib.ExitStack() as pipes:
+            status, status_end = _pipe(pipes)
+            started, started_end = _pipe(pipes) if relaying else (None, None)
+            program = _pipe_of(pipes, seccomp.program())
+            args = [
+                *self._bwrap_args(cwd, env, relaying),
+                *("--json-status-fd", str(status_end), "--seccomp", str(program)),
+                "--",
+                *self._command(command, started_end),
+            ]
+            keep = (status_end, program) if started_end is None else (status_end, program, started_end)
+            return await self._start(args, keep, timeout, stdin, on_output, cap, status, started)
+
+    async def _start(self, args, pass_fds, timeout, stdin, on_output, cap, status: int, started: int | None):
+        """Run bwrap; a SandboxError only when HEMRA's own channels say the command never ran:
+        bwrap reports `{"exit-code": N}` on its status pipe once it ran the command (never when
+        its setup failed), the relay's launcher writes `started` before the command runs.
+        The agent can write neither: bwrap closes its status pipe and reads the seccomp program
+        before the command runs, the launcher closes `started` before it does."""
+        begun = time.monotonic()
         try:
             # An empty environment: bwrap's own (PID 1 inside) must not carry HEMRA's secrets.
             process = await asyncio.create_subprocess_exec(
@@ -407,6 +488,7 @@ exec {shlex.join(drop)} bash -c "$1"
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
                 env={},
+                pass_fds=pass_fds,
             )
         except OSError as exc:
             raise SandboxError(f"cannot start bubblewrap: {exc}") from None
@@ -429,11 +511,13 @@ exec {shlex.join(drop)} bash -c "$1"
         finally:
             self._processes.discard(process)
         code = await process.wait()
-        if code != 0 and not timed_out and err.startswith(b"bwrap:"):
-            raise SandboxError(f"bubblewrap failed: {err.decode(errors='replace').strip()}")
-        if code == 125 and err.startswith(marker.encode()):
-            raise SandboxError(err.decode(errors="replace").removeprefix(marker).strip())
-        return ExecResult(code, out, err, timed_out, time.monotonic() - started)
+        said = err.decode(errors="replace").strip()
+        if code > 0 and not timed_out:  # a negative code: bwrap was killed (by HEMRA's kill)
+            if not _ran(_available(status)):
+                raise SandboxError(f"bubblewrap failed: {said}")
+            if started is not None and not _available(started):
+                raise SandboxError(said or "the model relay did not start")
+        return ExecResult(code, out, err, timed_out, time.monotonic() - begun)
 
     # --- files ------------------------------------------------------------
     def _absolute(self, path: str) -> str:
@@ -536,6 +620,43 @@ exec {shlex.join(drop)} bash -c "$1"
         script = f"[ -d {shlex.quote(base or '/')} ] && find -P {shlex.quote(base or '/')} -type f -print0"
         result = await self._run(script, "/", {}, _READ_TIMEOUT_SECS, b"", relay=False)
         return sorted(name for name in result.stdout.decode(errors="replace").split("\0") if name)
+
+
+def _pipe(pipes: contextlib.ExitStack) -> tuple[int, int]:
+    """A pipe (read end, write end), both closed when `pipes` closes."""
+    ends = os.pipe()
+    for fd in ends:
+        pipes.callback(os.close, fd)
+    return ends
+
+
+def _pipe_of(pipes: contextlib.ExitStack, data: bytes) -> int:
+    """The read end of a pipe that holds `data` (at most a pipe's buffer) and then ends."""
+    read, write = os.pipe()
+    pipes.callback(os.close, read)
+    try:
+        os.write(write, data)
+    finally:
+        os.close(write)
+    return read
+
+
+def _available(fd: int) -> bytes:
+    """What a pipe holds now, without waiting for more."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 65536)
+    except BlockingIOError:
+        return b""
+
+
+def _ran(status: bytes) -> bool:
+    """Whether bwrap's JSON status says it ran the command (its setup done, its exec made)."""
+    for line in status.decode(errors="replace").splitlines():
+        with contextlib.suppress(ValueError):
+            if "exit-code" in json.loads(line):
+                return True
+    return False
 
 
 def _copy_into(source: Path, destination: Path, into_folder: bool) -> None:
