@@ -230,7 +230,7 @@ def _not_own(message: pb.Event) -> pb.Event:
         "error",
         "reserved_event",
         message=f"an event of type {USAGE_OBSERVED!r} came from the harness: only HEMRA writes those",
-        name=message.name[:MAX_NAME],
+        event_name=message.name[:MAX_NAME],
         payload_head=message.payload_json[:SMALL_EVENT_BYTES],
     )
 
