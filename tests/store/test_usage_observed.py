@@ -6,8 +6,8 @@ import json
 from hemra.v1 import common_pb2 as pb
 from services.executor.events import EventLog, event
 from services.store import convert, usage
-from tests.store.test_usage import store  # noqa: F401 - the fixture, used by name
 from tests.store.test_queue import plan
+from tests.store.test_usage import store  # noqa: F401 - the fixture, used by name
 
 __all__ = ["store"]
 
@@ -66,6 +66,9 @@ async def test_event_log__only_hemra_writes_usage_observed():
     assert usage.of_events([{"type": kept.type, "payload": kept.payload_json}]) == usage.Usage()
     log._pending.clear()
     log._queue(forged, 0)  # emit_own's path: HEMRA's own
-    assert usage.of_events([{"type": e.type, "payload": e.payload_json} for e in log._pending]).observed[
-        "usage_observed_events"
-    ] == 1
+    assert (
+        usage.of_events([{"type": e.type, "payload": e.payload_json} for e in log._pending]).observed[
+            "usage_observed_events"
+        ]
+        == 1
+    )
