@@ -66,6 +66,8 @@ async def _show(ref: str, report: bool, events: bool) -> None:
             if events:
                 data["events"] = [_event(e) for e in await _all_events(store, ref)]
             print(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))
+            if attempt.usage_differs:
+                typer.echo(_usage_note(attempt), err=True)
             return
         if events:
             raise typer.BadParameter("--events takes an attempt ID")
@@ -105,6 +107,17 @@ async def _all_events(store, attempt_id: str) -> list:
         token = page.next_page_token
         if not token:
             return events
+
+
+def _usage_note(attempt) -> str:
+    """Says that the harness's usage and what HEMRA's model relay read disagree (on stderr: the
+    JSON stays as it is)."""
+    said, seen = attempt.usage, attempt.usage_observed
+    return (
+        f"note: usage differs: the harness reported {said.input_tokens} input / {said.output_tokens} output "
+        f"tokens; HEMRA's model relay read {seen.input_tokens} / {seen.output_tokens} in "
+        f"{seen.model_calls} model call(s) ({seen.unreadable} unreadable)"
+    )
 
 
 def _dict(message) -> dict:

@@ -37,3 +37,9 @@ VERDICTS = (PASSED, FAILED, ERRORED, CANCELLED)
 
 def outcome_name(number: int) -> str:
     return short_name(pb.Outcome.DESCRIPTOR, number)
+
+
+#: The event type of the usage HEMRA's model relay read itself in a harness's model calls (one
+#: per attempt that used the relay, named "relay"): HEMRA's own, summed apart from the `usage`
+#: events harnesses report, and refused from the harness (services/executor/events.py).
+USAGE_OBSERVED = "usage_observed"

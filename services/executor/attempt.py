@@ -129,6 +129,7 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
         # Nothing the agent started may outlive its phase: a leftover process could rewrite
         # the reward or the tests while the verifier runs.
         await sandbox.stop_processes()
+        await _note_relay_usage(sandbox, events)
         captured += await _capture(job, deps, sandbox, "end")
         try:
             verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox, events), control, sandbox)
@@ -350,6 +351,14 @@ async def _note_oom(job, sandbox: Sandbox, events: EventLog) -> None:
                 message=f"the task's memory limit killed {kills} process(es)",
             )
         )
+
+
+async def _note_relay_usage(sandbox: Sandbox, events: EventLog) -> None:
+    """The usage HEMRA's model relay read itself, once the harness's processes are gone (kept
+    apart from what the harness reports; see relayusage.py)."""
+    observed = sandbox.relay_usage()
+    if observed is not None:
+        await events.emit_own(event(vocabulary.USAGE_OBSERVED, "relay", **observed))
 
 
 async def _keep_log(store, log: str) -> list[pb.Artifact]:

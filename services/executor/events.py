@@ -16,6 +16,7 @@ import time
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+from services.common.vocabulary import USAGE_OBSERVED
 
 #: Flush when this many events (or bytes of payload) are waiting, or after FLUSH_SECS.
 FLUSH_EVENTS = 200
@@ -152,7 +153,7 @@ class EventLog:
         return self._dropped_bytes
 
     def _admit(self, message: pb.Event) -> None:
-        message = _bounded(message)
+        message = _bounded(_not_own(message))
         size = _size(message)
         if self._kept + size <= self.max_bytes:
             self._kept += size
@@ -218,6 +219,20 @@ class EventLog:
             )
             response = await self.store.AppendEvents(request, retry_for=self.retry_for)
             self._appended = response.last_seq or self._appended + len(batch)
+
+
+def _not_own(message: pb.Event) -> pb.Event:
+    """An event of a type only HEMRA writes (the usage its relay read) that came from elsewhere:
+    kept as an error saying so, never counted as HEMRA's."""
+    if message.type != USAGE_OBSERVED:
+        return message
+    return event(
+        "error",
+        "reserved_event",
+        message=f"an event of type {USAGE_OBSERVED!r} came from the harness: only HEMRA writes those",
+        event_name=message.name[:MAX_NAME],
+        payload_head=message.payload_json[:SMALL_EVENT_BYTES],
+    )
 
 
 def _size(message: pb.Event) -> int:

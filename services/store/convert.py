@@ -9,7 +9,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from hemra.v1 import common_pb2 as pb
 from services.common import vocabulary
 from services.common.errors import InvalidArgument
-from services.store import records
+from services.store import records, usage
 from services.store import tables as t
 
 
@@ -238,8 +238,22 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Att
     )
     if attempt.score:
         message.score.CopyFrom(score_from_dict(attempt.score))
+    _usage_to_proto(attempt, message)
     message.judge_scores.extend(score_from_dict(s) for s in reversed(getattr(attempt, "judge_scores", None) or []))
     return message
+
+
+def _usage_to_proto(attempt: t.Attempt, message: pb.Attempt) -> None:
+    """The reported and the relay-observed usage, side by side (services/store/usage.py)."""
+    reported = {name: getattr(attempt, name, 0) or 0 for name in usage.COLUMNS}
+    observed = {name: getattr(attempt, name, 0) or 0 for name in usage.OBSERVED_COLUMNS}
+    if reported["usage_events"]:
+        message.usage.CopyFrom(pb.ReportedUsage(**reported))
+    if observed["usage_observed_events"]:
+        message.usage_observed.CopyFrom(
+            pb.ObservedUsage(**{name.removeprefix("usage_observed_"): value for name, value in observed.items()})
+        )
+    message.usage_differs = usage.differs(reported, observed)
 
 
 _SCORE_KEYS = {"state", "rewards", "scorerFingerprint", "scorer", "error", "stdoutBlobDigest", "duration", "judgeModel"}

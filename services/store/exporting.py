@@ -348,7 +348,7 @@ async def restore_rows(session: AsyncSession, rows: dict, events: dict[str, list
     for name in ("tasks", "datasets", "harnesses"):
         await records.insert_ignore(session, _TABLES[name].__table__, rows[name])
     for attempt in rows["attempts"]:  # what the manifest says of usage is not taken: it is summed
-        attempt.update(usage.of_events(events.get(attempt["id"], [])).values())
+        attempt.update(usage.of_events(events.get(attempt["id"], [])).summed())
     for name in ("runs", "cells", "trials", "attempts"):
         if rows[name]:
             await session.execute(_TABLES[name].__table__.insert(), rows[name])

@@ -88,18 +88,21 @@ SELECT finished.*, (SELECT count(*) FROM slot) AS freed FROM finished
 #: queue.append_events' guarded numbering and the batch's rows, in one statement: the count and
 #: usage added to the attempt the live lease names (holding `first_seq - 1` events, when the
 #: worker numbered the batch), then the events numbered after what it held.
+#: Where the parameters after the usage sums start: first_seq, then the event columns.
+_FIRST = 5 + len(usage.SUMMED)
 APPEND_EVENTS = f"""
 WITH bumped AS (
     UPDATE attempts SET event_count = attempts.event_count + $4,
-        {", ".join(f"{c} = attempts.{c} + ${n}" for n, c in enumerate(usage.COLUMNS, start=5))}
+        {", ".join(f"{c} = attempts.{c} + ${n}" for n, c in enumerate(usage.SUMMED, start=5))}
     WHERE attempts.id = (SELECT attempt_id FROM jobs
                          WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND lease_expire_time >= $3)
-      AND ($9::int = 0 OR attempts.event_count = $9::int - 1)
+      AND (${_FIRST}::int = 0 OR attempts.event_count = ${_FIRST}::int - 1)
     RETURNING attempts.id, attempts.event_count
 ), added AS (
     INSERT INTO events (attempt_id, seq, {", ".join(queue.EVENT_COLUMNS)})
     SELECT bumped.id, bumped.event_count - $4 + e.n, {", ".join(f"e.{c}" for c in queue.EVENT_COLUMNS)}
-    FROM bumped, unnest($10::float8[], $11::text[], $12::text[], $13::text[], $14::float8[])
+    FROM bumped, unnest(${_FIRST + 1}::float8[], ${_FIRST + 2}::text[], ${_FIRST + 3}::text[],
+                        ${_FIRST + 4}::text[], ${_FIRST + 5}::float8[])
          WITH ORDINALITY AS e({", ".join(queue.EVENT_COLUMNS)}, n)
 )
 SELECT event_count FROM bumped
@@ -180,9 +183,9 @@ class FastQueue:
         """The attempt's last sequence number once `events` (not empty) are appended, or None when
         the guard did not match: a lost lease, or a batch repeated or out of order (the caller
         finds out which)."""
-        added = usage.of_events(events).values()
+        added = usage.of_events(events).summed()
         columns = [list(column) for column in zip(*map(queue.event_values, events))]
         row = await self._fetchrow(
-            APPEND_EVENTS, job_id, token, now, len(events), *(added[c] for c in usage.COLUMNS), first_seq, *columns
+            APPEND_EVENTS, job_id, token, now, len(events), *(added[c] for c in usage.SUMMED), first_seq, *columns
         )
         return None if row is None else row["event_count"]

@@ -66,7 +66,7 @@ WHERE id = ? RETURNING *
 #: queue.append_events' guarded numbering: the batch's count and usage added to the attempt
 #: the live lease names (holding `first_seq - 1` events, when the worker numbered the batch).
 BUMP = f"""
-UPDATE attempts SET event_count = event_count + ?, {", ".join(f"{c} = {c} + ?" for c in usage.COLUMNS)}
+UPDATE attempts SET event_count = event_count + ?, {", ".join(f"{c} = {c} + ?" for c in usage.SUMMED)}
 WHERE id = (SELECT attempt_id FROM jobs
             WHERE id = ? AND lease_token = ? AND state = 'leased' AND lease_expire_time >= ?)
   AND (? = 0 OR event_count = ? - 1)
@@ -191,9 +191,9 @@ def _complete(conn: sqlite3.Connection, job_id: str, token: int, now: float, fin
 
 
 def _append_events(conn: sqlite3.Connection, job_id: str, token: int, events: list[dict], now: float, first: int):
-    added = usage.of_events(events).values()
+    added = usage.of_events(events).summed()
     bumped = conn.execute(
-        BUMP, (len(events), *(added[name] for name in usage.COLUMNS), job_id, token, now, first, first)
+        BUMP, (len(events), *(added[name] for name in usage.SUMMED), job_id, token, now, first, first)
     ).fetchone()
     if bumped is None:
         return None

@@ -169,6 +169,14 @@ class Attempt(Base):
     output_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     usage_events: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: The usage HEMRA's model relay read itself (its `usage_observed` events), summed apart.
+    usage_observed_input_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    usage_observed_output_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    usage_observed_cache_read_input_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    usage_observed_cache_creation_input_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    usage_observed_model_calls: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    usage_observed_unreadable: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    usage_observed_events: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: passed, failed, errored or cancelled once finished (see records.verdict):
     #: kept on the row so progress is one aggregate query.
     verdict: Mapped[str | None] = mapped_column(String(16))

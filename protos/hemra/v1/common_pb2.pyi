@@ -330,7 +330,7 @@ class RunProgress(_message.Message):
     def __init__(self, trials: _Optional[int] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., done: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
 
 class Attempt(_message.Message):
-    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict", "judge_scores")
+    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict", "judge_scores", "usage", "usage_observed", "usage_differs")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -355,6 +355,9 @@ class Attempt(_message.Message):
     EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     JUDGE_SCORES_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_OBSERVED_FIELD_NUMBER: _ClassVar[int]
+    USAGE_DIFFERS_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     run_id: str
@@ -379,7 +382,40 @@ class Attempt(_message.Message):
     event_count: int
     verdict: str
     judge_scores: _containers.RepeatedCompositeFieldContainer[Score]
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ...) -> None: ...
+    usage: ReportedUsage
+    usage_observed: ObservedUsage
+    usage_differs: bool
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ..., usage: _Optional[_Union[ReportedUsage, _Mapping]] = ..., usage_observed: _Optional[_Union[ObservedUsage, _Mapping]] = ..., usage_differs: _Optional[bool] = ...) -> None: ...
+
+class ReportedUsage(_message.Message):
+    __slots__ = ("input_tokens", "output_tokens", "cost_usd", "usage_events")
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    USAGE_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    usage_events: int
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., usage_events: _Optional[int] = ...) -> None: ...
+
+class ObservedUsage(_message.Message):
+    __slots__ = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "model_calls", "unreadable", "events")
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_READ_INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHE_CREATION_INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    UNREADABLE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    model_calls: int
+    unreadable: int
+    events: int
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cache_read_input_tokens: _Optional[int] = ..., cache_creation_input_tokens: _Optional[int] = ..., model_calls: _Optional[int] = ..., unreadable: _Optional[int] = ..., events: _Optional[int] = ...) -> None: ...
 
 class Artifact(_message.Message):
     __slots__ = ("path", "blob_digest", "size_bytes")

@@ -132,6 +132,12 @@ class Sandbox(abc.ABC):
         """How many processes the task's memory limit has killed so far (0 where it is not enforced)."""
         return 0
 
+    def relay_usage(self) -> dict | None:
+        """The usage HEMRA's model relay read itself in the harness's model calls so far (see
+        relayusage.Observed), kept after the relay closed; None where nothing was relayed."""
+        relay = getattr(self, "relay", None)
+        return relay.usage() if relay is not None else None
+
     @abc.abstractmethod
     async def teardown(self) -> None:
         """Remove everything the sandbox left behind. Safe to call twice."""

@@ -15,6 +15,11 @@ from the base URLs it hands the agent. For each one:
 
 The container still has no network interface but loopback: a connection to anything
 not declared finds nothing listening.
+
+The executor's side also reads the usage in the endpoint's answers as they pass
+(relayusage.py): HEMRA's own count of the agent's model calls and tokens (`usage`), kept
+apart from what the agent reports. An https endpoint's TLS cannot be read: its
+connections count as unreadable.
 """
 
 import asyncio
@@ -32,6 +37,7 @@ from urllib.parse import urlsplit
 
 from services.executor.processes import alive
 from services.executor.sandboxes.base import SandboxError
+from services.executor.sandboxes.relayusage import Observed, Watcher
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +153,9 @@ class Relay:
         self.node = ""
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[asyncio.Task] = set()
+        #: What the endpoints answered on connections that ended, and the ones still open.
+        self._seen = Observed()
+        self._watchers: set[Watcher] = set()
 
     async def open(self) -> None:
         """Plan the listeners and listen on their Unix sockets on the host.
@@ -240,6 +249,18 @@ class Relay:
         if api.exec_inspect(waited["Id"]).get("ExitCode") != 0:
             raise SandboxError(f"the model relay did not start in the container: {said[-500:]}")
 
+    def usage(self) -> dict | None:
+        """The usage the endpoints' answers said so far (relayusage.Observed as a dict: tokens,
+        model_calls, unreadable), a response under way counted as far as it was read; None
+        when nothing is relayed."""
+        if not self.listeners:
+            return None
+        seen = Observed()
+        seen.add(self._seen)
+        for watcher in self._watchers:
+            seen.add(watcher.current())
+        return seen.as_dict()
+
     async def close(self) -> None:
         """Stop listening, cut open connections and remove the sockets. Safe to call twice."""
         servers, self._servers = self._servers, []
@@ -272,7 +293,13 @@ class Relay:
                 # The agent sees its connection closed, as if the endpoint refused it.
                 logger.warning("model relay: cannot reach %s:%s: %s", *target, exc)
                 return
-            await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer))
+            watcher = Watcher()
+            self._watchers.add(watcher)
+            try:
+                await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer, watcher.feed))
+            finally:
+                self._watchers.discard(watcher)
+                self._seen.add(watcher.close())
         finally:
             for end in (writer, upstream):
                 if end is not None:
@@ -293,11 +320,14 @@ def remove_orphans() -> list[Path]:
     return removed
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Copy until the end of `reader`, then end `writer`'s sending side (half-close)."""
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, watch=None) -> None:
+    """Copy until the end of `reader`, then end `writer`'s sending side (half-close). `watch`
+    (which never raises) sees each piece once it is on its way."""
     try:
         while data := await reader.read(_BUFFER):
             writer.write(data)
+            if watch is not None:
+                watch(data)
             await writer.drain()
         if writer.can_write_eof():
             writer.write_eof()
