@@ -5,9 +5,11 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -181,6 +183,31 @@ async def test_files__bound_and_container_paths(tmp_path):
         assert after.stdout.decode().split() == ["built.txt", "data", "out", "rel.txt"]
     finally:
         await box.teardown()
+
+
+async def test_files__a_setuid_file_the_agent_leaves_is_out_of_reach_of_the_hosts_other_users(tmp_path):
+    # A work root any user may walk through (pytest's own folders are private to root), so
+    # that only the attempt's folder stands in the way.
+    shared = Path(tempfile.mkdtemp(prefix="hemra-open-", dir="/tmp"))
+    shared.chmod(0o755)
+    task, task_dir = make_task(tmp_path)
+    box = DockerSandbox(f"t-{uuid.uuid4().hex[:8]}", task, task_dir, shared)
+    try:
+        await box.prepare()
+        made = await box.exec("cp /bin/bash /logs/agent/sh && chmod 4755 /logs/agent/sh && stat -c %a /logs/agent/sh")
+        assert made.stdout.decode().strip() == "4755"
+        assert box.folder.stat().st_mode & 0o777 == 0o700
+        # As any other user of the host (nobody), the path does not lead there.
+        reach = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "stat", box.folder / "logs/agent/sh"],
+            capture_output=True,
+            text=True,
+        )
+        assert reach.returncode != 0 and "Permission denied" in reach.stderr, reach
+    finally:
+        await box.teardown()
+        wait_for_removals()
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 async def test_files__symlinks_in_bound_folders_resolve_in_the_container_never_on_the_host(tmp_path):

@@ -319,6 +319,10 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(self.folder)
         for name in (*_LOG_DIRS, "tests", "solution"):
             (self.folder / name).mkdir(parents=True, exist_ok=True)
+        # The agent is root in its container and may leave a setuid-root file in a bound folder:
+        # no other user of the host may walk into the attempt's folder to reach it (the engine,
+        # as root, binds its folders all the same). HEMRA never runs what is in there.
+        self.folder.chmod(0o700)
         # Any user the image runs as may write its logs.
         for path in (
             self.folder / "logs",
