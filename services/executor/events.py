@@ -56,12 +56,24 @@ def event(type_: str, name: str = "", duration: float = 0.0, when: float | None 
 def event_of(type_: str, name: str, duration: float, payload: dict, when: float | None = None) -> pb.Event:
     """An event whose payload is a dict (any keys, "when" and "duration" included). Text that is
     not valid UTF-8 (lone surrogates, from surrogate-escaped names or JSON's \\ud800) is kept
-    with those characters escaped (\\udcff), never refused."""
-    payload_json = _utf8(json.dumps(payload, ensure_ascii=False, default=str))
+    with those characters written out as text (the six characters \\udcff), never refused:
+    its payload's JSON never decodes to a lone surrogate, which no reader could print."""
+    payload_json = json.dumps(payload, ensure_ascii=False, default=str)
+    try:
+        payload_json.encode()
+    except UnicodeEncodeError:  # only ever inside JSON strings: "\\\\udcff" reads back as text
+        payload_json = payload_json.encode("utf-8", "hemra-surrogates-as-text").decode()
     message = pb.Event(type=_utf8(str(type_)), name=_utf8(str(name)), payload_json=payload_json)
     message.time.FromNanoseconds(int((when if when is not None else time.time()) * 1e9))
     message.duration.FromNanoseconds(int(duration * 1e9))
     return message
+
+
+def _surrogates_as_text(error: UnicodeEncodeError) -> tuple[str, int]:
+    return "".join(f"\\\\u{ord(c):04x}" for c in error.object[error.start : error.end]), error.end
+
+
+codecs.register_error("hemra-surrogates-as-text", _surrogates_as_text)
 
 
 def _utf8(text: str) -> str:

@@ -5,14 +5,16 @@ unknown or revoked token is UNAUTHENTICATED, so a harness cannot touch its
 sandbox once its phase ended, nor another attempt's sandbox ever.
 
 Events a harness emits are its own doing: one HEMRA cannot keep as it is (a payload
-that is not a JSON object, a time outside protobuf's years 1 to 9999 or before 1970, a
-duration that is negative or over a year) is recorded in its place as an "error" event
-named "protocol" with the event's text (escaped, cut at MAX_RAW_BYTES), and the call
-succeeds: the harness goes on, and the attempt is scored. (A request whose strings are
-not valid UTF-8 never reaches this code: gRPC refuses it to the harness.)
+that is not a JSON object or holds a lone surrogate, a time outside protobuf's years
+1970 to 9999, a duration that is negative or over a year) is recorded in its place as
+an "error" event named "protocol" with the event's text (escaped, cut at
+MAX_RAW_BYTES), and the call succeeds: the harness goes on, and the attempt is scored.
+(A request whose strings are not valid UTF-8 never reaches this code: gRPC refuses it
+to the harness.)
 """
 
 import json
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -178,6 +180,9 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
         return hpb.FinishResponse()
 
 
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _problem(emitted) -> str | None:
     """What makes an emitted event one HEMRA cannot keep, or None."""
     try:
@@ -186,6 +191,11 @@ def _problem(emitted) -> str | None:
         return "whose payload_json is not valid JSON"
     if not isinstance(payload, dict):
         return "whose payload_json is not a JSON object"
+    if _SURROGATE.search(emitted.payload_json):  # may be a lone one, which no reader can print
+        try:
+            json.dumps(payload, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return "whose payload_json holds a lone surrogate (\\udXXX), text that is not Unicode"
     stamp, span = emitted.time, emitted.duration
     if not (0 <= stamp.seconds < MAX_TIME_SECS and 0 <= stamp.nanos < 1_000_000_000):
         return f"whose time is out of range (seconds {stamp.seconds}, nanos {stamp.nanos})"
