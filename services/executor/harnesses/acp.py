@@ -424,7 +424,7 @@ class Session:
             self._log("agent->client", {"unparsed": line.decode(errors="replace"), "split": not whole})
             await self.trial.events.emit(*output_events("stdout", line.rstrip(b"\n")))
             if whole:
-                why = problem if message is None else f"JSON that is not an object ({_json_type(message)})"
+                why = problem if message is None else f"not a JSON object ({_json_type(message)})"
                 await self.bad.add(f"a message that is {why}", line.rstrip(b"\r\n"))
             return
         self._log("agent->client", message)
