@@ -9,6 +9,13 @@ its artifact's size_bytes tells its whole size; every file cut, dropped or unrea
 a marker event ("artifact_truncated", "artifact_dropped", "artifact_skipped"), and a summary
 ("artifacts_capped") counts them. Nothing the agent left makes collecting fail.
 
+File names need not be UTF-8 (the sandbox lists them as surrogate-escaped text, from
+os.listdir or tar member names). An artifact's path is text, so such a file is kept under
+its name with each byte that is not UTF-8 written as \\xNN (Python's backslashreplace of
+the name's bytes: b"bad\\xff.txt" is kept as "bad\\\\xff.txt"), read under its real name.
+A file whose escaped name another file already has, or that cannot be read under its real
+name, is skipped with an "artifact_skipped" marker naming it escaped.
+
 The harness's own stdout and stderr (or stream, or transcript) never pass through the
 agent's sandbox: drivers write them into an OwnLog on the executor's side and keep it with
 `keep`, which stores it at once and adds it to the attempt's artifacts.
@@ -19,7 +26,7 @@ import tempfile
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.executor.events import EventLog, event
+from services.executor.events import EventLog, escaped_name, event
 from services.executor.sandboxes import SandboxError
 
 #: Folders collected as artifacts after scoring (in the order they are listed).
@@ -135,6 +142,7 @@ async def collect(sandbox, store, events: EventLog | None) -> list[pb.Artifact]:
     file is the agent's doing, or not worth the attempt: a marker says so)."""
     own = list(events.artifacts) if events is not None else []
     taken = {a.path for a in own}
+    kept: set[str] = set()
     per_file, total = caps()
     markers, batches = _Markers(events), _Batches(store)
     found: dict[str, list[pb.Artifact]] = {folder: [] for folder in ARTIFACT_DIRS}
@@ -142,10 +150,11 @@ async def collect(sandbox, store, events: EventLog | None) -> list[pb.Artifact]:
     for folder in _PRIORITY:
         try:
             paths = await sandbox.list_files(folder)
-        except (OSError, SandboxError) as exc:
+        except (OSError, SandboxError, ValueError) as exc:
             await markers.add("artifact_skipped", path=folder, message=f"cannot list: {exc}")
             continue
-        for path in paths:
+        for real in paths:
+            path = escaped_name(real)  # what is stored; `real` is what is read
             if files >= MAX_ARTIFACT_FILES:
                 markers.counts["artifact_dropped"] = markers.counts.get("artifact_dropped", 0) + 1
                 continue
@@ -153,12 +162,17 @@ async def collect(sandbox, store, events: EventLog | None) -> list[pb.Artifact]:
                 why = "its path is too long" if len(path) > MAX_PATH else "HEMRA keeps a file of that path itself"
                 await markers.add("artifact_dropped", path=path[:MAX_PATH], message=why)
                 continue
+            if path in kept:
+                await markers.add(
+                    "artifact_skipped", path=path, message="another file is kept under the same (escaped) name"
+                )
+                continue
             try:
-                size = await sandbox.file_size(path)
+                size = await sandbox.file_size(real)
                 room = max(min(size, per_file, total - used), 0)
-                data = (await sandbox.read_file(path, limit=room))[:room] if room else b""
-            except (OSError, SandboxError) as exc:
-                await markers.add("artifact_skipped", path=path, message=f"cannot read: {exc}")
+                data = (await sandbox.read_file(real, limit=room))[:room] if room else b""
+            except (OSError, SandboxError, ValueError) as exc:  # UnicodeError: a name the engine cannot take
+                await markers.add("artifact_skipped", path=path, message=f"cannot read: {type(exc).__name__}: {exc}")
                 continue
             if size and not data:
                 await markers.add(
@@ -173,6 +187,7 @@ async def collect(sandbox, store, events: EventLog | None) -> list[pb.Artifact]:
                 await markers.add("artifact_truncated", path=path, size_bytes=size, kept_bytes=len(data))
             files += 1
             used += len(data)
+            kept.add(path)
             artifact = pb.Artifact(path=path, size_bytes=max(size, len(data)))
             found[folder].append(artifact)
             await batches.add(artifact, data)

@@ -39,11 +39,124 @@ MAX_NAME = 256
 OUTPUT_SLICE = 64 * 1024
 
 
+#: The most of a malformed line or message from the agent kept in its error event, and how many
+#: such events an attempt's stream keeps (the rest are counted).
+MAX_RAW_BYTES = 4 * 1024
+MAX_BAD_MESSAGES = 100
+#: The longest duration an event may carry (a year): protobuf's own limit is 10,000 years, and
+#: the store's readers need none beyond it.
+MAX_DURATION_SECS = 365 * 24 * 3600.0
+#: Event times from 1970 to the start of 9999 (protobuf's Timestamp ends with 9999).
+MAX_TIME_SECS = 253370764800.0
+
+
 def event(type_: str, name: str = "", duration: float = 0.0, when: float | None = None, **payload) -> pb.Event:
-    message = pb.Event(type=type_, name=name, payload_json=json.dumps(payload, ensure_ascii=False, default=str))
+    return event_of(type_, name, duration, payload, when)
+
+
+def event_of(type_: str, name: str, duration: float, payload: dict, when: float | None = None) -> pb.Event:
+    """An event whose payload is a dict (any keys, "when" and "duration" included). Text that is
+    not valid UTF-8 (lone surrogates, from surrogate-escaped names or JSON's \\ud800) is kept
+    with those characters written out as text (the six characters \\udcff), never refused:
+    its payload's JSON never decodes to a lone surrogate, which no reader could print."""
+    payload_json = json.dumps(payload, ensure_ascii=False, default=str)
+    try:
+        payload_json.encode()
+    except UnicodeEncodeError:  # only ever inside JSON strings: "\\\\udcff" reads back as text
+        payload_json = payload_json.encode("utf-8", "hemra-surrogates-as-text").decode()
+    message = pb.Event(type=_utf8(str(type_)), name=_utf8(str(name)), payload_json=payload_json)
     message.time.FromNanoseconds(int((when if when is not None else time.time()) * 1e9))
     message.duration.FromNanoseconds(int(duration * 1e9))
     return message
+
+
+def _surrogates_as_text(error: UnicodeEncodeError) -> tuple[str, int]:
+    return "".join(f"\\\\u{ord(c):04x}" for c in error.object[error.start : error.end]), error.end
+
+
+codecs.register_error("hemra-surrogates-as-text", _surrogates_as_text)
+
+
+def _utf8(text: str) -> str:
+    """`text`, its lone surrogates (text that cannot be UTF-8) written as \\udXXX escapes."""
+    try:
+        text.encode()
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+
+
+def escaped(raw: bytes | str, limit: int = MAX_RAW_BYTES) -> str:
+    """Raw bytes (or a surrogate-escaped str, as os.listdir and tarfile give names that are not
+    UTF-8) as text, cut at `limit` bytes: valid UTF-8 stays as it is, every other byte becomes
+    a \\xNN escape (Python's backslashreplace): b"bad\\xff" is "bad\\\\xff"."""
+    raw = _as_bytes(raw)
+    cut = raw[:limit]
+    return cut.decode("utf-8", "backslashreplace") + (
+        f"[... {len(raw) - limit} more bytes]" if len(raw) > limit else ""
+    )
+
+
+def _as_bytes(raw: bytes | str) -> bytes:
+    if isinstance(raw, bytes):
+        return raw
+    try:
+        return raw.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no undecodable byte gives (JSON's \\ud800)
+        return raw.encode("utf-8", "backslashreplace")
+
+
+def escaped_name(name: str) -> str:
+    """A file name as it can be stored: unchanged when it is valid UTF-8, else with each byte
+    that is not escaped as \\xNN (see `escaped`), never cut."""
+    try:
+        name.encode()
+        return name
+    except UnicodeEncodeError:
+        return escaped(name, limit=len(name) * 4)
+
+
+class BadMessages:
+    """Malformed lines or messages an agent sent on one of its streams, recorded as "error"
+    events named `name`: each with what is wrong (`message`) and the raw text (`raw`, escaped
+    and cut at MAX_RAW_BYTES; `raw_bytes` its whole size). The first MAX_BAD_MESSAGES of them
+    are kept; `close` adds a count of all when there were more. They are the agent's doing:
+    the stream goes on, and the attempt is scored."""
+
+    def __init__(self, events: "EventLog", name: str):
+        self.events = events
+        self.name = name
+        self.count = 0
+
+    async def add(self, problem: str, raw: bytes | str = b"", **extra) -> None:
+        self.count += 1
+        if self.count > MAX_BAD_MESSAGES:
+            if self.count == MAX_BAD_MESSAGES + 1:
+                await self.events.emit_own(
+                    event(
+                        "status",
+                        f"{self.name}_truncated",
+                        kept=MAX_BAD_MESSAGES,
+                        message=f"more than {MAX_BAD_MESSAGES} malformed messages: later ones are only counted",
+                    )
+                )
+            return
+        size = len(_as_bytes(raw))
+        await self.events.emit(
+            event("error", self.name, message=problem, raw=escaped(raw), raw_bytes=size, number=self.count, **extra)
+        )
+
+    async def close(self) -> None:
+        if self.count > MAX_BAD_MESSAGES:
+            await self.events.emit_own(
+                event(
+                    "status",
+                    f"{self.name}_count",
+                    count=self.count,
+                    kept=MAX_BAD_MESSAGES,
+                    message=f"{self.count} malformed messages; the first {MAX_BAD_MESSAGES} are kept as events",
+                )
+            )
 
 
 def text(data: bytes) -> str:

@@ -3,18 +3,28 @@
 Each attempt gets a token per phase (harness, then verifier); a call with an
 unknown or revoked token is UNAUTHENTICATED, so a harness cannot touch its
 sandbox once its phase ended, nor another attempt's sandbox ever.
+
+Events a harness emits are its own doing: one HEMRA cannot keep as it is (a payload
+that is not a JSON object or holds a lone surrogate, a time outside protobuf's years
+1970 to 9999, a duration that is negative or over a year) is recorded in its place as
+an "error" event named "protocol" with the event's text (escaped, cut at
+MAX_RAW_BYTES), and the call succeeds: the harness goes on, and the attempt is scored.
+(A request whose strings are not valid UTF-8 never reaches this code: gRPC refuses it
+to the harness.)
 """
 
+import json
+import re
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
 from services.common import errors
-from services.executor.events import EventLog, event
+from services.executor.events import MAX_DURATION_SECS, MAX_RAW_BYTES, MAX_TIME_SECS, BadMessages, EventLog, event
 from services.executor.sandboxes import Sandbox
 
 
@@ -30,6 +40,8 @@ class Grant:
     deadline: float
     events: EventLog | None = None
     finish: hpb.FinishRequest | None = None
+    #: Events the harness emitted that HEMRA could not keep (see the module's docstring).
+    bad: BadMessages | None = field(default=None, repr=False)
 
 
 class Grants:
@@ -145,13 +157,51 @@ class HarnessServicer(hpb_grpc.HarnessServiceServicer):
         grant = self.grants.check(context)
         if grant.events is None:
             raise errors.FailedPrecondition("events are not accepted in this phase")
-        await grant.events.emit(*request.events)
+        if grant.bad is None:
+            grant.bad = BadMessages(grant.events, "protocol")
+        kept = []
+        for emitted in request.events:
+            problem = _problem(emitted)
+            if problem is None:
+                kept.append(emitted)
+                continue
+            await grant.events.emit(*kept)
+            kept = []
+            shown = type(emitted)()
+            shown.CopyFrom(emitted)
+            shown.payload_json = emitted.payload_json[:MAX_RAW_BYTES]  # its text format, short
+            await grant.bad.add(f"EmitEvents: an event {problem}", str(shown), event_type=emitted.type[:256])
+        await grant.events.emit(*kept)
         return hpb.EmitEventsResponse()
 
     async def Finish(self, request, context):
         grant = self.grants.check(context)
         grant.finish = request
         return hpb.FinishResponse()
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _problem(emitted) -> str | None:
+    """What makes an emitted event one HEMRA cannot keep, or None."""
+    try:
+        payload = json.loads(emitted.payload_json or "{}")
+    except (ValueError, RecursionError):
+        return "whose payload_json is not valid JSON"
+    if not isinstance(payload, dict):
+        return "whose payload_json is not a JSON object"
+    if _SURROGATE.search(emitted.payload_json):  # may be a lone one, which no reader can print
+        try:
+            json.dumps(payload, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return "whose payload_json holds a lone surrogate (\\udXXX), text that is not Unicode"
+    stamp, span = emitted.time, emitted.duration
+    if not (0 <= stamp.seconds < MAX_TIME_SECS and 0 <= stamp.nanos < 1_000_000_000):
+        return f"whose time is out of range (seconds {stamp.seconds}, nanos {stamp.nanos})"
+    if not (0 <= span.seconds <= MAX_DURATION_SECS and 0 <= span.nanos < 1_000_000_000):
+        return f"whose duration is out of range (seconds {span.seconds}, nanos {span.nanos})"
+    return None
 
 
 async def _read(sandbox, path: str, limit: int) -> tuple[bytes, int] | None:

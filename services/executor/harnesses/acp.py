@@ -22,6 +22,17 @@ stored by HEMRA directly, never written into the agent's sandbox. The agent
 shares the sandbox with the message channel: a channel it broke ends the
 attempt as a harness failure, never an infrastructure one. A stdout line longer
 than MAX_LINE_BYTES is split into output, never parsed.
+
+Whatever the agent sends is its doing, never an infrastructure failure. A message
+that is not one HEMRA can take (not JSON, not an object, a response to an id HEMRA
+never sent, a notification or request whose params are not of the schema's shape,
+an over-long line) is recorded as an "error" event named "protocol" with the raw
+line (escaped, cut at MAX_RAW_BYTES; the first MAX_BAD_MESSAGES, then a count),
+and the conversation goes on: a request with bad params is answered with a
+JSON-RPC error. An answer to HEMRA's own request outside the schema
+(`session/new` without a string sessionId, a `session/prompt` result that is not
+an object with a string stopReason, ...) ends the attempt as a harness failure
+with that reason; the verifier still scores it.
 """
 
 import asyncio
@@ -36,7 +47,7 @@ from pathlib import Path
 from services import envtemplate
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
-from services.executor.events import Lines, event, output_events
+from services.executor.events import BadMessages, Lines, event, output_events
 from services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
@@ -73,7 +84,8 @@ MAX_OPEN_TOOL_CALLS = 1000
 MAX_REMEMBERED_BYTES = 64 * 1024
 _CLIENT_INFO = {"name": "hemra", "title": "HEMRA", "version": "1"}
 #: JSON-RPC error codes.
-_METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL, _RESOURCE_NOT_FOUND = -32601, -32602, -32603, -32002
+_INVALID_REQUEST, _METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL = -32600, -32601, -32602, -32603
+_RESOURCE_NOT_FOUND = -32002
 
 
 @dataclass
@@ -103,6 +115,14 @@ class RemoteError(Exception):
 
 class ChannelBroken(Exception):
     """A message could not be written into the sandbox's channel (the agent's doing)."""
+
+
+class OutsideSchema(Exception):
+    """The agent answered one of HEMRA's requests outside the ACP schema."""
+
+    def __init__(self, message: str, raw=None):
+        super().__init__(message)
+        self.raw = raw
 
 
 class AcpDriver(HarnessDriver):
@@ -151,6 +171,8 @@ class Session:
         self._send_lock = asyncio.Lock()
         self._pending: dict[int, tuple[str, asyncio.Future]] = {}
         self._lines = Lines(MAX_LINE_BYTES)
+        self._long_line = False  # pieces of an over-long line are coming
+        self.bad = BadMessages(trial.events, "protocol")
         self._transcript = OwnLog("/logs/agent/acp.jsonl")
         self._stderr = OwnLog("/logs/agent/acp-stderr.txt")
         self._stderr_tail = bytearray()
@@ -183,6 +205,7 @@ class Session:
                 result = await self._converse()
             finally:
                 await self._stop()
+            await self.bad.close()
             await artifacts.keep(trial.events, self._transcript)
             await artifacts.keep(trial.events, self._stderr)
         finally:
@@ -202,7 +225,8 @@ class Session:
                     "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
                 },
             )
-            info = init.get("agentInfo") or {}
+            init = _object(init, "initialize")
+            info = init.get("agentInfo") if isinstance(init.get("agentInfo"), dict) else {}
             self.agent_version = self.agent_version or str(info.get("version") or "")
             await trial.events.emit(
                 event(
@@ -215,11 +239,14 @@ class Session:
                     capabilities=init.get("agentCapabilities") or {},
                 )
             )
-            created = await self.request(
-                "session/new", {"cwd": trial.task.environment.workdir or "/", "mcpServers": []}
+            created = _object(
+                await self.request("session/new", {"cwd": trial.task.environment.workdir or "/", "mcpServers": []}),
+                "session/new",
             )
-            session_id = created["sessionId"]
-            offered = [m.get("modelId") for m in (created.get("models") or {}).get("availableModels") or []]
+            session_id = created.get("sessionId")
+            if not isinstance(session_id, str):
+                raise OutsideSchema(f"the agent answered session/new with sessionId {_shown(session_id)}", created)
+            offered = [m.get("modelId") for m in _objects((_dict(created.get("models"))).get("availableModels"))]
             if trial.model and trial.model in offered:  # unstable in ACP v1: only when the agent lists it
                 await self.request("session/set_model", {"sessionId": session_id, "modelId": trial.model})
             await trial.events.emit(
@@ -227,7 +254,7 @@ class Session:
                     "status",
                     "session",
                     session_id=session_id,
-                    modes=[m.get("id") for m in (created.get("modes") or {}).get("availableModes") or []],
+                    modes=[m.get("id") for m in _objects(_dict(created.get("modes")).get("availableModes"))],
                     models=offered,
                     model_set=bool(trial.model and trial.model in offered),
                 )
@@ -235,7 +262,7 @@ class Session:
             prompt = [{"type": "text", "text": trial.task.instruction}]
             answered = await self.start_request("session/prompt", {"sessionId": session_id, "prompt": prompt})
             try:
-                answer = await self._wait(answered, "session/prompt")
+                answer = _prompt_answer(await self._wait(answered, "session/prompt"))
             except TimeoutError:
                 return await self._cancel(session_id, answered)
         except TimeoutError:
@@ -248,16 +275,19 @@ class Session:
         except RemoteError as exc:
             await trial.events.emit(event("error", "acp", message=str(exc)))
             return HarnessResult(HARNESS_FAILED, 0, str(exc))
-        except (KeyError, TypeError, AttributeError) as exc:
+        except OutsideSchema as exc:
+            await self.bad.add(str(exc), _raw(exc.raw))
+            return HarnessResult(HARNESS_FAILED, 0, str(exc))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
             message = f"the agent answered outside the ACP schema: {exc!r}"
-            await trial.events.emit(event("error", "acp", message=message))
+            await self.bad.add(message)
             return HarnessResult(HARNESS_FAILED, 0, message)
         await self._flush_text()
         return await self._ended(answer)
 
     async def _ended(self, answer: dict) -> HarnessResult:
-        stop = answer.get("stopReason", "")
-        usage = answer.get("usage") or {}
+        stop = answer["stopReason"]
+        usage = _dict(answer.get("usage"))
         if usage:
             await self.trial.events.emit(
                 event(
@@ -281,8 +311,11 @@ class Session:
         self.deadline = time.monotonic() + CANCEL_GRACE_SECS
         try:
             await self.notify("session/cancel", {"sessionId": session_id})
-            stop = (await self._wait(answered, "session/prompt")).get("stopReason", "")
+            stop = _prompt_answer(await self._wait(answered, "session/prompt"))["stopReason"]
         except (TimeoutError, AgentExited, RemoteError, ChannelBroken):
+            stop = ""
+        except OutsideSchema as exc:
+            await self.bad.add(str(exc), _raw(exc.raw))
             stop = ""
         await self.trial.events.emit(event("status", "cancel", reason="timeout", stop_reason=stop, ended=bool(stop)))
         await self._flush_text()
@@ -326,7 +359,9 @@ class Session:
     # -- JSON-RPC ---------------------------------------------------------------------------------
 
     async def _send(self, message: dict) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        line = (
+            json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace") + b"\n"
+        )
         self._log("client->agent", message)
         async with self._send_lock:  # numbered files must appear in order
             try:
@@ -373,57 +408,95 @@ class Session:
             await self._receive(line, whole)
 
     async def _receive(self, line: bytes, whole: bool = True) -> None:
+        if not whole:  # a piece of an over-long line: output, and one error for the line
+            if not self._long_line:
+                await self.bad.add(f"a line longer than {MAX_LINE_BYTES} bytes (kept as output, not read)", line)
+            self._long_line = not line.endswith(b"\n")
         if not line.strip():
             return
-        message = None
+        message, problem = None, "not JSON"
         if whole:
             try:
                 message = json.loads(line)
-            except (ValueError, RecursionError):
-                message = None
+            except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+                message, problem = None, f"not JSON ({type(exc).__name__}: {str(exc)[:200]})"
         if not isinstance(message, dict):
             self._log("agent->client", {"unparsed": line.decode(errors="replace"), "split": not whole})
             await self.trial.events.emit(*output_events("stdout", line.rstrip(b"\n")))
+            if whole:
+                why = problem if message is None else f"not a JSON object ({_json_type(message)})"
+                await self.bad.add(f"a message that is {why}", line.rstrip(b"\r\n"))
             return
         self._log("agent->client", message)
+        try:
+            await self._dispatch(message)
+        except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+            # Data of shapes the schema does not allow, wherever it was read.
+            await self.bad.add(f"a message outside the ACP schema: {type(exc).__name__}: {exc}"[:500], line)
+
+    async def _dispatch(self, message: dict) -> None:
+        method = message.get("method")
         if "method" not in message:
-            method, future = self._pending.get(message.get("id"), ("", None))
-            if future is not None and not future.done():
-                if "error" in message:
-                    error = message["error"] if isinstance(message["error"], dict) else {}
-                    future.set_exception(
-                        RemoteError(
-                            f"the agent answered {method} with an error: "
-                            f"{error.get('message', '')} (code {error.get('code')})"
-                        )
+            request_id = message.get("id")
+            known = isinstance(request_id, int) and not isinstance(request_id, bool)
+            method, future = self._pending.get(request_id, ("", None)) if known else ("", None)
+            if future is None:
+                await self.bad.add(f"a response to id {_shown(request_id)}, which HEMRA never sent", _raw(message))
+                return
+            if future.done():
+                return
+            if "error" in message:
+                error = message["error"] if isinstance(message["error"], dict) else {}
+                future.set_exception(
+                    RemoteError(
+                        f"the agent answered {method} with an error: "
+                        f"{_shown(error.get('message', ''))} (code {_shown(error.get('code'))})"
                     )
-                else:
-                    future.set_result(message.get("result") or {})
+                )
+            else:
+                future.set_result(message.get("result"))
+            return
+        if not isinstance(method, str):
+            await self.bad.add(f"a message whose method is {_json_type(method)}, not a string", _raw(message))
+            if "id" in message:
+                await self._refuse(message.get("id"), _INVALID_REQUEST, "method must be a string")
             return
         if "id" not in message:
-            if message["method"] == "session/update":
-                await self._update((message.get("params") or {}).get("update") or {})
+            if method == "session/update":
+                params = message.get("params")
+                update = params.get("update") if isinstance(params, dict) else None
+                if not isinstance(update, dict):
+                    await self.bad.add("a session/update whose params.update is not an object", _raw(message))
+                    return
+                await self._update(update)
+            return
+        if not _valid_id(message["id"]):
+            await self.bad.add(f"a request whose id is {_json_type(message['id'])}", _raw(message))
+            await self._refuse(None, _INVALID_REQUEST, "id must be a string, a number or null")
             return
         handler = asyncio.create_task(self._answer(message))
         self._handlers.add(handler)
         handler.add_done_callback(self._handlers.discard)
 
     async def _answer(self, message: dict) -> None:
-        method, params = message["method"], message.get("params") or {}
+        method, params = message["method"], message.get("params")
+        params = {} if params is None else params
         serve = _SERVED.get(method)
         try:
             if serve is None:
                 raise _Refusal(_METHOD_NOT_FOUND, f"method not found: {method}")
+            if not isinstance(params, dict):
+                raise _Refusal(_INVALID_PARAMS, f"invalid params for {method}: an object is required")
             result = await serve(self, params)
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         except _Refusal as refusal:
             reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": refusal.code, "message": str(refusal)}}
-        except (KeyError, TypeError, ValueError) as exc:
-            reply = {
-                "jsonrpc": "2.0",
-                "id": message["id"],
-                "error": {"code": _INVALID_PARAMS, "message": f"invalid params for {method}: {exc!r}"},
-            }
+            if refusal.code == _INVALID_PARAMS:
+                await self.bad.add(str(refusal), _raw(message))
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+            problem = f"invalid params for {method}: {exc!r}"[:500]
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": _INVALID_PARAMS, "message": problem}}
+            await self.bad.add(problem, _raw(message))
         except Exception as exc:  # whatever broke, the agent must not wait for an answer forever
             reply = {
                 "jsonrpc": "2.0",
@@ -435,9 +508,20 @@ class Session:
         except ChannelBroken as exc:  # the conversation notices when its own messages fail
             await self.trial.events.emit(event("error", "acp", message=str(exc)))
 
+    async def _refuse(self, request_id, code: int, message: str) -> None:
+        try:
+            await self._send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+        except ChannelBroken as exc:
+            await self.trial.events.emit(event("error", "acp", message=str(exc)))
+
     def _log(self, direction: str, message: dict) -> None:
         entry = {"t": round(time.monotonic() - self.started, 3), "dir": direction, "msg": message}
-        self._transcript.write(json.dumps(entry, ensure_ascii=False).encode() + b"\n")
+        try:
+            line = json.dumps(entry, ensure_ascii=False)
+        except (ValueError, RecursionError):  # too deeply nested to write back
+            line = json.dumps({**entry, "msg": {"unwritable": True}})
+        # Lone surrogates (JSON's "\ud800") as \udXXX: still the same JSON string.
+        self._transcript.write(line.encode("utf-8", "backslashreplace") + b"\n")
 
     # -- session/update into events --------------------------------------------------------------
 
@@ -445,7 +529,7 @@ class Session:
         kind = update.get("sessionUpdate", "")
         chunk = _CHUNKS.get(kind)
         if chunk is not None:
-            content = update.get("content") or {}
+            content = _dict(update.get("content"))
             if content.get("type") == "text":
                 piece = str(content.get("text", ""))
                 self._text.setdefault(chunk, []).append(piece)
@@ -458,7 +542,7 @@ class Session:
         if kind in ("tool_call", "tool_call_update"):
             await self._tool_update(update)
         elif kind == "usage_update":
-            cost = update.get("cost") or {}
+            cost = _dict(update.get("cost"))
             await emit(
                 event(
                     "usage",
@@ -477,12 +561,12 @@ class Session:
     async def _tool_update(self, update: dict) -> None:
         """A tool call is logged once its arguments are known (agents often announce it first with
         none), and its result when its status ends."""
-        call = self._tools.setdefault(update.get("toolCallId", ""), {"emitted": False})
+        call = self._tools.setdefault(str(update.get("toolCallId", "")), {"emitted": False})
         call.update({k: _small(update[k]) for k in ("title", "kind", "rawInput", "locations") if update.get(k)})
         status = update.get("status", "")
         ended = status in ("completed", "failed")
         if ended:
-            self._tools.pop(update.get("toolCallId", ""), None)
+            self._tools.pop(str(update.get("toolCallId", "")), None)
         while len(self._tools) > MAX_OPEN_TOOL_CALLS:  # calls that never end are forgotten, oldest first
             self._tools.pop(next(iter(self._tools)))
         if not call["emitted"] and (call.get("rawInput") or ended):
@@ -550,8 +634,24 @@ async def _permission(session: Session, params: dict) -> dict:
     return {"outcome": {"outcome": "selected", "optionId": chosen["optionId"]}}
 
 
+def _param(params: dict, name: str, kind: type = str, required: bool = True):
+    """params[name] when it is of `kind` (a missing optional one: None); else a refusal with
+    JSON-RPC's invalid params."""
+    value = params.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _Refusal(_INVALID_PARAMS, f"invalid params: {name} must be {_KINDS[kind]}, not {_json_type(value)}")
+    return value
+
+
+_KINDS = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
+
+
 async def _read_text_file(session: Session, params: dict) -> dict:
-    path = params["path"]
+    path = _param(params, "path")
+    _param(params, "line", int, required=False)
+    _param(params, "limit", int, required=False)
     try:
         raw = await session.trial.sandbox.read_file(path, limit=MAX_READ_BYTES + 1)
     except (FileNotFoundError, IsADirectoryError):
@@ -571,7 +671,7 @@ async def _read_text_file(session: Session, params: dict) -> dict:
 
 
 async def _write_text_file(session: Session, params: dict) -> dict | None:
-    path, content = params["path"], params["content"]
+    path, content = _param(params, "path"), _param(params, "content")
     try:
         await session.trial.sandbox.write_files([(path, content.encode(), False)])
     except PermissionError as exc:
@@ -625,14 +725,17 @@ class Terminal:
 
 
 def _terminal(session: Session, params: dict) -> Terminal:
-    terminal = session.terminals.get(params["terminalId"])
+    terminal = session.terminals.get(_param(params, "terminalId"))
     if terminal is None:
         raise _Refusal(_RESOURCE_NOT_FOUND, f"no terminal {params['terminalId']}")
     return terminal
 
 
 async def _terminal_create(session: Session, params: dict) -> dict:
-    args = [str(a) for a in params.get("args") or []]
+    _param(params, "command")
+    _param(params, "cwd", str, required=False)
+    _param(params, "outputByteLimit", int, required=False)
+    args = [str(a) for a in _param(params, "args", list, required=False) or []]
     command = shlex.join([params["command"], *args]) if args else params["command"]
     env = {e["name"]: e["value"] for e in params.get("env") or []}
     limit = min(int(params.get("outputByteLimit") or TERMINAL_OUTPUT_BYTES), MAX_TERMINAL_OUTPUT_BYTES)
@@ -745,6 +848,52 @@ def _bin_name(folder: Path, package: str) -> str:
 
 def _installed_version(folder: Path, package: str) -> str:
     return str(_package_json(folder, package).get("version") or "")
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value) -> list[dict]:
+    """The objects of a list the schema says holds objects (anything else: none)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _object(result, method: str) -> dict:
+    if not isinstance(result, dict):
+        raise OutsideSchema(f"the agent answered {method} with {_json_type(result)}, not an object", result)
+    return result
+
+
+def _prompt_answer(result) -> dict:
+    answer = _object(result, "session/prompt")
+    if not isinstance(answer.get("stopReason"), str):
+        raise OutsideSchema(
+            f"the agent answered session/prompt with stopReason {_shown(answer.get('stopReason'))}", answer
+        )
+    return answer
+
+
+def _valid_id(value) -> bool:
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+def _json_type(value) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _shown(value) -> str:
+    """A value the agent sent, for a message: its JSON, short."""
+    return _raw(value)[:100]
+
+
+def _raw(value) -> str:
+    """A value the agent sent, as JSON (for the error event's raw text)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)[:MAX_REMEMBERED_BYTES]
+    except (ValueError, RecursionError):
+        return repr(value)[:MAX_REMEMBERED_BYTES]
 
 
 def _small(value):

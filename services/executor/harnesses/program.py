@@ -6,7 +6,12 @@ HEMRA_HARNESS_ADDRESS and HEMRA_HARNESS_TOKEN for the harness protocol (or the
 `hemra harness` commands that speak it), the instruction on stdin and in
 HEMRA_INSTRUCTION, and the limits. Each stdout line that is a JSON object with
 a "type" becomes an event; other output is kept as output events (a line longer
-than MAX_LINE_BYTES is split into output, never parsed). Its stdout and stderr
+than MAX_LINE_BYTES is split into output, never parsed). A line meant as an event
+that HEMRA cannot take (it starts with "{" and names "type", but is not valid
+JSON, or its "type", "name" or "duration" are not what an event holds) is a bad
+event line: an "error" event "bad_event_line" keeps it (escaped, cut at
+MAX_RAW_BYTES; the first MAX_BAD_MESSAGES of them, then a count), and the lines
+after it are read on as ever. Its stdout and stderr
 are also kept whole (up to the own-log cap) as the artifacts
 /logs/agent/harness-stdout.txt and harness-stderr.txt, stored by HEMRA directly:
 never written into the agent's sandbox, where the agent could get in the way.
@@ -23,7 +28,7 @@ from pathlib import Path
 from services import envtemplate
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
-from services.executor.events import Lines, event, output_events
+from services.executor.events import MAX_DURATION_SECS, BadMessages, Lines, event, event_of, output_events
 from services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
@@ -157,7 +162,7 @@ async def _pump(process, trial: TrialContext, stdout: OwnLog, stderr: OwnLog) ->
 async def _read_events(stream, keep: OwnLog, trial: TrialContext) -> None:
     """JSON lines with a "type" are events; the rest is output. Read in chunks, never by
     readline: a line has no length limit but MAX_LINE_BYTES of it is all memory holds."""
-    pending, lines = bytearray(), Lines(MAX_LINE_BYTES)
+    pending, lines, bad = bytearray(), Lines(MAX_LINE_BYTES), BadMessages(trial.events, "bad_event_line")
 
     async def flush_output() -> None:
         if pending:
@@ -173,13 +178,17 @@ async def _read_events(stream, keep: OwnLog, trial: TrialContext) -> None:
                     await flush_output()
                 continue
             await flush_output()
-            await trial.events.emit(parsed)
+            if isinstance(parsed, BadLine):
+                await bad.add(str(parsed), line.rstrip(b"\r\n"))
+            else:
+                await trial.events.emit(parsed)
 
     while chunk := await stream.read(_OUTPUT_CHUNK):
         keep.write(chunk)
         await take(lines.feed(chunk))
     await take(lines.close())
     await flush_output()
+    await bad.close()
 
 
 async def _read_output(stream, keep: OwnLog, trial: TrialContext) -> None:
@@ -188,18 +197,46 @@ async def _read_output(stream, keep: OwnLog, trial: TrialContext) -> None:
         await trial.events.emit(*output_events("stderr", chunk))
 
 
+class BadLine(str):
+    """What is wrong with a line meant as an event."""
+
+
 def _as_event(line: bytes):
+    """The event a line holds; None when the line is output (not meant as an event); a BadLine
+    when it is meant as one (it starts with "{" and names "type") but cannot be taken."""
     stripped = line.strip()
     if not stripped.startswith(b"{"):
         return None
     try:
         data = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        if b'"type"' not in stripped:
+            return None
+        return BadLine(f"not valid JSON: {_reason(exc)}")
+    if not isinstance(data, dict) or "type" not in data:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        return None
-    type_, name = data.pop("type"), str(data.pop("name", ""))
-    return event(type_, name, float(data.pop("duration", 0) or 0), **data)
+    type_, name, duration = data.pop("type"), data.pop("name", ""), data.pop("duration", 0)
+    if not isinstance(type_, str) or not type_:
+        return BadLine(f'"type" must be a non-empty string, not {_json_type(type_)}')
+    if not isinstance(name, str | None):
+        return BadLine(f'"name" must be a string, not {_json_type(name)}')
+    if duration is None:
+        duration = 0
+    if isinstance(duration, bool) or not isinstance(duration, int | float) or not 0 <= duration <= MAX_DURATION_SECS:
+        return BadLine(f'"duration" must be a number of seconds from 0 to {MAX_DURATION_SECS:g}, not {duration!r:.100}')
+    try:
+        return event_of(type_, name or "", float(duration), data)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        return BadLine(f"cannot be kept as an event: {_reason(exc)}")
+
+
+def _json_type(value) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:200]
 
 
 def _with_parent_death(command: list[str]) -> list[str]:
