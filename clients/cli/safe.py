@@ -17,7 +17,8 @@ from rich.text import Text
 _INVISIBLE = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
 _UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}]")
 _UNSAFE_MULTILINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
-_UNSAFE_JSON = re.compile(f"[\x7f-\x9f{_INVISIBLE}]")
+#: Lone surrogates too: no terminal encoding can print one, and the escape is the same JSON value.
+_UNSAFE_JSON = re.compile(f"[\x7f-\x9f{_INVISIBLE}\ud800-\udfff]")
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
