@@ -6,11 +6,13 @@ reward), copy tests/ to /tests, run tests/test.sh with its output in
 status of test.sh is ignored; only the reward file counts.
 
 Unlike Harbor, test.sh never runs the agent's code by accident: it starts in /tests (HEMRA's
-copy of the task's tests, not the agent's workspace), with a HOME of its own made for the run,
-and Python neither puts the working directory on its path (PYTHONSAFEPATH) nor reads a user
-site (PYTHONNOUSERSITE); HEMRA's values win over the task's. And which reward file counts is
-never decided by who wrote last: reward.json and reward.txt both written in one run are a
-conflict (a program the tests ran wrote one of them), the agent's failure.
+copy of the task's tests, not the agent's workspace), so Python started from there finds no
+module the agent left first on its path, with a HOME of its own made for the run, and no user
+site (PYTHONNOUSERSITE, over the task's env). A test that changes into the workspace and runs
+Python there imports from it, as the benchmark intends (SWE-bench's eval scripts run
+`python -m unittest` in /testbed); PYTHONSAFEPATH would break exactly those. And which reward
+file counts is never decided by who wrote last: reward.json and reward.txt both written in one
+run are a conflict (a program the tests ran wrote one of them), the agent's failure.
 
 A run that gives no usable reward (a timeout, no reward file, an invalid one, a conflict, a
 SWE-bench log with the environment's failure signature) is the agent's result, scored 0 with
@@ -46,9 +48,9 @@ TEST_COMMAND = (
     'mkdir -p /logs/verifier && chmod +x /tests/test.sh && HOME="$(mktemp -d)" && export HOME && '
     "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
 )
-#: Set over the task's verifier env: Python never imports from the working directory or the
-#: script's folder first, nor from a user site.
-VERIFIER_ENV = {"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1"}
+#: Set over the task's verifier env: Python never imports from a user site (a usercustomize the
+#: agent left in a home it worked in).
+VERIFIER_ENV = {"PYTHONNOUSERSITE": "1"}
 
 
 @dataclass

@@ -33,7 +33,7 @@ def failed_with(attempt: dict, fault: str = "") -> None:
 
 
 #: The tests import Python's own json module from `python3 -c`, whose path starts with the
-#: working directory unless PYTHONSAFEPATH says otherwise.
+#: working directory: the verifier's, which must not be the agent's workspace.
 IMPORTING_TEST = """#!/bin/bash
 mkdir -p /logs/verifier
 python3 -c '

@@ -87,11 +87,11 @@ async def test_a_swebench_task_fails_under_its_own_reward_name():
 
 async def test_the_tests_start_in_their_own_folder_with_an_environment_of_hemras():
     sandbox = Written({"/logs/verifier/reward.txt": b"1"})
-    env = {"PYTHONSAFEPATH": "", "PYTHONNOUSERSITE": "", "TASK_SETTING": "kept"}
+    env = {"PYTHONNOUSERSITE": "", "TASK_SETTING": "kept"}
     await verifier.verify(sandbox, [], "sha256:" + "0" * 64, env, 10.0)
     [(command, env, cwd)] = sandbox.ran
     assert cwd == "/tests"
-    assert env == {"PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1", "TASK_SETTING": "kept"}
+    assert env == {"PYTHONNOUSERSITE": "1", "TASK_SETTING": "kept"}
     assert 'HOME="$(mktemp -d)"' in command
 
 
