@@ -27,6 +27,7 @@ KEYS = {
     "verifier": dict,
     "judge": list,
     "pool": str,
+    "allow_history": list,
 }
 SANDBOX_KEYS = {"kind": str, "image": str, "network": str}
 VERIFIER_KEYS = {"network": str, "env": list, "isolation": str}
@@ -52,6 +53,7 @@ class Flags:
     model: str | None = None
     timeout_secs: int | None = None
     max_infra_retries: int | None = None
+    allow_history: list[str] = field(default_factory=list)
 
 
 def read(path: Path) -> dict:
@@ -66,7 +68,7 @@ def read(path: Path) -> dict:
     _check(path, data, KEYS, "")
     _check(path, data.get("sandbox", {}), SANDBOX_KEYS, "sandbox.")
     _check(path, data.get("verifier", {}), VERIFIER_KEYS, "verifier.")
-    for list_key in ("harnesses", "datasets", "tasks", "exclude", "require"):
+    for list_key in ("harnesses", "datasets", "tasks", "exclude", "require", "allow_history"):
         if not all(isinstance(v, str) for v in data.get(list_key, [])):
             raise RunFileError(f"{path}: {list_key} must be a list of strings")
     if not all(isinstance(v, str) for v in data.get("verifier", {}).get("env", [])):
@@ -113,7 +115,7 @@ def _type_name(kind: type) -> str:
 
 def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     """Flags replace the file's values (-H -d -k -t -x --baseline --concurrency --sandbox),
-    or add to them (--require --verifier-env --judge)."""
+    or add to them (--require --verifier-env --judge --allow-history)."""
     data = read(run_file) if run_file else {}
     sandbox = data.get("sandbox", {})
     verifier = data.get("verifier", {})
@@ -148,6 +150,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         judges=list(dict.fromkeys([j["name"] for j in data.get("judge", [])] + flags.judges)),
         run_file=str(run_file.resolve()) if run_file else "",
         pool=flags.pool or data.get("pool", runspec.DEFAULTS["pool"]),
+        allow_history=list(dict.fromkeys(data.get("allow_history", []) + flags.allow_history)),
     )
     _resolve_judges(spec, run_file.resolve().parent if run_file else Path.cwd())
     if runspec.pool_error(spec.pool):

@@ -67,6 +67,13 @@ def run(
     max_infra_retries: Annotated[
         int | None, typer.Option("--max-infra-retries", help="Retries after infrastructure failures only.")
     ] = None,
+    allow_history: Annotated[
+        list[str],
+        typer.Option(
+            "--allow-history",
+            help="Keep the repository history of tasks matching this pattern (no strip; the report flags them). Adds.",
+        ),
+    ] = [],
     detach: Annotated[
         bool,
         typer.Option(
@@ -92,6 +99,7 @@ def run(
         model=model,
         timeout_secs=timeout,
         max_infra_retries=max_infra_retries,
+        allow_history=allow_history,
     )
     complete = _run(run_file, flags, detach)
     if not complete:

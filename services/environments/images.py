@@ -1,6 +1,11 @@
 """Task images: each task's environment/ folder built once per task digest (and base image),
 by the planner while a run resolves and by an executor whose engine lacks one. Builds of one
-tag wait for each other, in this process and across the host. HEMRA never pulls."""
+tag wait for each other, in this process and across the host. HEMRA never pulls.
+
+On the environment's image HEMRA builds one layer of its own, which strips every git
+repository's history to its HEAD's past (services/environments/history.py); that image, tagged
+with the layer's key and labelled hemra.history=stripped-<version>, is the one attempts run in.
+A run that keeps a task's history (allow_history) runs the environment's image itself."""
 
 import fcntl
 import hashlib
@@ -10,6 +15,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from services.environments import history
 from services.environments.engine import client, docker_errors
 from services.environments.errors import SandboxError
 
@@ -30,22 +36,55 @@ class BuildFailed(SandboxError):
         self.log = log
 
 
-def image_tag(task, base_image: str = "") -> str:
+class StripFailed(BuildFailed):
+    """HEMRA's history layer could not strip (or check) a repository of the task's image."""
+
+
+def image_tag(task, base_image: str = "", keep_history: bool = False) -> str:
+    """The tag of the image a task's attempts run in: the environment's image (`keep_history`),
+    else the one HEMRA's history layer made of it (its key in the tag)."""
     tag = f"{IMAGE_REPOSITORY}:{task.digest.removeprefix('sha256:')[:24]}"
-    return tag if not base_image else f"{tag}-on-{hashlib.sha256(base_image.encode()).hexdigest()[:12]}"
+    tag = tag if not base_image else f"{tag}-on-{hashlib.sha256(base_image.encode()).hexdigest()[:12]}"
+    return tag if keep_history else f"{tag}-h{history.KEY}"
 
 
-def ensure_image(task, task_dir: Path, base_image: str = "") -> str:
+def ensure_image(task, task_dir: Path, base_image: str = "", keep_history: bool = False) -> str:
     """The task's image, built once per task digest (and base image) (blocking). Concurrent
     calls for one task, in this process or another on the host, wait for a single build.
 
-    With `base_image` (a run's [sandbox] image) the task's Dockerfile is built FROM it."""
+    With `base_image` (a run's [sandbox] image) the task's Dockerfile is built FROM it. Unless
+    `keep_history`, HEMRA's history layer is built on it (StripFailed when it cannot strip)."""
+    environment = _environment_image(task, task_dir, base_image)
+    if keep_history:
+        return environment
+    return _stripped(task, environment, image_tag(task, base_image))
+
+
+def _stripped(task, image: str, tag: str) -> str:
+    """`image` with HEMRA's history layer on it, as `tag` (built once)."""
+    api = client().api
+    errors = docker_errors()
+    with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
+        try:
+            api.inspect_image(tag)
+            return tag
+        except errors.ImageNotFound:
+            pass
+        user = ((api.inspect_image(image) or {}).get("Config") or {}).get("User") or ""
+        repository, base_commit = history.of_task(task)
+        with tempfile.TemporaryDirectory(prefix="hemra-history-") as folder:
+            (Path(folder) / "Dockerfile").write_text(history.dockerfile(image, repository, base_commit, user))
+            _build(api, errors, task, Path(folder), tag, labels={history.LABEL: history.STRIPPED})
+    return tag
+
+
+def _environment_image(task, task_dir: Path, base_image: str) -> str:
     dockerfile = task_dir / "environment" / "Dockerfile"
     api = client().api
     errors = docker_errors()
     if not dockerfile.is_file():
         return _prebuilt(api, errors, task, base_image)
-    tag = image_tag(task, base_image)
+    tag = image_tag(task, base_image, keep_history=True)
     with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
         try:
             api.inspect_image(tag)
@@ -98,7 +137,7 @@ def _prebuilt(api, errors, task, base_image: str = "") -> str:
     return image
 
 
-def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Dockerfile") -> None:
+def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Dockerfile", labels=None) -> None:
     lines, error = [], ""
     network = os.environ.get(BUILD_NETWORK_VAR) or None
     try:
@@ -111,7 +150,7 @@ def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Docker
             pull=False,
             decode=True,
             network_mode=network,
-            labels={LABEL_TASK: task.digest},
+            labels={LABEL_TASK: task.digest, **(labels or {})},
         ):
             lines.append(chunk.get("stream") or chunk.get("status") or "")
             if chunk.get("error"):
@@ -121,7 +160,18 @@ def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Docker
         error = str(exc.explanation or exc)
         lines.append(error + "\n")
     if error:
+        said = [m.group(1) for chunk in lines for m in _SAID.finditer(chunk)]
+        if labels and history.LABEL in labels:
+            why = said[-1].strip() if said else error.splitlines()[-1]
+            raise StripFailed(
+                f"task {task.task_name}: HEMRA cannot strip the history of the repositories in its environment: {why}",
+                "".join(lines),
+            )
         raise BuildFailed(f"docker build of task {task.task_name} failed: {error.splitlines()[-1]}", "".join(lines))
+
+
+#: What the history layer's script says when it fails (the builder may colour its stderr).
+_SAID = re.compile(rf"{history.NAME}: ([^\n\x1b]*)")
 
 
 class _file_lock:

@@ -115,6 +115,7 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
             network=job.spec.sandbox_network,
             image=job.spec.sandbox_image,
             endpoints=driver.endpoints(job.harness),
+            keep_history=job.task.task_name in job.spec.history_kept,
         )
         isolation = _isolation(job)
         if isolation == "fresh":

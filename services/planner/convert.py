@@ -30,6 +30,7 @@ def task_to_proto(task: LoadedTask) -> pb.Task:
             cpus=float(task.config.get("environment", {}).get("cpus") or 0),
             memory_mb=int(task.config.get("environment", {}).get("memory_mb") or 0),
             host_unsupported=env.host_unsupported,
+            base_commit=env.base_commit,
         ),
     )
     message.agent_timeout.FromNanoseconds(int(task.agent_timeout * 1e9))

@@ -35,6 +35,11 @@ class EnvironmentPlan:
     host_unsupported: list[str] = field(default_factory=list)
     #: The line of the WORKDIR that set `workdir` (0: not set by the Dockerfile).
     workdir_line: int = 0
+    #: task.toml [environment] base_commit: the repository at `workdir` is detached at it
+    #: before HEMRA strips its history ("": every repository at its own HEAD).
+    base_commit: str = ""
+    #: task.toml [environment] keep_history: the task says its tests need the history.
+    keep_history: bool = False
 
 
 class DockerfileError(ValueError):

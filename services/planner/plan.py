@@ -1,11 +1,13 @@
 """Resolve a run spec: datasets to digests and selected tasks, harnesses to digests,
 the sandbox against `require` and every task. Pure functions over the file system."""
 
-from dataclasses import dataclass
+import fnmatch
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
 from services.common import judges, runspec
+from services.environments import history
 from services.environments.capabilities import ENFORCES, ISOLATIONS, fresh_refusal
 from services.planner import datasets as ds
 from services.planner import dockerfile
@@ -31,6 +33,8 @@ class Resolved:
     trials: list[tuple[int, LoadedTask, int]]
     #: One per judge the run names, in its order.
     judges: list[pb.JudgeSpec]
+    #: Names of the tasks whose environments keep their repositories' history (allow_history).
+    history_kept: list[str] = field(default_factory=list)
 
 
 def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
@@ -59,6 +63,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
             raise PlanError(f"dataset {dataset.name}: no task matches tasks={spec.tasks} exclude={spec.exclude}")
         _check_tasks(spec, selected)
         loaded.append((dataset, selected))
+    kept = history_kept(spec, [task for _, selected in loaded for task in selected])
     cells = [(d, h) for d in range(len(loaded)) for h in range(len(harnesses))]
     count = sum(len(selected) for _, selected in loaded) * spec.attempts * len(harnesses)
     if count > MAX_TRIALS:
@@ -73,7 +78,31 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
             for repetition in range(1, spec.attempts + 1):
                 for h in range(len(harnesses)):
                     trials.append((cells.index((d, h)), task, repetition))
-    return Resolved(loaded, harnesses, baseline, cells, trials, judge_specs)
+    return Resolved(loaded, harnesses, baseline, cells, trials, judge_specs, kept)
+
+
+def history_kept(spec: pb.RunSpec, tasks: list[LoadedTask]) -> list[str]:
+    """The names of the tasks whose history the run keeps (a name or folder matching an
+    allow_history pattern). A task the run does not keep but that needs its history (it says
+    so, or the host sandbox would copy a repository of its environment as it is) is refused."""
+    kept = set()
+    for task in tasks:
+        if any(fnmatch.fnmatchcase(n, p) for p in spec.allow_history for n in (task.task_name, task.folder.name)):
+            kept.add(task.task_name)
+            continue
+        why = ""
+        if task.environment.keep_history:
+            why = f"{task.folder / 'task.toml'}: [environment] keep_history = true"
+        elif spec.sandbox == "host":
+            found = history.repository_folders(f.path for f in task.files if f.path.startswith("environment/"))
+            if found:
+                why = f"{task.folder / found[0]}: a git repository, copied as it is by the host sandbox"
+        if why:
+            raise PlanError(
+                f"{why}: task {task.task_name} would keep its repository's history (the agent could read "
+                f"its future); run it only with --allow-history {task.task_name!r} (run file: allow_history)"
+            )
+    return sorted(kept)
 
 
 def _judges(spec: pb.RunSpec, base: Path) -> list[pb.JudgeSpec]:

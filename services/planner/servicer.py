@@ -9,6 +9,7 @@ from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec
+from services.environments import history
 from services.importer import folders
 from services.planner import convert, images, plan
 from services.planner import datasets as ds
@@ -33,7 +34,8 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         resolved = await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
         if build_images and spec.sandbox == "docker":
             tasks = list({task.digest: task for _, task, _ in resolved.trials}.values())
-            await asyncio.to_thread(images.build, tasks, spec.sandbox_image, self.home)
+            kept = frozenset(resolved.history_kept)
+            await asyncio.to_thread(images.build, tasks, spec.sandbox_image, self.home, kept)
         return resolved
 
     async def _received(self, request_spec: pb.RunSpec, sent) -> tuple[pb.RunSpec, dict[str, pb.SentFolder]]:
@@ -70,6 +72,8 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         spec.judge_specs.extend(resolved.judges)
         spec.judges[:] = [j.name for j in resolved.judges]
         spec.label = spec.label or runspec.DEFAULTS["label"]
+        spec.history_kept[:] = resolved.history_kept
+        spec.history_layer = history.STRIPPED if runspec.with_defaults(spec).sandbox != "host" else ""
         harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
         for harness in harnesses:  # a harness file sent from the caller's machine: say where from
             sent = harness_files.get(harness.source_path)

@@ -5,6 +5,7 @@ Rows are SWE-bench 5 rows: besides the classic fields they carry the instance's 
 image, eval script, log parser and evaluation type. Each becomes a task folder:
 
     environment/Dockerfile   FROM <image>, WORKDIR /testbed
+    task.toml                [environment] base_commit: HEMRA strips /testbed's history to it
     instruction.md           the problem statement
     solution/solve.sh        applies solution/gold.patch as SWE-bench applies a prediction
     tests/eval.sh            the row's eval script, recording the test command's exit status
@@ -46,7 +47,8 @@ FIELDS = (
 #: The split read from a Hugging Face dataset (its files whose names start with it).
 SPLIT = "test"
 #: Changes when the tasks made from the same rows change (a new folder, a new digest).
-LAYOUT = "1"
+#: 2: task.toml names the row's base_commit, the commit HEMRA strips /testbed's history to.
+LAYOUT = "2"
 SPEC_FILE = "swebench.json"
 _SUFFIXES = (".json", ".jsonl", ".parquet")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}__[A-Za-z0-9][A-Za-z0-9_.-]{0,155}$")
@@ -207,6 +209,7 @@ def _task(folder: Path, row: dict, constants) -> None:
         f'[task]\nname = "swebench/{iid}"\n\n[metadata]\nrepo = {json.dumps(row["repo"])}\n'
         f"version = {json.dumps(str(row['version']))}\nbase_commit = {json.dumps(row['base_commit'])}\n\n"
         '[agent]\ntimeout_sec = 3000.0\n\n[verifier]\ntimeout_sec = 1800.0\n\n[environment]\nworkdir = "/testbed"\n'
+        f"base_commit = {json.dumps(row['base_commit'])}\n"
     )
     (folder / "environment" / "Dockerfile").write_text(f"FROM {row['image']}\nWORKDIR /testbed\n")
     (folder / "instruction.md").write_text(row["problem_statement"])

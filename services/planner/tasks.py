@@ -2,6 +2,7 @@
 
 import math
 import os
+import re
 import stat
 import tomllib
 from dataclasses import dataclass, field
@@ -276,7 +277,15 @@ def _check_environment(section: dict, folder: Path) -> None:
             f"{where} memory_mb must be a positive whole number of megabytes, at most "
             f"{MAX_MEMORY_MB:,} (got {_shown(memory)})"
         )
+    base = section.get("base_commit")
+    if base is not None and (not isinstance(base, str) or not _COMMIT.fullmatch(base)):
+        raise PlanError(f"{where} base_commit must be a commit hash (7 to 64 hex digits; got {_shown(base)})")
+    if "keep_history" in section and not isinstance(section["keep_history"], bool):
+        raise PlanError(f"{where} keep_history must be true or false (got {_shown(section['keep_history'])})")
     _env_table(section, folder, "environment")
+
+
+_COMMIT = re.compile(r"[0-9a-f]{7,64}")
 
 
 def _expand(context: Path, copy: dockerfile.Copy, path: Path) -> list[dockerfile.Copy]:
@@ -309,5 +318,7 @@ def _environment(folder: Path, section: dict) -> dockerfile.EnvironmentPlan:
         plan = dockerfile.EnvironmentPlan(base_image=str(section.get("docker_image") or ""), workdir="/app")
     if section.get("workdir"):
         plan.workdir = str(section["workdir"])
+    plan.base_commit = section.get("base_commit") or ""
+    plan.keep_history = section.get("keep_history") is True
     plan.env.update(_env_table(section, folder, "environment"))
     return plan

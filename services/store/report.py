@@ -193,6 +193,8 @@ class CellResults:
     trials: list[TrialResult] = field(default_factory=list)
     #: The harness as pinned for the run (hemra.v1.Harness as JSON).
     harness: dict = field(default_factory=dict)
+    #: Names of the run's tasks whose environments kept their repositories' history (RunSpec.history_kept).
+    history_kept: frozenset[str] = frozenset()
 
     def graded_by_task(self) -> dict[str, list[TrialResult]]:
         by_task = defaultdict(list)
@@ -212,7 +214,10 @@ async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[
         ).scalars()
     }
     loaded = await load_trials(session, [c.id for c in cells], judge_version=run.judge_version)
-    results = [CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {})) for cell in cells]
+    kept = frozenset(run.spec.get("historyKept") or ())
+    results = [
+        CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {}), kept) for cell in cells
+    ]
     return report_of(run, results), loaded.newly_settled
 
 
@@ -375,7 +380,14 @@ def flags_of(cells: CellResults, base: CellResults | None, row: ReportRow) -> li
         flags.append(f"scorer changed between trials on {len(drifting)} tasks")
     if row.vs_baseline is not None and row.vs_baseline.not_comparable:
         flags.append(f"scorers differ from the baseline's on {len(row.vs_baseline.not_comparable)} tasks")
+    flags += history_flags(cells)
     return flags
+
+
+def history_flags(cells: CellResults) -> list[str]:
+    """Tasks the run kept with their repositories' history (allow_history): not stripped."""
+    kept = {x.task_digest for x in cells.trials if x.task_name in cells.history_kept}
+    return [f"history kept on {len(kept)} tasks: the agent could read the repository's future"] if kept else []
 
 
 def version_flags(cells: CellResults) -> list[str]:

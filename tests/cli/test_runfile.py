@@ -21,6 +21,7 @@ tasks = ["fix-*"]
 exclude = ["*slow*"]
 require = ["filesystem_isolation"]
 pool = "gpu-a100"
+allow_history = ["swebench/*"]
 
 [sandbox]
 kind = "docker"
@@ -78,6 +79,7 @@ def test_read__every_documented_key(tmp_path):
         "verifier",
         "judge",
         "pool",
+        "allow_history",
     }
     assert data["sandbox"] == {"kind": "docker", "image": "ubuntu:24.04", "network": "host"}
     assert data["judge"] == [{"name": "style"}, {"name": "safety"}]
@@ -104,6 +106,9 @@ def test_merge__every_documented_key_reaches_spec(tmp_path):
     assert list(spec.judges) == ["style", "safety"]
     assert spec.pool == "gpu-a100"
     assert spec.run_file == str(path.resolve())
+    assert list(spec.allow_history) == ["swebench/*"]
+    # --allow-history adds to the file's patterns.
+    assert list(merge(path, Flags(allow_history=["hemra/*"])).allow_history) == ["swebench/*", "hemra/*"]
 
 
 def test_read__unknown_top_level_key(tmp_path):

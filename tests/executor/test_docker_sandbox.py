@@ -126,26 +126,27 @@ async def test_network__opened_by_the_run_reaches_the_hosts_loopback(tmp_path, d
 
 async def test_image__cached_by_digest_and_one_build_for_concurrent_attempts(tmp_path, monkeypatch, fresh_images):
     task, task_dir = make_task(tmp_path, fresh=True)
-    fresh_images.append(images.image_tag(task))
+    fresh_images.extend([images.image_tag(task), images.image_tag(task, keep_history=True)])
     builds = []
     real_build = images._build
-    monkeypatch.setattr(images, "_build", lambda *a: (builds.append(a[-1]), real_build(*a)))
+    monkeypatch.setattr(images, "_build", lambda *a, **k: (builds.append(a[4]), real_build(*a, **k)))
     results = []
     threads = [threading.Thread(target=lambda: results.append(images.ensure_image(task, task_dir))) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert results == [images.image_tag(task)] * 4 and len(builds) == 1
+    # The environment's image, then HEMRA's history layer on it: each built once.
+    assert results == [images.image_tag(task)] * 4 and builds == [images.image_tag(task, keep_history=True), results[0]]
     started = time.monotonic()
     images.ensure_image(task, task_dir)
-    assert len(builds) == 1 and time.monotonic() - started < 2
+    assert len(builds) == 2 and time.monotonic() - started < 2
 
 
 async def test_build_failure__raises_with_the_build_log(tmp_path, fresh_images):
     broken = "FROM debian:bookworm-slim\nRUN echo about-to-fail && exit 3\n"
     task, task_dir = make_task(tmp_path, dockerfile=broken, fresh=True)
-    fresh_images.append(images.image_tag(task))
+    fresh_images.append(images.image_tag(task, keep_history=True))
     box = DockerSandbox("broken-1", task, task_dir, tmp_path / "work")
     with pytest.raises(BuildFailed) as raised:
         await box.prepare()

@@ -7,6 +7,7 @@ import pytest
 from google.protobuf.duration_pb2 import Duration
 
 from hemra.v1 import common_pb2 as pb
+from services.environments import history
 from services.executor.sandboxes import SandboxError, open_sandbox
 from services.executor.sandboxes import modal as modal_sandbox
 from services.planner import plan
@@ -31,7 +32,12 @@ def test_specs__built_from_the_task(tmp_path):
         dockerfile=str(folder / "environment" / "Dockerfile"),
         context_dir=str(folder / "environment"),
         local_dirs=[(str(tmp_path), "/opt/tools")],
+        layers=["USER 0", history.run_line()],  # HEMRA's history layer on the task's image
     )
+    kept = modal_sandbox.image_spec(task, folder, keep_history=True)  # the run keeps its history
+    assert kept.layers == [] and kept.dockerfile == image.dockerfile
+    task.environment.base_commit = "0123abc"
+    assert modal_sandbox.image_spec(task, folder).layers[1] == history.run_line("/app", "0123abc")
     spec = modal_sandbox.sandbox_spec(task, "a-1")
     assert (spec.cpu, spec.memory, spec.workdir, spec.env, spec.block_network) == (
         1.0,

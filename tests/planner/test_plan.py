@@ -290,3 +290,40 @@ def test_resolve__host_workdir_from_task_toml_raises_naming_the_key(project):
 def test_resolve__host_workdir_elsewhere_accepted(project, workdir):
     make_task(project / "ds" / "c", dockerfile=f"FROM ubuntu\nWORKDIR {workdir}\n")
     assert _resolve(project).trials
+
+
+def test_history__a_task_that_keeps_its_history_is_refused_unless_the_run_keeps_it(project):
+    (project / "ds" / "a" / "task.toml").write_text("[environment]\nkeep_history = true\n")
+    with pytest.raises(PlanError) as raised:
+        _resolve(project, sandbox="docker")
+    message = str(raised.value)
+    assert "keep_history = true" in message and "task a " in message and "--allow-history 'a'" in message
+    assert _resolve(project, sandbox="docker", allow_history=["a"]).history_kept == ["a"]
+    assert _resolve(project, sandbox="docker", allow_history=["*"]).history_kept == ["a", "b"]
+
+
+def test_history__a_repository_the_host_sandbox_would_copy_is_refused_unless_the_run_keeps_it(project):
+    git_dir = project / "ds" / "b" / "environment" / "repo.git"
+    for path in ("HEAD", "objects/ab/cdef", "refs/heads/main"):
+        (git_dir / path).parent.mkdir(parents=True, exist_ok=True)
+        (git_dir / path).write_text("x\n")
+    (project / "ds" / "b" / "environment" / "Dockerfile").write_text(
+        "FROM ubuntu:24.04\nWORKDIR /app\nCOPY repo.git /app/\n"
+    )
+    with pytest.raises(PlanError, match=r"repo.git: a git repository, copied as it is by the host sandbox: task b "):
+        _resolve(project)
+    assert _resolve(project, allow_history=["b"]).history_kept == ["b"]
+    assert _resolve(project, sandbox="docker").history_kept == []  # the docker sandbox strips it
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[environment]\nbase_commit = "HEAD~1"\n', "base_commit must be a commit hash"),
+        ("[environment]\nkeep_history = 1\n", "keep_history must be true or false"),
+    ],
+)
+def test_history__task_keys_checked(project, toml, message):
+    (project / "ds" / "a" / "task.toml").write_text(toml)
+    with pytest.raises(PlanError, match=message):
+        _resolve(project)

@@ -69,7 +69,7 @@ class CopyStep(_message.Message):
     def __init__(self, source: _Optional[str] = ..., destination: _Optional[str] = ..., line: _Optional[int] = ...) -> None: ...
 
 class Environment(_message.Message):
-    __slots__ = ("base_image", "workdir", "env", "copies", "cpus", "memory_mb", "host_unsupported")
+    __slots__ = ("base_image", "workdir", "env", "copies", "cpus", "memory_mb", "host_unsupported", "base_commit")
     class EnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +84,7 @@ class Environment(_message.Message):
     CPUS_FIELD_NUMBER: _ClassVar[int]
     MEMORY_MB_FIELD_NUMBER: _ClassVar[int]
     HOST_UNSUPPORTED_FIELD_NUMBER: _ClassVar[int]
+    BASE_COMMIT_FIELD_NUMBER: _ClassVar[int]
     base_image: str
     workdir: str
     env: _containers.ScalarMap[str, str]
@@ -91,7 +92,8 @@ class Environment(_message.Message):
     cpus: float
     memory_mb: int
     host_unsupported: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, base_image: _Optional[str] = ..., workdir: _Optional[str] = ..., env: _Optional[_Mapping[str, str]] = ..., copies: _Optional[_Iterable[_Union[CopyStep, _Mapping]]] = ..., cpus: _Optional[float] = ..., memory_mb: _Optional[int] = ..., host_unsupported: _Optional[_Iterable[str]] = ...) -> None: ...
+    base_commit: str
+    def __init__(self, base_image: _Optional[str] = ..., workdir: _Optional[str] = ..., env: _Optional[_Mapping[str, str]] = ..., copies: _Optional[_Iterable[_Union[CopyStep, _Mapping]]] = ..., cpus: _Optional[float] = ..., memory_mb: _Optional[int] = ..., host_unsupported: _Optional[_Iterable[str]] = ..., base_commit: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
     __slots__ = ("name", "digest", "task_name", "instruction", "files", "agent_timeout", "verifier_timeout", "verifier_env", "solution_env", "environment", "has_solution", "verifier_isolation", "origin")
@@ -180,7 +182,7 @@ class Harness(_message.Message):
     def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., kind: _Optional[str] = ..., source_text: _Optional[str] = ..., agent: _Optional[str] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., env: _Optional[_Iterable[str]] = ..., command: _Optional[_Iterable[str]] = ..., source_path: _Optional[str] = ..., folder: _Optional[_Union[SentFolder, _Mapping]] = ...) -> None: ...
 
 class RunSpec(_message.Message):
-    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation", "pool", "judge_specs")
+    __slots__ = ("label", "baseline", "attempts", "concurrency", "model", "timeout_secs", "max_infra_retries", "tasks", "exclude", "require", "sandbox", "verifier_env", "verifier_network", "judges", "datasets", "harnesses", "run_file", "sandbox_network", "sandbox_image", "verifier_isolation", "pool", "judge_specs", "allow_history", "history_kept", "history_layer")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +205,9 @@ class RunSpec(_message.Message):
     VERIFIER_ISOLATION_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     JUDGE_SPECS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_HISTORY_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_KEPT_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_LAYER_FIELD_NUMBER: _ClassVar[int]
     label: str
     baseline: str
     attempts: int
@@ -225,7 +230,10 @@ class RunSpec(_message.Message):
     verifier_isolation: str
     pool: str
     judge_specs: _containers.RepeatedCompositeFieldContainer[JudgeSpec]
-    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ..., verifier_isolation: _Optional[str] = ..., pool: _Optional[str] = ..., judge_specs: _Optional[_Iterable[_Union[JudgeSpec, _Mapping]]] = ...) -> None: ...
+    allow_history: _containers.RepeatedScalarFieldContainer[str]
+    history_kept: _containers.RepeatedScalarFieldContainer[str]
+    history_layer: str
+    def __init__(self, label: _Optional[str] = ..., baseline: _Optional[str] = ..., attempts: _Optional[int] = ..., concurrency: _Optional[int] = ..., model: _Optional[str] = ..., timeout_secs: _Optional[int] = ..., max_infra_retries: _Optional[int] = ..., tasks: _Optional[_Iterable[str]] = ..., exclude: _Optional[_Iterable[str]] = ..., require: _Optional[_Iterable[str]] = ..., sandbox: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ..., verifier_network: _Optional[str] = ..., judges: _Optional[_Iterable[str]] = ..., datasets: _Optional[_Iterable[str]] = ..., harnesses: _Optional[_Iterable[str]] = ..., run_file: _Optional[str] = ..., sandbox_network: _Optional[str] = ..., sandbox_image: _Optional[str] = ..., verifier_isolation: _Optional[str] = ..., pool: _Optional[str] = ..., judge_specs: _Optional[_Iterable[_Union[JudgeSpec, _Mapping]]] = ..., allow_history: _Optional[_Iterable[str]] = ..., history_kept: _Optional[_Iterable[str]] = ..., history_layer: _Optional[str] = ...) -> None: ...
 
 class JudgeSpec(_message.Message):
     __slots__ = ("name", "fingerprint", "definition_json")

@@ -19,6 +19,7 @@ def open_sandbox(
     network: str = "",
     endpoints: list[tuple[str, int]] | None = None,
     image: str = "",
+    keep_history: bool = False,
 ) -> Sandbox:
     """A sandbox of `kind` for one attempt (not yet prepared). Vendor SDKs load lazily.
 
@@ -28,7 +29,9 @@ def open_sandbox(
     the planner has checked it against `require`. `endpoints` are the (host,
     port) pairs the harness's agent must reach from inside (its model APIs): a
     container without the host's network relays exactly those (see relay.py).
-    `image` is the run's `[sandbox] image` (docker only; the planner refuses it elsewhere)."""
+    `image` is the run's `[sandbox] image` (docker only; the planner refuses it elsewhere).
+    `keep_history`: the run keeps the task's history (allow_history): its container sandbox
+    runs the environment's image without HEMRA's history layer (services/environments/history.py)."""
     if kind == "host":
         from services.executor.sandboxes.host import HostSandbox
 
@@ -36,11 +39,15 @@ def open_sandbox(
     if kind == "docker":
         from services.executor.sandboxes.docker import DockerSandbox
 
-        return DockerSandbox(attempt_id, task, task_dir, work_root, mounts, network, endpoints, image)
+        return DockerSandbox(
+            attempt_id, task, task_dir, work_root, mounts, network, endpoints, image, keep_history=keep_history
+        )
     if kind == "modal":
         from services.executor.sandboxes.modal import ModalSandbox
 
-        return ModalSandbox(attempt_id, task, task_dir, work_root, mounts, network, endpoints=endpoints)
+        return ModalSandbox(
+            attempt_id, task, task_dir, work_root, mounts, network, endpoints=endpoints, keep_history=keep_history
+        )
     raise SandboxError(f"sandbox {kind!r} is not available on this executor")
 
 

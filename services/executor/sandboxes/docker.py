@@ -242,6 +242,7 @@ class DockerSandbox(Sandbox):
         endpoints=None,
         image: str = "",
         emptied: tuple[str, ...] = (),
+        keep_history: bool = False,
     ):
         self.attempt_id = attempt_id
         self.task = task
@@ -253,6 +254,8 @@ class DockerSandbox(Sandbox):
         self.network = network or "none"
         #: The run's [sandbox] image: every task's environment is built on it instead.
         self.base_image = image
+        #: The run keeps the task's history: no HEMRA history layer on its image.
+        self.keep_history = keep_history
         #: Container paths that start empty: an anonymous volume (not filled from the image) is
         #: mounted over each, hiding what the image holds there (the verifier's container, where
         #: the agent's workspace is copied in, replacing the image's). The engine removes it with
@@ -285,7 +288,7 @@ class DockerSandbox(Sandbox):
     # --- life cycle -------------------------------------------------------
     async def prepare(self) -> None:
         await asyncio.to_thread(self._prepare_folder)
-        image = await asyncio.to_thread(ensure_image, self.task, self.task_dir, self.base_image)
+        image = await asyncio.to_thread(ensure_image, self.task, self.task_dir, self.base_image, self.keep_history)
         if self._spare is not None:  # the verifier's container starts beside this one, then waits
             self._spare = asyncio.ensure_future(self._spare_container(self._carry))
         await self.relay.open()
@@ -306,6 +309,7 @@ class DockerSandbox(Sandbox):
             self.folder.parent,
             image=self.base_image,
             emptied=tuple(path for path in carry if self._host(path) is None),
+            keep_history=self.keep_history,
         )
         try:
             await spare.prepare()

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.environments import history
 from services.environments.capabilities import ENFORCES
 from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
 from services.executor.sandboxes.docker import KILL_MARKED, MARKER_VAR
@@ -44,6 +45,8 @@ class ImageSpec:
     registry_image: str = ""
     #: (host folder, sandbox path): uploaded into the image, read-only by convention.
     local_dirs: list[tuple[str, str]] = field(default_factory=list)
+    #: Dockerfile lines built on the image: HEMRA's history layer (services/environments/history.py).
+    layers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -64,15 +67,19 @@ def credentials_missing() -> list[str]:
     return [name for name in CREDENTIALS if not os.environ.get(name)]
 
 
-def image_spec(task, task_dir: Path, mounts: dict[str, str] | None = None) -> ImageSpec:
+def image_spec(task, task_dir: Path, mounts: dict[str, str] | None = None, keep_history: bool = False) -> ImageSpec:
     environment = task_dir / "environment"
     local_dirs = sorted((host, inside) for inside, host in (mounts or {}).items())
+    layers = [] if keep_history else ["USER 0", history.run_line(*history.of_task(task))]
     if (environment / "Dockerfile").is_file():
         return ImageSpec(
-            dockerfile=str(environment / "Dockerfile"), context_dir=str(environment), local_dirs=local_dirs
+            dockerfile=str(environment / "Dockerfile"),
+            context_dir=str(environment),
+            local_dirs=local_dirs,
+            layers=layers,
         )
     if task.environment.base_image:
-        return ImageSpec(registry_image=task.environment.base_image, local_dirs=local_dirs)
+        return ImageSpec(registry_image=task.environment.base_image, local_dirs=local_dirs, layers=layers)
     raise SandboxError(f"task {task.task_name} has neither environment/Dockerfile nor docker_image")
 
 
@@ -103,6 +110,8 @@ def to_modal(image: ImageSpec, modal):
         built = modal.Image.from_dockerfile(image.dockerfile, context_dir=image.context_dir)
     else:
         built = modal.Image.from_registry(image.registry_image)
+    if image.layers:
+        built = built.dockerfile_commands(image.layers)
     for host, inside in image.local_dirs:
         built = built.add_local_dir(host, inside)
     return built
@@ -142,13 +151,14 @@ class ModalSandbox(Sandbox):
         network: str = "",
         lifetime_secs: float | None = None,
         endpoints=None,
+        keep_history: bool = False,
     ):
         self.attempt_id = attempt_id
         # Not relayed yet: a sandbox that blocks the network leaves an agent inside without
         # its model. (Modal can allow egress to chosen CIDRs, `cidr_allowlist`; not used yet.)
         self.endpoints = list(endpoints or ())
         self.task = task
-        self.image = image_spec(task, task_dir, mounts)
+        self.image = image_spec(task, task_dir, mounts, keep_history)
         self.spec = sandbox_spec(task, attempt_id, lifetime_secs, network)
         self.box = None
         self._modal = None
