@@ -375,6 +375,11 @@ def flags_of(cells: CellResults, base: CellResults | None, row: ReportRow) -> li
         flags.append(f"scorer changed between trials on {len(drifting)} tasks")
     if row.vs_baseline is not None and row.vs_baseline.not_comparable:
         flags.append(f"scorers differ from the baseline's on {len(row.vs_baseline.not_comparable)} tasks")
+    # --- dataset leak audit (hemra datasets audit), as recorded when the run was planned ---
+    from services.store import audits  # here, so that this addition stays in one place
+
+    flags += audits.flags(cells.cell)
+    # --- end of dataset leak audit ---
     return flags
 
 
