@@ -8,14 +8,21 @@ from google.protobuf import json_format
 from rich.table import Table
 
 from clients.cli import connect
-from clients.cli.common import command, console
+from clients.cli.common import EXIT_INCOMPLETE, command, console
 from clients.cli.safe import plain, safe_json
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 
-app = typer.Typer(help="Datasets: what is pinned, pinning one from its source, its tasks.", no_args_is_help=True)
+app = typer.Typer(
+    help="Datasets: what is pinned, pinning one from its source, its tasks, auditing them for leaks.",
+    no_args_is_help=True,
+)
 #: Tasks read per ListTasks page.
 _PAGE = 1000
+#: An audit builds and inspects every task's image: it may take long.
+_AUDIT_TIMEOUT_SECS = 24 * 3600
+#: Findings shown per task in the table (--json has them all).
+_SHOWN_FINDINGS = 3
 
 
 def _json(message) -> dict:
@@ -116,3 +123,56 @@ async def _show(name: str, as_json: bool) -> None:
         origin = [plain(t.origin)] if origins else []
         table.add_row(plain(t.task_name), t.digest[7:19], str(t.attempts), str(t.passed), *origin)
     console.print(table)
+
+
+@app.command()
+def audit(
+    name: Annotated[
+        str,
+        typer.Argument(help="A dataset as -d takes it: a name, a folder, name@<digest prefix>, swebench:FILE, ..."),
+    ],
+    tasks: Annotated[
+        list[str] | None,
+        typer.Option("-t", "--task", help="Audit only tasks whose name matches (glob; repeatable), as a run's -t."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False,
+) -> None:
+    """Inspect each task's environment (Docker, no network) for what could leak the answer; record it."""
+    _audit(name, tasks or [], as_json)
+
+
+@command
+async def _audit(name: str, tasks: list[str], as_json: bool) -> None:
+    async with connect.services() as services:
+        response = await services.planner.AuditDataset(
+            ppb.AuditDatasetRequest(ref=name, tasks=tasks), timeout=_AUDIT_TIMEOUT_SECS
+        )
+    found = response.audit
+    if as_json:
+        print(safe_json(json.dumps(_json(found), indent=2)))
+    else:
+        _print_audit(found)
+    if found.verdict != "clean":
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _print_audit(found) -> None:
+    when = found.audit_time.ToDatetime().strftime("%Y-%m-%d %H:%M")
+    console.print(plain(f"{found.dataset_name}@{found.dataset_digest[7:19]} audited {when}: {found.verdict}"))
+    table = Table(title="audit", title_justify="left")
+    for column in ("task", "verdict", "findings"):
+        table.add_column(column)
+    for task in found.tasks:
+        leaks = [f for f in task.findings if f.severity == "leak"]
+        warnings = [f for f in task.findings if f.severity != "leak"]
+        lines = [task.error] if task.error else []
+        lines += [f"{f.kind}: {f.detail}" for f in (leaks + warnings)[:_SHOWN_FINDINGS]]
+        more = len(task.findings) - min(len(task.findings), _SHOWN_FINDINGS)
+        if more:
+            lines.append(f"and {more} more (--json)")
+        counts = f"{len(leaks)} leaks, {len(warnings)} warnings" if task.findings else "-"
+        table.add_row(plain(task.task_name), task.verdict, plain("\n".join([counts, *lines]), multiline=True))
+    console.print(table)
+    leaking = sum(t.verdict == "leaks" for t in found.tasks)
+    errors = sum(t.verdict == "error" for t in found.tasks)
+    console.print(f"{len(found.tasks)} tasks: {leaking} leak, {errors} could not be audited")

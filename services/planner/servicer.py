@@ -11,7 +11,7 @@ from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec
 from services.environments import history
 from services.importer import folders
-from services.planner import convert, images, plan
+from services.planner import auditing, convert, images, plan
 from services.planner import datasets as ds
 from services.planner.errors import PlanError
 from services.planner.tasks import harbor_content_hash, load_task
@@ -112,6 +112,19 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         proto = convert.dataset_to_proto(dataset, dataset.tasks)
         await self.store.RecordDataset(spb.RecordDatasetRequest(dataset=proto))
         return ppb.PinDatasetResponse(dataset=proto, origin_json=json.dumps(_pinned_tasks(dataset)))
+
+    async def AuditDataset(self, request, context):
+        dataset = await asyncio.to_thread(ds.resolve, request.ref, self.home)
+        tasks = auditing.selected(dataset, list(request.tasks))
+        await asyncio.to_thread(auditing.check_engine)
+        # Pinned first: the audit is recorded against the dataset's digest.
+        await self._upload_files(dataset.tasks)
+        await self.store.RecordDataset(
+            spb.RecordDatasetRequest(dataset=convert.dataset_to_proto(dataset, dataset.tasks))
+        )
+        found = await asyncio.to_thread(auditing.run, dataset, tasks)
+        recorded = await self.store.RecordDatasetAudit(spb.RecordDatasetAuditRequest(audit=found))
+        return ppb.AuditDatasetResponse(audit=recorded.audit)
 
     async def _upload_task_files(self, resolved: plan.Resolved) -> None:
         await self._upload_files([t for _, tasks in resolved.datasets for t in tasks])

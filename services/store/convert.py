@@ -7,6 +7,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from hemra.v1 import common_pb2 as pb
+from hemra.v1 import store_service_pb2 as spb
 from services.common import vocabulary
 from services.common.errors import InvalidArgument
 from services.store import records, usage
@@ -324,3 +325,17 @@ def event_row(event: pb.Event, now: float) -> dict:
         payload=event.payload_json or "{}",
         duration=duration_secs(event.duration),
     )
+
+
+def audit_to_proto(row) -> spb.DatasetAudit:
+    """A recorded dataset audit (tables.DatasetAudit)."""
+    audit = spb.DatasetAudit(
+        name=f"audits/{row.id}",
+        dataset_name=row.dataset_name,
+        dataset_digest=row.dataset_digest,
+        audit_time=timestamp(row.audit_time),
+        verdict=row.verdict,
+    )
+    for task in row.tasks:
+        audit.tasks.append(json_format.ParseDict(task, spb.TaskAudit()))
+    return audit

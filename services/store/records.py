@@ -17,8 +17,8 @@ from services.common.vocabulary import (  # noqa: F401  (the store's words, defi
     INFRA_FAILED,
     TIMED_OUT,
 )
+from services.store import audits, usage
 from services.store import tables as t
-from services.store import usage
 from services.store.ids import kind_of, new_id
 
 #: The largest reward magnitude HEMRA records: a reward is a finite number within
@@ -225,6 +225,8 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
     session.add(run)
     await session.flush()  # the run row first: cells refer to it
     cell_ids = []
+    # What the latest leak audit of each cell's tasks found, as planned (imports ran elsewhere).
+    audited = await audits.cell_summaries(session, plan.cells, plan.trials) if plan.kind == "run" else None
     for position, (ds_digest, ds_name, h_digest, h_name, model) in enumerate(plan.cells):
         cell_ids.append(new_id("cell", now))
         session.add(
@@ -237,6 +239,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
                 harness_digest=h_digest,
                 harness_name=h_name,
                 model=model,
+                dataset_audit=None if audited is None else audited[position],
             )
         )
     await session.flush()

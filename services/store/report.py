@@ -10,7 +10,7 @@ import msgspec
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.store import records, settled
+from services.store import audits, records, settled
 from services.store import tables as t
 from services.store.outputs import CellJudge, DatasetReport, PairedSummary, Report, ReportRow
 
@@ -381,6 +381,7 @@ def flags_of(cells: CellResults, base: CellResults | None, row: ReportRow) -> li
     if row.vs_baseline is not None and row.vs_baseline.not_comparable:
         flags.append(f"scorers differ from the baseline's on {len(row.vs_baseline.not_comparable)} tasks")
     flags += history_flags(cells)
+    flags += audits.flags(cells.cell)  # the dataset's leak audit, as recorded when the run was planned
     return flags
 
 

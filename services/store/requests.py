@@ -161,3 +161,15 @@ def _pool(name: str) -> str:
     if reason:
         raise InvalidArgument(reason)
     return name
+
+
+def dataset_audit(audit: spb.DatasetAudit) -> dict:
+    """An audit to record: its dataset, verdict and tasks (as JSON, the proto's field names)."""
+    if not audit.dataset_digest:
+        raise InvalidArgument("an audit names the dataset digest it audited")
+    return dict(
+        dataset_digest=audit.dataset_digest,
+        dataset_name=audit.dataset_name,
+        verdict=audit.verdict,
+        tasks=[json_format.MessageToDict(task, preserving_proto_field_name=True) for task in audit.tasks],
+    )

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from services.bulk import gc_paused
 from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost, NotFound
 from services.store import (
+    audits,
     catalog,
     criteria,
     db,
@@ -264,6 +265,11 @@ class Store:
             await records.record_dataset(session, dataset, tasks)
         for row in tasks:
             self.pinned.forget(queue.TASKS.name, row["digest"])
+
+    async def record_dataset_audit(self, audit: dict) -> t.DatasetAudit:
+        """A dataset's leak audit (hemra datasets audit); runs planned later record what it found."""
+        async with self.sessions.begin() as session:
+            return await audits.record_audit(session, audit, self.clock())
 
     async def record_judge_scores(self, judged: list[tuple[str, list[dict]]]) -> None:
         """Append HEMRA judge scores to finished attempts (re-judging keeps the earlier ones), all

@@ -69,6 +69,10 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         await self.store.record_dataset(requests.dataset_row(request.dataset), requests.task_rows(request.dataset))
         return spb.RecordDatasetResponse()
 
+    async def RecordDatasetAudit(self, request, context):
+        row = await self.store.record_dataset_audit(requests.dataset_audit(request.audit))
+        return spb.RecordDatasetAuditResponse(audit=convert.audit_to_proto(row))
+
     async def RecordJudgeScores(self, request, context):
         await self.store.record_judge_scores(
             [(judged.attempt_id, requests.judge_scores(judged.scores)) for judged in request.attempts]

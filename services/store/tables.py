@@ -111,6 +111,24 @@ class Cell(Base):
     harness_digest: Mapped[str] = mapped_column(ForeignKey("harnesses.digest"))
     harness_name: Mapped[str] = mapped_column(String(300))
     model: Mapped[str] = mapped_column(String(300))
+    #: The leak audits of the cell's tasks when the run was planned (services/store/audits.py):
+    #: {audit_time, tasks, unaudited, leaks, errors}; None for imports and runs recorded before
+    #: audits were.
+    dataset_audit: Mapped[dict | None] = mapped_column(JSON)
+
+
+class DatasetAudit(Base):
+    """A leak audit of a dataset's tasks (hemra datasets audit). `tasks` is a list of
+    hemra.v1.TaskAudit as JSON (field names as in the proto)."""
+
+    __tablename__ = "dataset_audits"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    dataset_digest: Mapped[str] = mapped_column(ForeignKey("datasets.digest"), index=True)
+    dataset_name: Mapped[str] = mapped_column(String(300))
+    audit_time: Mapped[float] = mapped_column(Float)
+    #: clean, leaks or error.
+    verdict: Mapped[str] = mapped_column(String(16))
+    tasks: Mapped[list] = mapped_column(JSON)
 
 
 class SettledCell(Base):

@@ -180,7 +180,8 @@ async def test_golden__report_text_and_json(crafted):
     ):
         assert expected in flags
     by_harness = {r.harness_name: list(r.flags) for d in report.datasets for r in d.rows}
-    assert by_harness["base"] == []
+    # The crafted run's dataset was never audited for leaks: every row says so, and nothing else on base's.
+    assert by_harness["base"] == ["dataset crafted-ds never audited (hemra datasets audit crafted-ds)"]
     data = json.loads((GOLDEN / "report.json").read_text())
     assert [f for r in data["datasets"][0]["rows"] for f in r.get("flags", [])] == [
         f for d in report.datasets for r in d.rows for f in r.flags

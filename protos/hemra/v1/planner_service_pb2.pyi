@@ -1,4 +1,5 @@
 from hemra.v1 import common_pb2 as _common_pb2
+from hemra.v1 import store_service_pb2 as _store_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -6,6 +7,20 @@ from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class AuditDatasetRequest(_message.Message):
+    __slots__ = ("ref", "tasks")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    tasks: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, ref: _Optional[str] = ..., tasks: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AuditDatasetResponse(_message.Message):
+    __slots__ = ("audit",)
+    AUDIT_FIELD_NUMBER: _ClassVar[int]
+    audit: _store_service_pb2.DatasetAudit
+    def __init__(self, audit: _Optional[_Union[_store_service_pb2.DatasetAudit, _Mapping]] = ...) -> None: ...
 
 class PinDatasetRequest(_message.Message):
     __slots__ = ("ref", "allow_head")

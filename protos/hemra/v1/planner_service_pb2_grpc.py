@@ -54,6 +54,11 @@ class PlannerServiceStub:
                 request_serializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetResponse.FromString,
                 _registered_method=True)
+        self.AuditDataset = channel.unary_unary(
+                '/hemra.v1.PlannerService/AuditDataset',
+                request_serializer=hemra_dot_v1_dot_planner__service__pb2.AuditDatasetRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_planner__service__pb2.AuditDatasetResponse.FromString,
+                _registered_method=True)
 
 
 class PlannerServiceServicer:
@@ -92,6 +97,16 @@ class PlannerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AuditDataset(self, request, context):
+        """Audits a dataset for leaks (hemra datasets audit): resolves it as a run's -d does, pins it,
+        inspects each selected task's built environment in a container with no network (Docker),
+        and records the result in the store. INVALID_ARGUMENT or NOT_FOUND for a dataset that does
+        not resolve; FAILED_PRECONDITION when no Docker engine answers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PlannerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -114,6 +129,11 @@ def add_PlannerServiceServicer_to_server(servicer, server):
                     servicer.PinDataset,
                     request_deserializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_planner__service__pb2.PinDatasetResponse.SerializeToString,
+            ),
+            'AuditDataset': grpc.unary_unary_rpc_method_handler(
+                    servicer.AuditDataset,
+                    request_deserializer=hemra_dot_v1_dot_planner__service__pb2.AuditDatasetRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_planner__service__pb2.AuditDatasetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -224,6 +244,33 @@ class PlannerService:
             '/hemra.v1.PlannerService/PinDataset',
             hemra_dot_v1_dot_planner__service__pb2.PinDatasetRequest.SerializeToString,
             hemra_dot_v1_dot_planner__service__pb2.PinDatasetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AuditDataset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.PlannerService/AuditDataset',
+            hemra_dot_v1_dot_planner__service__pb2.AuditDatasetRequest.SerializeToString,
+            hemra_dot_v1_dot_planner__service__pb2.AuditDatasetResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1075,3 +1075,61 @@ class RecordDatasetRequest(_message.Message):
 class RecordDatasetResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class AuditFinding(_message.Message):
+    __slots__ = ("kind", "severity", "detail")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    severity: str
+    detail: str
+    def __init__(self, kind: _Optional[str] = ..., severity: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class TaskAudit(_message.Message):
+    __slots__ = ("task_name", "task_digest", "verdict", "findings", "error", "image", "network_mode", "seconds")
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_MODE_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    task_name: str
+    task_digest: str
+    verdict: str
+    findings: _containers.RepeatedCompositeFieldContainer[AuditFinding]
+    error: str
+    image: str
+    network_mode: str
+    seconds: float
+    def __init__(self, task_name: _Optional[str] = ..., task_digest: _Optional[str] = ..., verdict: _Optional[str] = ..., findings: _Optional[_Iterable[_Union[AuditFinding, _Mapping]]] = ..., error: _Optional[str] = ..., image: _Optional[str] = ..., network_mode: _Optional[str] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class DatasetAudit(_message.Message):
+    __slots__ = ("name", "dataset_name", "dataset_digest", "audit_time", "verdict", "tasks")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    DATASET_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_TIME_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    dataset_name: str
+    dataset_digest: str
+    audit_time: _timestamp_pb2.Timestamp
+    verdict: str
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskAudit]
+    def __init__(self, name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., audit_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., verdict: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskAudit, _Mapping]]] = ...) -> None: ...
+
+class RecordDatasetAuditRequest(_message.Message):
+    __slots__ = ("audit",)
+    AUDIT_FIELD_NUMBER: _ClassVar[int]
+    audit: DatasetAudit
+    def __init__(self, audit: _Optional[_Union[DatasetAudit, _Mapping]] = ...) -> None: ...
+
+class RecordDatasetAuditResponse(_message.Message):
+    __slots__ = ("audit",)
+    AUDIT_FIELD_NUMBER: _ClassVar[int]
+    audit: DatasetAudit
+    def __init__(self, audit: _Optional[_Union[DatasetAudit, _Mapping]] = ...) -> None: ...

@@ -180,6 +180,11 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunResponse.FromString,
                 _registered_method=True)
+        self.RecordDatasetAudit = channel.unary_unary(
+                '/hemra.v1.StoreService/RecordDatasetAudit',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetAuditRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetAuditResponse.FromString,
+                _registered_method=True)
 
 
 class StoreServiceServicer:
@@ -403,6 +408,15 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordDatasetAudit(self, request, context):
+        """Records a dataset's leak audit (hemra datasets audit): a run planned later on the
+        dataset records the latest audit of each of its tasks. NOT_FOUND when the dataset
+        is not recorded.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoreServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -550,6 +564,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.RestoreRun,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.RestoreRunResponse.SerializeToString,
+            ),
+            'RecordDatasetAudit': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordDatasetAudit,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetAuditRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.RecordDatasetAuditResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1336,6 +1355,33 @@ class StoreService:
             '/hemra.v1.StoreService/RestoreRun',
             hemra_dot_v1_dot_store__service__pb2.RestoreRunRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.RestoreRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordDatasetAudit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/RecordDatasetAudit',
+            hemra_dot_v1_dot_store__service__pb2.RecordDatasetAuditRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.RecordDatasetAuditResponse.FromString,
             options,
             channel_credentials,
             insecure,

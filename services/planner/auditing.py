@@ -1,0 +1,50 @@
+"""hemra datasets audit, the planner's part: the dataset resolved as a run's -d resolves it, the
+selected tasks audited one by one (services/environments/audit.py), the result as the store
+records it. Blocking: the servicer runs it in a thread."""
+
+from hemra.v1 import store_service_pb2 as spb
+from services.common.errors import FailedPrecondition
+from services.environments import audit
+from services.environments.engine import client
+from services.environments.errors import SandboxError
+from services.planner import datasets as ds
+from services.planner.errors import PlanError
+
+
+def selected(dataset: ds.LoadedDataset, patterns: list[str]) -> list:
+    """The dataset's tasks that match any pattern (all when none), as a run's -t selects them."""
+    tasks = ds.select_tasks(dataset.tasks, patterns, [])
+    if not tasks:
+        raise PlanError(f"dataset {dataset.name}: no task matches {', '.join(patterns)}")
+    return tasks
+
+
+def check_engine() -> None:
+    """A one-line FAILED_PRECONDITION when no Docker engine answers (nothing is audited)."""
+    try:
+        client()
+    except SandboxError as exc:
+        raise FailedPrecondition(f"hemra datasets audit needs Docker: {exc}") from None
+
+
+def run(dataset: ds.LoadedDataset, tasks: list) -> spb.DatasetAudit:
+    """Audit each task; the dataset's audit as a message (its name and time are the store's)."""
+    results = [audit.audit_task(task) for task in tasks]
+    return spb.DatasetAudit(
+        dataset_name=dataset.name,
+        dataset_digest=dataset.digest,
+        verdict=audit.dataset_verdict(results),
+        tasks=[
+            spb.TaskAudit(
+                task_name=r.task_name,
+                task_digest=r.task_digest,
+                verdict=r.verdict,
+                findings=[spb.AuditFinding(kind=f.kind, severity=f.severity, detail=f.detail) for f in r.findings],
+                error=r.error,
+                image=r.image,
+                network_mode=r.network_mode,
+                seconds=r.seconds,
+            )
+            for r in results
+        ],
+    )
