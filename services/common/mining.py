@@ -140,6 +140,11 @@ def command_hits(line: str) -> list[Hit]:
 _MAYBE = re.compile(r"git|curl|wget|aria2c|\bgh\b|pip|conda|pkgs|npm|yarn|pnpm|\.cache|\.m2|cargo|uv\b|http")
 
 
+def worth_reading(payload_json: str) -> bool:
+    """Whether an event's payload, as JSON text, can hold a hit (a cheap look before decoding)."""
+    return bool(_MAYBE.search(payload_json[: MAX_TEXT * 2]))
+
+
 def _unique(hits: list[Hit]) -> list[Hit]:
     return list(dict.fromkeys(hits))
 
