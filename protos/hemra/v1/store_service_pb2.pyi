@@ -60,7 +60,7 @@ class PlannedTrial(_message.Message):
     def __init__(self, cell_index: _Optional[int] = ..., task_digest: _Optional[str] = ..., repetition: _Optional[int] = ..., result: _Optional[_Union[ImportedResult, _Mapping]] = ...) -> None: ...
 
 class ImportedResult(_message.Message):
-    __slots__ = ("outcome", "error", "score", "rewards_json", "agent_version", "start_time", "end_time", "artifacts", "agent_name")
+    __slots__ = ("outcome", "error", "score", "rewards_json", "agent_version", "start_time", "end_time", "artifacts", "agent_name", "events")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +70,7 @@ class ImportedResult(_message.Message):
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     outcome: _common_pb2.Outcome
     error: str
     score: _common_pb2.Score
@@ -79,7 +80,8 @@ class ImportedResult(_message.Message):
     end_time: _timestamp_pb2.Timestamp
     artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Artifact]
     agent_name: str
-    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., error: _Optional[str] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., rewards_json: _Optional[str] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., agent_name: _Optional[str] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]
+    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., error: _Optional[str] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., rewards_json: _Optional[str] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., agent_name: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class TreeEntry(_message.Message):
     __slots__ = ("path", "blob_digest", "is_dir", "executable", "size_bytes")
