@@ -259,6 +259,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         attempt, job = new_attempt_rows(run.id, trial_id, 1, now + index * 1e-6)
         if result is None:
             jobs.append(job)
+            attempt.update(usage.Usage().summed())  # one insert: every row has the same columns
         else:
             # An imported trajectory: the attempt's events, counted as a writer of events counts them.
             imported = result.get("events") or []
