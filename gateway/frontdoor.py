@@ -36,6 +36,7 @@ ROUTES: dict[str, frozenset[str] | None] = {
             "ListJudges",
             "GetCriterionTable",
             "ListAttemptUsage",
+            "ListHistoryMining",
             "ExportRun",
             "GetBlobs",
             # what `cancel` does, and how folders travel (content-addressed: only missing blobs)

@@ -157,6 +157,7 @@ ScorersList = model_of(spb.ListScorersResponse.DESCRIPTOR)
 JudgesList = model_of(spb.ListJudgesResponse.DESCRIPTOR)
 CriterionTable = model_of(spb.CriterionTable.DESCRIPTOR)
 UsageList = model_of(spb.ListAttemptUsageResponse.DESCRIPTOR)
+MiningList = model_of(spb.ListHistoryMiningResponse.DESCRIPTOR)
 
 
 class RunsPage(BaseModel):

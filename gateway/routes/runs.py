@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from gateway.deps import PageToken, RunRef, StoreDep
-from gateway.schemas import AttemptsPage, JSONResponse, Report, Run, RunsPage, UsageList, to_json
+from gateway.schemas import AttemptsPage, JSONResponse, MiningList, Report, Run, RunsPage, UsageList, to_json
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
@@ -66,3 +66,12 @@ async def list_run_attempts(
 async def list_run_usage(store: StoreDep, run: RunRef):
     """Tokens and cost per attempt, summed over each attempt's `usage` events (attempts without any are left out)."""
     return JSONResponse(to_json(await store.ListAttemptUsage(spb.ListAttemptUsageRequest(parent=run))))
+
+
+@router.get("/{run}/mining", response_model=MiningList)
+async def list_run_mining(store: StoreDep, run: RunRef):
+    """Attempts whose events mine the repository's history beyond HEAD (`git log --all`,
+    `git show <hash>`, `git reflog`, fetching the upstream, ...), each with its matching events:
+    sequence number, pattern and command. A hash or remote ref is `possible` mining: whether it is
+    an ancestor of HEAD cannot be told from the events."""
+    return JSONResponse(to_json(await store.ListHistoryMining(spb.ListHistoryMiningRequest(parent=run))))

@@ -1505,6 +1505,7 @@ function reportTable(ui, run, dataset) {
 		"Infra",
 		"Scorer",
 		"Unfinished",
+		"Mined history",
 		"Flags"
 	];
 	const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
@@ -1528,7 +1529,10 @@ function reportTable(ui, run, dataset) {
 			r.infra_failed,
 			r.scorer_failed,
 			r.unfinished
-		].map((n) => h("td", { class: "num" }, n)), h("td", { class: "flags" }, (r.flags || []).join("; ")));
+		].map((n) => h("td", { class: "num" }, n)), h("td", { class: "num mined" }, r.history_mining ? h("a", {
+			class: "mining-link",
+			href: ui.link("run", run.id, { tab: "mining" })
+		}, r.history_mining) : 0), h("td", { class: "flags" }, (r.flags || []).join("; ")));
 	}), { class: "report" });
 }
 function tabs(route, ui, names) {
@@ -1553,9 +1557,11 @@ async function runView(route, ui) {
 	ui.main(h("h1", {}, `${run.kind === "import" ? "Import" : "Run"} ${run.label || run.id}`), h("p", { class: "muted" }, `${run.id} · ${when(run.create_time)}`, run.source ? ` · from ${run.source}` : "", run.spec && run.spec.baseline ? ` · baseline ${run.spec.baseline}` : ""), h("div", { class: "cards" }, card("trials", formatNumber(p.trials || 0)), card("done", formatNumber(p.done || 0)), card("passed", formatNumber(p.passed || 0), "verdict-passed"), card("failed", formatNumber(p.failed || 0), "verdict-failed"), card("errored", formatNumber(p.errored || 0), "verdict-errored"), card("cancelled", formatNumber(p.cancelled || 0)), card("queued / running", `${p.queued || 0} / ${p.running || 0}`), card("report", report.complete ? "complete" : "partial")), tabs(route, ui, [
 		"report",
 		"charts",
-		"attempts"
+		"attempts",
+		"mining"
 	]), body);
 	if (tab === "attempts") return attemptsTab(route, ui, run, body);
+	if (tab === "mining") return miningTab(ui, run, body);
 	if (tab === "charts") return chartsTab(ui, run, report, body);
 	const going = (p.queued || 0) + (p.running || 0) > 0;
 	const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
@@ -1569,6 +1575,30 @@ async function runView(route, ui) {
 	return { close() {
 		if (timer) clearTimeout(timer);
 	} };
+}
+async function miningTab(ui, run, body) {
+	const found = await api(`/api/runs/${encodeURIComponent(run.id)}/mining`);
+	const attempts = found.attempts || [];
+	if (!attempts.length) {
+		put(body, h("p", {
+			class: "muted",
+			id: "no-mining"
+		}, "No attempt of this run ran commands that mine the repository's history beyond HEAD."));
+		return;
+	}
+	put(body, h("p", { class: "muted" }, "Commands that read history beyond HEAD (git log --all, git reflog, fetching the upstream) or name a commit by hash, tag or remote ref ", "(possible: whether that commit is an ancestor of HEAD cannot be told from the events)."), table([
+		"Harness",
+		"Task",
+		"Attempt",
+		"Patterns",
+		"Events"
+	].map((t) => h("th", {}, t)), attempts.map((a) => h("tr", { class: a.latest ? "mined" : "mined muted" }, h("td", {}, a.harness_name), h("td", {}, `${a.task_name} #${a.repetition}`), h("td", {}, h("a", {
+		class: "attempt-link",
+		href: ui.link("attempt", a.attempt_id)
+	}, a.attempt_id), a.latest ? "" : " (retried)"), h("td", {}, (a.patterns || []).join(", ")), h("td", { class: "mining-events" }, ...(a.events || []).map((e) => h("div", {}, h("a", {
+		class: "mining-event",
+		href: ui.link("attempt", a.attempt_id, { event: e.seq })
+	}, `#${e.seq}`), ` ${e.pattern}${e.possible ? " (possible)" : ""}: `, h("code", {}, e.command)))))), { id: "mining" }), found.truncated ? h("p", { class: "muted" }, "Only the first 1,000 flagged attempts are listed.") : null);
 }
 async function loadAttempts(run, limit) {
 	let attempts = [];

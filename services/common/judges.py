@@ -260,8 +260,18 @@ def captured_files(specs) -> tuple[list[str], list[str]]:
     return sorted(start), sorted(end)
 
 
+#: HEMRA's own judges (reward-hacking.toml, ...): a name no judges/<name>.toml defines is
+#: looked up here.
+BUILTIN = Path(__file__).resolve().parent / "builtin_judges"
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN.glob("*.toml"))
+
+
 def find(name_or_path: str, folder: Path) -> Path:
-    """The judge file a run names: a path to a .toml, or judges/<name>.toml under `folder`."""
+    """The judge file a run names: a path to a .toml, or judges/<name>.toml under `folder`, or
+    else HEMRA's built-in judge of that name (BUILTIN)."""
     if name_or_path.endswith(".toml"):
         path = Path(name_or_path)
         path = path if path.is_absolute() else folder / path
@@ -269,8 +279,11 @@ def find(name_or_path: str, folder: Path) -> Path:
         if not _NAME.match(name_or_path):
             raise JudgeFileError(f"judge {name_or_path!r}: a judge name is lowercase letters, digits, '-' and '_'")
         path = folder / "judges" / f"{name_or_path}.toml"
+        if not path.is_file() and (BUILTIN / f"{name_or_path}.toml").is_file():
+            return BUILTIN / f"{name_or_path}.toml"
     if not path.is_file():
-        raise JudgeFileError(f"judge {name_or_path!r}: no judge file {path}")
+        builtin = f" (built-in judges: {', '.join(builtin_names())})" if not name_or_path.endswith(".toml") else ""
+        raise JudgeFileError(f"judge {name_or_path!r}: no judge file {path}{builtin}")
     return path
 
 

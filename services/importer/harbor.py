@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from services.common import rubric
+from services.common import mining, rubric
 from services.importer.errors import ImportProblem
 from services.importer.results import (
     CANCELLED,
@@ -129,7 +129,25 @@ def _trial(job: Job, folder: str, locks: dict[str, str]) -> ImportedTrial:
         files=job.files[folder],
         # The task's rubric judges, read as the scorer reads them from a sandbox.
         judgments=rubric.judgments_of(job.data.get(f"{folder}/verifier/{rubric.DETAILS_FILE}")),
+        events=_trajectory(job, folder),
     )
+
+
+#: Where a Harbor trial keeps its agent's trajectory (ATIF), and the most of it read.
+TRAJECTORY = "agent/trajectory.json"
+MAX_TRAJECTORY_EVENTS = 50_000
+
+
+def _trajectory(job: Job, folder: str) -> list[dict]:
+    """The trial's trajectory as events (none when it has none, or one HEMRA cannot read: the
+    file is kept among the trial's files either way)."""
+    data = job.data.get(f"{folder}/{TRAJECTORY}")
+    if data is None:
+        return []
+    try:
+        return mining.atif_events(msgspec.json.decode(data))[:MAX_TRAJECTORY_EVENTS]
+    except msgspec.DecodeError:
+        return []
 
 
 def _object(data: dict, key: str, path: Path) -> dict:

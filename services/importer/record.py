@@ -1,6 +1,7 @@
 """Turn imported results into one RecordRun request: pin what can be pinned, keep every file."""
 
 import asyncio
+import datetime
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -182,6 +183,27 @@ def _dataset(name: str, task_digests: list[str], tasks: dict[str, pb.Task], resu
     )
 
 
+def _event(event: dict, start: float | None) -> pb.Event:
+    """An imported trajectory's event (its step's time, else the trial's start)."""
+    message = pb.Event(
+        type=event["type"], name=event["name"], payload_json=json.dumps(event["payload"], ensure_ascii=False)
+    )
+    when = _seconds(event.get("timestamp")) or start
+    if when:
+        message.time.FromNanoseconds(int(when * 1e9))
+    return message
+
+
+def _seconds(value) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return (parsed if parsed.tzinfo else parsed.astimezone()).timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
 def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb.ImportedResult:
     result = spb.ImportedResult(
         outcome=vocabulary.OUTCOMES[trial.outcome],
@@ -189,6 +211,7 @@ def _result(trial: ImportedTrial, verifier: str, by_path: dict[str, str]) -> spb
         agent_version=trial.agent_version,
         agent_name=trial.agent,
         artifacts=[pb.Artifact(path=p, blob_digest=by_path[p]) for p in trial.files if p in by_path],
+        events=[_event(e, trial.start_time) for e in trial.events],
     )
     if trial.start_time:
         result.start_time.FromNanoseconds(int(trial.start_time * 1e9))

@@ -36,6 +36,9 @@ class ImportedTrial:
     files: list[str] = field(default_factory=list)
     #: The task's own rubric judges, criterion by criterion (hemra.v1.Judgment).
     judgments: list = field(default_factory=list)
+    #: The agent's trajectory as events ({"type", "name", "payload", "timestamp"?}), when the
+    #: source kept one (services/common/mining.py atif_events).
+    events: list = field(default_factory=list)
 
 
 @dataclass

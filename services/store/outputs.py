@@ -96,6 +96,31 @@ class AttemptUsage(_Record):
     usage_events: int
 
 
+class MiningEvent(_Record):
+    seq: int
+    pattern: str
+    command: str
+    possible: bool = False
+
+
+class MinedAttempt(_Record):
+    attempt_id: str
+    cell_id: str
+    harness_name: str
+    model: str
+    task_name: str
+    repetition: int
+    latest: bool
+    mining_events: int
+    patterns: list[str] = []
+    events: list[MiningEvent] = []
+
+
+class HistoryMining(_Record):
+    attempts: list[MinedAttempt] = []
+    truncated: bool = False
+
+
 # --- criterion table ----------------------------------------------------------------------
 class CriterionSource(_Record):
     harness_name: str
@@ -177,6 +202,8 @@ class ReportRow(_Record):
     vs_baseline: PairedSummary | None = None
     flags: list[str] = []
     judges: list[CellJudge] = []
+    #: Trials whose latest attempt mined the repository's history (services/common/mining.py).
+    history_mining: int = 0
 
     @property
     def not_finished(self) -> int:

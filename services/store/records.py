@@ -243,7 +243,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
             )
         )
     await session.flush()
-    trials, attempts, jobs = [], [], []
+    trials, attempts, jobs, events = [], [], [], []
     for index, (cell_index, task_digest, task_name, repetition, result) in enumerate(plan.trials):
         if not 0 <= cell_index < len(cell_ids):
             raise InvalidArgument(f"planned trial names cell {cell_index}, the run has {len(cell_ids)}")
@@ -262,13 +262,18 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         attempt, job = new_attempt_rows(run.id, trial_id, 1, now + index * 1e-6)
         if result is None:
             jobs.append(job)
+            attempt.update(usage.Usage().summed())  # one insert: every row has the same columns
         else:
-            attempt.update(state="finished", **result)
+            # An imported trajectory: the attempt's events, counted as a writer of events counts them.
+            imported = result.get("events") or []
+            attempt.update(state="finished", **{k: v for k, v in result.items() if k != "events"})
+            attempt.update(event_count=len(imported), **usage.of_events(imported).summed())
             attempt["verdict"] = verdict(AttemptView(**attempt))
+            events += [dict(attempt_id=attempt["id"], seq=i + 1, **e) for i, e in enumerate(imported)]
         attempts.append(attempt)
     # Bulk inserts in dependency order: one statement per table keeps a
     # thousand-trial run to a few milliseconds.
-    for table, rows in ((t.Trial, trials), (t.Attempt, attempts), (t.Job, jobs)):
+    for table, rows in ((t.Trial, trials), (t.Attempt, attempts), (t.Job, jobs), (t.Event, events)):
         if rows:
             await session.execute(table.__table__.insert(), rows)
     return run

@@ -63,6 +63,7 @@ class TrialResult:
         "is_graded",
         "judge_scores",
         "judged",
+        "mined",
     )
 
     def __init__(
@@ -77,6 +78,7 @@ class TrialResult:
         agent_name: str = "",
         info: ScoreInfo | None = None,
         judge_scores: dict[str, dict] | None = None,
+        mined: bool = False,
     ):
         info = info if info is not None else ScoreInfo(score)
         self.task_digest, self.task_name, self.state, self.outcome = task_digest, task_name, state, outcome
@@ -91,6 +93,8 @@ class TrialResult:
         self.judge_scores = judge_scores or {}
         #: Some criterion was judged: by the task's scorer or by a HEMRA judge.
         self.judged = info.judged or bool(judge_scores)
+        #: Some event of the attempt mined the repository's history (services/common/mining.py).
+        self.mined = mined
 
     def of(self, task_digest: str, task_name: str, repetition: int) -> "TrialResult":
         """This attempt's result for another trial (a big cell's trials share a few kinds of
@@ -102,6 +106,7 @@ class TrialResult:
         new.agent_version, new.agent_name, new.judge_scores = self.agent_version, self.agent_name, self.judge_scores
         new.rewards, new.fingerprint, new.key = self.rewards, self.fingerprint, self.key
         new.is_binary, new.passed, new.is_graded, new.judged = self.is_binary, self.passed, self.is_graded, self.judged
+        new.mined = self.mined
         return new
 
     @property
@@ -124,6 +129,7 @@ class TrialResult:
             self.repetition,
             self.agent_name,
             judge_scores={k: v for k, v in self.judge_scores.items() if k != judge},
+            mined=self.mined,
         )
 
 
@@ -169,11 +175,13 @@ async def load_trials(
 def _results(trials: settled.Trials, infos: dict[str | None, ScoreInfo]) -> list[TrialResult]:
     """A TrialResult per trial: one made per kind of attempt, copied for each of its trials."""
     kinds = []
-    for state, outcome, version, agent, text, judged in trials.kinds:
+    for state, outcome, version, agent, text, judged, mined in trials.kinds:
         info = infos.get(text)
         if info is None:
             info = infos[text] = ScoreInfo(_parse(text))
-        kinds.append(TrialResult("", "", state, outcome, info.score or None, version, 0, agent, info, _latest(judged)))
+        kinds.append(
+            TrialResult("", "", state, outcome, info.score or None, version, 0, agent, info, _latest(judged), mined)
+        )
     tasks = trials.tasks
     return [kinds[kind].of(*tasks[task], repetition) for task, repetition, kind in trials.rows]
 
@@ -247,6 +255,7 @@ def row_of(cells: CellResults, base: CellResults | None) -> ReportRow:
     sums: dict[str, list[float]] = defaultdict(list)
     for trial in cells.trials:
         row.trials += 1
+        row.history_mining += trial.mined
         _count_trial(row, sums, trial)
     row.mean_rewards = {name: sum(values) / len(values) for name, values in sums.items()}
     if base is not None and base is not cells:
@@ -382,6 +391,11 @@ def flags_of(cells: CellResults, base: CellResults | None, row: ReportRow) -> li
         flags.append(f"scorers differ from the baseline's on {len(row.vs_baseline.not_comparable)} tasks")
     flags += history_flags(cells)
     flags += audits.flags(cells.cell)  # the dataset's leak audit, as recorded when the run was planned
+    if row.history_mining:  # attempts whose commands read history beyond HEAD (services/common/mining.py)
+        flags.append(
+            f"{row.history_mining} of {row.trials} attempts mined repository history (git log --all, "
+            "git show <hash>, git reflog, fetching the upstream, ...): see the run's mining list"
+        )
     return flags
 
 

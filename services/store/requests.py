@@ -9,7 +9,8 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec, vocabulary
 from services.common.errors import InvalidArgument
-from services.store import convert
+from services.store import convert, records
+from services.store import tables as t
 from services.store.queue import Completion
 from services.store.records import PlannedRun, reward_problem
 
@@ -91,6 +92,8 @@ def imported_result(result: spb.ImportedResult) -> dict:
         start_time=convert.seconds(result.start_time),
         end_time=convert.seconds(result.end_time),
         artifacts=[convert.to_dict(a) for a in result.artifacts],
+        # Not a column: records.record_run stores them as the attempt's events.
+        events=[records.fit(t.Event.__table__, convert.event_row(e, 0.0)) for e in result.events],
     )
 
 

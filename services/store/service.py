@@ -18,6 +18,7 @@ from services.store import (
     criteria,
     db,
     exporting,
+    mined,
     outputs,
     queue,
     records,
@@ -341,6 +342,10 @@ class Store:
     async def attempt_usage(self, run: str) -> list[outputs.AttemptUsage]:
         async with self.sessions() as session:
             return await catalog.attempt_usage(session, run)
+
+    async def history_mining(self, run: str) -> outputs.HistoryMining:
+        async with self.sessions() as session:
+            return await mined.history_mining(session, run)
 
     async def criterion_table(self, dataset: str, source: str = "") -> outputs.CriterionTable:
         async with self.sessions() as session:

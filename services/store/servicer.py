@@ -112,6 +112,10 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         usage = await self.store.attempt_usage(request.parent)
         return spb.ListAttemptUsageResponse(attempts=[convert.message(u, spb.AttemptUsage) for u in usage])
 
+    async def ListHistoryMining(self, request, context):
+        found = await self.store.history_mining(request.parent)
+        return convert.message(found, spb.ListHistoryMiningResponse)
+
     async def GetCriterionTable(self, request, context):
         table = await self.store.criterion_table(request.dataset, request.source)
         return spb.GetCriterionTableResponse(table=convert.message(table, spb.CriterionTable))

@@ -45,6 +45,7 @@ def _latest():
             t.Attempt.agent_name,
             cast(t.Attempt.score, Text),
             cast(t.Attempt.judge_scores, Text),
+            t.Attempt.mining_events > 0,
         )
         .join_from(t.Trial, t.Attempt, t.Attempt.trial_id == t.Trial.id)
         .where(
@@ -61,9 +62,10 @@ class Trials(msgspec.Struct, array_like=True):
 
     #: (task digest, task name)
     tasks: list[tuple[str, str]]
-    #: (state, outcome, agent version, agent name, score, HEMRA judges' scores): the scores as
-    #: their JSON texts (None when there is none), parsed once per kind by the reader.
-    kinds: list[tuple[str, str | None, str | None, str | None, str | None, str | None]]
+    #: (state, outcome, agent version, agent name, score, HEMRA judges' scores, mined history):
+    #: the scores as their JSON texts (None when there is none), parsed once per kind by the
+    #: reader; mined: some event of the attempt mined the repository's history.
+    kinds: list[tuple[str, str | None, str | None, str | None, str | None, str | None, bool]]
     #: (task index, repetition, kind index), a trial each
     rows: list[tuple[int, int, int]]
 
@@ -85,9 +87,9 @@ async def from_attempts(conn: AsyncConnection, cell_id: str) -> Trials:
         (
             tasks.setdefault((digest, name), len(tasks)),
             repetition,
-            kinds.setdefault((state, outcome, version, agent, score, judged), len(kinds)),
+            kinds.setdefault((state, outcome, version, agent, score, judged, bool(mined)), len(kinds)),
         )
-        for digest, name, repetition, state, outcome, version, agent, score, judged in await conn.execute(
+        for digest, name, repetition, state, outcome, version, agent, score, judged, mined in await conn.execute(
             _latest(), {"cell": cell_id}
         )
     ]

@@ -195,6 +195,9 @@ class Attempt(Base):
     usage_observed_model_calls: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     usage_observed_unreadable: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     usage_observed_events: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Its events that mine the repository's history (services/common/mining.py), counted as
+    #: they are written: the report counts such attempts from the rows, never from the events.
+    mining_events: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: passed, failed, errored or cancelled once finished (see records.verdict):
     #: kept on the row so progress is one aggregate query.
     verdict: Mapped[str | None] = mapped_column(String(16))

@@ -7,12 +7,18 @@ columns, never into what the harness reported.
 
 Every writer of events adds its batch's totals in the statement that numbers the batch (a
 repeated batch adds nothing), a restore sums what it restores, and migration 0011 summed the
-events stores held before. Changing what counts means a migration that sums them again."""
+events stores held before. Changing what counts means a migration that sums them again.
+
+The same pass counts the batch's events that mine the repository's history (tool calls whose
+commands reach beyond HEAD: services/common/mining.py) into the attempt's mining_events, so a
+report counts such attempts from their rows; migration 0017 counted the events stores held
+before."""
 
 from dataclasses import dataclass, field
 
 import msgspec
 
+from services.common import mining
 from services.common.vocabulary import USAGE_OBSERVED
 
 #: Usage event keys, by what they count (the first present wins).
@@ -34,8 +40,10 @@ OBSERVED_KEYS = (
     "unreadable",
 )
 OBSERVED_COLUMNS = (*(f"usage_observed_{key}" for key in OBSERVED_KEYS), "usage_observed_events")
+#: Events with a history-mining hit (services/common/mining.py): not usage, summed with it.
+MINING_COLUMNS = ("mining_events",)
 #: Every column an event batch adds to.
-SUMMED = (*COLUMNS, *OBSERVED_COLUMNS)
+SUMMED = (*COLUMNS, *OBSERVED_COLUMNS, *MINING_COLUMNS)
 #: The most one event may count: a harness's absurd or hostile figure counts nothing rather than
 #: overflow its attempt's 64-bit sums (and so fail the append that carries it).
 LIMITS = {"input_tokens": 2**40, "output_tokens": 2**40, "cost_usd": 1e9}
@@ -49,15 +57,18 @@ class Usage:
     usage_events: int = 0
     #: usage_observed_* sums, by column.
     observed: dict = field(default_factory=lambda: dict.fromkeys(OBSERVED_COLUMNS, 0))
+    #: Events with a history-mining hit.
+    mining_events: int = 0
 
     def __bool__(self) -> bool:
-        return self.usage_events > 0 or self.observed["usage_observed_events"] > 0
+        return self.usage_events > 0 or self.observed["usage_observed_events"] > 0 or self.mining_events > 0
 
     def add(self, other: "Usage") -> None:
         for name in COLUMNS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in OBSERVED_COLUMNS:
             self.observed[name] += other.observed[name]
+        self.mining_events += other.mining_events
 
     def values(self) -> dict:
         """The reported sums (COLUMNS)."""
@@ -65,7 +76,7 @@ class Usage:
 
     def summed(self) -> dict:
         """Every sum an event batch adds (SUMMED)."""
-        return {**self.values(), **self.observed}
+        return {**self.values(), **self.observed, "mining_events": self.mining_events}
 
 
 def _number(payload: dict, name: str) -> float:
@@ -85,6 +96,9 @@ def of_events(events) -> Usage:
     """The usage of a batch of event rows (dicts with `type` and `payload`, JSON text)."""
     total = Usage()
     for event in events:
+        if event.get("type") == "tool_call":
+            total.mining_events += mines(event)
+            continue
         if event.get("type") == USAGE_OBSERVED:
             _observe(total, event)
             continue
@@ -101,6 +115,18 @@ def of_events(events) -> Usage:
         total.output_tokens += int(_number(payload, "output_tokens"))
         total.cost_usd += float(_number(payload, "cost_usd"))
     return total
+
+
+def mines(event: dict) -> bool:
+    """Whether a tool_call event row (payload as JSON text) mines the repository's history."""
+    payload = event.get("payload") or "{}"
+    if not mining.worth_reading(payload):
+        return False
+    try:
+        decoded = msgspec.json.decode(payload)
+    except msgspec.DecodeError:
+        return False
+    return bool(mining.event_hits(event.get("type", ""), event.get("name", ""), decoded))
 
 
 def _observe(total: Usage, event: dict) -> None:

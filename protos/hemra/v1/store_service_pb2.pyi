@@ -60,7 +60,7 @@ class PlannedTrial(_message.Message):
     def __init__(self, cell_index: _Optional[int] = ..., task_digest: _Optional[str] = ..., repetition: _Optional[int] = ..., result: _Optional[_Union[ImportedResult, _Mapping]] = ...) -> None: ...
 
 class ImportedResult(_message.Message):
-    __slots__ = ("outcome", "error", "score", "rewards_json", "agent_version", "start_time", "end_time", "artifacts", "agent_name")
+    __slots__ = ("outcome", "error", "score", "rewards_json", "agent_version", "start_time", "end_time", "artifacts", "agent_name", "events")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +70,7 @@ class ImportedResult(_message.Message):
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     AGENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     outcome: _common_pb2.Outcome
     error: str
     score: _common_pb2.Score
@@ -79,7 +80,8 @@ class ImportedResult(_message.Message):
     end_time: _timestamp_pb2.Timestamp
     artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Artifact]
     agent_name: str
-    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., error: _Optional[str] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., rewards_json: _Optional[str] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., agent_name: _Optional[str] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[_common_pb2.Event]
+    def __init__(self, outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., error: _Optional[str] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., rewards_json: _Optional[str] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., agent_name: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class TreeEntry(_message.Message):
     __slots__ = ("path", "blob_digest", "is_dir", "executable", "size_bytes")
@@ -160,7 +162,7 @@ class GetRunReportRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class ReportRow(_message.Message):
-    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags", "judges", "verifier_faults")
+    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags", "judges", "verifier_faults", "history_mining")
     class MeanRewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -187,6 +189,7 @@ class ReportRow(_message.Message):
     FLAGS_FIELD_NUMBER: _ClassVar[int]
     JUDGES_FIELD_NUMBER: _ClassVar[int]
     VERIFIER_FAULTS_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_MINING_FIELD_NUMBER: _ClassVar[int]
     harness_name: str
     model: str
     is_baseline: bool
@@ -206,7 +209,8 @@ class ReportRow(_message.Message):
     flags: _containers.RepeatedScalarFieldContainer[str]
     judges: _containers.RepeatedCompositeFieldContainer[CellJudge]
     verifier_faults: int
-    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ..., judges: _Optional[_Iterable[_Union[CellJudge, _Mapping]]] = ..., verifier_faults: _Optional[int] = ...) -> None: ...
+    history_mining: int
+    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ..., judges: _Optional[_Iterable[_Union[CellJudge, _Mapping]]] = ..., verifier_faults: _Optional[int] = ..., history_mining: _Optional[int] = ...) -> None: ...
 
 class CellJudge(_message.Message):
     __slots__ = ("judge", "source", "judge_model", "judged", "mean", "passed", "failed")
@@ -1035,6 +1039,56 @@ class ListAttemptUsageResponse(_message.Message):
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     attempts: _containers.RepeatedCompositeFieldContainer[AttemptUsage]
     def __init__(self, attempts: _Optional[_Iterable[_Union[AttemptUsage, _Mapping]]] = ...) -> None: ...
+
+class ListHistoryMiningRequest(_message.Message):
+    __slots__ = ("parent",)
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    parent: str
+    def __init__(self, parent: _Optional[str] = ...) -> None: ...
+
+class MiningEvent(_message.Message):
+    __slots__ = ("seq", "pattern", "command", "possible")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    POSSIBLE_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    pattern: str
+    command: str
+    possible: bool
+    def __init__(self, seq: _Optional[int] = ..., pattern: _Optional[str] = ..., command: _Optional[str] = ..., possible: _Optional[bool] = ...) -> None: ...
+
+class MinedAttempt(_message.Message):
+    __slots__ = ("attempt_id", "cell_id", "harness_name", "model", "task_name", "repetition", "latest", "mining_events", "patterns", "events")
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    CELL_ID_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    REPETITION_FIELD_NUMBER: _ClassVar[int]
+    LATEST_FIELD_NUMBER: _ClassVar[int]
+    MINING_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    PATTERNS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    attempt_id: str
+    cell_id: str
+    harness_name: str
+    model: str
+    task_name: str
+    repetition: int
+    latest: bool
+    mining_events: int
+    patterns: _containers.RepeatedScalarFieldContainer[str]
+    events: _containers.RepeatedCompositeFieldContainer[MiningEvent]
+    def __init__(self, attempt_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., harness_name: _Optional[str] = ..., model: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., latest: _Optional[bool] = ..., mining_events: _Optional[int] = ..., patterns: _Optional[_Iterable[str]] = ..., events: _Optional[_Iterable[_Union[MiningEvent, _Mapping]]] = ...) -> None: ...
+
+class ListHistoryMiningResponse(_message.Message):
+    __slots__ = ("attempts", "truncated")
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    attempts: _containers.RepeatedCompositeFieldContainer[MinedAttempt]
+    truncated: bool
+    def __init__(self, attempts: _Optional[_Iterable[_Union[MinedAttempt, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
 
 class RecordJudgeScoresRequest(_message.Message):
     __slots__ = ("attempts",)

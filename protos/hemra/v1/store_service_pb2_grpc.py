@@ -120,6 +120,11 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.FromString,
                 _registered_method=True)
+        self.ListHistoryMining = channel.unary_unary(
+                '/hemra.v1.StoreService/ListHistoryMining',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ListHistoryMiningRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ListHistoryMiningResponse.FromString,
+                _registered_method=True)
         self.ClaimJob = channel.unary_unary(
                 '/hemra.v1.StoreService/ClaimJob',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ClaimJobRequest.SerializeToString,
@@ -318,6 +323,15 @@ class StoreServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListHistoryMining(self, request, context):
+        """The attempts of a run or an import whose events mine the repository's
+        history beyond HEAD, each with its matching events (sequence number, pattern,
+        command). NOT_FOUND for an unknown run.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ClaimJob(self, request, context):
         """Leases the next eligible job, honouring each run's concurrency across all
         executors. An empty queue is an empty response.
@@ -504,6 +518,11 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.ListAttemptUsage,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.SerializeToString,
+            ),
+            'ListHistoryMining': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListHistoryMining,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ListHistoryMiningRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ListHistoryMiningResponse.SerializeToString,
             ),
             'ClaimJob': grpc.unary_unary_rpc_method_handler(
                     servicer.ClaimJob,
@@ -1031,6 +1050,33 @@ class StoreService:
             '/hemra.v1.StoreService/ListAttemptUsage',
             hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.ListAttemptUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListHistoryMining(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ListHistoryMining',
+            hemra_dot_v1_dot_store__service__pb2.ListHistoryMiningRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ListHistoryMiningResponse.FromString,
             options,
             channel_credentials,
             insecure,

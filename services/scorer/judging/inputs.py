@@ -7,7 +7,9 @@ agent stopped (and when it started, for the diff) under CAPTURE_ROOT.
 
 import json
 
+from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
+from services.common import mining
 from services.common.judges import CAPTURE_ROOT, Judge
 from services.scorer.judging.prompts import Inputs
 
@@ -24,6 +26,13 @@ async def gather(store, judges: list[Judge], attempt_id: str, task, artifacts, h
         inputs.answer = final_message(events)
         kinds = {j.trajectory for j in judges}
         inputs.trajectory = trajectory(events, "full" if "full" in kinds else "messages")
+    elif any(j.answer == "final_message" or j.trajectory != "none" for j in judges):
+        # An import recorded before its trajectory became events: read it from its files.
+        events = await _imported_trajectory(store, artifacts)
+        if events:
+            inputs.answer = final_message(events)
+            kinds = {j.trajectory for j in judges}
+            inputs.trajectory = trajectory(events, "full" if "full" in kinds else "messages")
     wanted = {path for j in judges for path in j.files}
     if wanted:
         start, end = await _captured(store, artifacts, wanted)
@@ -40,6 +49,30 @@ async def _events(store, attempt_id: str) -> list:
         if not token:
             break
     return events
+
+
+#: An imported trial's trajectory among its files (Harbor: <trial>/agent/trajectory.json, ATIF).
+TRAJECTORY_FILE = "/agent/trajectory.json"
+MAX_TRAJECTORY_BYTES = 64 * 1024 * 1024
+
+
+async def _imported_trajectory(store, artifacts) -> list:
+    """The events of an imported trial's trajectory file, when it has one HEMRA reads."""
+    digest = next((a.blob_digest for a in artifacts if a.path.endswith(TRAJECTORY_FILE) and a.blob_digest), None)
+    if digest is None:
+        return []
+    blobs = await store.GetBlobs(spb.GetBlobsRequest(digests=[digest]))
+    data = next((b.data for b in blobs.blobs if b.digest == digest), b"")
+    if not data or len(data) > MAX_TRAJECTORY_BYTES:
+        return []
+    try:
+        found = mining.atif_events(json.loads(data))
+    except ValueError:
+        return []
+    return [
+        pb.Event(type=e["type"], name=e["name"], payload_json=json.dumps(e["payload"], ensure_ascii=False))
+        for e in found[:MAX_EVENTS]
+    ]
 
 
 def _payload(event) -> dict:

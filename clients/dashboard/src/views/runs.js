@@ -49,7 +49,7 @@ function reportTable(ui, run, dataset) {
   const passRates = dataset.rows.map((r) => (r.binary_graded ? r.passed / r.binary_graded : null));
   const best = Math.max(...passRates.filter((x) => x !== null));
   const head = ['Harness', 'Model', 'Trials', 'Graded', 'Passed', ...rewardNames.map((n) => `mean ${n}`),
-    'vs baseline', 'Harness failed', 'Timed out', 'Verifier fault', 'Infra', 'Scorer', 'Unfinished', 'Flags'];
+    'vs baseline', 'Harness failed', 'Timed out', 'Verifier fault', 'Infra', 'Scorer', 'Unfinished', 'Mined history', 'Flags'];
   const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
   return table(head.map((t, i) => h('th', { class: i >= 2 && i < head.length - 1 ? 'num' : '' }, t)),
     dataset.rows.map((r, i) => {
@@ -69,6 +69,8 @@ function reportTable(ui, run, dataset) {
         ...rewardNames.map((n) => h('td', { class: 'num' }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : '–')),
         h('td', { class: 'num' }, vsText),
         ...[r.harness_failed, r.timed_out, r.verifier_faults || 0, r.infra_failed, r.scorer_failed, r.unfinished].map((n) => h('td', { class: 'num' }, n)),
+        h('td', { class: 'num mined' }, r.history_mining
+          ? h('a', { class: 'mining-link', href: ui.link('run', run.id, { tab: 'mining' }) }, r.history_mining) : 0),
         h('td', { class: 'flags' }, (r.flags || []).join('; ')));
     }), { class: 'report' });
 }
@@ -97,9 +99,10 @@ export async function runView(route, ui) {
       card('passed', formatNumber(p.passed || 0), 'verdict-passed'), card('failed', formatNumber(p.failed || 0), 'verdict-failed'),
       card('errored', formatNumber(p.errored || 0), 'verdict-errored'), card('cancelled', formatNumber(p.cancelled || 0)),
       card('queued / running', `${p.queued || 0} / ${p.running || 0}`), card('report', report.complete ? 'complete' : 'partial')),
-    tabs(route, ui, ['report', 'charts', 'attempts']),
+    tabs(route, ui, ['report', 'charts', 'attempts', 'mining']),
     body);
   if (tab === 'attempts') return attemptsTab(route, ui, run, body);
+  if (tab === 'mining') return miningTab(ui, run, body);
   if (tab === 'charts') return chartsTab(ui, run, report, body);
   // While attempts are queued or running, the report and progress refresh themselves.
   const going = (p.queued || 0) + (p.running || 0) > 0;
@@ -109,6 +112,30 @@ export async function runView(route, ui) {
   h('p', {}, h('a', { class: 'button', href: ui.link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')),
   going ? h('p', { class: 'muted', id: 'live-note' }, `Attempts are still going: this page refreshes every ${REFRESH_MS / 1000} s.`) : null);
   return { close() { if (timer) clearTimeout(timer); } };
+}
+
+// Attempts whose commands mine the repository's history beyond HEAD, each event linked to the trace viewer.
+async function miningTab(ui, run, body) {
+  const found = await api(`/api/runs/${encodeURIComponent(run.id)}/mining`);
+  const attempts = found.attempts || [];
+  if (!attempts.length) {
+    put(body, h('p', { class: 'muted', id: 'no-mining' }, 'No attempt of this run ran commands that mine the repository\'s history beyond HEAD.'));
+    return;
+  }
+  put(body,
+    h('p', { class: 'muted' }, 'Commands that read history beyond HEAD (git log --all, git reflog, fetching the upstream) or name a commit by hash, tag or remote ref ',
+      '(possible: whether that commit is an ancestor of HEAD cannot be told from the events).'),
+    table(['Harness', 'Task', 'Attempt', 'Patterns', 'Events'].map((t) => h('th', {}, t)),
+      attempts.map((a) => h('tr', { class: a.latest ? 'mined' : 'mined muted' },
+        h('td', {}, a.harness_name),
+        h('td', {}, `${a.task_name} #${a.repetition}`),
+        h('td', {}, h('a', { class: 'attempt-link', href: ui.link('attempt', a.attempt_id) }, a.attempt_id), a.latest ? '' : ' (retried)'),
+        h('td', {}, (a.patterns || []).join(', ')),
+        h('td', { class: 'mining-events' }, ...(a.events || []).map((e) => h('div', {},
+          h('a', { class: 'mining-event', href: ui.link('attempt', a.attempt_id, { event: e.seq }) }, `#${e.seq}`),
+          ` ${e.pattern}${e.possible ? ' (possible)' : ''}: `, h('code', {}, e.command)))))),
+      { id: 'mining' }),
+    found.truncated ? h('p', { class: 'muted' }, 'Only the first 1,000 flagged attempts are listed.') : null);
 }
 
 async function loadAttempts(run, limit) {
