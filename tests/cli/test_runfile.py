@@ -241,7 +241,9 @@ def test_merge__flags_add_to_lists_without_duplicates(tmp_path):
 
 def test_merge__a_judge_without_a_file_is_one_line(tmp_path):
     path = write(tmp_path, 'harnesses = ["oracle"]\ndatasets = ["d"]\n\n[[judge]]\nname = "absent"\n')
-    with pytest.raises(RunFileError, match=r"^judge 'absent': no judge file .*judges/absent.toml$"):
+    with pytest.raises(
+        RunFileError, match=r"^judge 'absent': no judge file .*judges/absent.toml \(built-in judges: reward-hacking\)$"
+    ):
         merge(path, Flags())
 
 
