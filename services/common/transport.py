@@ -257,6 +257,10 @@ DEFAULT_TIMEOUT = 60.0
 #: before the work in hand fails: longer than a restart takes, shorter than a stuck one.
 STORE_RIDE_OUT = 60.0
 #: Calls that may be repeated safely when the service is briefly unavailable.
+#: What a call meets while its service restarts: unavailable, or cancelled by the server on its
+#: way down (a call this process cancels raises asyncio.CancelledError, never this).
+_GONE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+
 IDEMPOTENT = {
     "GetRun",
     "ListRuns",
@@ -320,7 +324,7 @@ class Client:
                     return await method(request, timeout=timeout or self._timeout, metadata=self._metadata)
                 except grpc.aio.AioRpcError as exc:
                     attempt += 1
-                    if exc.code() != grpc.StatusCode.UNAVAILABLE or (attempt >= attempts and time.monotonic() >= until):
+                    if exc.code() not in _GONE or (attempt >= attempts and time.monotonic() >= until):
                         raise error_of(exc) from None
                     await asyncio.sleep(min(0.1 * 2 ** min(attempt, 10), 2.0) * (0.5 + random.random()))
 

@@ -62,42 +62,44 @@ def ensure_image(task, task_dir: Path, base_image: str = "", keep_history: bool 
 
 def _stripped(task, image: str, tag: str) -> str:
     """`image` with HEMRA's history layer on it, as `tag` (built once)."""
-    api = client().api
-    errors = docker_errors()
-    with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
-        try:
-            api.inspect_image(tag)
-            return tag
-        except errors.ImageNotFound:
-            pass
+
+    def build(api, errors) -> None:
         user = ((api.inspect_image(image) or {}).get("Config") or {}).get("User") or ""
         repository, base_commit = history.of_task(task)
         with tempfile.TemporaryDirectory(prefix="hemra-history-") as folder:
             (Path(folder) / "Dockerfile").write_text(history.dockerfile(image, repository, base_commit, user))
             _build(api, errors, task, Path(folder), tag, labels={history.LABEL: history.STRIPPED})
-    return tag
+
+    return _built_once(tag, build)
 
 
 def _environment_image(task, task_dir: Path, base_image: str) -> str:
     dockerfile = task_dir / "environment" / "Dockerfile"
-    api = client().api
-    errors = docker_errors()
     if not dockerfile.is_file():
-        return _prebuilt(api, errors, task, base_image)
+        return _prebuilt(client().api, docker_errors(), task, base_image)
     tag = image_tag(task, base_image, keep_history=True)
+
+    def build(api, errors) -> None:
+        if not base_image:
+            _build(api, errors, task, task_dir / "environment", tag)
+            return
+        with tempfile.TemporaryDirectory(prefix="hemra-rebased-") as folder:
+            rebased = Path(folder) / "Dockerfile"
+            rebased.write_text(rebase(dockerfile.read_text(), base_image))
+            _build(api, errors, task, task_dir / "environment", tag, str(rebased))
+
+    return _built_once(tag, build)
+
+
+def _built_once(tag: str, build) -> str:
+    """`tag`, built by `build(api, errors)` unless the engine has it already: one build of a
+    tag at a time, across this process's threads and the host's executors."""
+    api, errors = client().api, docker_errors()
     with _build_locks.setdefault(tag, threading.Lock()), _file_lock(tag):
         try:
             api.inspect_image(tag)
-            return tag
         except errors.ImageNotFound:
-            pass
-        if not base_image:
-            _build(api, errors, task, task_dir / "environment", tag)
-        else:
-            with tempfile.TemporaryDirectory(prefix="hemra-rebased-") as folder:
-                rebased = Path(folder) / "Dockerfile"
-                rebased.write_text(rebase(dockerfile.read_text(), base_image))
-                _build(api, errors, task, task_dir / "environment", tag, str(rebased))
+            build(api, errors)
     return tag
 
 

@@ -6,9 +6,11 @@ compose stack's store for real)."""
 import asyncio
 import time
 
+import grpc
 import pytest
 
 from hemra.v1 import store_service_pb2 as spb
+from hemra.v1 import store_service_pb2_grpc
 from services.common import errors, transport
 from services.store.server import build_server
 from services.store.service import Store
@@ -77,3 +79,33 @@ async def test_a_call_that_must_not_repeat_is_not_ridden_out(store):
         assert time.monotonic() - started < 5
     finally:
         await channel.close()
+
+
+class _CancelsFirst(store_service_pb2_grpc.StoreServiceServicer):
+    """A store on its way down: it cancels the first call it gets, as a server stopping does
+    with the calls in flight, and answers the next."""
+
+    def __init__(self):
+        self.calls = 0
+
+    async def FindMissingBlobs(self, request, context):
+        self.calls += 1
+        if self.calls == 1:
+            await context.abort(grpc.StatusCode.CANCELLED, "the server is stopping")
+        return spb.FindMissingBlobsResponse(missing=list(request.digests))
+
+
+async def test_an_idempotent_call_the_server_cancelled_on_its_way_down_is_tried_again():
+    servicer = _CancelsFirst()
+    server = grpc.aio.server()
+    store_service_pb2_grpc.add_StoreServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = transport.channel(f"127.0.0.1:{port}")
+    try:
+        client = transport.store(channel)
+        answer = await client.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=["sha256:" + "1" * 64]))
+        assert list(answer.missing) == ["sha256:" + "1" * 64] and servicer.calls == 2
+    finally:
+        await channel.close()
+        await server.stop(None)
