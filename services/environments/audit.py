@@ -131,7 +131,13 @@ def hashes(task) -> dict[str, dict]:
 
 
 def base_commit(task) -> str:
-    return str(task.config.get("metadata", {}).get("base_commit", "") or "")
+    """The commit the task's repository starts at: `[environment] base_commit` (the one HEMRA's
+    history layer strips to), else `[metadata] base_commit` (SWE-bench task folders of layout 1)."""
+    for section in ("environment", "metadata"):
+        found = (task.config.get(section) or {}).get("base_commit")
+        if found:
+            return str(found)
+    return ""
 
 
 def probe_input(task, deadline_secs: float = PROBE_SECS) -> dict:
