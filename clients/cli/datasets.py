@@ -135,17 +135,24 @@ def audit(
         list[str] | None,
         typer.Option("-t", "--task", help="Audit only tasks whose name matches (glob; repeatable), as a run's -t."),
     ] = None,
+    allow_history: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-history",
+            help="Audit these tasks (glob; repeatable) as a run that keeps their history runs them; not recorded.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON for scripts.")] = False,
 ) -> None:
     """Inspect each task's environment (Docker, no network) for what could leak the answer; record it."""
-    _audit(name, tasks or [], as_json)
+    _audit(name, tasks or [], allow_history or [], as_json)
 
 
 @command
-async def _audit(name: str, tasks: list[str], as_json: bool) -> None:
+async def _audit(name: str, tasks: list[str], allow_history: list[str], as_json: bool) -> None:
     async with connect.services() as services:
         response = await services.planner.AuditDataset(
-            ppb.AuditDatasetRequest(ref=name, tasks=tasks), timeout=_AUDIT_TIMEOUT_SECS
+            ppb.AuditDatasetRequest(ref=name, tasks=tasks, allow_history=allow_history), timeout=_AUDIT_TIMEOUT_SECS
         )
     found = response.audit
     if as_json:

@@ -165,13 +165,15 @@ def findings_of(result: dict) -> tuple[list[Finding], bool]:
 
 
 # --- running it -----------------------------------------------------------------------------
-def audit_task(task, timeout: float = TASK_TIMEOUT_SECS) -> TaskAudit:
-    """One task's audit. A task that cannot be audited (its image does not build, no container,
-    no Python in the image, the time limit) gets verdict error, saying why."""
+def audit_task(task, timeout: float = TASK_TIMEOUT_SECS, keep_history: bool = False) -> TaskAudit:
+    """One task's audit, of the image a run uses (with HEMRA's history layer, unless
+    `keep_history`: as a run that allows the task its history runs it). A task that cannot be
+    audited (its image does not build, no container, no Python in the image, the time limit)
+    gets verdict error, saying why."""
     result = TaskAudit(task.task_name, task.digest)
     started = time.monotonic()
     try:
-        result.image = ensure_image(task, task.folder)
+        result.image = ensure_image(task, task.folder, keep_history=keep_history)
         audit_image(result, task, result.image, timeout)
     except SandboxError as exc:
         result.verdict, result.error = ERROR, str(exc).splitlines()[0][:600] if str(exc) else "sandbox error"

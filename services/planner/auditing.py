@@ -8,6 +8,7 @@ from services.environments import audit
 from services.environments.engine import client
 from services.environments.errors import SandboxError
 from services.planner import datasets as ds
+from services.planner import plan
 from services.planner.errors import PlanError
 
 
@@ -27,9 +28,10 @@ def check_engine() -> None:
         raise FailedPrecondition(f"hemra datasets audit needs Docker: {exc}") from None
 
 
-def run(dataset: ds.LoadedDataset, tasks: list) -> spb.DatasetAudit:
-    """Audit each task; the dataset's audit as a message (its name and time are the store's)."""
-    results = [audit.audit_task(task) for task in tasks]
+def run(dataset: ds.LoadedDataset, tasks: list, allow_history=()) -> spb.DatasetAudit:
+    """Audit each task (those `allow_history` names as a run keeping their history runs them);
+    the dataset's audit as a message (its name and time are the store's)."""
+    results = [audit.audit_task(task, keep_history=plan.allows_history(task, allow_history)) for task in tasks]
     return spb.DatasetAudit(
         dataset_name=dataset.name,
         dataset_digest=dataset.digest,

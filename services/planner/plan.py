@@ -81,13 +81,18 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     return Resolved(loaded, harnesses, baseline, cells, trials, judge_specs, kept)
 
 
+def allows_history(task: LoadedTask, patterns) -> bool:
+    """Whether an allow_history pattern names the task (its name or folder, as -t matches)."""
+    return any(fnmatch.fnmatchcase(n, p) for p in patterns for n in (task.task_name, task.folder.name))
+
+
 def history_kept(spec: pb.RunSpec, tasks: list[LoadedTask]) -> list[str]:
     """The names of the tasks whose history the run keeps (a name or folder matching an
     allow_history pattern). A task the run does not keep but that needs its history (it says
     so, or the host sandbox would copy a repository of its environment as it is) is refused."""
     kept = set()
     for task in tasks:
-        if any(fnmatch.fnmatchcase(n, p) for p in spec.allow_history for n in (task.task_name, task.folder.name)):
+        if allows_history(task, spec.allow_history):
             kept.add(task.task_name)
             continue
         why = ""

@@ -1,8 +1,9 @@
 """`hemra datasets audit` end to end, with real Docker: the bundled dataset is clean; a SWE-bench
 instance whose evaluation image holds the repository's future (the fix's commit on a tag and a
-branch, in the reflog) leaks and names the commit and the line, while the same repository
-stripped (detached at the base, no refs, no reflogs, gc --prune=now) is clean; an unknown
-dataset is one line and exit 2. A run records the audit: no "never audited" flag after one."""
+branch, in the reflog) leaks and names the commit and the line when audited as a run keeping its
+history runs it, while the same repository stripped by hand, and both under HEMRA's own history
+layer, are clean; an unknown dataset is one line and exit 2. A run records the audit: no "never
+audited" flag after one."""
 
 import json
 import subprocess
@@ -77,11 +78,12 @@ def test_audit__the_bundled_dataset_is_clean(hemra_env):
         assert not [f for f in task.get("findings", []) if f["severity"] == "leak"], task
 
 
-def test_audit__an_unstripped_swebench_image_leaks_and_a_stripped_one_is_clean(hemra_env, instances):
-    result = audit(hemra_env, f"swebench:{instances}", "--json")
-    assert result.returncode == 1, result.stdout + result.stderr
-    found = json.loads(result.stdout)
-    assert found["verdict"] == "leaks"
+def test_audit__an_image_kept_with_its_history_leaks_and_hemras_environment_is_clean(hemra_env, instances):
+    # As a run keeping the task's history would run it: the image as built, its future readable.
+    kept = audit(hemra_env, f"swebench:{instances}", "--allow-history", f"swebench/{LEAKY}", "--json")
+    assert kept.returncode == 1, kept.stdout + kept.stderr
+    found = json.loads(kept.stdout)
+    assert found["verdict"] == "leaks" and not found.get("name")  # shown, not recorded
     tasks = {t["task_name"]: t for t in found["tasks"]}
     leaky, clean = tasks[f"swebench/{LEAKY}"], tasks[f"swebench/{STRIPPED}"]
     assert clean["verdict"] == "clean", clean
@@ -91,10 +93,16 @@ def test_audit__an_unstripped_swebench_image_leaks_and_a_stripped_one_is_clean(h
     details = " | ".join(f["detail"] for f in leaky["findings"])
     assert "refs/tags/v1.1" in details and "Fix add: it subtracted" in details
     assert "'return a + b'" in details  # the gold patch's line, found in the future blob
-
-    table = audit(hemra_env, f"swebench:{instances}")
+    table = audit(hemra_env, f"swebench:{instances}", "--allow-history", f"swebench/{LEAKY}")
     assert table.returncode == 1
     assert f"swebench/{LEAKY}" in table.stdout and "leaks" in table.stdout and "clean" in table.stdout
+
+    # HEMRA's environment, as a run uses it: its history layer left the base commit's past only.
+    ours = audit(hemra_env, f"swebench:{instances}", "--json")
+    assert ours.returncode == 0, ours.stdout + ours.stderr
+    found = json.loads(ours.stdout)
+    assert found["verdict"] == "clean" and found["name"], found  # recorded
+    assert {t["verdict"] for t in found["tasks"]} == {"clean"}, found
 
 
 def test_audit__an_unknown_dataset_is_one_line_and_exit_2(hemra_env):

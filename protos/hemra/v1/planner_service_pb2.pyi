@@ -9,12 +9,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class AuditDatasetRequest(_message.Message):
-    __slots__ = ("ref", "tasks")
+    __slots__ = ("ref", "tasks", "allow_history")
     REF_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_HISTORY_FIELD_NUMBER: _ClassVar[int]
     ref: str
     tasks: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, ref: _Optional[str] = ..., tasks: _Optional[_Iterable[str]] = ...) -> None: ...
+    allow_history: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, ref: _Optional[str] = ..., tasks: _Optional[_Iterable[str]] = ..., allow_history: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AuditDatasetResponse(_message.Message):
     __slots__ = ("audit",)
