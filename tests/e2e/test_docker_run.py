@@ -156,7 +156,9 @@ def test_build_failure_on_a_worker__infrastructure_failure_with_the_build_log_ke
     )
     assert planned.returncode == 0, planned.stderr
     [attempt] = show(queue_env, "vanishing")["attempts"][:1]
-    for image in docker_engine.api.images(filters={"label": "hemra.task"}):
+    # The history layer's image first: it is a child of the environment's.
+    images = docker_engine.api.images(filters={"label": "hemra.task"})
+    for image in sorted(images, key=lambda i: "hemra.history" not in i["Labels"]):
         if image["Labels"].get("hemra.task") == attempt["task_digest"]:
             docker_engine.api.remove_image(image["Id"], force=True)
     docker_engine.api.remove_image("hemra-test-vanishing:1")
