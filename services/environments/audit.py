@@ -12,16 +12,16 @@ Blocking (the Docker SDK is): callers run it in a thread.
 
 import io
 import json
-import os
 import re
 import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 from services import digests
-from services.environments.engine import client, docker_errors
+from services.environments.engine import client, docker_errors, limits
 from services.environments.errors import SandboxError
 from services.environments.images import LABEL_TASK, ensure_image
 
@@ -231,12 +231,11 @@ def audit_image(result: TaskAudit, task, image: str, timeout: float = TASK_TIMEO
 
 
 def _limits(task) -> dict:
-    section = task.config.get("environment", {}) if isinstance(task.config.get("environment"), dict) else {}
-    cores = os.cpu_count() or 1
-    host_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
-    cpus = min(float(section.get("cpus") or 1.0), float(cores))
-    memory = max(min(int(section.get("memory_mb") or 2048), host_mb * 3 // 4), 256)
-    return dict(nano_cpus=int(cpus * 1e9), mem_limit=f"{memory}m", memswap_limit=f"{memory}m", pids_limit=1024)
+    """The container limits the docker sandbox gives the task (engine.limits)."""
+    section = task.config.get("environment") if isinstance(task.config.get("environment"), dict) else {}
+    asked = SimpleNamespace(cpus=float(section.get("cpus") or 0), memory_mb=int(section.get("memory_mb") or 0))
+    cpus, memory, pids = limits(asked)
+    return dict(nano_cpus=int(cpus * 1e9), mem_limit=f"{memory}m", memswap_limit=f"{memory}m", pids_limit=pids)
 
 
 def _archive(config: dict) -> bytes:

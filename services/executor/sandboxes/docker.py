@@ -30,7 +30,7 @@ from pathlib import Path
 
 from services.common.blame import AgentFault
 from services.environments.capabilities import ENFORCES
-from services.environments.engine import client, docker_errors
+from services.environments.engine import client, docker_errors, limits
 from services.environments.images import LABEL_TASK, ensure_image
 from services.executor import processes
 from services.executor.sandboxes import docker_configured, safefs
@@ -64,12 +64,6 @@ done; [ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; done"""
 _KILL_GRACE_SECS = 5.0
 #: How long the engine may take to kill a command's processes before HEMRA kills through the cgroup.
 _ENGINE_KILL_SECS = 5.0
-#: Limits when the task names none, so that one attempt (a fork bomb, a leak) cannot take the
-#: machine or the engine down: Harbor's defaults for cpus and memory, and a process cap.
-DEFAULT_CPUS = 1.0
-DEFAULT_MEMORY_MB = 2048
-PIDS_LIMIT_VAR = "HEMRA_DOCKER_PIDS_LIMIT"
-DEFAULT_PIDS_LIMIT = 1024
 
 
 def executor_labels() -> dict[str, str]:
@@ -81,17 +75,6 @@ def executor_labels() -> dict[str, str]:
         LABEL_STARTED: processes.start_time(pid),
         LABEL_INSTANCE: _INSTANCE,
     }
-
-
-def limits(env) -> tuple[float, int, int]:
-    """(cpus, memory MB, pids) of a task's container: the task's own, else the defaults, and
-    never more than this host has (cores; three quarters of its memory)."""
-    cores = os.cpu_count() or 1
-    memory_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
-    cpus = min(env.cpus if env.cpus > 0 else DEFAULT_CPUS, float(cores))
-    memory = min(env.memory_mb if env.memory_mb > 0 else DEFAULT_MEMORY_MB, memory_mb * 3 // 4)
-    pids = int(os.environ.get(PIDS_LIMIT_VAR) or DEFAULT_PIDS_LIMIT)
-    return cpus, max(int(memory), 64), max(pids, 64)
 
 
 def _cgroup_of(pid: int) -> Path | None:

@@ -24,6 +24,7 @@ numbers differ, fail with ENOSYS; on aarch64, the 32-bit arm ones. On another ar
 sandbox refuses to start (SandboxError).
 """
 
+import functools
 import platform
 import struct
 
@@ -110,6 +111,7 @@ def refused(machine: str | None = None) -> dict[str, int]:
     return {**_machine(machine)[1], **_COMMON}
 
 
+@functools.cache  # every host command passes it to bwrap: built once per machine
 def program(machine: str | None = None) -> bytes:
     """The filter for `machine` (this host's by default), as bwrap reads it: sock_filter
     entries (u16 code, u8 jt, u8 jf, u32 k) in the host's byte order."""
