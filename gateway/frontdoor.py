@@ -1,51 +1,25 @@
 """The gateway's gRPC front door: how the `hemra` CLI reaches a deployment (HEMRA_SERVER).
 
 One authenticated port (the deployment token on every call, TLS when given a certificate)
-that forwards the calls a user's commands make to the service that answers them, bytes as
-they are: runs are planned by the planner, imports read by the importer, everything else
-read from the store. What only services may do (claim jobs, record results, restore rows)
-is not forwarded: a user with the token can submit and cancel work, never write a score.
-The HTTP API stays read-only; this is the only way in that writes.
+that forwards the calls a user's commands make to the service that answers them: runs are
+planned by the planner, imports read by the importer, everything else read from the store.
+Who may call what is services/common/access.py's table: a caller here is a user, so what only
+workers and the deployment's own services may do (claim jobs, record results, restore rows)
+is refused, and a request naming a path on the server is refused unless the gateway was
+started with HEMRA_ALLOW_SERVER_PATHS=1 (a user sends contents). Requests pass through as
+bytes, parsed only for the RPCs whose requests may name a path. The HTTP API stays read-only;
+this is the only way in that writes.
 """
+
+import logging
+import os
 
 import grpc
 
-from services.common import transport
+from services.common import access, errors, transport
 
-#: Forwarded methods, by service; None: every method of that service.
-ROUTES: dict[str, frozenset[str] | None] = {
-    "hemra.v1.PlannerService": None,
-    "hemra.v1.ImporterService": None,
-    # what `hemra judge` asks (the scorer's other methods are for executors)
-    "hemra.v1.ScorerService": frozenset({"JudgeRun"}),
-    "hemra.v1.StoreService": frozenset(
-        {
-            # what `runs`, `show`, `compare`, `export` and `run`'s progress read
-            "GetRun",
-            "ListRuns",
-            "GetRunReport",
-            "CompareSides",
-            "ListAttempts",
-            "GetAttempt",
-            "GetTask",
-            "ListEvents",
-            "ListDatasets",
-            "ListTasks",
-            "ListHarnesses",
-            "ListScorers",
-            "ListJudges",
-            "GetCriterionTable",
-            "ListAttemptUsage",
-            "ListHistoryMining",
-            "ExportRun",
-            "GetBlobs",
-            # what `cancel` does, and how folders travel (content-addressed: only missing blobs)
-            "CancelRun",
-            "FindMissingBlobs",
-            "PutBlobs",
-        }
-    ),
-}
+logger = logging.getLogger(__name__)
+
 #: Which upstream answers each service.
 UPSTREAM = {
     "hemra.v1.PlannerService": "planner",
@@ -53,42 +27,44 @@ UPSTREAM = {
     "hemra.v1.ScorerService": "scorer",
     "hemra.v1.StoreService": "store",
 }
-
-
-def forwards(method: str) -> bool:
-    """Whether `/package.Service/Method` goes through the front door."""
-    service, _, name = method.lstrip("/").partition("/")
-    if service not in ROUTES:
-        return False
-    allowed = ROUTES[service]
-    return allowed is None or name in allowed
+#: Who a caller of the front door is (one deployment token: every caller is a user).
+ROLE = access.USER
 
 
 class FrontDoor(grpc.GenericRpcHandler):
-    """Forwards allowed methods to `channels[UPSTREAM[service]]` with the deployment token;
-    the caller's own token was checked by the server's interceptor before this runs."""
+    """Forwards what access.RULES lets a user call to `channels[UPSTREAM[service]]` with the
+    deployment token; the caller's own token was checked by the server's interceptor before
+    this runs. `allow_server_paths`: forward requests naming paths on the server too."""
 
-    def __init__(self, channels: dict[str, grpc.aio.Channel], token: str):
+    def __init__(self, channels: dict[str, grpc.aio.Channel], token: str, allow_server_paths: bool = False):
         self._channels = channels
         self._metadata = (("authorization", f"Bearer {token}"),)
+        self._allow_server_paths = allow_server_paths
         self._handlers: dict[str, grpc.RpcMethodHandler] = {}
 
     def service(self, handler_call_details):
         method = handler_call_details.method
-        if not forwards(method):
+        if method not in access.RULES or method.lstrip("/").partition("/")[0] not in UPSTREAM:
             return None  # UNIMPLEMENTED, as for a method that does not exist
         if method not in self._handlers:
             self._handlers[method] = self._forwarder(method)
         return self._handlers[method]
 
     def _forwarder(self, method: str) -> grpc.RpcMethodHandler:
+        try:
+            rule = access.check(method, ROLE)
+        except errors.PermissionDenied as exc:
+            return grpc.unary_unary_rpc_method_handler(_refuse(exc))
         service = method.lstrip("/").partition("/")[0]
         if UPSTREAM[service] not in self._channels:  # a gateway started without this service's address
             return grpc.unary_unary_rpc_method_handler(_unavailable(UPSTREAM[service]))
-        # No (de)serializers: requests and responses pass through as bytes, never parsed here.
+        # No (de)serializers: requests and responses pass through as bytes.
         upstream = self._channels[UPSTREAM[service]].unary_unary(method)
+        check_paths = rule.server_paths is not None and not self._allow_server_paths
 
         async def forward(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+            if check_paths:  # raised here, answered by the server's error boundary (transport.py)
+                access.check_paths(method, rule, request)
             remaining = context.time_remaining()
             try:
                 return await upstream(request, metadata=self._metadata, timeout=remaining)
@@ -100,6 +76,13 @@ class FrontDoor(grpc.GenericRpcHandler):
         return grpc.unary_unary_rpc_method_handler(forward)
 
 
+def _refuse(exc: errors.HemraError):
+    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        raise exc
+
+    return refuse
+
+
 def _unavailable(name: str):
     async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         await context.abort(grpc.StatusCode.UNAVAILABLE, f"this deployment's gateway was started without --{name}")
@@ -107,10 +90,30 @@ def _unavailable(name: str):
     return refuse
 
 
+def allow_server_paths_from_env() -> bool:
+    """HEMRA_ALLOW_SERVER_PATHS: "1" allows users to name paths on the server, "0" or unset does not."""
+    value = os.environ.get(access.ALLOW_SERVER_PATHS_ENV, "").strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(f"{access.ALLOW_SERVER_PATHS_ENV}={value[:40]!r}: expected 1 (allow) or 0 (refuse)")
+    return value == "1"
+
+
 def build_front_door(
-    channels: dict[str, grpc.aio.Channel], token: str, listen: str, tls: tuple[bytes, bytes] | None = None
+    channels: dict[str, grpc.aio.Channel],
+    token: str,
+    listen: str,
+    tls: tuple[bytes, bytes] | None = None,
+    allow_server_paths: bool | None = None,
 ) -> tuple[grpc.aio.Server, int]:
-    """The front door's server (not started) and the port it bound; callers must present `token`."""
-    server = transport.new_server(token, tuple(ROUTES))
-    server.add_generic_rpc_handlers((FrontDoor(channels, token),))
+    """The front door's server (not started) and the port it bound; callers must present `token`.
+    `allow_server_paths` (default: HEMRA_ALLOW_SERVER_PATHS) forwards requests naming paths on
+    the server."""
+    if allow_server_paths is None:
+        allow_server_paths = allow_server_paths_from_env()
+    if allow_server_paths:
+        logger.warning(
+            "front door: requests naming paths on the server are forwarded (%s=1)", access.ALLOW_SERVER_PATHS_ENV
+        )
+    server = transport.new_server(token, tuple(UPSTREAM))
+    server.add_generic_rpc_handlers((FrontDoor(channels, token, allow_server_paths),))
     return server, transport.bind(server, listen, tls)

@@ -110,7 +110,10 @@ def run(
 async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
     spec = merge(run_file, flags)
     async with connect.services() as services:
-        sent = await _send_local_folders(services, spec) if services.remote else []
+        sent = []
+        if services.remote:  # contents, not paths: the deployment reads no path of this machine
+            sent = await _send_local_folders(services, spec)
+            spec.ClearField("run_file")
         run = (await services.planner.PlanRun(ppb.PlanRunRequest(spec=spec, folders=sent))).run
         if detach:
             print(run.id)

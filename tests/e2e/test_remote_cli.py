@@ -174,7 +174,7 @@ def test_front_door_never_lets_a_user_write_results(deployment):
 
     with pytest.raises(errors.HemraError) as caught:
         asyncio.run(claim())
-    assert caught.value.code.name == "UNIMPLEMENTED"
+    assert caught.value.code.name == "PERMISSION_DENIED"
 
 
 def test_judges_through_the_gateway(client_env, tmp_path):
@@ -215,7 +215,7 @@ def test_front_door_never_lets_a_user_record_judgments(deployment):
     ):
         with pytest.raises(errors.HemraError) as caught:
             asyncio.run(call(client_of, method, request))
-        assert caught.value.code.name == "UNIMPLEMENTED", method
+        assert caught.value.code.name == "PERMISSION_DENIED", method
 
 
 async def _wait_done(address: str, run_id: str, timeout: float = 120) -> None:
