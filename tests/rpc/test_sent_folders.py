@@ -56,13 +56,17 @@ async def _refused(door, tmp_path, service: str, folder: pb.SentFolder) -> str:
     return message
 
 
+NAMES = ["{tmp}/escaped", "../../../../escaped", "a/b", "..", ".", "a\0b", "x" * 256]
+
+
 @pytest.mark.parametrize("service", ["planner", "importer"])
-@pytest.mark.parametrize("name", ["{tmp}/escaped", "../../../../escaped", "a/b", "..", ".", "a\0b", "x" * 256])
-async def test_a_folder_name_that_is_not_one_name_is_refused(door, tmp_path, service, name):
-    name = name.format(tmp=tmp_path)
+async def test_a_folder_name_that_is_not_one_name_is_refused(door, tmp_path, service):
     digest = await put_listing(door.store, [FILE], (DATA,))
-    message = await _refused(door, tmp_path, service, pb.SentFolder(ref="./mine", tree_digest=digest, name=name))
-    assert message.endswith(f"name {name[:200]!r} is not a file or folder name")
+    for name in NAMES:  # one deployment for every case: each leaves nothing behind
+        name = name.format(tmp=tmp_path)
+        folder = pb.SentFolder(ref="./mine", tree_digest=digest, name=name)
+        message = await _refused(door, tmp_path, service, folder)
+        assert message.endswith(f"name {name[:200]!r} is not a file or folder name"), message
 
 
 ENTRIES = {
@@ -97,13 +101,13 @@ ENTRIES = {
 }
 
 
-@pytest.mark.parametrize("case", ENTRIES, ids=list(ENTRIES))
-async def test_a_listing_that_reaches_outside_or_contradicts_itself_is_refused(door, tmp_path, case):
+async def test_a_listing_that_reaches_outside_or_contradicts_itself_is_refused(door, tmp_path):
     """(The planner and the executor write folders back with the same code: one is enough.)"""
-    rows, expected = ENTRIES[case]
-    digest = await put_listing(door.store, rows, (DATA,))
-    message = await _refused(door, tmp_path, "importer", pb.SentFolder(ref="./mine", tree_digest=digest, name="mine"))
-    assert expected in message, message
+    for case, (rows, expected) in ENTRIES.items():
+        digest = await put_listing(door.store, rows, (DATA,))
+        folder = pb.SentFolder(ref="./mine", tree_digest=digest, name="mine")
+        message = await _refused(door, tmp_path, "importer", folder)
+        assert expected in message, (case, message)
 
 
 async def test_a_listing_that_is_not_json_is_refused(door, tmp_path):
