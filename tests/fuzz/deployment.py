@@ -189,7 +189,7 @@ def still_reads(channel: grpc.Channel, http: str) -> None:
             spb.GetRunReportRequest(run=run.id),
             spb.GetRunReportResponse,
         )
-    response = httpx.get(f"{http}/api/ready", timeout=30)
-    assert response.status_code == 200, response.text
-    response = httpx.get(f"{http}/api/runs", timeout=30)
-    assert response.status_code == 200, response.text
+    with httpx.Client(base_url=http, timeout=30) as client:
+        for path in ("/api/ready", "/api/runs"):
+            response = client.get(path)
+            assert response.status_code == 200, (path, response.text)

@@ -74,12 +74,20 @@ _SCALARS = (
     | st.text(max_size=12)
     | ODD_STRINGS
 )
-#: Any JSON value (and a few JSON cannot hold: nan, inf, deep nesting as text).
-JSON = st.recursive(
-    st.none() | _SCALARS | DEEP,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6) | ODD_STRINGS, inner, max_size=3),
-    max_leaves=6,
-)
+
+
+def json_values(deep=DEEP):
+    """Any JSON value (and a few JSON cannot hold: nan, inf, nesting `deep` as text)."""
+    return st.recursive(
+        st.none() | _SCALARS | deep,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6) | ODD_STRINGS, inner, max_size=3)
+        ),
+        max_leaves=6,
+    )
+
+
+JSON = json_values(DEEP)
 #: Any TOML value (TOML has no null; it has dates and times).
 TOML = st.recursive(
     _SCALARS | st.datetimes() | st.dates() | st.times(),

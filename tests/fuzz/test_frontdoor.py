@@ -42,7 +42,7 @@ UNREACHABLE = {"AuditDataset", "PinDataset"}
 WRITES = {"PlanRun", "ImportResults", "CancelRun", "PutBlobs", "PinDataset", "AuditDataset", "JudgeRun"}
 #: Examples per method in CI (the cheap reads more, the ones that plan, import or judge fewer).
 BUDGET = {"PlanRun": 10, "ResolveRun": 10, "ImportResults": 8, "JudgeRun": 6, "AuditDataset": 6, "PinDataset": 8}
-DEFAULT_BUDGET = 14
+DEFAULT_BUDGET = 12
 JUDGE = """
 [model]
 api = "openai-chat"
@@ -58,11 +58,13 @@ description = "The answer is right"
 FOUND = {
     "PinTasks": lambda k: ppb.PinTasksRequest(paths=["\x00"]),
     "AuditDataset": lambda k: ppb.AuditDatasetRequest(ref="hemra-offline", tasks=["x\ny"]),
+    "PutBlobs": lambda k: spb.PutBlobsRequest(blobs=[spb.Blob(digest="\nx")]),
 }
 #: Findings not yet fixed (issue 31): method -> the finding in /work/helpers/fuzz-findings.md.
 KNOWN: dict[str, str] = {
     "PinTasks": "issue 31: PinTasks with a NUL in a path is INTERNAL (ValueError: embedded null byte), see fuzz-findings F2",
     "AuditDataset": "issue 31: a refusal quotes the caller's task pattern raw, newline and all (not one line), see fuzz-findings F3",
+    "PutBlobs": "issue 31: a refusal quotes the caller's blob digest raw, newline and all (not one line), see fuzz-findings F3",
 }
 
 
@@ -254,7 +256,8 @@ def test_forwarded_request__fuzzed(door, deployment, known, method):
     if name in FOUND:
         check = example(request=FOUND[name](known))(check)
     check()
-    still_reads(door, deployment.http)
+    if name in WRITES:
+        still_reads(door, deployment.http)
 
 
 def test_every_forwarded_method_is_fuzzed():
@@ -281,4 +284,10 @@ def test_bytes_that_are_no_request__refused(door, deployment):
             assert "\n" not in details.strip()
 
     check()
+    still_reads(door, deployment.http)
+
+
+def test_the_store_still_reads_after_the_batch(door, deployment):
+    """After every method's fuzz (this module's tests run in order): every run lists, opens and
+    reports, and the HTTP API is ready."""
     still_reads(door, deployment.http)
