@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HEMRA := $(VENV)/bin/hemra
 
-.PHONY: setup demo test protos check-protos bench viewer
+.PHONY: setup demo test fuzz protos check-protos bench viewer
 
 $(VENV)/.installed: pyproject.toml scripts/setup.sh scripts/setup-docker.sh
 	bash scripts/setup.sh
@@ -21,6 +21,11 @@ demo: setup
 test: setup
 	$(PY) scripts/gen_protos.py --check
 	$(PY) -m pytest
+
+# The fuzz suite's long run (tests/fuzz): 25 times CI's examples, fresh random draws each time
+# (HEMRA_FUZZ_FACTOR=N for another multiple). `make test` runs its bounded, derandomized profile.
+fuzz: setup
+	HEMRA_FUZZ=long $(PY) -m pytest tests/fuzz -o timeout=0 -q
 
 protos: setup
 	$(PY) scripts/gen_protos.py
