@@ -106,7 +106,9 @@ class Deployment:
             await serve("importer", *build_importer(store_client, planner_client, LOOPBACK, TOKEN))
             server, port, scorer_servicer = build_scorer(store_client, LOOPBACK, TOKEN)
             await serve("scorer", server, port)
-            door, door_port = build_front_door(dict(channels), TOKEN, LOOPBACK)
+            # Server paths allowed: the widest front door a deployment can open, so the fuzzed
+            # paths reach the planner and importer (tests/rpc/test_who_may_call.py: the default).
+            door, door_port = build_front_door(dict(channels), TOKEN, LOOPBACK, allow_server_paths=True)
             await transport.start(door)
             servers.append(door)
             web = await start_http(create_app(store_client), LOOPBACK)
