@@ -11,6 +11,7 @@ import time
 
 import grpc
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
 
 from hemra.v1 import (
     executor_service_pb2_grpc,
@@ -98,7 +99,23 @@ def status_of(exc: BaseException, method: str) -> tuple[grpc.StatusCode, str, st
         code, message, reason = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}: {first_line}", ""
     if len(message) > MAX_ERROR_CHARS:  # e.g. a 100,000-character reference quoted back
         message = message[:MAX_ERROR_CHARS] + "..."
-    return code, message, reason
+    return code, _one_line(message), reason
+
+
+def _one_line(message: str) -> str:
+    """A refusal is one line even when it quotes a caller's string holding line breaks."""
+    return message.translate(_LINE_BREAKS)
+
+
+_LINE_BREAKS = {
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    0x0B: "\\v",
+    0x0C: "\\f",
+    0x85: "\\x85",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
 
 
 class ErrorInterceptor(grpc.aio.ServerInterceptor):
@@ -122,12 +139,39 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
         return known[1]
 
 
+class _Undecodable:
+    """What a request's bytes were when they were no message of the RPC's request type."""
+
+    def __init__(self, error: str):
+        self.error = error
+
+
+def _lenient(deserializer):
+    """`deserializer` returning _Undecodable instead of raising: grpc would answer UNKNOWN
+    before any handler ran, and a caller's bytes are input like any other."""
+    if deserializer is None:
+        return None
+
+    def parse(data: bytes):
+        try:
+            return deserializer(data)
+        except DecodeError as exc:
+            return _Undecodable(str(exc))
+
+    return parse
+
+
 def _guard(handler, name: str, translate=None):
     """`handler` with every exception it raises answered as a status."""
     method = handler.unary_unary
+    rpc = name.rpartition("/")[2]
 
     async def guarded(request, context):
         try:
+            if isinstance(request, _Undecodable):
+                raise errors.InvalidArgument(
+                    f"{rpc}: the request's bytes are not this RPC's request message ({request.error})"
+                )
             return await method(request, context)
         except grpc.aio.AbortError:
             raise
@@ -137,7 +181,9 @@ def _guard(handler, name: str, translate=None):
             await context.abort(code, message, trailing_metadata=details)
 
     return grpc.unary_unary_rpc_method_handler(
-        guarded, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+        guarded,
+        request_deserializer=_lenient(handler.request_deserializer),
+        response_serializer=handler.response_serializer,
     )
 
 

@@ -16,7 +16,7 @@ def selected(dataset: ds.LoadedDataset, patterns: list[str]) -> list:
     """The dataset's tasks that match any pattern (all when none), as a run's -t selects them."""
     tasks = ds.select_tasks(dataset.tasks, patterns, [])
     if not tasks:
-        raise PlanError(f"dataset {dataset.name}: no task matches {', '.join(patterns)}")
+        raise PlanError(f"dataset {dataset.name}: no task matches {', '.join(map(repr, patterns))}")
     return tasks
 
 

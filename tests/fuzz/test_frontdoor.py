@@ -61,10 +61,7 @@ FOUND = {
     "PutBlobs": lambda k: spb.PutBlobsRequest(blobs=[spb.Blob(digest="\nx")]),
 }
 #: Findings not yet fixed (issue 31): method -> the finding in /work/helpers/fuzz-findings.md.
-KNOWN: dict[str, str] = {
-    "AuditDataset": "issue 31: a refusal quotes the caller's task pattern raw, newline and all (not one line), see fuzz-findings F3",
-    "PutBlobs": "issue 31: a refusal quotes the caller's blob digest raw, newline and all (not one line), see fuzz-findings F3",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _methods() -> list[str]:
@@ -263,9 +260,6 @@ def test_every_forwarded_method_is_fuzzed():
         assert _seed(method, Known("r", pb.Attempt(), "d", "t", "b", "e", pb.JudgeSpec(), [], []))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 31: bytes that are no request are UNKNOWN (DecodeError), see fuzz-findings F1"
-)
 def test_bytes_that_are_no_request__refused(door, deployment):
     """What a caller sends is bytes: ones no request type reads are INVALID_ARGUMENT, one line."""
     garbage = st.binary(min_size=1, max_size=64) | st.sampled_from([b"\xff" * 8, b"\x0a\x05ab", b"\x08" + b"\xff" * 11])
