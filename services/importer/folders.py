@@ -142,7 +142,6 @@ def _check_path(path: str, folder: pb.SentFolder) -> None:
 
 
 def _check_file(row: _Entry, folder: pb.SentFolder) -> None:
-    _check_path(row.path, folder)
     if not _DIGEST.fullmatch(row.blobDigest):
         raise _problem(folder, f"{row.path[:200]!r}: blobDigest is not sha256:<hex>")
     if not _SIZE.fullmatch(row.sizeBytes) or int(row.sizeBytes) > MAX_FILE_BYTES:
