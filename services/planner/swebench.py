@@ -22,6 +22,7 @@ import json
 import re
 from pathlib import Path
 
+from services.common import parsing
 from services.common import swebench as package
 from services.planner import hf, pinned
 from services.planner.errors import NotFound, PlanError
@@ -180,8 +181,8 @@ def _check(row: dict, where: str, parsers: dict) -> None:
 def _tests(value) -> list[str] | None:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = parsing.load_json(value, "a test list")
+        except ValueError:  # not JSON, or too deep to be a list of names (parsing.Unbounded)
             return None
     if isinstance(value, list) and all(isinstance(x, str) for x in value):
         return value
