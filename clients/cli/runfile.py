@@ -6,7 +6,7 @@ from pathlib import Path
 
 from clients.cli.common import RunFileError
 from hemra.v1 import common_pb2 as pb
-from services.common import judges, runspec
+from services.common import judges, parsing, runspec
 from services.environments.capabilities import ISOLATIONS
 
 #: Every key a run file may hold, with its type.
@@ -58,13 +58,18 @@ class Flags:
 
 def read(path: Path) -> dict:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
+        data = parsing.load_toml(raw.decode("utf-8"), path)
     except FileNotFoundError:
         raise RunFileError(f"{path}: no such run file") from None
     except tomllib.TOMLDecodeError as exc:
         raise RunFileError(f"{path}: malformed TOML: {exc}") from None
     except UnicodeDecodeError:
         raise RunFileError(f"{path}: not UTF-8 text") from None
+    except parsing.Unbounded as exc:
+        raise RunFileError(str(exc)) from None
+    except OSError as exc:
+        raise RunFileError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     _check(path, data, KEYS, "")
     _check(path, data.get("sandbox", {}), SANDBOX_KEYS, "sandbox.")
     _check(path, data.get("verifier", {}), VERIFIER_KEYS, "verifier.")

@@ -16,6 +16,7 @@ import json
 import math
 
 from hemra.v1 import common_pb2 as pb
+from services.common import parsing
 
 DETAILS_FILE = "reward-details.json"
 #: The largest reward-details.json read (it holds the judge's raw output, which can be long).
@@ -47,7 +48,9 @@ def parse_details(data: bytes) -> list[pb.Judgment]:
     if len(data) > MAX_DETAILS_BYTES:
         raise RubricError(f"{DETAILS_FILE} is larger than {MAX_DETAILS_BYTES} bytes")
     try:
-        details = json.loads(data)
+        details = parsing.load_json(data, DETAILS_FILE, limit=MAX_DETAILS_BYTES)
+    except parsing.Unbounded as exc:  # the details are refused; the rewards they explain stand
+        raise RubricError(str(exc)) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RubricError(f"{DETAILS_FILE} is not JSON: {exc}") from None
     if not isinstance(details, dict):

@@ -261,6 +261,7 @@ async def _drive(
             events,
             deps.harness_address,
             token,
+            tuple(job.spec.verifier_env),
         )
         await events.emit_own(
             event(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from services.common import mining, rubric
+from services.common import mining, parsing, rubric
 from services.importer.errors import ImportProblem
 from services.importer.results import (
     CANCELLED,
@@ -45,6 +45,8 @@ CANCEL_EXCEPTIONS = {"CancelledError"}
 
 
 def looks_like(root: Path) -> bool:
+    """A probe: it looks at names and kinds, opening nothing (read_tree then reads the files,
+    refusing links and anything but files and folders by name)."""
     return (
         (root / "config.json").is_file()
         and (root / "result.json").is_file()
@@ -89,7 +91,9 @@ class Job:
                 return None
             raise ImportProblem(f"{self.root / path}: missing (the job or trial did not finish?)")
         try:
-            return msgspec.json.decode(data)
+            return parsing.load_json(data, self.root / path, decode=msgspec.json.decode)
+        except parsing.Unbounded as exc:
+            raise ImportProblem(str(exc)) from None
         except msgspec.DecodeError as exc:
             raise ImportProblem(f"{self.root / path}: truncated or not JSON ({exc})") from None
 
@@ -145,9 +149,10 @@ def _trajectory(job: Job, folder: str) -> list[dict]:
     if data is None:
         return []
     try:
-        return mining.atif_events(msgspec.json.decode(data))[:MAX_TRAJECTORY_EVENTS]
-    except msgspec.DecodeError:
+        trajectory = parsing.load_json(data, TRAJECTORY, limit=len(data), decode=msgspec.json.decode)
+    except (parsing.Unbounded, msgspec.DecodeError):
         return []
+    return mining.atif_events(trajectory)[:MAX_TRAJECTORY_EVENTS]
 
 
 def _object(data: dict, key: str, path: Path) -> dict:

@@ -6,10 +6,10 @@ grade (infra_failure_ids, error_ids): those are infrastructure failures.
 The summary is checked against the per-instance report.json files.
 """
 
-import json
 import re
 from pathlib import Path
 
+from services.common import parsing
 from services.importer.errors import ImportProblem
 from services.importer.results import COMPLETED, INFRA_FAILED, ImportedResults, ImportedTrial
 
@@ -39,21 +39,45 @@ def looks_like(root: Path) -> bool:
 
 
 def find_summary(root: Path) -> Path | None:
+    found = _find_summary(root)
+    return found[0] if found else None
+
+
+def _find_summary(root: Path) -> tuple[Path, dict] | None:
+    """The run report among the folder's *.json files, and what it holds. Each is read as an
+    import reads files (regular files only, no link followed, within a size): a probe must not
+    hang on a FIFO or read /dev/zero through a link."""
     for path in sorted(root.glob("*.json")):
+        if path.is_dir() and not path.is_symlink():
+            continue
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            data = _read_json(path)
+        except ValueError:  # not JSON (or not UTF-8): not a run report
             continue
         if isinstance(data, dict) and all(key in data for key in _REQUIRED):
-            return path
+            return path, data
     return None
 
 
+def _read_json(path: Path):
+    """A JSON file of the run (FileNotFoundError when it is absent); ImportProblem naming it
+    when it is not a regular file, or too large or deep to read; ValueError when not JSON."""
+    try:
+        data, _ = parsing.read_regular(path, parsing.MAX_JSON_BYTES)
+        return parsing.load_json(data, path)
+    except parsing.NotRegular:
+        if path.is_symlink():
+            raise ImportProblem(f"{path}: symbolic links cannot be imported byte for byte") from None
+        raise ImportProblem(f"{path}: only regular files and folders can be imported") from None
+    except parsing.Unbounded as exc:
+        raise ImportProblem(str(exc)) from None
+
+
 def read_run(root: Path, version: str) -> ImportedResults:
-    summary_path = find_summary(root)
-    if summary_path is None:
+    found = _find_summary(root)
+    if found is None:
         raise ImportProblem(f"{root}: no SWE-bench run report (a JSON file with submitted_ids and resolved_ids)")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary_path, summary = found
     version = version or ("5.0.2" if "infra_failure_ids" in summary else "4.1.0")
     if not KNOWN_VERSIONS.match(version):
         raise ImportProblem(
@@ -113,12 +137,16 @@ def _check_ids(path: Path, summary: dict) -> None:
         ids = summary.get(key, [])
         if not isinstance(ids, list):
             raise ImportProblem(f"{path}: {key} must be a list of instance IDs")
+        seen = set()
         for iid in ids:
             if not isinstance(iid, str) or not INSTANCE_ID.fullmatch(iid):
                 raise ImportProblem(
                     f"{path}: {key} lists {str(iid)[:200]!r}, which is not a SWE-bench instance ID "
                     f"(owner__repo-number: letters, digits, _, - and .)"
                 )
+            if iid in seen:  # the harness builds each list from a set of IDs: twice is not its report
+                raise ImportProblem(f"{path}: {key} lists {iid} twice (a run report lists each instance once)")
+            seen.add(iid)
     reasons = summary.get("failure_reasons", {})
     if not isinstance(reasons, dict):
         raise ImportProblem(f"{path}: failure_reasons must map instance IDs to reasons")
@@ -147,21 +175,23 @@ def _model_and_run(summary_path: Path, root: Path) -> tuple[str, str]:
 
 
 def _dataset(run_json: Path) -> str:
-    if not run_json.is_file():
-        return "swebench"
     try:
-        return json.loads(run_json.read_text(encoding="utf-8")).get("dataset") or "swebench"
+        data = _read_json(run_json)
+    except FileNotFoundError:
+        return "swebench"
     except ValueError:
         raise ImportProblem(f"{run_json}: not JSON") from None
+    dataset = data.get("dataset") if isinstance(data, dict) else None
+    return dataset if isinstance(dataset, str) and dataset else "swebench"
 
 
 def _report(logs: Path, iid: str) -> dict | None:
     path = logs / iid / "report.json"
     _inside(logs, path)
-    if not path.is_file():
-        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _read_json(path)
+    except FileNotFoundError:
+        return None
     except ValueError:
         return None  # the harness counts an unreadable report as an error instance too
     return data.get(iid) if isinstance(data, dict) else None

@@ -3,17 +3,14 @@
 import errno
 import hashlib
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
+from services.common import parsing
 from services.importer.errors import ImportProblem
-
-# O_NOFOLLOW: a file swapped for a symbolic link after the listing is refused, not followed.
-_READ = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclass(slots=True)
@@ -95,29 +92,19 @@ def _read_folder(folder: str, prefix: str, entries: list[Entry], batch: _Batch) 
 
 
 def _read_file(path: str) -> tuple[bytes, int]:
-    """The bytes and mode of a file: open, fstat, read to the end, close (no buffered file
-    object, no second stat)."""
-    fd = os.open(path, _READ)
+    """The bytes and mode of a regular file (never a link, a FIFO or a device), read to its end
+    but never past MAX_FILE_BYTES."""
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ImportProblem(f"{path}: only regular files and folders can be imported")
-        if info.st_size > MAX_FILE_BYTES:
-            raise ImportProblem(
-                f"{path}: {info.st_size:,} bytes; an import keeps files of at most {MAX_FILE_BYTES // 1024 // 1024} MiB"
-            )
-        # One byte more than stat says: getting exactly the size means the end was reached.
-        data = os.read(fd, info.st_size + 1)
-        if len(data) != info.st_size:  # a short read, or the file changed: read on to the end
-            chunks = [data]
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-                if sum(map(len, chunks)) > MAX_FILE_BYTES:
-                    raise ImportProblem(f"{path}: grew past {MAX_FILE_BYTES // 1024 // 1024} MiB while read")
-            data = b"".join(chunks)
-        return data, info.st_mode
-    finally:
-        os.close(fd)
+        return parsing.read_regular(path, MAX_FILE_BYTES)
+    except parsing.TooLarge as exc:
+        if exc.grew:
+            raise ImportProblem(f"{path}: grew past {MAX_FILE_BYTES // 1024 // 1024} MiB while read") from None
+        raise ImportProblem(
+            f"{path}: {exc.size:,} bytes; an import keeps files of at most {MAX_FILE_BYTES // 1024 // 1024} MiB"
+        ) from None
+    except parsing.NotRegular:
+        # A link here was a file when listed: it was swapped for one since, and is refused too.
+        raise ImportProblem(f"{path}: only regular files and folders can be imported") from None
 
 
 def tree_json(entries: list[Entry]) -> bytes:

@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from services.common import parsing
 from services.planner import hf, pinned, registry, swebench
 from services.planner.errors import NotFound, PlanError
 from services.planner.tasks import LoadedTask, load_task
@@ -175,9 +176,16 @@ def _dataset_name(folder: Path) -> str:
     meta = folder / "dataset.toml"
     if meta.is_file():
         try:
-            data = tomllib.loads(meta.read_text(encoding="utf-8"))
+            raw, _ = parsing.read_regular(meta, parsing.MAX_TOML_BYTES, follow_links=True)
+            data = parsing.load_toml(raw.decode("utf-8"), meta)
         except tomllib.TOMLDecodeError as exc:
             raise PlanError(f"{meta}: malformed TOML: {exc}") from None
+        except UnicodeDecodeError:
+            raise PlanError(f"{meta}: not UTF-8 text") from None
+        except parsing.Unbounded as exc:
+            raise PlanError(str(exc)) from None
+        except OSError as exc:
+            raise PlanError(f"{meta}: cannot be read: {exc.strerror or exc}") from None
         if data.get("name"):
             return str(data["name"])
     return folder.name

@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.common import parsing
 from services.planner import acp_harness
 from services.planner.errors import NotFound, PlanError
 
@@ -58,14 +59,18 @@ def resolve(ref: str, base: Path) -> LoadedHarness:
 
 
 def load(path: Path) -> LoadedHarness:
-    raw = path.read_bytes()
     try:
+        raw, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
         text = raw.decode("utf-8")
-        data = tomllib.loads(text)
+        data = parsing.load_toml(text, path)
     except UnicodeDecodeError:
         raise PlanError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"{path}: malformed TOML: {exc}") from None
+    except parsing.Unbounded as exc:
+        raise PlanError(str(exc)) from None
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise PlanError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})")

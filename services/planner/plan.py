@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
+from services import envtemplate
 from services.common import judges, runspec
 from services.environments import history
 from services.environments.capabilities import ENFORCES, ISOLATIONS, fresh_refusal
@@ -55,6 +56,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
         )
     _check_models(spec, harnesses)
     _check_sandbox(spec)
+    _check_verifier_env(spec)
     loaded = []
     for ref in dict.fromkeys(spec.datasets):
         dataset = ds.resolve(ref, home, base if spec.run_file else None)
@@ -62,6 +64,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
         if not selected:
             raise PlanError(f"dataset {dataset.name}: no task matches tasks={spec.tasks} exclude={spec.exclude}")
         _check_tasks(spec, selected)
+        _check_env_templates(spec, harnesses, selected)
         loaded.append((dataset, selected))
     kept = history_kept(spec, [task for _, selected in loaded for task in selected])
     cells = [(d, h) for d in range(len(loaded)) for h in range(len(harnesses))]
@@ -198,6 +201,34 @@ def _check_verifier_network(spec: pb.RunSpec) -> None:
             f"verifier.network = {spec.verifier_network!r}: verifiers run with the sandbox's own "
             'network in this version; only "none" (the default) is accepted'
         )
+
+
+def _check_verifier_env(spec: pb.RunSpec) -> None:
+    own = next((name for name in spec.verifier_env if envtemplate.own(name)), None)
+    if own:
+        raise PlanError(
+            f"verifier env {own} (--verifier-env, run file: [verifier] env): HEMRA's own variables "
+            f"({envtemplate.OWN_PREFIX}*) are never passed to a task"
+        )
+
+
+def _check_env_templates(spec: pb.RunSpec, harnesses: list[hs.LoadedHarness], tasks: list[LoadedTask]) -> None:
+    """A task's `${VAR}` templates may read only the variables the run names (and never HEMRA's
+    own): the values are read where the step runs, from an environment the task is not
+    trusted with. Only names are checked here (a remote planner reads no environment)."""
+    oracle = any(h.kind == "builtin" and h.harness_name == "oracle" for h in harnesses)
+    for task in tasks:
+        tables = [("verifier", task.verifier_env)] + ([("solution", task.solution_env)] if oracle else [])
+        for table, values in tables:
+            for key, name in envtemplate.unnamed(values, spec.verifier_env):
+                why = (
+                    "one of HEMRA's own variables, which no task may read"
+                    if envtemplate.own(name)
+                    else f"which the run does not name; pass it with --verifier-env {name} (run file: [verifier] env)"
+                )
+                raise PlanError(
+                    f"{task.folder / 'task.toml'}: [{table}] env {key} reads ${{{name}}}, {why} (task {task.task_name})"
+                )
 
 
 def _check_tasks(spec: pb.RunSpec, tasks: list[LoadedTask]) -> None:

@@ -20,6 +20,7 @@ import urllib.parse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from services.common import parsing
 from services.planner import pinned as pinned_copy
 from services.planner.errors import NotFound, PlanError
 from services.planner.pinned import SOURCE_FILE, source_of
@@ -87,7 +88,9 @@ def read_registry(where: str) -> list[RegistryDataset]:
     git_commit_id, path}]}. PlanError naming the registry and the problem, or NotFound."""
     data = _read_bytes(where)
     try:
-        entries = json.loads(data)
+        entries = parsing.load_json(data, f"registry {where}", limit=MAX_REGISTRY_BYTES)
+    except parsing.Unbounded as exc:
+        raise PlanError(str(exc)) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PlanError(f"registry {where}: not JSON: {exc}") from None
     if not isinstance(entries, list):

@@ -22,6 +22,7 @@ import json
 import re
 from pathlib import Path
 
+from services.common import parsing
 from services.common import swebench as package
 from services.planner import hf, pinned
 from services.planner.errors import NotFound, PlanError
@@ -44,6 +45,8 @@ FIELDS = (
     "log_parser",
     "eval_type",
 )
+#: The largest instance file read (SWE-bench's full test split is tens of megabytes).
+MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024
 #: The split read from a Hugging Face dataset (its files whose names start with it).
 SPLIT = "test"
 #: Changes when the tasks made from the same rows change (a new folder, a new digest).
@@ -92,7 +95,7 @@ def resolve(source: str, revision: str, home: Path, base: Path | None = None) ->
         snapshot = hf.snapshot(source, revision, PREFIX)
         files = _split_files(source, snapshot)
         origin = {"repo": source, "revision": snapshot.name, "split": SPLIT}
-    hashes = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
+    hashes = {path: hashlib.sha256(_read(source, path)).hexdigest() for path in files}
     digest = _digest(hashes.values())
     folder = home / "cache" / "swebench" / digest[:16]
     if (folder / SOURCE_FILE).is_file():
@@ -100,6 +103,17 @@ def resolve(source: str, revision: str, home: Path, base: Path | None = None) ->
     rows = [row for path in files for row in hf.rows(path)]
     origin["files"] = [{"path": path.name, "sha256": sha256} for path, sha256 in hashes.items()]
     return _write(source, origin, files, digest, rows, folder)
+
+
+def _read(source: str, path: Path) -> bytes:
+    """An instance file: a regular file (a hub snapshot's are links to its blobs, followed), never
+    a FIFO or a device, of at most MAX_FILE_BYTES."""
+    try:
+        return parsing.read_regular(path, MAX_FILE_BYTES, follow_links=True)[0]
+    except parsing.Unbounded as exc:
+        raise PlanError(f"dataset {PREFIX}{source}: {exc}") from None
+    except OSError as exc:
+        raise PlanError(f"dataset {PREFIX}{source}: {path}: cannot be read: {exc.strerror or exc}") from None
 
 
 def _split_files(repo: str, snapshot: Path) -> list[Path]:
@@ -180,8 +194,8 @@ def _check(row: dict, where: str, parsers: dict) -> None:
 def _tests(value) -> list[str] | None:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError:
+            value = parsing.load_json(value, "a test list")
+        except ValueError:  # not JSON, or too deep to be a list of names (parsing.Unbounded)
             return None
     if isinstance(value, list) and all(isinstance(x, str) for x in value):
         return value

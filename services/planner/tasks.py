@@ -3,12 +3,12 @@
 import math
 import os
 import re
-import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from services import digests
+from services.common import parsing
 from services.common.runspec import MAX_TIMEOUT_SECS
 from services.environments.capabilities import ISOLATIONS
 from services.importer.tree import MAX_FILE_BYTES
@@ -26,8 +26,7 @@ MAX_CPUS = 1024
 MAX_MEMORY_MB = 64 * 1024 * 1024
 # MAX_FILE_BYTES (200 MiB, the importer's): a task file larger than it is refused by name before it
 # is read. Each file travels to the store whole, in one message of at most 256 MiB.
-# O_NOFOLLOW is not used: a link to a file inside the task is read as that file.
-_READ = os.O_RDONLY | os.O_CLOEXEC
+# Links are followed: a link to a file inside the task is read as that file.
 
 
 @dataclass
@@ -120,19 +119,13 @@ def _read_file(path: Path) -> tuple[bytes, int]:
     """The bytes and mode of a regular file of at most MAX_FILE_BYTES; never reads past that."""
     limit = f"a task file may hold at most {MAX_FILE_BYTES // 1024 // 1024} MiB"
     try:
-        with os.fdopen(os.open(path, _READ | os.O_NONBLOCK), "rb", buffering=0) as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise PlanError(f"{path}: not a regular file (a task holds files and folders only)")
-            if info.st_size > MAX_FILE_BYTES:
-                raise PlanError(f"{path}: {info.st_size:,} bytes; {limit}")
-            chunks, size = [], 0
-            while chunk := handle.read(min(1 << 24, MAX_FILE_BYTES + 1 - size)):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > MAX_FILE_BYTES:
-                    raise PlanError(f"{path}: grew past {MAX_FILE_BYTES // 1024 // 1024} MiB while read; {limit}")
-            return b"".join(chunks), info.st_mode
+        return parsing.read_regular(path, MAX_FILE_BYTES, follow_links=True)
+    except parsing.TooLarge as exc:
+        if exc.grew:
+            raise PlanError(f"{path}: grew past {MAX_FILE_BYTES // 1024 // 1024} MiB while read; {limit}") from None
+        raise PlanError(f"{path}: {exc.size:,} bytes; {limit}") from None
+    except parsing.NotRegular:
+        raise PlanError(f"{path}: not a regular file (a task holds files and folders only)") from None
     except OSError as exc:
         raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
@@ -172,12 +165,13 @@ def load_task(folder: Path) -> LoadedTask:
     files = read_files(folder)
     env_section = _table(config, "environment", folder)
     _check_environment(env_section, folder)
-    environment = _environment(folder, env_section)
+    read = {f.path: f.data for f in files}  # each file as read once, never opened again
+    environment = _environment(folder, env_section, read.get("environment/Dockerfile"))
     return LoadedTask(
         folder=folder,
         digest=task_digest(files),
         task_name=str(_table(config, "task", folder).get("name") or folder.name),
-        instruction=(folder / "instruction.md").read_text(encoding="utf-8", errors="replace"),
+        instruction=read["instruction.md"].decode("utf-8", errors="replace"),
         files=files,
         config=config,
         environment=environment,
@@ -193,13 +187,16 @@ def load_task(folder: Path) -> LoadedTask:
 
 def _read_toml(path: Path) -> dict:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
+        return parsing.load_toml(data.decode("utf-8"), path)
     except FileNotFoundError:
         raise PlanError(f"{path}: missing (every task needs task.toml)") from None
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"{path}: malformed TOML: {exc}") from None
     except UnicodeDecodeError:
         raise PlanError(f"{path}: not UTF-8 text") from None
+    except parsing.Unbounded as exc:
+        raise PlanError(str(exc)) from None
     except OSError as exc:
         raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
@@ -302,17 +299,15 @@ def _expand(context: Path, copy: dockerfile.Copy, path: Path) -> list[dockerfile
     return [dockerfile.Copy(m, copy.destination, copy.line) for m in matches]
 
 
-def _environment(folder: Path, section: dict) -> dockerfile.EnvironmentPlan:
+def _environment(folder: Path, section: dict, text: bytes | None) -> dockerfile.EnvironmentPlan:
     path = folder / "environment" / "Dockerfile"
-    if path.is_file():
+    if text is not None:
         try:
-            plan = dockerfile.parse(path.read_text(encoding="utf-8"))
+            plan = dockerfile.parse(text.decode("utf-8"))
         except dockerfile.DockerfileError as exc:
             raise PlanError(f"{path}: {exc}") from None
         except UnicodeDecodeError:
             raise PlanError(f"{path}: not UTF-8 text") from None
-        except OSError as exc:
-            raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         plan.copies = [expanded for copy in plan.copies for expanded in _expand(folder / "environment", copy, path)]
     else:
         plan = dockerfile.EnvironmentPlan(base_image=str(section.get("docker_image") or ""), workdir="/app")

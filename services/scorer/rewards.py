@@ -4,6 +4,7 @@ import json
 import math
 
 from services import digests
+from services.common import parsing
 
 
 class RewardError(Exception):
@@ -14,7 +15,9 @@ def parse_reward_json(data: bytes) -> dict[str, float]:
     if not data.strip():
         raise RewardError("reward.json is empty")
     try:
-        value = json.loads(data)
+        value = parsing.load_json(data, "reward.json")
+    except parsing.Unbounded as exc:
+        raise RewardError(str(exc)) from None
     except ValueError as exc:
         raise RewardError(f"reward.json is not JSON: {exc}") from None
     if not isinstance(value, dict) or not value:

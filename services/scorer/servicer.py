@@ -89,7 +89,9 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
     async def ScoreAttempt(self, request, context):
         task = request.task
         tests = await self._tests_of(task)
-        env = {**envtemplate.resolve(dict(task.verifier_env)), **envtemplate.pass_through(request.verifier_env)}
+        # Templates read only the variables the run named, and those named pass as they are.
+        named = request.verifier_env
+        env = {**envtemplate.resolve(dict(task.verifier_env), named), **envtemplate.readable(named)}
         sandbox = ProtocolSandbox(transport.harness(self._channel(request.sandbox_address), request.sandbox_token))
         verdict = await verifier.verify(
             sandbox,

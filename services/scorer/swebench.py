@@ -8,11 +8,10 @@ The task says what to grade in tests/swebench.json (services/planner/swebench.py
 the report is the harness's report.json, and the reward `resolved` is 1 when it says so, else 0.
 """
 
-import json
 import tempfile
 from dataclasses import dataclass
 
-from services.common import blame
+from services.common import blame, parsing
 from services.common import swebench as package
 
 SPEC_FILE = blame.SWEBENCH_SPEC
@@ -42,7 +41,9 @@ class Graded:
 
 def spec_of(data: bytes) -> dict:
     try:
-        spec = json.loads(data)
+        spec = parsing.load_json(data, SPEC_FILE)
+    except parsing.Unbounded as exc:
+        raise SpecError(str(exc)) from None
     except ValueError as exc:
         raise SpecError(f"{SPEC_FILE}: not JSON ({exc})") from None
     keys = ("instance_id", "repo", "version", "FAIL_TO_PASS", "PASS_TO_PASS", "log_parser", "eval_type")

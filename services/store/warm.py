@@ -30,10 +30,11 @@ import secrets
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from services.common import children
 
 IDLE_ENV = "HEMRA_WARM_STORE"
 DEFAULT_IDLE_SECS = 300.0
@@ -156,10 +157,11 @@ def _terminate(pid) -> None:
 def start(home: Path, database_url: str) -> None:
     """Leave a warm store behind for the next command (returns at once; it may lose a race
     with another one starting, and then exits)."""
-    env = dict(os.environ, HEMRA_HOME=str(home), HEMRA_DATABASE_URL=database_url)
+    # Never an import from the working directory, which may be anyone's folder (children.py).
+    env = dict(children.environment(), HEMRA_HOME=str(home), HEMRA_DATABASE_URL=database_url)
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "services.store.warm"],
+            children.python_module("services.store.warm"),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -22,9 +22,10 @@ def test_secret__used_by_harness_and_verifier_never_stored(hemra_env, tmp_path):
     )
     copy_task("reverse-lines", tmp_path / "ds")
     (tmp_path / "run.toml").write_text(
-        'name = "keyed"\nharnesses = ["keyed"]\ndatasets = ["./ds"]\n[verifier]\nenv = ["HEMRA_TEST_API_KEY"]\n'
+        'name = "keyed"\nharnesses = ["keyed"]\ndatasets = ["./ds"]\n[verifier]\nenv = ["TEST_VERIFIER_KEY"]\n'
     )
-    env = dict(hemra_env, HEMRA_TEST_API_KEY=CANARY)
+    # The verifier's is not a HEMRA_ name: HEMRA's own variables are never passed to a task.
+    env = dict(hemra_env, HEMRA_TEST_API_KEY=CANARY, TEST_VERIFIER_KEY=CANARY)
     result = hemra(env, "run", str(tmp_path / "run.toml"))
     assert result.returncode == 0, result.stderr
     [attempt] = show(env, "keyed")["attempts"]
@@ -37,4 +38,4 @@ def test_secret__used_by_harness_and_verifier_never_stored(hemra_env, tmp_path):
             scanned += 1
             assert CANARY.encode() not in path.read_bytes(), path
     assert scanned > 10  # the database, its WAL and the blobs were all read
-    assert "HEMRA_TEST_API_KEY" in show(env, "keyed")["run"]["spec"]["verifier_env"]
+    assert "TEST_VERIFIER_KEY" in show(env, "keyed")["run"]["spec"]["verifier_env"]

@@ -22,6 +22,9 @@ class TrialContext:
     #: The executor's harness protocol endpoint and this attempt's token.
     harness_address: str
     harness_token: str
+    #: The variables the user named for the run (RunSpec.verifier_env): all that the task's
+    #: `${VAR}` templates may read (services/envtemplate.py).
+    env_names: tuple[str, ...] = ()
 
 
 @dataclass

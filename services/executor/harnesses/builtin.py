@@ -25,7 +25,8 @@ class Oracle(HarnessDriver):
             if p.is_file()
         ]
         await trial.sandbox.write_files(files)
-        env = {"DEBIAN_FRONTEND": "noninteractive", **envtemplate.resolve(dict(trial.task.solution_env))}
+        solution_env = envtemplate.resolve(dict(trial.task.solution_env), trial.env_names)
+        env = {"DEBIAN_FRONTEND": "noninteractive", **solution_env}
         command = "(/solution/solve.sh) > /logs/agent/oracle.txt 2>&1"
         result = await trial.sandbox.exec(command, env=env, timeout=trial.timeout)
         output = await _read_or_empty(trial, "/logs/agent/oracle.txt")

@@ -101,8 +101,10 @@ def _npm_install(prefix: Path, package: str, version: str) -> str:
         spec,
     ]
     try:
+        # From the folder it installs into: nothing of the working folder (an .npmrc, a
+        # package.json of whoever's repository the command was started in) is npm's.
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=NPM_TIMEOUT_SECS, stdin=subprocess.DEVNULL
+            command, capture_output=True, text=True, timeout=NPM_TIMEOUT_SECS, stdin=subprocess.DEVNULL, cwd=prefix
         )
     except subprocess.TimeoutExpired:
         raise InstallError(f"npm install {spec} took longer than {NPM_TIMEOUT_SECS} s") from None
