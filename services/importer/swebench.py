@@ -194,7 +194,8 @@ def _report(logs: Path, iid: str) -> dict | None:
         return None
     except ValueError:
         return None  # the harness counts an unreadable report as an error instance too
-    return data.get(iid) if isinstance(data, dict) else None
+    entry = data.get(iid) if isinstance(data, dict) else None
+    return entry if isinstance(entry, dict) else None  # an entry that is no object says nothing
 
 
 def _check_against_logs(path: Path, summary: dict, logs: Path) -> None:

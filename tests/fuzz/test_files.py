@@ -17,7 +17,7 @@ from services.common.errors import HemraError
 from services.planner import convert, harnesses
 from services.planner.tasks import load_task
 from tests.conftest import REPO
-from tests.fuzz.mutate import SHALLOW, TOML, damaged_text, examples, mutated, toml_text
+from tests.fuzz.mutate import DEEP, TOML, damaged_text, examples, mutated, toml_text
 
 TASK = REPO / "examples" / "hemra-offline" / "text-stats"
 HARNESSES = REPO / "examples" / "harnesses" / "harnesses"
@@ -80,10 +80,8 @@ description = "Tidy"
 CLI_HARNESS = 'kind = "cli"\nagent = "claude-code"\nversion = "2.1.3"\nmodel = "m"\nenv = ["ANTHROPIC_API_KEY"]\n'
 
 
-#: Issue 31, fuzz-findings F4: TOML nested past Python's recursion limit is a RecursionError in
-#: every TOML reader. Until they bound it the fuzz nests to SHALLOW depths, and the deep case is
-#: test_toml_nested_deep__refused (strict xfail); once fixed, make NESTING mutate.DEEP again.
-NESTING = SHALLOW
+#: How deep a mutation may nest a value: past Python's recursion limit, which every reader bounds.
+NESTING = DEEP
 
 
 def _documents(*texts: str):
@@ -200,11 +198,6 @@ READERS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="issue 31: TOML nested past the recursion limit is a RecursionError, see fuzz-findings F4",
-)
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize("kind", ["list", "table"])
 def test_toml_nested_deep__refused(tmp_path, reader, kind):

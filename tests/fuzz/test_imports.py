@@ -22,7 +22,7 @@ from services.store.exportformat import MANIFEST
 from services.store.requests import planned_run
 from services.store.service import Store
 from tests.fuzz.deployment import call, still_reads
-from tests.fuzz.mutate import DEEP, JSON, SHALLOW, examples, json_text, json_values, mutated
+from tests.fuzz.mutate import DEEP, JSON, examples, json_text, json_values, mutated
 from tests.fuzz.test_frontdoor import _snapshot
 from tests.importer.swebench_fixture import write_run
 from tests.importer.test_imports import unpack
@@ -45,11 +45,8 @@ def _refused_in_one_line(attempt, text: str) -> None:
         assert "\n" not in str(exc).strip(), f"not one line: {str(exc)[:300]!r}"
 
 
-#: Issue 31, fuzz-findings F5: JSON nested past Python's recursion limit is a RecursionError in
-#: the Harbor and SWE-bench readers. Until they bound it their fuzz nests to SHALLOW depths, and
-#: the deep case is test_import_json_nested_deep__refused (strict xfail); once fixed, make
-#: FOLDER_NESTING mutate.DEEP again.
-FOLDER_NESTING = SHALLOW
+#: How deep a mutation may nest a value: past Python's recursion limit, which every reader bounds.
+FOLDER_NESTING = DEEP
 
 
 def _changed(document, deep=DEEP):
@@ -94,14 +91,7 @@ def _swebench_file(folder, name):
     "name",
     [
         "summary",
-        pytest.param(
-            "report",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AttributeError,
-                reason="issue 31: an instance's report.json entry that is no object is an AttributeError, see fuzz-findings F6",
-            ),
-        ),
+        "report",
     ],
 )
 def test_swebench_run__fuzzed(tmp_path, name):
@@ -115,18 +105,13 @@ def test_swebench_run__fuzzed(tmp_path, name):
 
     @given(text=_changed(original, FOLDER_NESTING))
     @settings(max_examples=examples(80))
-    @example(text=json.dumps({path.parent.name: []}))  # F6, found by this fuzz
+    @example(text=json.dumps({path.parent.name: []}))  # an entry that is no object, found by this fuzz
     def check(text):
         _refused_in_one_line(attempt, text)
 
     check()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="issue 31: JSON nested past the recursion limit is a RecursionError in the Harbor and SWE-bench readers, see fuzz-findings F5",
-)
 @pytest.mark.parametrize(
     "name", ["harbor:config.json", "harbor:trial/result.json", "swebench:summary", "swebench:report"]
 )
@@ -207,11 +192,6 @@ def test_export_import__fuzzed(deployment, importer, door, fuzz_export, tmp_path
     still_reads(door, deployment.http)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 31: an event line's refusal quotes protobuf's two-line parse error (not one line), see fuzz-findings F7",
-)
 def test_export_events_import__fuzzed(deployment, importer, door, fuzz_export, tmp_path):
     changes = _event_changes(fuzz_export)
     events = sorted((fuzz_export / "events").glob("*.jsonl"))[0]
