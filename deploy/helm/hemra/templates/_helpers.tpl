@@ -10,7 +10,33 @@
 {{- end -}}
 
 {{- define "hemra.name" -}}
-{{- printf "%s-%s" (include "hemra.fullname" .root) .component -}}
+{{- include "hemra.label" (printf "%s-%s" (include "hemra.fullname" .root) .component) -}}
+{{- end -}}
+
+{{/* A name that is also a label value or a DNS label (a pool's component label, the name KEDA
+labels its autoscaler with): at most 63 characters. A longer one keeps its first 54 and ends
+with a hash of the whole, so it stays the same from render to render and apart from others. */}}
+{{- define "hemra.label" -}}
+{{- if gt (len .) 63 -}}
+{{- printf "%s-%s" (. | trunc 54 | trimSuffix "-") (sha256sum . | trunc 8) -}}
+{{- else -}}
+{{- . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether executors scale with KEDA ("true" or empty): autoscaling.keda.enabled is auto
+(when the cluster serves KEDA's API), true (it must) or false. */}}
+{{- define "hemra.keda" -}}
+{{- $enabled := .Values.autoscaling.keda.enabled -}}
+{{- $served := .Capabilities.APIVersions.Has "keda.sh/v1alpha1" -}}
+{{- if eq (toString $enabled) "auto" -}}
+{{- if $served }}true{{ end -}}
+{{- else if $enabled -}}
+{{- if not $served -}}
+{{- fail "autoscaling.keda.enabled: true, but the cluster serves no keda.sh/v1alpha1 API: install KEDA first, or set it to auto or false (helm template has no cluster: give it --api-versions keda.sh/v1alpha1)" -}}
+{{- end -}}
+true
+{{- end -}}
 {{- end -}}
 
 {{- define "hemra.selectorLabels" -}}
@@ -153,10 +179,37 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with (.affinity | default .root.Values.affinity) }}
+{{- $affinity := deepCopy (.affinity | default .root.Values.affinity | default dict) }}
+{{- $spread := .root.Values.podAntiAffinity }}
+{{- if and .spread (ne $spread "none") (not (hasKey $affinity "podAntiAffinity")) }}
+{{- /* Replicas of one component on different nodes: a node lost takes one of them. */}}
+{{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" (include "hemra.selectorLabels" . | fromYaml)) }}
+{{- if eq $spread "required" }}
+{{- $_ := set $affinity "podAntiAffinity" (dict "requiredDuringSchedulingIgnoredDuringExecution" (list $term)) }}
+{{- else }}
+{{- $_ := set $affinity "podAntiAffinity" (dict "preferredDuringSchedulingIgnoredDuringExecution" (list (dict "weight" 100 "podAffinityTerm" $term))) }}
+{{- end }}
+{{- end }}
+{{- with $affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+{{/* A component with more than one replica: voluntary disruptions (node drains, upgrades of
+the cluster) take at most one at a time. */}}
+{{- define "hemra.disruptionBudget" -}}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "hemra.name" . }}
+  labels:
+    {{- include "hemra.labels" . | nindent 4 }}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels:
+      {{- include "hemra.selectorLabels" . | nindent 6 }}
 {{- end -}}
 
 {{/* The init container of every service but the store: the schema at head, as the store says. */}}
