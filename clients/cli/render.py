@@ -29,7 +29,10 @@ def runs_table(runs) -> Table:
     table = Table(title="runs and imports, newest first", title_justify="left")
     for column in ("run / cell", "kind", "label", "created (UTC)", *_COUNTS):
         table.add_column(
-            column, justify="right" if column in _COUNTS else "left", no_wrap=column in ("run / cell", "created (UTC)")
+            column,
+            justify="right" if column in _COUNTS else "left",
+            no_wrap=column in ("run / cell", "kind", "created (UTC)"),
+            min_width=6 if column == "kind" else None,  # "import" whole, however narrow the terminal
         )
     for run in runs:
         table.add_row(

@@ -38,8 +38,8 @@ async def restore(store, root: Path, label: str = "", source: str = "", imported
         _no_links(root / top)
     try:
         # Sent as it was read: the store keeps the sha256 of this text as the import's provenance.
-        text = (root / MANIFEST).read_bytes().decode("utf-8")
-        manifest = json.loads(text)
+        manifest_text = (root / MANIFEST).read_bytes().decode("utf-8")
+        manifest = json.loads(manifest_text)
     except (ValueError, RecursionError) as exc:
         raise ImportProblem(f"{root / MANIFEST}: not JSON ({str(exc)[:200] or 'nested too deep'})") from None
     if not isinstance(manifest, dict):
@@ -76,7 +76,7 @@ async def restore(store, root: Path, label: str = "", source: str = "", imported
         events.append(batch)
     response = await store.RestoreRun(
         spb.RestoreRunRequest(
-            manifest_json=text, events=events, label=label, imported_by=imported_by, source=source or str(root)
+            manifest_json=manifest_text, events=events, label=label, imported_by=imported_by, source=source or str(root)
         )
     )
     return response.run.id

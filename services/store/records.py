@@ -353,10 +353,13 @@ def provenance(run: t.Run) -> ImportProvenance:
 
 
 async def find_run(session: AsyncSession, ref: str) -> t.Run:
-    """A run or import by ID, else the newest one with that label."""
+    """A run or import by ID (an exported run's ID finds the import it became here), else the
+    newest one with that label."""
     ref = ref.removeprefix("runs/")
     if kind_of(ref) in ("run", "import"):
         run = await session.get(t.Run, ref)
+        if run is None and kind_of(ref) == "run":
+            run = (await session.execute(select(t.Run).where(t.Run.original_id == ref).limit(1))).scalar_one_or_none()
         if run is not None:
             return run
     run = (

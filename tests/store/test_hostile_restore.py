@@ -147,6 +147,7 @@ async def test_restore_of_an_honest_export__accepted_as_an_import_with_its_prove
     assert await store.list_runs(10, "", kind="run") == ([], "")
     report = await store.run_report(run.id)
     assert (report.kind, report.import_format, report.provenance.original_id) == ("import", "hemra-export 1", original)
+    assert (await store.get_run(original))[0].id == run.id  # the exported run's ID finds the import it became
 
 
 async def test_restore__a_label_given_is_the_imports_and_the_exports_is_kept_as_provenance(store):
