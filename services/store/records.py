@@ -503,10 +503,18 @@ def _filter_attempts(query, filters: dict):
     if filters.get("harness_name"):
         query = query.where(t.Cell.harness_name == filters["harness_name"])
     verdict_ = filters.get("verdict", "")
+    finished = t.Attempt.state == vocabulary.FINISHED
     if verdict_ == "unfinished":
-        query = query.where(t.Attempt.state != "finished")
+        query = query.where(t.Attempt.state.in_([s for s in vocabulary.STATES if s != vocabulary.FINISHED]))
+    elif verdict_ == vocabulary.ERRORED:
+        # As runs_progress counts them: a state or verdict HEMRA does not know counts as errored.
+        unknown_verdict = t.Attempt.verdict.is_(None) | t.Attempt.verdict.not_in(vocabulary.VERDICTS)
+        query = query.where(
+            (finished & ((t.Attempt.verdict == verdict_) | unknown_verdict))
+            | t.Attempt.state.not_in(list(vocabulary.STATES))
+        )
     elif verdict_ in VERDICTS:
-        query = query.where(t.Attempt.verdict == verdict_)
+        query = query.where(finished, t.Attempt.verdict == verdict_)
     elif verdict_:
         raise InvalidArgument(f"verdict {verdict_!r}: expected one of {', '.join(VERDICTS)}")
     return query

@@ -105,6 +105,14 @@ async def test_api__lists_and_ready_answer_naming_the_bricked_run(bricked):
             assert (ready.status_code, ready.json()) == (200, {"status": "ok", "store": "ok"})
             runs = (await client.get("/api/runs")).json()["runs"]
             assert [r["id"] for r in runs] == [ids["bricked"], ids["sound"]]
+            paged, token = [], ""
+            while True:  # a page ending at the bricked run goes on after it
+                page = (await client.get("/api/runs", params=dict(page_size=1, page_token=token))).json()
+                paged += [r["id"] for r in page["runs"]]
+                token = page["next_page_token"]
+                if not token:
+                    break
+            assert paged == [ids["bricked"], ids["sound"]]
             assert runs[0]["problem"].startswith(f"run {ids['bricked']}: create_time 1e+300 is not a time")
             assert runs[0]["create_time"] is None and runs[1]["problem"] == ""
             run = await client.get(f"/api/runs/{ids['bricked']}")
@@ -112,10 +120,14 @@ async def test_api__lists_and_ready_answer_naming_the_bricked_run(bricked):
             attempts = (await client.get(f"/api/runs/{ids['bricked']}/attempts")).json()["attempts"]
             assert {a["id"]: a["state"] for a in attempts}[ids["a1"]] == ""
             assert all(a["problem"].startswith(f"attempt {a['id']}:") for a in attempts)
+            # Filtered as progress counts them: an unknown state or verdict is errored, not unfinished.
+            errored = (await client.get(f"/api/runs/{ids['bricked']}/attempts?verdict=errored")).json()["attempts"]
+            assert sorted(a["id"] for a in errored) == sorted(ids[a] for a in ("a1", "a2", "a3"))
+            unfinished = (await client.get(f"/api/runs/{ids['bricked']}/attempts?verdict=unfinished")).json()
+            assert unfinished["attempts"] == []
             for path in (
                 f"/api/runs/{ids['bricked']}/report",
                 f"/api/attempts/{ids['a2']}",
-                f"/api/runs/{ids['bricked']}/attempts?verdict=errored",
                 "/api/datasets",
                 "/api/harnesses",
             ):
