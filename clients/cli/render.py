@@ -18,21 +18,58 @@ _COUNTS = ("trials", "queued", "running", "passed", "failed", "errored", "cancel
 def when(ts) -> str:
     if not (ts.seconds or ts.nanos):
         return "-"
-    return dt.datetime.fromtimestamp(ts.seconds, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return dt.datetime.fromtimestamp(ts.seconds, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):  # a year datetime cannot hold: shown as it is
+        return f"{ts.seconds} s"
 
 
 def runs_table(runs) -> Table:
-    """One row per run, then one per cell (dataset/harness) with its own progress."""
-    table = Table(title="runs, newest first", title_justify="left")
-    for column in ("run / cell", "label", "created (UTC)", *_COUNTS):
+    """One row per run or import, then one per cell (dataset/harness) with its own progress."""
+    table = Table(title="runs and imports, newest first", title_justify="left")
+    for column in ("run / cell", "kind", "label", "created (UTC)", *_COUNTS):
         table.add_column(
-            column, justify="right" if column in _COUNTS else "left", no_wrap=column in ("run / cell", "created (UTC)")
+            column,
+            justify="right" if column in _COUNTS else "left",
+            no_wrap=column in ("run / cell", "kind", "created (UTC)"),
+            min_width=6 if column == "kind" else None,  # "import" whole, however narrow the terminal
         )
     for run in runs:
-        table.add_row(plain(run.id), plain(run.label), when(run.create_time), *_counts(run.progress), style="bold")
+        table.add_row(
+            plain(run.id),
+            plain(run.kind or "run"),  # an import says so wherever it is listed
+            plain(run.label),
+            when(run.create_time),
+            *_counts(run.progress),
+            style="bold",
+        )
         for cell in run.cells:
-            table.add_row(plain(f"  {cell.dataset_name}/{cell.harness_name}"), "", "", *_counts(cell.progress))
+            table.add_row(plain(f"  {cell.dataset_name}/{cell.harness_name}"), "", "", "", *_counts(cell.progress))
     return table
+
+
+def problem_lines(records) -> list[Text]:
+    """One line per run or attempt the store could not wholly read (its `problem`), after the
+    rest is shown."""
+    return [plain(f"! {r.problem}", style="yellow") for r in records if r.problem]
+
+
+def import_lines(record) -> list[str]:
+    """Where an import's results came from and how they came in (a Run, or a Report's header)."""
+    if record.kind != "import":
+        return []
+    found = record.provenance
+    lines = [
+        f"  results made elsewhere ({record.import_format or 'format not recorded'}), read from {record.source or '-'}"
+    ]
+    came = f"  imported {when(found.import_time)} UTC" if found.HasField("import_time") else "  imported"
+    came += f" by {found.imported_by}" if found.imported_by else " (who and when were not recorded)"
+    if found.export_digest:
+        came += f"; export manifest {found.export_digest}"
+    lines.append(came)
+    if found.original_id:
+        lines.append(f"  the export called it {found.original_kind} {found.original_id} ({found.original_label})")
+    return lines
 
 
 def _counts(progress) -> list[str]:
@@ -40,8 +77,10 @@ def _counts(progress) -> list[str]:
 
 
 def print_report(console: Console, report) -> None:
-    kind = "import" if report.run_id.startswith("i-") else "run"
+    kind = "import" if report.kind == "import" else "run"
     console.print(plain(f"{kind} {report.run_id} ({report.label}), baseline {report.baseline}", style="bold"))
+    for line in import_lines(report):  # paths and digests whole, to copy
+        console.print(plain(line), soft_wrap=True)
     for dataset in report.datasets:
         console.print(report_table(dataset, report.baseline))
         if any(row.judges for row in dataset.rows):

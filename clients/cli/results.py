@@ -8,7 +8,7 @@ from google.protobuf import json_format
 
 from clients.cli import connect, render
 from clients.cli.common import command, console, fail
-from clients.cli.safe import safe_json
+from clients.cli.safe import clean, safe_json
 from hemra.v1 import store_service_pb2 as spb
 from services.store.ids import kind_of
 
@@ -45,6 +45,8 @@ async def _runs(limit: int, as_json: bool) -> None:
             print(safe_json(json.dumps([_dict(r) for r in found], indent=2)))
         else:
             console.print(render.runs_table(found))
+            for line in render.problem_lines(found):
+                console.print(line)
 
 
 def show(
@@ -68,6 +70,7 @@ async def _show(ref: str, report: bool, events: bool) -> None:
             print(safe_json(json.dumps(data, indent=2, ensure_ascii=False)))
             if attempt.usage_differs:
                 typer.echo(_usage_note(attempt), err=True)
+            _problem_notes([attempt])
             return
         if events:
             raise typer.BadParameter("--events takes an attempt ID")
@@ -87,6 +90,14 @@ async def _show(ref: str, report: bool, events: bool) -> None:
                 )
             )
         )
+        _problem_notes([run, *attempts])
+
+
+def _problem_notes(records) -> None:
+    """Rows the store could not wholly read, named on stderr (the JSON says the same in `problem`)."""
+    for record in records:
+        if record.problem:
+            typer.echo(clean(f"note: {record.problem}"), err=True)
 
 
 async def _all_attempts(store, run_id: str) -> list:

@@ -27,7 +27,10 @@ EVENT_PAGE = 5000
 
 def import_(
     path: Annotated[Path, typer.Argument(help="A Harbor job directory, a SWE-bench harness run, or a HEMRA export.")],
-    label: Annotated[str | None, typer.Option("--label", help="The import's label (default: the folder name).")] = None,
+    label: Annotated[
+        str | None,
+        typer.Option("--label", help="The import's label (default: the folder name; a HEMRA export's own label)."),
+    ] = None,
     swebench_version: Annotated[
         str | None,
         typer.Option("--swebench-version", help="The SWE-bench harness version that wrote the run, e.g. 5.0.2."),

@@ -689,6 +689,49 @@ function filterJudgments(list, filter) {
 function judgmentCounts(list) {
 	return Object.fromEntries(JUDGMENT_FILTERS.map((f) => [f, filterJudgments(list, f).length]));
 }
+// src/lib/provenance.js
+function provenanceText(run, when) {
+	if (!run || run.kind !== "import") return "";
+	const p = run.provenance || {};
+	const parts = [`Results made elsewhere (${run.import_format || "format not recorded"})`];
+	if (p.import_time) parts.push(`imported ${when(p.import_time)}`);
+	else parts.push("imported");
+	parts.push(p.imported_by ? `by ${p.imported_by}` : "(who and when were not recorded)");
+	if (p.export_digest) parts.push(`· export manifest ${p.export_digest}`);
+	if (p.original_id) parts.push(`· the export called it ${p.original_kind} ${p.original_id} (${p.original_label})`);
+	return parts.join(" ");
+}
+function problemText(record) {
+	return record && record.problem ? `Unreadable: ${record.problem}` : "";
+}
+// src/views/common.js
+function when(rfc3339) {
+	return rfc3339 ? new Date(rfc3339).toLocaleString() : "–";
+}
+function empty(text) {
+	return h("p", { class: "muted empty" }, text);
+}
+function anchor(ui, [view, id = "", params = {}], attrs, ...children) {
+	const href = ui.link(view, id, params);
+	return href ? h("a", {
+		...attrs,
+		href
+	}, ...children) : h("span", attrs, ...children);
+}
+function problem(record) {
+	const text = problemText(record);
+	return text ? h("p", {
+		class: "flags problem",
+		role: "status"
+	}, text) : null;
+}
+function provenance(run) {
+	const text = provenanceText(run, when);
+	return text ? h("p", {
+		class: "muted provenance",
+		id: "provenance"
+	}, text) : null;
+}
 // src/views/attempt.js
 var EVENT_PAGE = 1e3;
 var FILTER_FILL = 40;
@@ -803,7 +846,11 @@ function statusText(trace, shown, filter, span) {
 	return `${formatNumber(shown.length)} of ${formatNumber(events.length)}${done ? "" : ` (of ${formatNumber(attempt.event_count)})`} events` + (isFiltering(filter) ? ` · window ${formatOffset(span[0])} – ${formatOffset(span[1])}` : "") + (done ? "" : " · scroll to load more") + (trace.following ? " · live" : "");
 }
 function attemptHeader(attempt, ui) {
-	return [h("h1", {}, `Attempt ${attempt.id} `, verdictTag(attempt)), h("p", { class: "muted" }, `${attempt.harness_name} (${attempt.model || "no model"}) on ${attempt.task_name} (${attempt.dataset_name}), repetition ${attempt.repetition}, try ${attempt.number}`, attempt.agent_version ? ` · agent ${attempt.agent_version}` : "", attempt.error ? h("span", { class: "status-error" }, ` · ${shorten(attempt.error, 300)}`) : null)];
+	return [
+		h("h1", {}, `Attempt ${attempt.id} `, verdictTag(attempt)),
+		h("p", { class: "muted" }, `${attempt.harness_name} (${attempt.model || "no model"}) on ${attempt.task_name} (${attempt.dataset_name}), repetition ${attempt.repetition}, try ${attempt.number}`, attempt.agent_version ? ` · agent ${attempt.agent_version}` : "", attempt.error ? h("span", { class: "status-error" }, ` · ${shorten(attempt.error, 300)}`) : null),
+		problem(attempt)
+	];
 }
 function scoreLine(score, ui) {
 	if (!score) return null;
@@ -1256,20 +1303,6 @@ function stripChart(series, title, format = formatSeconds, onPick = null) {
 		onclick: onPick ? () => onPick(p) : null
 	}, s("title", {}, `${p.label}: ${format(p.value)}`))))));
 }
-// src/views/common.js
-function when(rfc3339) {
-	return rfc3339 ? new Date(rfc3339).toLocaleString() : "–";
-}
-function empty(text) {
-	return h("p", { class: "muted empty" }, text);
-}
-function anchor(ui, [view, id = "", params = {}], attrs, ...children) {
-	const href = ui.link(view, id, params);
-	return href ? h("a", {
-		...attrs,
-		href
-	}, ...children) : h("span", attrs, ...children);
-}
 // src/views/compare.js
 function sidePicker(id, label, value, sides) {
 	const input = h("input", {
@@ -1441,7 +1474,7 @@ async function runsView(route, ui, kind = "") {
 		return h("tr", { class: "run-row" }, h("td", {}, h("a", {
 			class: "run-link",
 			href: ui.link("run", run.id)
-		}, run.label || run.id)), h("td", { class: "mono" }, run.id), h("td", {}, run.kind === "import" ? `import (${run.import_format})` : "run"), h("td", {}, when(run.create_time)), h("td", {}, [...new Set(run.cells.map((c) => c.harness_name))].join(", ")), h("td", {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ", " : "", anchor(ui, ["dataset", d], {}, d)])), h("td", { class: "num" }, `${p.done || 0}/${p.trials || 0}`), h("td", { class: "num verdict-passed" }, p.passed || 0), h("td", { class: "num verdict-failed" }, p.failed || 0), h("td", { class: "num verdict-errored" }, p.errored || 0), h("td", {}, sides.length ? h("a", { href: ui.link("compare", "", { a: sides[0].ref }) }, "compare…") : ""));
+		}, run.label || run.id), problem(run)), h("td", { class: "mono" }, run.id), h("td", {}, run.kind === "import" ? `import (${run.import_format})` : "run"), h("td", {}, when(run.create_time)), h("td", {}, [...new Set(run.cells.map((c) => c.harness_name))].join(", ")), h("td", {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ", " : "", anchor(ui, ["dataset", d], {}, d)])), h("td", { class: "num" }, `${p.done || 0}/${p.trials || 0}`), h("td", { class: "num verdict-passed" }, p.passed || 0), h("td", { class: "num verdict-failed" }, p.failed || 0), h("td", { class: "num verdict-errored" }, p.errored || 0), h("td", {}, sides.length ? h("a", { href: ui.link("compare", "", { a: sides[0].ref }) }, "compare…") : ""));
 	});
 	const filter = imports ? null : h("select", {
 		id: "runs-kind",
@@ -1554,7 +1587,7 @@ async function runView(route, ui) {
 	const p = run.progress || {};
 	const tab = route.params.tab || "report";
 	const body = h("section", { id: `tab-${tab}` });
-	ui.main(h("h1", {}, `${run.kind === "import" ? "Import" : "Run"} ${run.label || run.id}`), h("p", { class: "muted" }, `${run.id} · ${when(run.create_time)}`, run.source ? ` · from ${run.source}` : "", run.spec && run.spec.baseline ? ` · baseline ${run.spec.baseline}` : ""), h("div", { class: "cards" }, card("trials", formatNumber(p.trials || 0)), card("done", formatNumber(p.done || 0)), card("passed", formatNumber(p.passed || 0), "verdict-passed"), card("failed", formatNumber(p.failed || 0), "verdict-failed"), card("errored", formatNumber(p.errored || 0), "verdict-errored"), card("cancelled", formatNumber(p.cancelled || 0)), card("queued / running", `${p.queued || 0} / ${p.running || 0}`), card("report", report.complete ? "complete" : "partial")), tabs(route, ui, [
+	ui.main(h("h1", {}, `${run.kind === "import" ? "Import" : "Run"} ${run.label || run.id}`), h("p", { class: "muted" }, `${run.id} · ${when(run.create_time)}`, run.source ? ` · from ${run.source}` : "", run.spec && run.spec.baseline ? ` · baseline ${run.spec.baseline}` : ""), provenance(run), problem(run), h("div", { class: "cards" }, card("trials", formatNumber(p.trials || 0)), card("done", formatNumber(p.done || 0)), card("passed", formatNumber(p.passed || 0), "verdict-passed"), card("failed", formatNumber(p.failed || 0), "verdict-failed"), card("errored", formatNumber(p.errored || 0), "verdict-errored"), card("cancelled", formatNumber(p.cancelled || 0)), card("queued / running", `${p.queued || 0} / ${p.running || 0}`), card("report", report.complete ? "complete" : "partial")), tabs(route, ui, [
 		"report",
 		"charts",
 		"attempts",

@@ -30,6 +30,12 @@ CANCELLED = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_CANCELLED)
 #: Outcomes that leave a trial ungraded: counted apart, never as failures.
 UNGRADED = (INFRA_FAILED, CANCELLED)
 
+#: An attempt's state by its short name: queued, running, finished.
+STATES = {
+    short_name(pb.AttemptState.DESCRIPTOR, v.number): v.number for v in pb.AttemptState.DESCRIPTOR.values if v.number
+}
+FINISHED = short_name(pb.AttemptState.DESCRIPTOR, pb.ATTEMPT_STATE_FINISHED)
+
 #: A finished attempt's verdict (services/store/records.verdict decides it; the API sends it).
 PASSED, FAILED, ERRORED = "passed", "failed", "errored"
 VERDICTS = (PASSED, FAILED, ERRORED, CANCELLED)

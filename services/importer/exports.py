@@ -30,12 +30,16 @@ def looks_like(root: Path) -> bool:
     return (root / MANIFEST).is_file()
 
 
-async def restore(store, root: Path) -> str:
-    """Upload the export's blobs, then restore its rows and events in one store transaction."""
+async def restore(store, root: Path, label: str = "", source: str = "", imported_by: str = "") -> str:
+    """Upload the export's blobs, then restore its rows and events in one store transaction, as
+    an import labelled `label` (default: the export's own label) read from `source` (default:
+    `root`) by `imported_by`."""
     for top in (MANIFEST, BLOBS, EVENTS):
         _no_links(root / top)
     try:
-        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+        # Sent as it was read: the store keeps the sha256 of this text as the import's provenance.
+        manifest_text = (root / MANIFEST).read_bytes().decode("utf-8")
+        manifest = json.loads(manifest_text)
     except (ValueError, RecursionError) as exc:
         raise ImportProblem(f"{root / MANIFEST}: not JSON ({str(exc)[:200] or 'nested too deep'})") from None
     if not isinstance(manifest, dict):
@@ -70,7 +74,11 @@ async def restore(store, root: Path) -> str:
             except (json_format.ParseError, RecursionError) as exc:
                 raise ImportProblem(f"{path}: line {number}: {str(exc)[:200] or 'nested too deep'}") from None
         events.append(batch)
-    response = await store.RestoreRun(spb.RestoreRunRequest(manifest_json=json.dumps(manifest), events=events))
+    response = await store.RestoreRun(
+        spb.RestoreRunRequest(
+            manifest_json=manifest_text, events=events, label=label, imported_by=imported_by, source=source or str(root)
+        )
+    )
     return response.run.id
 
 

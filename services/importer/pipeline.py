@@ -30,22 +30,33 @@ async def import_results(
 ) -> Imported:
     """Import the folder at `path` through `store` (tasks pinned through `planner`), or the
     folder sent as blobs from the caller's machine (written back under HEMRA_HOME first)."""
-    source = ""
+    source, name = "", ""
     if folder is not None:
         path, source = str(await folders.receive(store, folder, hemra_home() / "cache" / "folders")), folder.ref
-        label = label or folder.name
+        name = folder.name
     with gc_paused():  # every file and trial of a big job as objects at once
-        return await _import(store, planner, path, label, swebench_version, tasks_dir, source)
+        return await _import(store, planner, path, label, swebench_version, tasks_dir, source, name, folder is not None)
 
 
 async def _import(
-    store, planner, path: str, label: str, swebench_version: str, tasks_dir: str, source: str = ""
+    store,
+    planner,
+    path: str,
+    label: str,
+    swebench_version: str,
+    tasks_dir: str,
+    source: str = "",
+    name: str = "",
+    sent: bool = False,
 ) -> Imported:
+    """`name`: the sent folder's own name (the default label); `sent`: a caller sent the folder."""
     root = Path(path).resolve()
     if not root.is_dir():
         raise ImportProblem(f"{path}: no such folder")
-    if exports.looks_like(root):
-        return Imported(await exports.restore(store, root))
+    who = record.who_imports(sent)
+    if exports.looks_like(root):  # an export keeps its own label unless given one
+        return Imported(await exports.restore(store, root, label, source, who))
+    label = label or name or root.name
     # The store writes each batch of files while the next is read and the records are
     # built; the import is recorded once every blob is stored.
     batches: asyncio.Queue = asyncio.Queue()
@@ -54,7 +65,7 @@ async def _import(
         results, entries = await _read_into(batches, root, swebench_version)
         tasks = Path(tasks_dir).resolve() if tasks_dir else None
         pinned = await record.pin_tasks(planner, results, root, tasks)
-        plan = await asyncio.to_thread(record.build_request, results, root, label or root.name, entries, pinned, source)
+        plan = await asyncio.to_thread(record.build_request, results, root, label, entries, pinned, source, who)
     except BaseException:
         upload.cancel()
         await asyncio.gather(upload, return_exceptions=True)

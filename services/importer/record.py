@@ -2,7 +2,10 @@
 
 import asyncio
 import datetime
+import getpass
 import json
+import os
+import socket
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,6 +16,20 @@ from services import digests
 from services.common import vocabulary
 from services.importer.results import ImportedResults, ImportedTrial
 from services.importer.tree import Entry, tree_json
+
+
+def who_imports(sent: bool) -> str:
+    """Who imports, as far as the importer can tell (ImportProvenance.imported_by): the OS user
+    it runs as, when it reads a folder on its own machine (the user who ran `hemra import` on a
+    laptop); only that a remote caller sent the folder, when one did (a caller holds the
+    deployment's token, which names nobody; what a client says of itself is not kept)."""
+    if sent:
+        return "remote caller (folder sent to the server)"
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's)
+        user = f"uid {os.getuid()}"
+    return f"local user {user}@{socket.gethostname()}"
 
 
 async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
@@ -78,8 +95,10 @@ def build_request(
     entries: list[Entry],
     pinned: dict[str, ppb.PinnedTask],
     source: str = "",
+    imported_by: str = "",
 ) -> spb.RecordRunRequest:
-    """The import's rows; `source` is where the results came from (default: `root`)."""
+    """The import's rows; `source` is where the results came from (default: `root`), `imported_by`
+    who imported them (see who_imports)."""
     by_path = {e.path: e.digest for e in entries if not e.is_dir}
     tasks: dict[str, pb.Task] = {}
     cells: dict[tuple[str, str, str], int] = {}
@@ -130,6 +149,7 @@ def build_request(
         import_format=f"{results.format} {results.version}",
         source=source or str(root),
         tree_json=tree_json(entries),
+        imported_by=imported_by,
     )
 
 

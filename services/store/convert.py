@@ -13,9 +13,23 @@ from services.common.errors import InvalidArgument
 from services.store import records, usage
 from services.store import tables as t
 
+#: The instants a Timestamp can hold (0001-01-01 to 9999-12-31 UTC), in epoch seconds.
+_MIN_SECONDS, _MAX_SECONDS = -62_135_596_800, 253_402_300_799
+
+
+def is_showable_time(seconds) -> bool:
+    """Whether a stored time is one a Timestamp (and so every reader) can hold."""
+    return (
+        isinstance(seconds, (int, float))
+        and not isinstance(seconds, bool)
+        and _MIN_SECONDS <= seconds <= _MAX_SECONDS  # NaN fails this too
+    )
+
 
 def timestamp(seconds: float | None) -> Timestamp | None:
-    if seconds is None:
+    """A stored time as a Timestamp; None for never, and for a time no Timestamp can hold (a
+    row recorded before times were checked): readers show it unset, never fail on it."""
+    if seconds is None or not is_showable_time(seconds):
         return None
     ts = Timestamp()
     ts.FromNanoseconds(round(seconds * 1e9))  # round: seconds read back from nanoseconds map to the same ones
@@ -179,23 +193,92 @@ def _kind(field: FieldDescriptor) -> tuple[str, type | None]:
     return (_NESTED_LIST if field.is_repeated else _NESTED), message_factory.GetMessageClass(field.message_type)
 
 
+#: What building a message of a row a reader cannot read raises (a value of the wrong type, one
+#: out of its field's range): the row is then shown by its ID and the problem alone.
+_UNREADABLE = (TypeError, ValueError, OverflowError, AttributeError, KeyError, json_format.ParseError)
+
+
 def run_to_proto(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | None = None) -> pb.Run:
+    """A run row as a Run. A value HEMRA would not have written (a row recorded before values
+    were checked, or edited by hand) is left unset and named in Run.problem: one bad row never
+    fails a list of runs."""
+    try:
+        return _run_message(run, cells, progress)
+    except _UNREADABLE as exc:
+        return pb.Run(
+            name=f"runs/{run.id}", id=str(run.id), problem=f"run {run.id}: does not read ({_first_line(exc)})"
+        )
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _run_message(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | None) -> pb.Run:
     total, per_cell = progress if progress is not None else (None, {})
-    message = pb.Run(
+    problems = Problems()
+    made = pb.Run(
         name=f"runs/{run.id}",
         id=run.id,
         label=run.label,
-        create_time=timestamp(run.create_time),
-        spec=from_dict(run.spec, pb.RunSpec()),
+        create_time=problems.time("create_time", run.create_time),
         cells=[cell_to_proto(c, per_cell.get(c.id)) for c in cells],
-        cancel_requested=run.cancel_requested,
+        cancel_requested=bool(run.cancel_requested),
         kind=run.kind,
         import_format=run.import_format,
         source=run.source,
     )
+    spec = problems.parsed("spec", run.spec, pb.RunSpec)
+    if spec is not None:
+        made.spec.CopyFrom(spec)
+    if run.kind not in ("run", "import"):
+        problems.add(f"kind {run.kind!r} is not one HEMRA knows")
+    if run.kind == "import":
+        made.provenance.CopyFrom(message(records.provenance(run), pb.ImportProvenance))
     if total is not None:
-        message.progress.CopyFrom(pb.RunProgress(**total))
-    return message
+        made.progress.CopyFrom(pb.RunProgress(**total))
+        if total.get("unreadable"):
+            problems.add(
+                f"{total['unreadable']} attempts have a state or verdict HEMRA does not know (counted as errored)"
+            )
+    made.problem = problems.line(f"run {run.id}")
+    return made
+
+
+class Problems:
+    """What a reader could not read of one row, gathered into one line (Run.problem,
+    Attempt.problem) while everything else of it is shown."""
+
+    def __init__(self):
+        self.found: list[str] = []
+
+    def add(self, problem: str) -> None:
+        self.found.append(problem)
+
+    def line(self, row: str) -> str:
+        return f"{row}: {'; '.join(self.found)}" if self.found else ""
+
+    def time(self, key: str, seconds) -> Timestamp | None:
+        if seconds is not None and not is_showable_time(seconds):
+            self.add(f"{key} {seconds!r} is not a time")
+        return timestamp(seconds)
+
+    def int32(self, key: str, value) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31:
+            return value
+        self.add(f"{key} {str(value)[:40]} is not a 32-bit number")
+        return 0
+
+    def parsed(self, key: str, value, message_type, parse=None):
+        """A stored message's JSON form as `message_type` (with `parse`, default from_dict), or
+        None when it does not read as one."""
+        try:
+            if parse is not None:
+                return parse(value)
+            return from_dict(value, message_type())
+        except (*_UNREADABLE, RecursionError) as exc:
+            self.add(f"{key} does not read as a {message_type.DESCRIPTOR.name} ({_first_line(exc)[:100]})")
+            return None
 
 
 def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
@@ -213,6 +296,31 @@ def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
 
 
 def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:
+    """An attempt row as an Attempt; what does not read as HEMRA writes it is left unset and
+    named in Attempt.problem (see run_to_proto)."""
+    try:
+        return _attempt_message(attempt, trial, cell)
+    except _UNREADABLE as exc:
+        return pb.Attempt(
+            name=f"runs/{attempt.run_id}/attempts/{attempt.id}",
+            id=str(attempt.id),
+            run_id=str(attempt.run_id),
+            problem=f"attempt {attempt.id}: does not read ({_first_line(exc)})",
+        )
+
+
+def _attempt_message(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:
+    problems = Problems()
+    state = vocabulary.STATES.get(attempt.state, 0)
+    if not state:
+        problems.add(f"state {str(attempt.state)[:40]!r} is not one HEMRA knows")
+    outcome = vocabulary.OUTCOMES.get(attempt.outcome or "", 0)
+    if attempt.outcome and not outcome:
+        problems.add(f"outcome {str(attempt.outcome)[:40]!r} is not one HEMRA knows")
+    verdict = (attempt.verdict or "") if attempt.state == vocabulary.FINISHED else ""
+    if verdict and verdict not in vocabulary.VERDICTS:
+        problems.add(f"verdict {verdict[:40]!r} is not one HEMRA knows")
+        verdict = vocabulary.ERRORED  # as progress counts it
     message = pb.Attempt(
         name=f"runs/{attempt.run_id}/attempts/{attempt.id}",
         id=attempt.id,
@@ -221,27 +329,40 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Att
         cell_id=cell.id,
         task_digest=trial.task_digest,
         task_name=trial.task_name,
-        repetition=trial.repetition,
-        number=attempt.number,
-        state=pb.AttemptState.Value(f"ATTEMPT_STATE_{attempt.state.upper()}"),
-        outcome=vocabulary.OUTCOMES.get(attempt.outcome or "", 0),
-        exit_code=attempt.exit_code,
+        repetition=problems.int32("repetition", trial.repetition),
+        number=problems.int32("number", attempt.number),
+        state=state,
+        outcome=outcome,
+        exit_code=problems.int32("exit_code", attempt.exit_code),
         error=attempt.error,
-        start_time=timestamp(attempt.start_time),
-        end_time=timestamp(attempt.end_time),
+        start_time=problems.time("start_time", attempt.start_time),
+        end_time=problems.time("end_time", attempt.end_time),
         agent_version=attempt.agent_version,
         model=cell.model,
         harness_name=cell.harness_name,
         dataset_name=cell.dataset_name,
         event_count=attempt.event_count or 0,
-        verdict=(attempt.verdict or "") if attempt.state == "finished" else "",
-        artifacts=[artifact_from_dict(a) for a in attempt.artifacts],
+        verdict=verdict,
     )
+    artifacts = problems.parsed("artifacts", attempt.artifacts or [], pb.Artifact, _artifacts)
+    message.artifacts.extend(artifacts or [])
     if attempt.score:
-        message.score.CopyFrom(score_from_dict(attempt.score))
+        score = problems.parsed("score", attempt.score, pb.Score, score_from_dict)
+        if score is not None:
+            message.score.CopyFrom(score)
     _usage_to_proto(attempt, message)
-    message.judge_scores.extend(score_from_dict(s) for s in reversed(getattr(attempt, "judge_scores", None) or []))
+    judged = problems.parsed("judge_scores", getattr(attempt, "judge_scores", None) or [], pb.Score, _judge_scores)
+    message.judge_scores.extend(judged or [])
+    message.problem = problems.line(f"attempt {attempt.id}")
     return message
+
+
+def _artifacts(rows: list) -> list[pb.Artifact]:
+    return [artifact_from_dict(a) for a in rows]
+
+
+def _judge_scores(rows: list) -> list[pb.Score]:
+    return [score_from_dict(s) for s in reversed(rows)]
 
 
 def _usage_to_proto(attempt: t.Attempt, message: pb.Attempt) -> None:
@@ -313,7 +434,9 @@ def event_to_proto(event) -> pb.Event:
         payload_bytes=size if size is not None else len(event.payload.encode()),
         payload_cut=getattr(event, "payload_cut", False),
     )
-    message.duration.FromNanoseconds(round(event.duration * 1e9))
+    # A duration no Duration can hold (recorded before durations were checked) is left unset.
+    if isinstance(event.duration, (int, float)) and abs(event.duration) <= 315_576_000_000:
+        message.duration.FromNanoseconds(round(event.duration * 1e9))
     return message
 
 

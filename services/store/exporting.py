@@ -1,23 +1,32 @@
 """A run's records as plain rows (for `hemra export`), and restoring them (for `hemra import` of an export).
 
-Rows are the tables' own columns, so a restored run is the run: the same IDs,
-labels, cells, trials, attempts, scores and events, hence the same report and
-the same compare output.
+Rows are the tables' own columns, so a restored export holds the same cells, trials, attempts,
+scores and events as the run it was made from, hence the same report tables and the same
+compare output. It is an import, never a run HEMRA executed: it gets an import ID (the same
+characters after "i-"), kind "import", and what the export said it was (ID, kind, label) is
+kept as its provenance beside the file's digest, who imported it and when.
+
+Nothing of the manifest is stored before all of it is checked (check_rows): every value a
+reader turns into a message (a time, a state, a verdict, a number) is one HEMRA writes, and
+what the store decides itself (verdicts, event counts, usage sums, lease counts) is decided
+again, never taken from the file.
 """
 
 import math
 import posixpath
+from dataclasses import dataclass
 
 from google.protobuf import json_format
 from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Text, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hemra.v1 import common_pb2 as pb
+from services.common import runspec, vocabulary
 from services.common.errors import FailedPrecondition, InvalidArgument
 from services.store import convert, records, usage
 from services.store import tables as t
 from services.store.exportformat import DIGEST, FORMAT, VERSION
-from services.store.ids import kind_of
+from services.store.ids import PREFIXES, kind_of
 
 _TABLES = {
     "runs": t.Run,
@@ -90,20 +99,44 @@ def tree_of(tree: list[dict], files: list[str]) -> list[dict]:
     ]
 
 
-#: A content digest as HEMRA writes them (tasks, datasets, harnesses, blobs).
 #: Which kind of ID each table's rows carry (ids.kind_of).
 _ID_KINDS = {"runs": ("run", "import"), "cells": ("cell",), "trials": ("trial",), "attempts": ("attempt",)}
 _DIGEST_TABLES = ("tasks", "datasets", "harnesses")
 #: JSON numbers a row may hold: finite (PostgreSQL's JSON refuses NaN and Infinity, and a
 #: report's averages of them are not numbers).
 _MAX_NESTING = 64
+#: The import_format of a restored export whose run HEMRA executed (an export of an import keeps
+#: the format its results came in: its imported agents are pinned by it).
+RESTORED_FORMAT = f"{FORMAT} {VERSION}"
+#: Times HEMRA's clock wrote (a run's and its attempts'): from 2000-01-01 UTC to a day ahead of
+#: the store's clock (clocks drift; no HEMRA ran before 2000).
+EARLIEST_TIME = 946_684_800.0
+LATEST_AHEAD_SECS = 86_400.0
+#: Event durations: what a Duration can hold (events carry times and durations the harness
+#: reported, so only what a reader can show is required of them).
+_MAX_DURATION_SECS = 315_576_000_000.0
 
 
-def check_rows(rows) -> None:
+@dataclass
+class Origin:
+    """How an export reached the store, as the importer tells it (ImportProvenance)."""
+
+    #: The import's label; "" keeps the export's own.
+    label: str = ""
+    imported_by: str = ""
+    #: Where the export was read from.
+    source: str = ""
+    #: sha256 of the manifest file as it was read ("" when it was not sent as read).
+    export_digest: str = ""
+
+
+def check_rows(rows, now: float) -> None:
     """Refuse a manifest that is not exactly what export_rows writes: every row a dict of its
     table's columns with values of the column's type and length, every ID of HEMRA's own shape
     (they become file names on a later export) and unique, every digest sha256:<hex>, every
-    reference to a row the manifest holds. One InvalidArgument naming the first problem."""
+    reference to a row the manifest holds, every state, outcome and verdict one HEMRA knows,
+    every time and number within the bounds HEMRA writes (`now`: the store's clock). One
+    InvalidArgument naming the first problem."""
     if not isinstance(rows, dict):
         raise InvalidArgument("the export manifest is not a JSON object")
     if rows.get("format") != FORMAT or rows.get("version") != VERSION:
@@ -128,7 +161,9 @@ def check_rows(rows) -> None:
         for row in rows[name]:
             _digest(name, row["digest"])
     [run] = rows["runs"]
-    if run["kind"] not in ("run", "import") or kind_of(run["id"]) != run["kind"]:
+    # An executed run has a run ID; an import has an import ID, or a run ID when a store marked a
+    # restored run as the import it was (migration 0018). Nothing else is either.
+    if run["kind"] not in ("run", "import") or kind_of(run["id"]) not in ("run", run["kind"]):
         raise InvalidArgument(f"manifest: run {run['id']} has kind {run['kind'][:40]!r}")
     cells = {c["id"] for c in rows["cells"]}
     trials = {x["id"] for x in rows["trials"]}
@@ -150,6 +185,61 @@ def check_rows(rows) -> None:
     _shapes(rows)
     for digest in blob_digests(rows):
         _digest("blob", digest)
+    _bounds(rows, now)
+
+
+def _bounds(rows: dict, now: float) -> None:
+    """Every value a reader turns into a message is one HEMRA writes: times in range, numbers
+    within their bounds, states, outcomes and verdicts from HEMRA's vocabulary."""
+    [run] = rows["runs"]
+    where = f"manifest: runs: {run['id']}"
+    _time(where, "create_time", run["create_time"], now)
+    for name in ("concurrency", "max_infra_retries"):
+        least, most = runspec.BOUNDS[name]
+        if not least <= run[name] <= most:
+            raise InvalidArgument(f"{where}: {name} is {run[name]}, outside {least} to {most:,}")
+    for dataset in rows["datasets"]:
+        if dataset["create_time"] != 0:  # the store records datasets with 0
+            _time(f"manifest: datasets: {dataset['digest']}", "create_time", dataset["create_time"], now)
+    for cell in rows["cells"]:
+        if cell["position"] < 0:
+            raise InvalidArgument(f"manifest: cells: {cell['id']}: position is {cell['position']}, below 0")
+    for trial in rows["trials"]:
+        if trial["repetition"] < 1:
+            raise InvalidArgument(f"manifest: trials: {trial['id']}: repetition is {trial['repetition']}, below 1")
+    for attempt in rows["attempts"]:
+        _check_attempt(attempt, now)
+
+
+def _check_attempt(attempt: dict, now: float) -> None:
+    where = f"manifest: attempts: {attempt['id']}"
+    state, outcome, verdict = attempt["state"], attempt["outcome"], attempt["verdict"]
+    if state not in vocabulary.STATES:
+        raise InvalidArgument(f"{where}: state {state[:40]!r} is not one HEMRA knows ({', '.join(vocabulary.STATES)})")
+    if outcome not in (None, "") and outcome not in vocabulary.OUTCOMES:
+        raise InvalidArgument(
+            f"{where}: outcome {outcome[:40]!r} is not one HEMRA knows ({', '.join(vocabulary.OUTCOMES)})"
+        )
+    if state == vocabulary.FINISHED and not outcome:
+        raise InvalidArgument(f"{where}: a finished attempt needs an outcome")
+    if verdict is not None and verdict not in vocabulary.VERDICTS:
+        raise InvalidArgument(
+            f"{where}: verdict {verdict[:40]!r} is not one HEMRA knows ({', '.join(vocabulary.VERDICTS)})"
+        )
+    if attempt["number"] < 1:
+        raise InvalidArgument(f"{where}: number is {attempt['number']}, below 1")
+    for key in ("create_time", "start_time", "end_time"):
+        if attempt[key] is not None:
+            _time(where, key, attempt[key], now)
+
+
+def _time(where: str, key: str, value: float, now: float) -> None:
+    """A time HEMRA's clock wrote: from EARLIEST_TIME to LATEST_AHEAD_SECS past `now`."""
+    if not EARLIEST_TIME <= value <= now + LATEST_AHEAD_SECS:
+        raise InvalidArgument(
+            f"{where}: {key} {value!r} is not a time HEMRA records "
+            "(from 2000-01-01 to a day ahead of the store's clock)"
+        )
 
 
 def _shapes(rows: dict) -> None:
@@ -223,6 +313,15 @@ def check_events(events: dict[str, list[dict]], attempts: list[dict]) -> None:
                     f"events of {attempt_id}: sequence number {event['seq']} is repeated or not positive"
                 )
             seen.add(event["seq"])
+            # Events carry the times and durations a harness reported: any a reader can show.
+            if not convert.is_showable_time(event["time"]):
+                raise InvalidArgument(
+                    f"events of {attempt_id}: event {event['seq']}: time {event['time']!r} is not a time"
+                )
+            if not abs(event["duration"]) <= _MAX_DURATION_SECS:
+                raise InvalidArgument(
+                    f"events of {attempt_id}: event {event['seq']}: duration {event['duration']!r} is out of range"
+                )
 
 
 def _check_row(name: str, table, row, index: int) -> dict:
@@ -330,12 +429,26 @@ def blob_digests(rows: dict) -> set[str]:
     return {d if isinstance(d, str) else repr(d) for d in found} - {""}
 
 
-async def restore_rows(session: AsyncSession, rows: dict, events: dict[str, list[dict]]) -> t.Run:
-    """Insert an export's rows as they are, in one transaction (the caller's). The rows and
-    events were checked (check_rows, check_events) and its tasks and harnesses verified."""
+def import_id(run_id: str) -> str:
+    """The ID a restored export's run is kept under: an import ID with the same characters (so
+    a second restore of the same export, or of an export of it, finds it taken)."""
+    return PREFIXES["import"] + run_id[1:]
+
+
+async def restore_rows(
+    session: AsyncSession, rows: dict, events: dict[str, list[dict]], origin: Origin, now: float
+) -> t.Run:
+    """Insert an export's rows as an import, in one transaction (the caller's). The rows and
+    events were checked (check_rows, check_events) and its tasks and harnesses verified.
+    What the store decides itself is decided again: verdicts from the scores, event counts and
+    usage from the events, and the run's own columns (kind, provenance, leases) by the store."""
     [run] = rows["runs"]
-    if await session.get(t.Run, run["id"]) is not None:
-        raise FailedPrecondition(f"{run['id']} ({run['label']}) is already in this store")
+    for taken_id in dict.fromkeys((run["id"], import_id(run["id"]))):
+        taken = await session.get(t.Run, taken_id)
+        if taken is not None:
+            raise FailedPrecondition(
+                f"{run['id']} ({run['label']}) is already in this store (as {taken.kind} {taken.id}, {taken.label})"
+            )
     for name in ("cells", "trials", "attempts"):
         table = _TABLES[name]
         ids = [row["id"] for row in rows[name]]
@@ -345,14 +458,52 @@ async def restore_rows(session: AsyncSession, rows: dict, events: dict[str, list
                 raise FailedPrecondition(
                     f"{name[:-1]} {taken[0]} of the export is already in this store (another run holds it)"
                 )
+    _as_import(rows, origin, now)
     for name in ("tasks", "datasets", "harnesses"):
         await records.insert_ignore(session, _TABLES[name].__table__, rows[name])
-    for attempt in rows["attempts"]:  # what the manifest says of usage is not taken: it is summed
-        attempt.update(usage.of_events(events.get(attempt["id"], [])).summed())
+    for attempt in rows["attempts"]:
+        batch = events.get(attempt["id"], [])
+        # What the manifest says of usage and event counts is not taken: they are counted.
+        attempt.update(event_count=len(batch), **usage.of_events(batch).summed())
+        # Nor its verdict: decided from the score, by the rule that decides executed attempts'.
+        finished = attempt["state"] == vocabulary.FINISHED
+        attempt["verdict"] = records.verdict(records.AttemptView(**attempt)) if finished else None
     for name in ("runs", "cells", "trials", "attempts"):
         if rows[name]:
             await session.execute(_TABLES[name].__table__.insert(), rows[name])
     for attempt_id, batch in events.items():
         if batch:
             await session.execute(t.Event.__table__.insert(), [dict(attempt_id=attempt_id, **e) for e in batch])
-    return await session.get(t.Run, run["id"])
+    return await session.get(t.Run, rows["runs"][0]["id"])
+
+
+def _as_import(rows: dict, origin: Origin, now: float) -> None:
+    """Make the manifest's run row the import it is: an import ID and kind, the store's own
+    provenance, what the export said it was kept as original_*; its rows refer to the new ID."""
+    [run] = rows["runs"]
+    label = origin.label or run["label"]
+    records.check_strings(
+        t.Run.__table__, dict(label=label, imported_by=origin.imported_by, source=origin.source), "import"
+    )
+    new_id = import_id(run["id"])
+    run.update(
+        id=new_id,
+        label=label,
+        kind="import",
+        import_format=run["import_format"] if run["kind"] == "import" and run["import_format"] else RESTORED_FORMAT,
+        source=origin.source,
+        export_digest=origin.export_digest,
+        imported_by=origin.imported_by,
+        import_time=now,
+        original_id=run["id"],
+        original_kind=run["kind"],
+        original_label=run["label"],
+        # An import is settled and never leased, cancelled or judged before it is recorded.
+        cancel_requested=False,
+        leased=0,
+        limited=False,
+        judge_version=0,
+    )
+    for name in ("cells", "trials", "attempts"):
+        for row in rows[name]:
+            row["run_id"] = new_id

@@ -218,12 +218,26 @@ class DatasetReport(_Record):
     rows: list[ReportRow]
 
 
+class ImportProvenance(_Record):
+    export_digest: str = ""
+    imported_by: str = ""
+    import_time: float | None = None
+    original_id: str = ""
+    original_kind: str = ""
+    original_label: str = ""
+
+
 class Report(_Record):
     run_id: str
     label: str
     baseline: str
     datasets: list[DatasetReport]
     complete: bool
+    #: The run's kind; an import's format, source and provenance (None for runs).
+    kind: str = "run"
+    import_format: str = ""
+    source: str = ""
+    provenance: ImportProvenance | None = None
 
 
 # --- compare ------------------------------------------------------------------------------

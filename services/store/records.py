@@ -20,6 +20,7 @@ from services.common.vocabulary import (  # noqa: F401  (the store's words, defi
 from services.store import audits, usage
 from services.store import tables as t
 from services.store.ids import kind_of, new_id
+from services.store.outputs import ImportProvenance
 
 #: The largest reward magnitude HEMRA records: a reward is a finite number within
 #: [-MAX_ABS_REWARD, MAX_ABS_REWARD]. Anything else (1e308, Infinity, NaN, a string) is a
@@ -172,6 +173,8 @@ class PlannedRun:
     import_format: str = ""
     source: str = ""
     tree: list | None = None
+    #: Imports: who imported it, as the importer can tell it (ImportProvenance.imported_by).
+    imported_by: str = ""
 
 
 async def record_dataset(session: AsyncSession, dataset: dict, tasks: list[dict]) -> None:
@@ -190,7 +193,13 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         raise InvalidArgument("a run needs at least one harness and one dataset")
     check_strings(
         t.Run.__table__,
-        dict(label=plan.label, kind=plan.kind, import_format=plan.import_format, source=plan.source),
+        dict(
+            label=plan.label,
+            kind=plan.kind,
+            import_format=plan.import_format,
+            source=plan.source,
+            imported_by=plan.imported_by,
+        ),
         "run",
     )
     for table, rows in ((t.Task, plan.tasks), (t.Dataset, plan.datasets), (t.Harness, plan.harnesses)):
@@ -221,6 +230,8 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         import_format=plan.import_format,
         source=plan.source,
         tree=plan.tree,
+        imported_by=plan.imported_by,
+        import_time=now if plan.kind == "import" else None,
     )
     session.add(run)
     await session.flush()  # the run row first: cells refer to it
@@ -329,11 +340,26 @@ def shown(ref: str, limit: int = 200, quote: bool = True) -> str:
     return (repr(cut) if quote else cut) + ("" if cut is ref else f"... ({len(ref)} characters)")
 
 
+def provenance(run: t.Run) -> ImportProvenance:
+    """How an import came into this store, as the store recorded it."""
+    return ImportProvenance(
+        export_digest=run.export_digest or "",
+        imported_by=run.imported_by or "",
+        import_time=run.import_time,
+        original_id=run.original_id or "",
+        original_kind=run.original_kind or "",
+        original_label=run.original_label or "",
+    )
+
+
 async def find_run(session: AsyncSession, ref: str) -> t.Run:
-    """A run or import by ID, else the newest one with that label."""
+    """A run or import by ID (an exported run's ID finds the import it became here), else the
+    newest one with that label."""
     ref = ref.removeprefix("runs/")
     if kind_of(ref) in ("run", "import"):
         run = await session.get(t.Run, ref)
+        if run is None and kind_of(ref) == "run":
+            run = (await session.execute(select(t.Run).where(t.Run.original_id == ref).limit(1))).scalar_one_or_none()
         if run is not None:
             return run
     run = (
@@ -379,7 +405,7 @@ async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:
 
 
 def _empty_progress() -> dict[str, int]:
-    return dict(trials=0, queued=0, running=0, done=0, passed=0, failed=0, errored=0, cancelled=0)
+    return dict(trials=0, queued=0, running=0, done=0, passed=0, failed=0, errored=0, cancelled=0, unreadable=0)
 
 
 async def run_progress(session: AsyncSession, run_id: str) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
@@ -409,9 +435,18 @@ async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, 
     progress = {run_id: (_empty_progress(), {}) for run_id in run_ids}
     for run_id, cell_id, state, verdict_, count in (await session.execute(query)).all():
         total, cells = progress[run_id]
+        # A state or verdict HEMRA does not know (a row recorded before they were checked, or
+        # edited by hand) counts as finished and errored, and as unreadable: the rest still reads.
+        unreadable = state not in vocabulary.STATES or (
+            state == "finished" and verdict_ not in (None, *vocabulary.VERDICTS)
+        )
         for counts in (total, cells.setdefault(cell_id, _empty_progress())):
             counts["trials"] += count
-            if state == "finished":
+            if unreadable:
+                counts["done"] += count
+                counts["errored"] += count
+                counts["unreadable"] += count
+            elif state == "finished":
                 counts["done"] += count
                 counts[verdict_ or "errored"] += count
             else:
@@ -468,10 +503,18 @@ def _filter_attempts(query, filters: dict):
     if filters.get("harness_name"):
         query = query.where(t.Cell.harness_name == filters["harness_name"])
     verdict_ = filters.get("verdict", "")
+    finished = t.Attempt.state == vocabulary.FINISHED
     if verdict_ == "unfinished":
-        query = query.where(t.Attempt.state != "finished")
+        query = query.where(t.Attempt.state.in_([s for s in vocabulary.STATES if s != vocabulary.FINISHED]))
+    elif verdict_ == vocabulary.ERRORED:
+        # As runs_progress counts them: a state or verdict HEMRA does not know counts as errored.
+        unknown_verdict = t.Attempt.verdict.is_(None) | t.Attempt.verdict.not_in(vocabulary.VERDICTS)
+        query = query.where(
+            (finished & ((t.Attempt.verdict == verdict_) | unknown_verdict))
+            | t.Attempt.state.not_in(list(vocabulary.STATES))
+        )
     elif verdict_ in VERDICTS:
-        query = query.where(t.Attempt.verdict == verdict_)
+        query = query.where(finished, t.Attempt.verdict == verdict_)
     elif verdict_:
         raise InvalidArgument(f"verdict {verdict_!r}: expected one of {', '.join(VERDICTS)}")
     return query

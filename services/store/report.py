@@ -222,22 +222,42 @@ async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[
         ).scalars()
     }
     loaded = await load_trials(session, [c.id for c in cells], judge_version=run.judge_version)
-    kept = frozenset(run.spec.get("historyKept") or ())
+    kept = frozenset(_spec(run).get("historyKept") or ())
     results = [
         CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {}), kept) for cell in cells
     ]
     return report_of(run, results), loaded.newly_settled
 
 
+def _spec(run: t.Run) -> dict:
+    """The run's spec as stored; {} for one that is not an object (a row edited by hand)."""
+    return run.spec if isinstance(run.spec, dict) else {}
+
+
 def report_of(run: t.Run, cells) -> Report:
     harnesses = list(dict.fromkeys(c.cell.harness_name for c in cells))
-    baseline = run.spec.get("baseline") or (harnesses[0] if harnesses else "")
+    baseline = _spec(run).get("baseline") or (harnesses[0] if harnesses else "")
+    if not isinstance(baseline, str):
+        baseline = harnesses[0] if harnesses else ""
     by_dataset: dict[str, list[CellResults]] = defaultdict(list)
     for cell in cells:
         by_dataset[cell.cell.dataset_digest].append(cell)
     datasets = [dataset_table(group, baseline) for group in by_dataset.values()]
     complete = all(row.not_finished == 0 for table in datasets for row in table.rows)
-    return Report(run_id=run.id, label=run.label, baseline=baseline, datasets=datasets, complete=complete)
+    return Report(
+        run_id=run.id,
+        label=run.label,
+        baseline=baseline,
+        datasets=datasets,
+        complete=complete,
+        kind=run.kind,
+        **(_imported(run) if run.kind == "import" else {}),
+    )
+
+
+def _imported(run: t.Run) -> dict:
+    """An import's header: where its results came from, and how they came into this store."""
+    return dict(import_format=run.import_format, source=run.source, provenance=records.provenance(run))
 
 
 def dataset_table(group: list[CellResults], baseline: str) -> DatasetReport:

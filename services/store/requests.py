@@ -9,8 +9,10 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec, vocabulary
 from services.common.errors import InvalidArgument
+from services.digests import sha256
 from services.store import convert, records
 from services.store import tables as t
+from services.store.exporting import Origin
 from services.store.queue import Completion
 from services.store.records import PlannedRun, reward_problem
 
@@ -38,6 +40,7 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         kind=request.kind or "run",
         import_format=request.import_format,
         source=request.source,
+        imported_by=request.imported_by if request.kind == "import" else "",
         tree=convert.tree_from_json(request.tree_json) if request.kind == "import" else None,
         label=spec.label or "run",
         spec=convert.to_dict(spec),
@@ -130,17 +133,24 @@ def judge_scores(scores) -> list[dict]:
     return found
 
 
-def restore_rows(request: spb.RestoreRunRequest, now: float) -> tuple[dict, dict[str, list[dict]]]:
-    """An export's manifest rows and its events by attempt ID (restore.py checks them all)."""
+def restore_rows(request: spb.RestoreRunRequest, now: float) -> tuple[dict, dict[str, list[dict]], Origin]:
+    """An export's manifest rows, its events by attempt ID (exporting.py checks them all) and how
+    it came (its digest: the manifest's text as the importer read it)."""
     try:
         rows = json.loads(request.manifest_json)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InvalidArgument("the export manifest is not JSON") from None
     events = {
         batch.attempt_id: [dict(seq=e.seq, **convert.event_row(e, now)) for e in batch.events]
         for batch in request.events
     }
-    return rows, events
+    origin = Origin(
+        label=request.label,
+        imported_by=request.imported_by,
+        source=request.source,
+        export_digest=sha256(request.manifest_json.encode()),
+    )
+    return rows, events, origin
 
 
 def _recordable_score(score: pb.Score) -> dict:

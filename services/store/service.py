@@ -447,17 +447,18 @@ class Store:
                 rows = await exporting.export_rows(session, await records.find_run(session, ref))
         return rows, exporting.blob_digests(rows)
 
-    async def restore_run(self, rows: dict, events: dict[str, list[dict]]):
-        """Restore an export: its rows checked (exporting.check_rows), its tasks and harnesses
-        recomputed from what their digests cover (verify.py), all or nothing."""
-        exporting.check_rows(rows)
+    async def restore_run(self, rows: dict, events: dict[str, list[dict]], origin: exporting.Origin | None = None):
+        """Restore an export as an import: its rows checked (exporting.check_rows), its tasks and
+        harnesses recomputed from what their digests cover (verify.py), all or nothing."""
+        now = self.clock()
+        exporting.check_rows(rows, now)
         exporting.check_events(events, rows["attempts"])
         missing = self.missing_blobs(sorted(exporting.blob_digests(rows)))
         if missing:
             raise InvalidArgument(f"{len(missing)} blobs the export needs are not stored (first {missing[0]})")
         await asyncio.to_thread(self._verify_records, rows)
         async with self.sessions.begin() as session:
-            run = await exporting.restore_rows(session, rows, events)
+            run = await exporting.restore_rows(session, rows, events, origin or exporting.Origin(), now)
             cells = await records.cells_of(session, run.id)
             await settled.keep_run(session, run, [cell.id for cell in cells])
             return run, cells

@@ -204,8 +204,8 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.ExportRunResponse(manifest_json=msgspec.json.encode(rows).decode(), blob_digests=sorted(blobs))
 
     async def RestoreRun(self, request, context):
-        rows, events = requests.restore_rows(request, self.store.clock())
-        run, cells = await self.store.restore_run(rows, events)
+        rows, events, origin = requests.restore_rows(request, self.store.clock())
+        run, cells = await self.store.restore_run(rows, events, origin)
         return spb.RestoreRunResponse(run=convert.run_to_proto(run, cells))
 
     async def FindMissingBlobs(self, request, context):

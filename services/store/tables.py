@@ -85,7 +85,8 @@ class Run(Base):
     #: False when the run has no more trials than its concurrency, so the limit
     #: can never bind and claims skip the count (and its lock) altogether.
     limited: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
-    #: run (planned by HEMRA) or import (results made elsewhere).
+    #: run (planned and executed by HEMRA) or import (results made elsewhere: a Harbor job, a
+    #: SWE-bench run, a HEMRA export restored). Nothing an imported file says makes it a run.
     kind: Mapped[str] = mapped_column(String(16), default="run", server_default="run")
     #: The executor pool that works its jobs (RunSpec.pool; executors claim their own pool's).
     pool: Mapped[str] = mapped_column(String(63), default="default", server_default="default")
@@ -97,6 +98,17 @@ class Run(Base):
     #: a settled run's report and trials can see, so what a store keeps of them is checked
     #: against it (another process, or another store replica, may have judged).
     judge_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Imports' provenance (hemra.v1.ImportProvenance): written by the store, never read from a file.
+    #: sha256 of an imported HEMRA export's manifest file as it was read ("" for other formats).
+    export_digest: Mapped[str] = mapped_column(String(80), default="", server_default="")
+    #: Who imported it, as far as the importer can tell ("" when recorded before this was kept).
+    imported_by: Mapped[str] = mapped_column(String(300), default="", server_default="")
+    #: When this store recorded the import (None for runs, and imports recorded before).
+    import_time: Mapped[float | None] = mapped_column(Float)
+    #: An imported HEMRA export: the ID, kind and label its manifest gave the run, as it gave them.
+    original_id: Mapped[str] = mapped_column(String(32), default="", server_default="")
+    original_kind: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    original_label: Mapped[str] = mapped_column(String(300), default="", server_default="")
 
 
 class Cell(Base):

@@ -135,7 +135,14 @@ def test_show_and_export__take_every_kind_of_reference(hemra_env, tmp_path):
         assert [x["id"] for x in manifest["trials"]] == [attempt["trial_id"]]
         fresh = dict(hemra_env, HEMRA_HOME=str(tmp_path / f"fresh-{name}"))
         assert hemra(fresh, "import", str(tmp_path / name)).returncode == 0
-        assert show(fresh, attempt["id"], "--events") == show(hemra_env, attempt["id"], "--events")
+        # The same attempt and events, of the import the export became (an import ID, same characters).
+        restored, original = show(fresh, attempt["id"], "--events"), show(hemra_env, attempt["id"], "--events")
+        import_id = "i-" + attempt["run_id"][2:]
+        assert restored["attempt"]["run_id"] == import_id
+        assert restored["attempt"]["name"] == f"runs/{import_id}/attempts/{attempt['id']}"
+        for shown in (restored, original):
+            del shown["attempt"]["run_id"], shown["attempt"]["name"]
+        assert restored == original
     swe_attempt = next(a for a in imported["attempts"] if a.get("artifacts"))
     out = tmp_path / "swe-attempt"
     assert hemra(hemra_env, "export", swe_attempt["id"], "--out", str(out)).returncode == 0

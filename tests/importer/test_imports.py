@@ -39,6 +39,11 @@ def same_tree(a: Path, b: Path) -> None:
             assert filecmp.cmp(path, b / path.relative_to(a), shallow=False), path
 
 
+def _tables(report: str) -> str:
+    """A report's text from its first dataset table on (its header names the run or import)."""
+    return report[report.index("dataset ") :]
+
+
 def attempts(env, ref):
     return sorted(show(env, ref)["attempts"], key=lambda a: a["task_name"])
 
@@ -108,10 +113,21 @@ def test_import__keeps_every_file_byte_for_byte_and_export_reimports_identically
     for folder in (out, tmp_path / "export-run"):
         result = hemra(fresh, "import", str(folder))
         assert result.returncode == 0, result.stderr
-    for ref in ("nop-job", "ours"):
-        assert hemra(fresh, "show", ref, "--report").stdout == hemra(hemra_env, "show", ref, "--report").stdout
-    before = hemra(hemra_env, "compare", "nop-job", "ours", "--json").stdout
-    assert before and hemra(fresh, "compare", "nop-job", "ours", "--json").stdout == before
+    for ref in ("nop-job", "ours"):  # the same tables; the header says where the import came from
+        restored, original = (hemra(env, "show", ref, "--report").stdout for env in (fresh, hemra_env))
+        assert _tables(restored) == _tables(original)
+        assert restored.startswith(f"import i-{show(hemra_env, ref)['run']['id'][2:]} ({ref})")
+    # "ours" was a run HEMRA executed: in the fresh store it is an import, whatever its export said.
+    assert (show(fresh, "ours")["run"]["kind"], show(fresh, "ours")["run"]["provenance"]["original_kind"]) == (
+        "import",
+        "run",
+    )
+    ours = show(hemra_env, "ours")["run"]["id"]
+    before = json.loads(hemra(hemra_env, "compare", "nop-job", "ours", "--json").stdout)
+    after = hemra(fresh, "compare", "nop-job", "ours", "--json").stdout
+    after = json.loads(after.replace(f"i-{ours[2:]}", ours))  # the same compare, of the import "ours" became
+    assert (before["b"].pop("kind"), after["b"].pop("kind")) == ("run", "import")
+    assert after == before
     again = hemra(fresh, "import", str(out))
     assert again.returncode == 2 and "already in this store" in again.stderr
     attempt = show(fresh, "ours")["attempts"][0]

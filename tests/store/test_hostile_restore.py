@@ -11,14 +11,16 @@ from services.common.errors import FailedPrecondition, InvalidArgument
 from services.planner import harnesses as hs
 from services.planner.convert import harness_to_proto, task_to_proto
 from services.planner.tasks import load_task
-from services.store import convert, records
-from services.store.ids import new_id
+from services.store import convert, exporting, records
+from services.store.ids import kind_of, new_id
 from services.store.service import Store
 from tests.conftest import REPO
 from tests.store.test_queue import FakeClock
 
 TASK_DIR = REPO / "examples" / "hemra-offline" / "text-stats"
 ALWAYS_PASS = b"#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n"
+#: When the crafted export's run was made: before the store's clock (FakeClock), after 2000.
+T0 = 1_700_000_000.0
 
 
 @pytest.fixture
@@ -52,7 +54,7 @@ def _manifest(task: dict, harness: dict) -> dict:
             dict(
                 id=run_id,
                 label="theirs",
-                create_time=1.0,
+                create_time=T0,
                 spec={"label": "theirs"},
                 concurrency=1,
                 max_infra_retries=0,
@@ -97,9 +99,9 @@ def _manifest(task: dict, harness: dict) -> dict:
                 outcome="completed",
                 exit_code=0,
                 error="",
-                create_time=1.0,
-                start_time=1.0,
-                end_time=2.0,
+                create_time=T0,
+                start_time=T0 + 1,
+                end_time=T0 + 2,
                 agent_version="",
                 agent_name="",
                 score=None,
@@ -120,10 +122,79 @@ async def _unchanged(store) -> None:
     assert runs == []
 
 
-async def test_restore_of_an_honest_export__accepted(store):
+async def test_restore_of_an_honest_export__accepted_as_an_import_with_its_provenance(store):
+    rows = _manifest(await _real_task(store), _nop())
+    origin = exporting.Origin(
+        label="", imported_by="local user u@h", source="/exports/theirs", export_digest="sha256:" + "e" * 64
+    )
+    run, _ = await store.restore_run(copy.deepcopy(rows), {}, origin)
+    original = rows["runs"][0]["id"]
+    assert run.id == "i-" + original[2:] and kind_of(run.id) == "import"
+    assert (run.kind, run.import_format, run.label, run.source) == (
+        "import",
+        "hemra-export 1",
+        "theirs",
+        "/exports/theirs",
+    )
+    assert (run.original_id, run.original_kind, run.original_label) == (original, "run", "theirs")
+    assert (run.export_digest, run.imported_by, run.import_time) == (
+        origin.export_digest,
+        "local user u@h",
+        store.clock(),
+    )
+    [listed], _ = await store.list_runs(10, "", kind="import")
+    assert listed[0].id == run.id
+    assert await store.list_runs(10, "", kind="run") == ([], "")
+    report = await store.run_report(run.id)
+    assert (report.kind, report.import_format, report.provenance.original_id) == ("import", "hemra-export 1", original)
+    assert (await store.get_run(original))[0].id == run.id  # the exported run's ID finds the import it became
+
+
+async def test_restore__a_label_given_is_the_imports_and_the_exports_is_kept_as_provenance(store):
+    rows = _manifest(await _real_task(store), _nop())
+    run, _ = await store.restore_run(rows, {}, exporting.Origin(label="mine"))
+    assert (run.label, run.original_label) == ("mine", "theirs")
+    assert (await store.get_run("mine"))[0].id == run.id
+
+
+async def test_restore__a_second_restore_of_the_same_export_is_refused(store):
     rows = _manifest(await _real_task(store), _nop())
     run, _ = await store.restore_run(copy.deepcopy(rows), {})
-    assert run.id == rows["runs"][0]["id"]
+    with pytest.raises(FailedPrecondition, match=f"already in this store \\(as import {run.id}"):
+        await store.restore_run(copy.deepcopy(rows), {})
+
+
+async def test_restore__an_export_of_an_import_keeps_its_format_and_never_becomes_a_run(store):
+    rows = _manifest(await _real_task(store), _nop())
+    _renamed(rows, "i-" + rows["runs"][0]["id"][2:])
+    rows["runs"][0].update(kind="import", import_format="hemra-export 1")
+    run, _ = await store.restore_run(copy.deepcopy(rows), {})
+    assert (run.id, run.kind, run.original_kind) == (rows["runs"][0]["id"], "import", "import")
+
+
+async def test_restore__a_verdict_that_disagrees_with_the_rewards_is_decided_again(store):
+    rows = _manifest(await _real_task(store), _nop())
+    attempt = rows["attempts"][0]
+    attempt.update(score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}}, verdict="failed")
+    run, _ = await store.restore_run(rows, {})
+    [(stored, _, _)], _ = await store.list_attempts(run.id, 10, "")
+    assert stored.verdict == "passed"
+    progress = (await store.get_run(run.id))[2][0]
+    assert (progress["passed"], progress["failed"]) == (1, 0)
+
+
+def _renamed(rows, run_id: str):
+    for name in ("runs", "cells", "trials", "attempts"):
+        for row in rows[name]:
+            row["id" if name == "runs" else "run_id"] = run_id
+    return rows
+
+
+def _set(table: str, **values):
+    def change(rows):
+        rows[table][0].update(values)
+
+    return change
 
 
 def _planted_command(rows):
@@ -223,6 +294,21 @@ CRAFTED = {
         _judge_scores([dict(_JUDGED, judgeCalls=[{"sample": 0, "prompt": "x"}])]),
         "prompt",
     ),
+    "a create time of 1e300": (_set("runs", create_time=1e300), "create_time 1e+300 is not a time HEMRA records"),
+    "a create time before 2000": (_set("attempts", create_time=1.0), "create_time 1.0 is not a time HEMRA records"),
+    "an end time a year ahead": (_set("attempts", end_time=T0 + 2e8), "end_time"),
+    "an unknown state": (_set("attempts", state="pwned"), "state 'pwned' is not one HEMRA knows"),
+    "an unknown verdict": (_set("attempts", verdict="pwned"), "verdict 'pwned' is not one HEMRA knows"),
+    "an unknown outcome": (_set("attempts", outcome="pwned"), "outcome 'pwned' is not one HEMRA knows"),
+    "a finished attempt without an outcome": (_set("attempts", outcome=None), "needs an outcome"),
+    "an unknown run kind": (_set("runs", kind="executed"), "has kind 'executed'"),
+    "an import ID claiming to be a run": (
+        lambda rows: _renamed(rows, "i-" + rows["runs"][0]["id"][2:]),
+        "has kind 'run'",
+    ),
+    "an attempt number of 0": (_set("attempts", number=0), "number is 0, below 1"),
+    "a repetition of -1": (_set("trials", repetition=-1), "repetition is -1, below 1"),
+    "a concurrency of 0": (_set("runs", concurrency=0), "concurrency is 0, outside 1 to 1,000"),
     "a judge call blob digest that is a path": (
         _judge_scores([dict(_JUDGED, judgeCalls=[{"requestBlobDigest": "sha256:../../x"}])]),
         "digest",
@@ -250,7 +336,11 @@ async def test_restore__events_of_an_attempt_it_does_not_hold_or_repeated__refus
     with pytest.raises(InvalidArgument, match="repeated"):
         await store.restore_run(copy.deepcopy(rows), {rows["attempts"][0]["id"]: [event, event]})
     with pytest.raises(InvalidArgument, match="more than its 40"):
-        await store.restore_run(rows, {rows["attempts"][0]["id"]: [dict(event, type="t" * 41)]})
+        await store.restore_run(copy.deepcopy(rows), {rows["attempts"][0]["id"]: [dict(event, type="t" * 41)]})
+    with pytest.raises(InvalidArgument, match="event 1: time 1e\\+300 is not a time"):
+        await store.restore_run(copy.deepcopy(rows), {rows["attempts"][0]["id"]: [dict(event, time=1e300)]})
+    with pytest.raises(InvalidArgument, match="event 1: duration 1e\\+300 is out of range"):
+        await store.restore_run(rows, {rows["attempts"][0]["id"]: [dict(event, duration=1e300)]})
     await _unchanged(store)
 
 

@@ -274,7 +274,7 @@ class JudgeCall(_message.Message):
     def __init__(self, sample: _Optional[int] = ..., retry: _Optional[int] = ..., criterion: _Optional[str] = ..., request_blob_digest: _Optional[str] = ..., response_blob_digest: _Optional[str] = ..., http_status: _Optional[int] = ..., outcome: _Optional[str] = ..., served_model: _Optional[str] = ..., latency_ms: _Optional[int] = ..., error: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source")
+    __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source", "problem", "provenance")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
@@ -286,6 +286,8 @@ class Run(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     IMPORT_FORMAT_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     label: str
@@ -297,7 +299,25 @@ class Run(_message.Message):
     kind: str
     import_format: str
     source: str
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+    problem: str
+    provenance: ImportProvenance
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., problem: _Optional[str] = ..., provenance: _Optional[_Union[ImportProvenance, _Mapping]] = ...) -> None: ...
+
+class ImportProvenance(_message.Message):
+    __slots__ = ("export_digest", "imported_by", "import_time", "original_id", "original_kind", "original_label")
+    EXPORT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    IMPORTED_BY_FIELD_NUMBER: _ClassVar[int]
+    IMPORT_TIME_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_ID_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_KIND_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_LABEL_FIELD_NUMBER: _ClassVar[int]
+    export_digest: str
+    imported_by: str
+    import_time: _timestamp_pb2.Timestamp
+    original_id: str
+    original_kind: str
+    original_label: str
+    def __init__(self, export_digest: _Optional[str] = ..., imported_by: _Optional[str] = ..., import_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., original_id: _Optional[str] = ..., original_kind: _Optional[str] = ..., original_label: _Optional[str] = ...) -> None: ...
 
 class Cell(_message.Message):
     __slots__ = ("id", "dataset_name", "dataset_digest", "harness_name", "harness_digest", "model", "progress")
@@ -318,7 +338,7 @@ class Cell(_message.Message):
     def __init__(self, id: _Optional[str] = ..., dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., harness_digest: _Optional[str] = ..., model: _Optional[str] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ...) -> None: ...
 
 class RunProgress(_message.Message):
-    __slots__ = ("trials", "queued", "running", "done", "passed", "failed", "errored", "cancelled")
+    __slots__ = ("trials", "queued", "running", "done", "passed", "failed", "errored", "cancelled", "unreadable")
     TRIALS_FIELD_NUMBER: _ClassVar[int]
     QUEUED_FIELD_NUMBER: _ClassVar[int]
     RUNNING_FIELD_NUMBER: _ClassVar[int]
@@ -327,6 +347,7 @@ class RunProgress(_message.Message):
     FAILED_FIELD_NUMBER: _ClassVar[int]
     ERRORED_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    UNREADABLE_FIELD_NUMBER: _ClassVar[int]
     trials: int
     queued: int
     running: int
@@ -335,10 +356,11 @@ class RunProgress(_message.Message):
     failed: int
     errored: int
     cancelled: int
-    def __init__(self, trials: _Optional[int] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., done: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., cancelled: _Optional[int] = ...) -> None: ...
+    unreadable: int
+    def __init__(self, trials: _Optional[int] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., done: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., cancelled: _Optional[int] = ..., unreadable: _Optional[int] = ...) -> None: ...
 
 class Attempt(_message.Message):
-    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict", "judge_scores", "usage", "usage_observed", "usage_differs")
+    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict", "judge_scores", "usage", "usage_observed", "usage_differs", "problem")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -366,6 +388,7 @@ class Attempt(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     USAGE_OBSERVED_FIELD_NUMBER: _ClassVar[int]
     USAGE_DIFFERS_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     run_id: str
@@ -393,7 +416,8 @@ class Attempt(_message.Message):
     usage: ReportedUsage
     usage_observed: ObservedUsage
     usage_differs: bool
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ..., usage: _Optional[_Union[ReportedUsage, _Mapping]] = ..., usage_observed: _Optional[_Union[ObservedUsage, _Mapping]] = ..., usage_differs: _Optional[bool] = ...) -> None: ...
+    problem: str
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ..., usage: _Optional[_Union[ReportedUsage, _Mapping]] = ..., usage_observed: _Optional[_Union[ObservedUsage, _Mapping]] = ..., usage_differs: _Optional[bool] = ..., problem: _Optional[str] = ...) -> None: ...
 
 class ReportedUsage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cost_usd", "usage_events")

@@ -34,12 +34,18 @@ class AttemptEvents(_message.Message):
     def __init__(self, attempt_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class RestoreRunRequest(_message.Message):
-    __slots__ = ("manifest_json", "events")
+    __slots__ = ("manifest_json", "events", "label", "imported_by", "source")
     MANIFEST_JSON_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    IMPORTED_BY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     manifest_json: str
     events: _containers.RepeatedCompositeFieldContainer[AttemptEvents]
-    def __init__(self, manifest_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[AttemptEvents, _Mapping]]] = ...) -> None: ...
+    label: str
+    imported_by: str
+    source: str
+    def __init__(self, manifest_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[AttemptEvents, _Mapping]]] = ..., label: _Optional[str] = ..., imported_by: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
 class RestoreRunResponse(_message.Message):
     __slots__ = ("run",)
@@ -98,7 +104,7 @@ class TreeEntry(_message.Message):
     def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., is_dir: _Optional[bool] = ..., executable: _Optional[bool] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class RecordRunRequest(_message.Message):
-    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials", "kind", "import_format", "source", "tree_json")
+    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials", "kind", "import_format", "source", "tree_json", "imported_by")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     DATASETS_FIELD_NUMBER: _ClassVar[int]
     HARNESSES_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +114,7 @@ class RecordRunRequest(_message.Message):
     IMPORT_FORMAT_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     TREE_JSON_FIELD_NUMBER: _ClassVar[int]
+    IMPORTED_BY_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.RunSpec
     datasets: _containers.RepeatedCompositeFieldContainer[_common_pb2.Dataset]
     harnesses: _containers.RepeatedCompositeFieldContainer[_common_pb2.Harness]
@@ -117,7 +124,8 @@ class RecordRunRequest(_message.Message):
     import_format: str
     source: str
     tree_json: bytes
-    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., tree_json: _Optional[bytes] = ...) -> None: ...
+    imported_by: str
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., tree_json: _Optional[bytes] = ..., imported_by: _Optional[str] = ...) -> None: ...
 
 class RecordRunResponse(_message.Message):
     __slots__ = ("run",)
@@ -277,18 +285,26 @@ class DatasetReport(_message.Message):
     def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., tasks: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[ReportRow, _Mapping]]] = ...) -> None: ...
 
 class Report(_message.Message):
-    __slots__ = ("run_id", "label", "baseline", "datasets", "complete")
+    __slots__ = ("run_id", "label", "baseline", "datasets", "complete", "kind", "import_format", "source", "provenance")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
     DATASETS_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    IMPORT_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     label: str
     baseline: str
     datasets: _containers.RepeatedCompositeFieldContainer[DatasetReport]
     complete: bool
-    def __init__(self, run_id: _Optional[str] = ..., label: _Optional[str] = ..., baseline: _Optional[str] = ..., datasets: _Optional[_Iterable[_Union[DatasetReport, _Mapping]]] = ..., complete: _Optional[bool] = ...) -> None: ...
+    kind: str
+    import_format: str
+    source: str
+    provenance: _common_pb2.ImportProvenance
+    def __init__(self, run_id: _Optional[str] = ..., label: _Optional[str] = ..., baseline: _Optional[str] = ..., datasets: _Optional[_Iterable[_Union[DatasetReport, _Mapping]]] = ..., complete: _Optional[bool] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., provenance: _Optional[_Union[_common_pb2.ImportProvenance, _Mapping]] = ...) -> None: ...
 
 class GetRunReportResponse(_message.Message):
     __slots__ = ("report",)

@@ -415,8 +415,12 @@ class StoreServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RestoreRun(self, request, context):
-        """Restores an export's rows and events in one transaction. FAILED_PRECONDITION
-        when the run is already in this store; its blobs must be stored first.
+        """Restores an export's rows and events in one transaction, as an import (kind "import",
+        never a run: the export's own ID, kind and label are kept as its provenance). Every row
+        is checked first: INVALID_ARGUMENT names the first value HEMRA would not have written (an
+        unknown state or verdict, a time out of range, a number out of bounds); verdicts are
+        decided again from the rewards. FAILED_PRECONDITION when the run is already in this
+        store; its blobs must be stored first.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -8,6 +8,7 @@ import { api, card, h, oneAtATime, put, q, table, verdictTag, virtualList } from
 import { JUDGMENT_FILTERS, filterJudgments, judgmentCounts, judgmentFilter, judgmentState } from '../lib/judgments.js';
 import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType } from '../lib/trace.js';
 import { buildRoute, withParams } from '../lib/route.js';
+import { problem } from './common.js';
 
 const EVENT_PAGE = 1000;
 // While a filter is on, pages are read on until this many events match (or MAX_AUTO_PAGES).
@@ -130,6 +131,7 @@ function attemptHeader(attempt, ui) {
     h('p', { class: 'muted' }, `${attempt.harness_name} (${attempt.model || 'no model'}) on ${attempt.task_name} (${attempt.dataset_name}), repetition ${attempt.repetition}, try ${attempt.number}`,
       attempt.agent_version ? ` · agent ${attempt.agent_version}` : '',
       attempt.error ? h('span', { class: 'status-error' }, ` · ${shorten(attempt.error, 300)}`) : null),
+    problem(attempt),
   ];
 }
 

@@ -4,7 +4,7 @@ import { histogramChart, intervalBars, stripChart } from '../charts.js';
 import { api, card, h, put, q, table, verdictTag, virtualList } from '../dom.js';
 import { sidesOf, withParams } from '../lib/route.js';
 import { histogram, rewardValues, wilson } from '../lib/stats.js';
-import { anchor, empty, when } from './common.js';
+import { anchor, empty, problem, provenance, when } from './common.js';
 
 const ATTEMPT_PAGE = 500;
 const REFRESH_MS = 5000;
@@ -19,7 +19,7 @@ export async function runsView(route, ui, kind = '') {
     const p = run.progress || {};
     const sides = sidesOf(run);
     return h('tr', { class: 'run-row' },
-      h('td', {}, h('a', { class: 'run-link', href: ui.link('run', run.id) }, run.label || run.id)),
+      h('td', {}, h('a', { class: 'run-link', href: ui.link('run', run.id) }, run.label || run.id), problem(run)),
       h('td', { class: 'mono' }, run.id),
       h('td', {}, run.kind === 'import' ? `import (${run.import_format})` : 'run'),
       h('td', {}, when(run.create_time)),
@@ -95,6 +95,8 @@ export async function runView(route, ui) {
     h('h1', {}, `${run.kind === 'import' ? 'Import' : 'Run'} ${run.label || run.id}`),
     h('p', { class: 'muted' }, `${run.id} · ${when(run.create_time)}`, run.source ? ` · from ${run.source}` : '',
       run.spec && run.spec.baseline ? ` · baseline ${run.spec.baseline}` : ''),
+    provenance(run),
+    problem(run),
     h('div', { class: 'cards' }, card('trials', formatNumber(p.trials || 0)), card('done', formatNumber(p.done || 0)),
       card('passed', formatNumber(p.passed || 0), 'verdict-passed'), card('failed', formatNumber(p.failed || 0), 'verdict-failed'),
       card('errored', formatNumber(p.errored || 0), 'verdict-errored'), card('cancelled', formatNumber(p.cancelled || 0)),
