@@ -60,7 +60,7 @@ FOUND = {
     "AuditDataset": lambda k: ppb.AuditDatasetRequest(ref="hemra-offline", tasks=["x\ny"]),
     "PutBlobs": lambda k: spb.PutBlobsRequest(blobs=[spb.Blob(digest="\nx")]),
 }
-#: Findings not yet fixed (issue 31): method -> the finding in /work/helpers/fuzz-findings.md.
+#: Findings not yet fixed: method -> why its test is expected to fail (a strict xfail).
 KNOWN: dict[str, str] = {}
 
 

@@ -202,7 +202,7 @@ def test_export_events_import__fuzzed(deployment, importer, door, fuzz_export, t
 
     @given(change=changes)
     @settings(max_examples=examples(20))
-    @example(change=(str(events.relative_to(fuzz_export)), '{"": 1}'))  # F7, found by this fuzz
+    @example(change=(str(events.relative_to(fuzz_export)), '{"": 1}'))  # a two-line parse error, found by this fuzz
     def check(change):
         _imported_or_refused(importer, door, fuzz_export, tmp_path / "export", change)
 
