@@ -72,7 +72,8 @@ async def restore(store, root: Path, label: str = "", source: str = "", imported
             try:
                 batch.events.append(json_format.Parse(line, pb.Event()))
             except (json_format.ParseError, RecursionError) as exc:
-                raise ImportProblem(f"{path}: line {number}: {(str(exc).splitlines() or [""])[0][:200] or 'nested too deep'}") from None
+                why = (str(exc).splitlines() or ["nested too deep"])[0][:200]  # protobuf's first line
+                raise ImportProblem(f"{path}: line {number}: {why}") from None
         events.append(batch)
     response = await store.RestoreRun(
         spb.RestoreRunRequest(
