@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from clients.cli.common import command, console, database_url, fail, home
+from clients.cli.common import check_address, command, console, database_url, fail, home
 from gateway.server import stop_http, url_of
 from hemra.v1 import store_service_pb2 as spb
 from services import auth, embedded
@@ -48,6 +48,7 @@ def service(
     expose = "--expose" in args
     args = [a for a in args if a != "--expose"]
     for listen in listen_options(args, name.value):
+        check_address("--listen", listen, listen=True)
         try:
             if not expose and not is_loopback(listen):
                 fail(f"--listen {listen} is not a loopback address; add --expose to allow it")
@@ -125,6 +126,7 @@ def serve(
     """
     check_concurrency(concurrency, least=0)
     for option, address in (("--listen", listen), ("--store-listen", store_listen)):
+        check_address(option, address, listen=True)
         try:
             if not is_loopback(address) and not expose:
                 fail(f"{option} {address} is not a loopback address; add --expose to allow it")
@@ -228,6 +230,7 @@ def worker(
     ] = runspec.DEFAULTS["pool"],
 ) -> None:
     """Work a shared store's queue from this machine (sandboxes and scoring run here)."""
+    check_address("--store", store)
     check_concurrency(concurrency, least=1)
     if runspec.pool_error(pool):
         fail(f"--pool: {runspec.pool_error(pool)}")
@@ -281,4 +284,5 @@ def health(
     """Ask a service whether it is SERVING (exit 0) or not (exit 1): a container's healthcheck."""
     from services.common import health as grpc_health
 
+    check_address("ADDRESS", address)
     raise typer.Exit(grpc_health.main([address, service_name] if service_name else [address]))
