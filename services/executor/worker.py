@@ -167,7 +167,7 @@ class Worker:
             left = (
                 f"; {count} running attempt{'s' if count > 1 else ''} could not be handed back: once "
                 f"{'their leases' if count > 1 else 'its lease'} ({self.deps.lease_secs:g} s) "
-                f"{'run' if count > 1 else 'runs'} out, the next claim records "
+                f"{'run' if count > 1 else 'runs'} out, the next claim closes "
                 f"{'them' if count > 1 else 'it'} as a lost worker's (an infrastructure failure)"
             )
         return errors.StoreUnwritable(f"{self.unwritable}; stopped claiming, queued trials stay queued{left}")

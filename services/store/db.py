@@ -69,8 +69,10 @@ def sqlite_url(path: Path) -> str:
 def create_engine(url: str, foreign_keys: bool = True) -> AsyncEngine:
     url = normalize_url(url)
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, connect_args={"timeout": 30}, json_serializer=json_text)
-        _configure_sqlite(engine, foreign_keys)
+        frozen = _on_read_only_media(url)
+        options = {"async_creator": lambda: _open_immutable(frozen)} if frozen else {}
+        engine = create_async_engine(url, connect_args={"timeout": 30}, json_serializer=json_text, **options)
+        _configure_sqlite(engine, foreign_keys, wal=not frozen)
     else:
         # Pre-ping costs a round trip per checkout but survives a database restart
         # without a failed call; the queue's hot path has its own pool (pgqueue.py).
@@ -97,7 +99,23 @@ def json_text(value) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool) -> None:
+def _on_read_only_media(url: str) -> str:
+    """The SQLite file `url` names when it lives on a read-only file system (a read-only mount),
+    else "". SQLite cannot open a WAL database there (it would create its -shm index), but
+    nothing can change the file either: it is opened immutable, and reads as it is."""
+    path = make_url(url).database
+    if not path or path == ":memory:" or not os.path.isfile(path):
+        return ""
+    return path if _read_only_fs(os.path.dirname(os.path.abspath(path))) else ""
+
+
+async def _open_immutable(path: str):
+    import aiosqlite
+
+    return await aiosqlite.connect(f"{Path(path).absolute().as_uri()}?mode=ro&immutable=1", uri=True, timeout=30)
+
+
+def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool, wal: bool = True) -> None:
     # pysqlite's own transaction handling defers BEGIN and cannot do BEGIN
     # IMMEDIATE; take it over so every write transaction holds the write lock
     # from its first statement (no upgrade deadlocks between workers).
@@ -106,7 +124,8 @@ def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool) -> None:
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA busy_timeout=30000")
-        _use_wal(cursor)
+        if wal:  # an immutable file is read as it is
+            _use_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cursor.close()
@@ -260,7 +279,7 @@ def unwritable(exc: BaseException, where: str = "") -> StoreUnwritable | None:
         if isinstance(cause, OSError) and not isinstance(cause, ConnectionError):
             return _os_unwritable(cause, where or "the store")
     state = _sqlstate(exc)
-    first = (str(exc).splitlines() or [""])[0][:200]
+    first = _server_message(exc)
     where = where or "the store's database"
     if state == PG_READ_ONLY:
         return StoreUnwritable(f"the store cannot write: {where} refuses writes (read-only: {first})")
@@ -269,6 +288,14 @@ def unwritable(exc: BaseException, where: str = "") -> StoreUnwritable | None:
     if state == PG_NO_PRIVILEGE:
         return StoreUnwritable(f"the store cannot use {where}: HEMRA's database user lacks a privilege ({first})")
     return None
+
+
+def _server_message(exc: BaseException) -> str:
+    """The first line of what PostgreSQL said, without the wrappers' class names."""
+    import asyncpg
+
+    said = next((c for c in _chain(exc) if isinstance(c, asyncpg.PostgresError)), exc)
+    return (str(said).splitlines() or [""])[0][:200]
 
 
 def _chain(exc: BaseException):
