@@ -71,10 +71,11 @@ def check_address(option: str, value: str, listen: bool = False) -> str:
     `option`, and exit 2."""
     host, colon, port = value.rpartition(":")
     least = 0 if listen else 1
+    shown = repr(value if len(value) <= 100 else value[:97] + "...")
     if not colon or not (host or listen) or not (port.isascii() and port.isdigit() and len(port) <= 5):
-        fail(f"{option} {value!r}: expected HOST:PORT")
+        fail(f"{option} {shown}: expected HOST:PORT")
     if not least <= int(port) <= MAX_PORT:
-        fail(f"{option} {value!r}: the port must be from {least} to {MAX_PORT}")
+        fail(f"{option} {shown}: the port must be from {least} to {MAX_PORT}")
     return value
 
 
