@@ -42,13 +42,15 @@ def service(
 ) -> None:
     """Run one service alone (the same as python -m services.<name>, python -m gateway)."""
     args = list(args or [])
+    for option in ("--listen", "--front-door") if name is ServiceName.gateway else ("--listen",):
+        for listen in listen_options(args, name.value, option):
+            check_address(option, listen, listen=True)
     if name is ServiceName.gateway:  # it checks both its listeners and uses --expose itself
         asyncio.run(importlib.import_module("gateway.__main__").main(args))
         return
     expose = "--expose" in args
     args = [a for a in args if a != "--expose"]
     for listen in listen_options(args, name.value):
-        check_address("--listen", listen, listen=True)
         try:
             if not expose and not is_loopback(listen):
                 fail(f"--listen {listen} is not a loopback address; add --expose to allow it")
@@ -73,13 +75,14 @@ _DEFAULT_LISTEN = {
 }
 
 
-def listen_options(args: list[str], name: str) -> list[str]:
+def listen_options(args: list[str], name: str, listener: str = "--listen") -> list[str]:
     """The addresses a service's arguments ask it to listen on (--listen X, --listen=X; argparse
-    also takes an unambiguous prefix such as --lis X), else its default."""
+    also takes an unambiguous prefix such as --lis X), else its default. `listener`: the
+    option to look for (the gateway's front door has its own)."""
     found = []
     for index, arg in enumerate(args):
         option, equals, value = arg.partition("=")
-        if len(option) >= 3 and "--listen".startswith(option):
+        if len(option) >= 3 and listener.startswith(option):
             if equals:
                 found.append(value)
             elif index + 1 < len(args):

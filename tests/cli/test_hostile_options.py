@@ -32,6 +32,14 @@ def private_home(tmp_path, monkeypatch):
             "--listen '127.0.0.1:99999': the port must be from 0 to 65535",
         ),
         (["service", "store", "--listen=[::1]:1e3"], "--listen '[::1]:1e3': expected HOST:PORT"),
+        (
+            ["service", "gateway", "--listen", "127.0.0.1:99999"],
+            "--listen '127.0.0.1:99999': the port must be from 0 to 65535",
+        ),
+        (
+            ["service", "gateway", "--front-door=127.0.0.1:99999"],
+            "--front-door '127.0.0.1:99999': the port must be from 0 to 65535",
+        ),
         (["worker", "--store", "127.0.0.1:99999"], "--store '127.0.0.1:99999': the port must be from 1 to 65535"),
         (["worker", "--store", ":7801"], "--store ':7801': expected HOST:PORT"),
         (["health", "127.0.0.1:0"], "ADDRESS '127.0.0.1:0': the port must be from 1 to 65535"),
