@@ -402,11 +402,7 @@ def _is_postgres_outage(exc) -> bool:
 
 async def schema_state(url: str) -> str:
     """ "" when the schema is at head, else why not (the store serves only then in a deployment,
-    where `hemra db upgrade` alone migrates); a database it cannot reach says so too, and a
-    SQLite file that is not there is not created."""
-    missing = missing_sqlite_file(url)
-    if missing:
-        return f"the database {missing} does not exist yet"
+    where `hemra db upgrade` alone migrates); a database it cannot reach says so too."""
     engine = create_engine(url)
     try:
         async with engine.connect() as conn:
