@@ -12,7 +12,7 @@ from pathlib import Path
 
 import grpc
 
-from services.common import transport
+from services.common import errors, transport
 
 LOOPBACK = "127.0.0.1:0"
 #: Every service `services()` can start (the store always is).
@@ -70,16 +70,27 @@ async def services(
     only: tuple[str, ...] = SERVICES,
 ):
     """Start the store and the other services `only` names (all by default); stop them on exit.
-    A command that only reads starts the store alone: nothing else is imported or started.
+    A command that only reads starts the store alone: nothing else is imported or started, and
+    a SQLite store that is not there is refused rather than created (with its folders).
 
     `store_listen` lets remote workers reach the store (hemra serve); everything
     else stays on 127.0.0.1 with a free port.
     """
+    from services.store import db
     from services.store.server import build_server as build_store
     from services.store.service import Store
     from services.store.settings import StoreSettings
 
-    settings = StoreSettings.from_env(database_url, home)
+    settings = StoreSettings.from_env(database_url, home).check()
+    # HEMRA_HOME's own store may be made by any command (a first `hemra runs` lists nothing);
+    # one a URL names is not: a mistyped path would get an empty database, and its folders.
+    reads = only == ("store",) and not settings.in_home
+    missing = db.missing_sqlite_file(settings.database_url) if reads else ""
+    if missing:
+        raise errors.NotFound(
+            f"{settings.source}: no store at {missing}: nothing has been recorded there yet "
+            "(this command creates none; hemra run or hemra import records the first)"
+        )
     store = await Store.open(settings.database_url, settings.blob_dir)
     embedded = Embedded(home, token or secrets.token_urlsafe(32), {})
     scorer_servicer = None

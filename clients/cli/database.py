@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from clients.cli.common import EXIT_INCOMPLETE, command, console, database_url, fail, home
+from clients.cli.common import (
+    EXIT_INCOMPLETE,
+    check_address,
+    check_seconds,
+    command,
+    console,
+    database_url,
+    fail,
+    home,
+)
 from clients.cli.safe import plain
 
 app = typer.Typer(help="The store's database schema: migrate it, or wait until it is current.", no_args_is_help=True)
@@ -21,19 +30,20 @@ DatabaseUrl = Annotated[
 def _url(given: str | None) -> str:
     from services.store.settings import StoreSettings
 
-    return StoreSettings.from_env(given or database_url(), home()).database_url
+    return StoreSettings.from_env(given or database_url(), home()).check().database_url
 
 
 @app.command()
 def upgrade(url: DatabaseUrl = None) -> None:
     """Migrate the schema to the newest version (nothing to do when it is there)."""
-    _upgrade(_url(url))
+    _upgrade(url)
 
 
 @command
-async def _upgrade(url: str) -> None:
+async def _upgrade(given: str | None) -> None:
     from services.store import db
 
+    url = _url(given)
     db.ensure_sqlite_parent(url)
     try:
         await db.migrate(url)
@@ -58,20 +68,20 @@ def wait(
     timeout: Annotated[float, typer.Option("--timeout", help="Give up after this many seconds (exit 1).")] = 300.0,
 ) -> None:
     """Block until the schema is at head (a deployment's services start after this)."""
-    if timeout <= 0:
-        fail(f"--timeout must be more than 0 (got {timeout:g})")
+    check_seconds("--timeout", timeout)
     if store is not None and url is not None:
         fail("give --database-url or --store, not both")
     if store is not None:
-        _wait_for_store(store, timeout)
+        _wait_for_store(check_address("--store", store), timeout)
     else:
-        _wait(_url(url), timeout)
+        _wait(url, timeout)
 
 
 @command
-async def _wait(url: str, timeout: float) -> None:
+async def _wait(given: str | None, timeout: float) -> None:
     from services.store import db
 
+    url = _url(given)
     deadline = time.monotonic() + timeout
     while state := await db.schema_state(url):
         if time.monotonic() >= deadline:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from clients.cli.common import command, console, database_url, fail, home
+from clients.cli.common import check_address, command, console, database_url, fail, home
 from gateway.server import stop_http, url_of
 from hemra.v1 import store_service_pb2 as spb
 from services import auth, embedded
@@ -42,6 +42,9 @@ def service(
 ) -> None:
     """Run one service alone (the same as python -m services.<name>, python -m gateway)."""
     args = list(args or [])
+    for option in ("--listen", "--front-door") if name is ServiceName.gateway else ("--listen",):
+        for listen in listen_options(args, name.value, option):
+            check_address(option, listen, listen=True)
     if name is ServiceName.gateway:  # it checks both its listeners and uses --expose itself
         asyncio.run(importlib.import_module("gateway.__main__").main(args))
         return
@@ -72,13 +75,14 @@ _DEFAULT_LISTEN = {
 }
 
 
-def listen_options(args: list[str], name: str) -> list[str]:
+def listen_options(args: list[str], name: str, listener: str = "--listen") -> list[str]:
     """The addresses a service's arguments ask it to listen on (--listen X, --listen=X; argparse
-    also takes an unambiguous prefix such as --lis X), else its default."""
+    also takes an unambiguous prefix such as --lis X), else its default. `listener`: the
+    option to look for (the gateway's front door has its own)."""
     found = []
     for index, arg in enumerate(args):
         option, equals, value = arg.partition("=")
-        if len(option) >= 3 and "--listen".startswith(option):
+        if len(option) >= 3 and listener.startswith(option):
             if equals:
                 found.append(value)
             elif index + 1 < len(args):
@@ -125,6 +129,7 @@ def serve(
     """
     check_concurrency(concurrency, least=0)
     for option, address in (("--listen", listen), ("--store-listen", store_listen)):
+        check_address(option, address, listen=True)
         try:
             if not is_loopback(address) and not expose:
                 fail(f"{option} {address} is not a loopback address; add --expose to allow it")
@@ -228,6 +233,7 @@ def worker(
     ] = runspec.DEFAULTS["pool"],
 ) -> None:
     """Work a shared store's queue from this machine (sandboxes and scoring run here)."""
+    check_address("--store", store)
     check_concurrency(concurrency, least=1)
     if runspec.pool_error(pool):
         fail(f"--pool: {runspec.pool_error(pool)}")
@@ -281,4 +287,5 @@ def health(
     """Ask a service whether it is SERVING (exit 0) or not (exit 1): a container's healthcheck."""
     from services.common import health as grpc_health
 
+    check_address("ADDRESS", address)
     raise typer.Exit(grpc_health.main([address, service_name] if service_name else [address]))

@@ -39,6 +39,13 @@ class FailedPrecondition(HemraError):
     code, reason = grpc.StatusCode.FAILED_PRECONDITION, "FAILED_PRECONDITION"
 
 
+class StoreUnwritable(FailedPrecondition):
+    """The store cannot write: the file system holding it is full or read-only, or its database
+    refuses writes. Nothing was written; asking again helps only once that has been mended."""
+
+    reason = "STORE_UNWRITABLE"
+
+
 class LeaseLost(HemraError):
     """The job's lease was lost: another worker holds it or it expired and was reclaimed."""
 
@@ -80,6 +87,7 @@ TREE = (
     NotFound,
     InvalidArgument,
     FailedPrecondition,
+    StoreUnwritable,
     LeaseLost,
     Unavailable,
     Unauthenticated,
@@ -89,8 +97,9 @@ TREE = (
 )
 _BY_REASON = {cls.reason: cls for cls in TREE}
 #: A status that came without a reason (from gRPC itself, or an interceptor): the class that
-#: status stands for. ABORTED is not here: only a lost lease is sent with it, by reason.
-_BY_CODE = {cls.code: cls for cls in TREE if cls is not LeaseLost}
+#: status stands for. ABORTED is not here: only a lost lease is sent with it, by reason; nor is a
+#: store that cannot write (FAILED_PRECONDITION without its reason is the plain class).
+_BY_CODE = {cls.code: cls for cls in TREE if cls not in (LeaseLost, StoreUnwritable)}
 
 
 def shared_class(exc: HemraError) -> type[HemraError]:

@@ -461,7 +461,7 @@ def _template(table: dict, path: Path) -> str:
     if "template" in table and "template_file" in table:
         raise _Bad("prompt: give template or template_file, not both")
     if "template_file" in table:
-        file = path.parent / _get(table, "template_file", str, "prompt", None)
+        file = _template_file(_get(table, "template_file", str, "prompt", None), path.parent)
         try:
             template = file.read_text()
         except (OSError, UnicodeDecodeError) as exc:
@@ -478,6 +478,19 @@ def _template(table: dict, path: Path) -> str:
                     f"(known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)})"
                 )
     return template
+
+
+def _template_file(name: str, folder: Path) -> Path:
+    """The template a judge file names: a relative path inside the judge file's own folder. A
+    judge file may come from anywhere (a run's folder, a dataset): it never reads a file
+    outside its folder, not by an absolute path, `..`, or a link pointing out."""
+    relative = Path(name)
+    if not name or "\x00" in name or relative.is_absolute() or ".." in relative.parts:
+        raise _Bad(f"prompt.template_file {name!r}: must be a relative path inside the judge file's folder")
+    file = folder / relative
+    if not file.resolve().is_relative_to(folder.resolve()):
+        raise _Bad(f"prompt.template_file {name!r}: a link that leads outside the judge file's folder")
+    return file
 
 
 def _criteria(data: dict) -> list[Criterion]:

@@ -168,6 +168,8 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
             logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
     except errors.LeaseLost:
         logger.warning("attempt %s: lease lost; another worker owns it now", job.attempt.id)
+    except errors.StoreUnwritable:  # nothing more can be recorded: the worker stops (worker.py)
+        await release(deps, job)
     except Exception as exc:
         failure = blame.attempt_failure(exc)
         if failure.counts:
@@ -477,6 +479,8 @@ async def _heartbeat(job, deps: Deps, control: Control) -> None:
         except errors.LeaseLost:
             control.stop("lease lost")
             return
+        except errors.StoreUnwritable:  # the worker hands the attempt back (worker.py)
+            return
         except errors.HemraError as exc:
             logger.warning("heartbeat of %s failed: %s", job.id, exc)
             continue
@@ -521,6 +525,8 @@ async def _complete(
         response = await deps.store.CompleteJob(request, retry_for=deps.lease_secs)
     except errors.LeaseLost:
         logger.warning("attempt %s: lease lost before completion; its result is dropped", job.attempt.id)
+    except errors.StoreUnwritable:
+        pass  # the worker stops and says so once (worker.py); the lease runs out
     except errors.HemraError as exc:  # the store is away: the lease expires and the trial is retried
         logger.warning("attempt %s: could not complete (%s); the store will reclaim it", job.attempt.id, exc)
     else:
@@ -535,6 +541,8 @@ async def release(deps: Deps, job) -> None:
         await deps.store.ReleaseJob(
             spb.ReleaseJobRequest(job=job.id, lease_token=job.lease_token, reason="worker stopped")
         )
+    except errors.StoreUnwritable:
+        pass  # the worker stops and says so once (worker.py); the lease runs out
     except errors.HemraError as exc:  # the lease will expire instead; nothing is lost
         logger.warning("attempt %s: could not release its job: %s", job.attempt.id, exc)
 

@@ -21,6 +21,10 @@ def worker_name() -> str:
 
 class Worker:
     def __init__(self, deps: attempt.Deps, concurrency: int, run_id: str = "", pool: str = ""):
+        # Every call this worker's attempts make to the store and the scorer is watched: a store
+        # that cannot write stops the worker (see _unwritable).
+        deps.store = _Watched(deps.store, self._unwritable)
+        deps.scorer = _Watched(deps.scorer, self._unwritable)
         self.deps = deps
         self.concurrency = max(concurrency, 1)
         self.run_id = run_id
@@ -31,9 +35,23 @@ class Worker:
         self.completed = 0
         self._wake = asyncio.Event()
         self._stopping = False
+        #: Why the store could not write, once a call found so: the worker stopped for it.
+        self.unwritable: errors.StoreUnwritable | None = None
+        #: Jobs the store could not take back (their release or completion was refused).
+        self._left_leased = 0
 
     async def run(self, until_idle: bool = False) -> None:
-        """Work the queue; with `until_idle`, return once it has nothing left for us."""
+        """Work the queue; with `until_idle`, return once it has nothing left for us. Raises
+        StoreUnwritable once the store cannot write, after handing back what it was working."""
+        try:
+            await self._work(until_idle)
+        finally:
+            if self.unwritable is not None:
+                await self._drain()
+        if self.unwritable is not None:
+            raise self._stopped_because()
+
+    async def _work(self, until_idle: bool) -> None:
         idle = IDLE_POLL_SECS[0]
         while not self._stopping:
             if len(self.active) >= self.concurrency:
@@ -67,6 +85,8 @@ class Worker:
             response = await self.deps.store.ClaimJob(self._claim_request())
         except errors.Unauthenticated:
             raise  # no point retrying a wrong token
+        except errors.StoreUnwritable:
+            return None  # the worker stops (_unwritable); queued jobs stay queued
         except errors.HemraError as exc:  # the store is down or restarting: back off, keep going
             logger.warning("store unavailable (%s), backing off: %s", exc.code.name, exc)
             return None
@@ -115,9 +135,61 @@ class Worker:
         self._stopping = True
         self._wake.set()
         if release:
-            for control in list(self._controls.values()):
-                control.stop("released")
+            self._release_all()
+        await self._drain()
+
+    def _release_all(self) -> None:
+        for control in list(self._controls.values()):
+            control.stop("released")
+
+    async def _drain(self) -> None:
         while running := [task for task in self.active.values() if not task.done()]:
             await asyncio.gather(*running, return_exceptions=True)
         # Every attempt has torn its sandbox down: whatever one left (a container) goes now.
         await asyncio.to_thread(sandboxes.remove_own)
+
+    def _unwritable(self, exc: errors.StoreUnwritable, rpc: str) -> None:
+        """A call found that the store cannot write (a full or read-only file system, a database
+        that refuses writes): stop claiming, and hand running attempts back. Nothing they do
+        now could be recorded; queued jobs stay queued for when the store can write again."""
+        if rpc in ("ReleaseJob", "CompleteJob"):
+            self._left_leased += 1
+        if self.unwritable is None:
+            self.unwritable = exc
+            self._stopping = True
+            self._wake.set()
+            self._release_all()
+
+    def _stopped_because(self) -> errors.StoreUnwritable:
+        """The one line the worker stops with: the store's reason, and where its work is."""
+        left, count = "", self._left_leased
+        if count:
+            left = (
+                f"; {count} running attempt{'s' if count > 1 else ''} could not be handed back: once "
+                f"{'their leases' if count > 1 else 'its lease'} ({self.deps.lease_secs:g} s) "
+                f"{'run' if count > 1 else 'runs'} out, the next claim closes "
+                f"{'them' if count > 1 else 'it'} as a lost worker's (an infrastructure failure)"
+            )
+        return errors.StoreUnwritable(f"{self.unwritable}; stopped claiming, queued trials stay queued{left}")
+
+
+class _Watched:
+    """A service client whose calls tell `on_unwritable(exc, rpc)` when the store cannot write."""
+
+    def __init__(self, client, on_unwritable):
+        self._client = client
+        self._on_unwritable = on_unwritable
+
+    def __getattr__(self, name: str):
+        method = getattr(self._client, name)
+        if not name[:1].isupper():  # an attribute of the client (its channel), not an RPC
+            return method
+
+        async def call(*args, **kwargs):
+            try:
+                return await method(*args, **kwargs)
+            except errors.StoreUnwritable as exc:
+                self._on_unwritable(exc, name)
+                raise
+
+        return call

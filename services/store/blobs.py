@@ -46,9 +46,17 @@ class BlobStore:
             if expected and expected != digest:
                 raise InvalidArgument(f"blob digest mismatch: sent {expected}, content is {digest}")
             digests.append(digest)
-        self._make_folders()
-        for digest, (_, data) in zip(digests, blobs):
-            self._write(os.path.join(self._base, digest[7:9], digest[9:]), data)
+        try:
+            self._make_folders()
+            for digest, (_, data) in zip(digests, blobs):
+                self._write(os.path.join(self._base, digest[7:9], digest[9:]), data)
+        except OSError as exc:  # a full or read-only file system: said once, naming the folder
+            from services.store import db
+
+            refused = db.unwritable(exc, str(self.root))
+            if refused is None:
+                raise
+            raise refused from None
         return digests
 
     def _make_folders(self) -> None:

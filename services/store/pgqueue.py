@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import asyncpg
 
 from services.common.errors import Unavailable
-from services.store import queue, usage
+from services.store import db, queue, usage
 
 #: The claimed job, its attempt (every column), and its trial and cell.
 _CLAIM = """
@@ -140,6 +140,11 @@ class FastQueue:
             return await self._pool.fetchrow(sql, *args)
         except _CONNECTION_ERRORS as exc:  # the database is away: workers back off and ask again
             raise Unavailable(f"the database is unavailable: {type(exc).__name__}: {exc}") from None
+        except asyncpg.PostgresError as exc:  # read-only, a full disk, no privilege: for good
+            refused = db.unwritable(exc, db.place(self.dsn))
+            if refused is None:
+                raise
+            raise refused from None
 
     async def claim(
         self,

@@ -17,7 +17,7 @@ from services.common.vocabulary import (  # noqa: F401  (the store's words, defi
     INFRA_FAILED,
     TIMED_OUT,
 )
-from services.store import audits, usage
+from services.store import audits, pagetokens, usage
 from services.store import tables as t
 from services.store.ids import kind_of, new_id
 from services.store.outputs import ImportProvenance
@@ -382,21 +382,12 @@ async def list_runs(session: AsyncSession, page_size: int, page_token: str, kind
             raise InvalidArgument(f"kind {kind!r}: expected run or import")
         query = query.where(t.Run.kind == kind)
     if page_token:
-        try:
-            stamp, _, last_id = (
-                base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)).decode().partition("/")
-            )
-            after = float(stamp)
-        except ValueError:
-            raise InvalidArgument(f"malformed page token {page_token!r}") from None
+        after, last_id = pagetokens.after_run(page_token)
         query = query.where((t.Run.create_time < after) | ((t.Run.create_time == after) & (t.Run.id < last_id)))
     runs = list((await session.execute(query)).scalars())
     more = len(runs) > page_size
     runs = runs[:page_size]
-    if not more:
-        return runs, ""
-    token = f"{runs[-1].create_time!r}/{runs[-1].id}".encode()
-    return runs, base64.urlsafe_b64encode(token).decode().rstrip("=")
+    return runs, (pagetokens.runs_token(runs[-1].create_time, runs[-1].id) if more else "")
 
 
 async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:

@@ -15,12 +15,45 @@ class StoreSettings:
     database_url: str
     #: Folder of the content-addressed blob store.
     blob_dir: Path
+    #: Where the URL came from, as a refusal names it: --database-url, HEMRA_DATABASE_URL,
+    #: HEMRA_DATABASE_URL_FILE=PATH or HEMRA_HOME=PATH.
+    source: str = "the database URL"
 
     @classmethod
     def from_env(cls, database_url: str | None = None, home: Path | None = None) -> "StoreSettings":
         home = home or hemra_home()
-        url = database_url or os.environ.get("HEMRA_DATABASE_URL") or _url_file() or f"sqlite:///{home / 'hemra.db'}"
-        return cls(database_url=_with_password(url), blob_dir=Path(os.environ.get("HEMRA_BLOB_DIR") or home / "blobs"))
+        url, source = _url(database_url)
+        return cls(
+            database_url=_with_password(url or f"sqlite:///{home / 'hemra.db'}"),
+            blob_dir=Path(os.environ.get("HEMRA_BLOB_DIR") or home / "blobs"),
+            source=source or f"HEMRA_HOME={home}",
+        )
+
+    @property
+    def in_home(self) -> bool:
+        """Whether the database is HEMRA_HOME's own SQLite file (no setting named a URL)."""
+        return self.source.startswith("HEMRA_HOME=")
+
+    def check(self) -> "StoreSettings":
+        """These settings when their URL is one the store can open; else one InvalidArgument
+        naming where the URL came from (before anything is opened or created)."""
+        from services.store import db  # not at import: a read served warm needs no SQLAlchemy
+
+        problem = db.url_problem(self.database_url)
+        if problem:
+            raise errors.InvalidArgument(f"{self.source}: {problem}")
+        return self
+
+
+def _url(given: str | None) -> tuple[str, str]:
+    """The database URL and where it came from ("" for neither: the default)."""
+    variable = os.environ.get("HEMRA_DATABASE_URL")
+    if given:  # the CLI passes HEMRA_DATABASE_URL through when no option named one
+        return given, "HEMRA_DATABASE_URL" if given == variable else "--database-url"
+    if variable:
+        return variable, "HEMRA_DATABASE_URL"
+    from_file = _url_file()
+    return from_file, f"HEMRA_DATABASE_URL_FILE={os.environ.get('HEMRA_DATABASE_URL_FILE')}" if from_file else ""
 
 
 def _url_file() -> str:
@@ -44,8 +77,12 @@ def _with_password(url: str) -> str:
     if not path:
         return url
     from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 
-    parsed = make_url(url)
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        return url  # malformed: StoreSettings.check says so, naming where it came from
     if parsed.password:
         return url
     try:

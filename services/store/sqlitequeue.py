@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from services.common.errors import Unavailable
-from services.store import queue, usage
+from services.store import db, queue, usage
 
 _PICK = """
 SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id
@@ -98,18 +98,21 @@ class FastQueue:
     async def _transaction(self, function, *args):
         try:
             return await self._in_thread(self._run, function, args)
-        except sqlite3.OperationalError as exc:  # locked past the busy timeout, or the file is gone
-            raise Unavailable(f"the database is unavailable: {exc}") from None
+        except sqlite3.OperationalError as exc:
+            # A full or read-only file system refuses for good; anything else (locked past the
+            # busy timeout, the file gone) may pass: workers back off and ask again.
+            raise db.unwritable(exc, self.path) or Unavailable(f"the database is unavailable: {exc}") from None
 
     def _run(self, function, args):
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
             result = function(conn, *args)
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself after some errors (a full disk)
+                conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
         return result
 
     def _connection(self) -> sqlite3.Connection:
