@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
+from services.common import parsing
 
 #: Where the executor keeps the files judges read among an attempt's artifacts:
 #: CAPTURE_ROOT/start/<path> when the agent started, CAPTURE_ROOT/end/<path> when it stopped.
@@ -290,7 +291,10 @@ def find(name_or_path: str, folder: Path) -> Path:
 def load(path: Path) -> Judge:
     """Read and check a judge file; JudgeFileError naming the file and the problem."""
     try:
-        data = tomllib.loads(path.read_text())
+        raw, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
+        data = parsing.load_toml(raw.decode("utf-8"), path)
+    except parsing.Unbounded as exc:
+        raise JudgeFileError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise JudgeFileError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
