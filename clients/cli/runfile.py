@@ -1,6 +1,5 @@
 """Run files (TOML) and the flags that replace or add to their values, merged into a RunSpec."""
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,18 +57,11 @@ class Flags:
 
 def read(path: Path) -> dict:
     try:
-        raw, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
-        data = parsing.load_toml(raw.decode("utf-8"), path)
+        data = parsing.read_toml(path)
     except FileNotFoundError:
         raise RunFileError(f"{path}: no such run file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise RunFileError(f"{path}: malformed TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise RunFileError(f"{path}: not UTF-8 text") from None
-    except parsing.Unbounded as exc:
+    except parsing.Unreadable as exc:
         raise RunFileError(str(exc)) from None
-    except OSError as exc:
-        raise RunFileError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     _check(path, data, KEYS, "")
     _check(path, data.get("sandbox", {}), SANDBOX_KEYS, "sandbox.")
     _check(path, data.get("verifier", {}), VERIFIER_KEYS, "verifier.")

@@ -18,7 +18,6 @@ import hashlib
 import json
 import math
 import re
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -291,14 +290,11 @@ def find(name_or_path: str, folder: Path) -> Path:
 def load(path: Path) -> Judge:
     """Read and check a judge file; JudgeFileError naming the file and the problem."""
     try:
-        raw, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
-        data = parsing.load_toml(raw.decode("utf-8"), path)
-    except parsing.Unbounded as exc:
+        data = parsing.read_toml(path)
+    except parsing.Unreadable as exc:
         raise JudgeFileError(str(exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise JudgeFileError(f"{path}: cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise JudgeFileError(f"{path}: not TOML: {exc}") from None
+    except OSError as exc:  # absent
+        raise JudgeFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         return _judge(data, path)
     except _Bad as exc:

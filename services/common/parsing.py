@@ -31,7 +31,11 @@ MAX_TOML_BYTES = 1024 * 1024
 _READ = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK  # O_NONBLOCK: a FIFO swapped in is not waited on
 
 
-class Unbounded(ValueError):
+class Unreadable(ValueError):
+    """A file that cannot be read as what it should be: one line naming it and why."""
+
+
+class Unbounded(Unreadable):
     """Input past one of the bounds: one line naming it and the bound."""
 
 
@@ -140,6 +144,29 @@ def load_toml(text: str, where, limit: int = MAX_TOML_BYTES, depth: int = MAX_DE
     if nesting(data) > depth:
         raise Unbounded(f"{where}: nested more than {depth} levels deep")
     return data
+
+
+def read_toml(path: Path) -> dict:
+    """The TOML file at `path` (a task, run, harness, judge or dataset file): a regular file
+    (a link is followed), bounded in size and nesting. Unreadable in one line naming the file
+    for anything but its absence (FileNotFoundError: the caller says what was looked for)."""
+    return read_toml_text(path)[1]
+
+
+def read_toml_text(path: Path) -> tuple[str, dict]:
+    """read_toml's text and table."""
+    try:
+        raw, _ = read_regular(path, MAX_TOML_BYTES, follow_links=True)
+        text = raw.decode("utf-8")
+        return text, load_toml(text, path)
+    except FileNotFoundError:
+        raise
+    except tomllib.TOMLDecodeError as exc:
+        raise Unreadable(f"{path}: malformed TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise Unreadable(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise Unreadable(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
 
 #: What the TOML scan stops at: quotes, comments, brackets, and what separates keys and values.

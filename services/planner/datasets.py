@@ -4,7 +4,6 @@ import fnmatch
 import hashlib
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,15 +175,10 @@ def _dataset_name(folder: Path) -> str:
     meta = folder / "dataset.toml"
     if meta.is_file():
         try:
-            raw, _ = parsing.read_regular(meta, parsing.MAX_TOML_BYTES, follow_links=True)
-            data = parsing.load_toml(raw.decode("utf-8"), meta)
-        except tomllib.TOMLDecodeError as exc:
-            raise PlanError(f"{meta}: malformed TOML: {exc}") from None
-        except UnicodeDecodeError:
-            raise PlanError(f"{meta}: not UTF-8 text") from None
-        except parsing.Unbounded as exc:
+            data = parsing.read_toml(meta)
+        except parsing.Unreadable as exc:
             raise PlanError(str(exc)) from None
-        except OSError as exc:
+        except OSError as exc:  # gone since it was seen
             raise PlanError(f"{meta}: cannot be read: {exc.strerror or exc}") from None
         if data.get("name"):
             return str(data["name"])

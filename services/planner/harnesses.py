@@ -3,7 +3,6 @@
 import hashlib
 import re
 import shlex
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,16 +59,10 @@ def resolve(ref: str, base: Path) -> LoadedHarness:
 
 def load(path: Path) -> LoadedHarness:
     try:
-        raw, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
-        text = raw.decode("utf-8")
-        data = parsing.load_toml(text, path)
-    except UnicodeDecodeError:
-        raise PlanError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"{path}: malformed TOML: {exc}") from None
-    except parsing.Unbounded as exc:
+        text, data = parsing.read_toml_text(path)
+    except parsing.Unreadable as exc:
         raise PlanError(str(exc)) from None
-    except OSError as exc:
+    except OSError as exc:  # absent
         raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     unknown = sorted(set(data) - KEYS)
     if unknown:
@@ -86,7 +79,7 @@ def load(path: Path) -> LoadedHarness:
     harness = LoadedHarness(
         harness_name=str(data.get("name") or path.stem),
         kind=kind,
-        digest="sha256:" + hashlib.sha256(raw).hexdigest(),
+        digest="sha256:" + hashlib.sha256(text.encode()).hexdigest(),
         source_text=text,
         agent=str(data.get("agent", "")),
         agent_version=str(data.get("version", "")),

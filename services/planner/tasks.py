@@ -3,7 +3,6 @@
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -187,18 +186,11 @@ def load_task(folder: Path) -> LoadedTask:
 
 def _read_toml(path: Path) -> dict:
     try:
-        data, _ = parsing.read_regular(path, parsing.MAX_TOML_BYTES, follow_links=True)
-        return parsing.load_toml(data.decode("utf-8"), path)
+        return parsing.read_toml(path)
     except FileNotFoundError:
         raise PlanError(f"{path}: missing (every task needs task.toml)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"{path}: malformed TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise PlanError(f"{path}: not UTF-8 text") from None
-    except parsing.Unbounded as exc:
+    except parsing.Unreadable as exc:
         raise PlanError(str(exc)) from None
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
 
 def _table(config: dict, key: str, folder: Path) -> dict:

@@ -219,7 +219,7 @@ async def test_calls_are_kept_byte_for_byte(tmp_path):
         (lambda t: t + '\n[prompt]\ntemplate = "Judge {answer}\\n{solution}"\n', "unknown placeholder {solution}"),
         (lambda t: t.replace('api_key_env = "JUDGE_KEY"', 'api_key_env = "sk-abc-123"'), "never its value"),
         (lambda t: t.split("[[criterion]]")[0], "needs at least one [[criterion]]"),
-        (lambda t: t + "\n[model]\n", "not TOML"),
+        (lambda t: t + "\n[model]\n", "malformed TOML"),
         (lambda t: t.replace('id = "judge-model-1"', 'id = "m"\nseed = 3'), "takes no seed"),
     ],
 )
