@@ -228,8 +228,8 @@ def worker(
         str,
         typer.Option(
             "--token-env",
-            help="Variable holding the worker token [default: HEMRA_WORKER_TOKEN, else HEMRA_TOKEN for a "
-            "deployment with one token].",
+            help="Variable holding the worker token (by default HEMRA_WORKER_TOKEN, else HEMRA_TOKEN for a "
+            "deployment with one token).",
             show_default=False,
         ),
     ] = "",
