@@ -117,7 +117,7 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
     RPC (services/common/access.py): else UNAUTHENTICATED (no token, or a wrong one) or
     PERMISSION_DENIED (one line: the RPC and whom it is for)."""
 
-    def __init__(self, credentials: "Credentials"):
+    def __init__(self, credentials: Credentials):
         self._credentials = credentials
 
     async def intercept_service(self, continuation, handler_call_details):
