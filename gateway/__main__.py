@@ -11,8 +11,15 @@ from gateway.app import create_app
 from gateway.frontdoor import build_front_door
 from gateway.security import LOOPBACK_HOSTS
 from gateway.server import start_http, stop_http, url_of
+from services import auth
 from services.common import transport
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
+from services.common.entry import (
+    add_auth_options,
+    add_expose_option,
+    check_listeners,
+    configure_logging,
+    credentials_of,
+)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -41,14 +48,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 async def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
-    token = token_of(args)
+    credentials = credentials_of(args, "gateway")
     configure_logging()
     tls = (args.tls_key.read_bytes(), args.tls_cert.read_bytes()) if args.tls_cert else None
     names = ("store", "planner", "importer", "scorer") if args.scorer else ("store", "planner", "importer")
     channels = {name: transport.channel(getattr(args, name)) for name in names}
-    store = transport.store(channels["store"], token)
+    store = transport.store(channels["store"], credentials.token(auth.SENDS["gateway"]))
     app = create_app(store, ui_dir=args.ui, allowed_hosts=None if args.expose else LOOPBACK_HOSTS)
-    door, door_port = build_front_door(channels, token, args.front_door, tls)
+    door, door_port = build_front_door(channels, credentials, args.front_door, tls)
     web = await start_http(app, args.listen)
     await transport.start(door)
     host, _ = transport.split_listen(args.front_door)

@@ -1,12 +1,14 @@
 """The gateway's gRPC front door: how the `hemra` CLI reaches a deployment (HEMRA_SERVER).
 
-One authenticated port (the deployment token on every call, TLS when given a certificate)
-that forwards the calls a user's commands make to the service that answers them: runs are
-planned by the planner, imports read by the importer, everything else read from the store.
-Who may call what is services/common/access.py's table: a caller here is a user, so what only
-workers and the deployment's own services may do (claim jobs, record results, restore rows)
-is refused, and a request naming a path on the server is refused unless the gateway was
-started with HEMRA_ALLOW_SERVER_PATHS=1 (a user sends contents). Requests pass through as
+One authenticated port (a user's token on every call, TLS when given a certificate) that
+forwards the calls a user's commands make to the service that answers them: runs are planned
+by the planner, imports read by the importer, everything else read from the store. Who may
+call what is services/common/access.py's table, enforced by the server's token interceptor
+(services/auth.py): a caller here is a user whatever token it holds, so what only workers and
+the deployment's own services may do (claim jobs, record results, restore rows) is refused.
+Calls go upstream with the gateway's own user token, so each service checks the table again.
+A request naming a path on the server is refused unless the gateway was started with
+HEMRA_ALLOW_SERVER_PATHS=1 (a user sends contents). Requests pass through as
 bytes, parsed only for the RPCs whose requests may name a path. The HTTP API stays read-only;
 this is the only way in that writes.
 """
@@ -16,7 +18,8 @@ import os
 
 import grpc
 
-from services.common import access, errors, transport
+from services import auth
+from services.common import access, transport
 
 logger = logging.getLogger(__name__)
 
@@ -27,13 +30,13 @@ UPSTREAM = {
     "hemra.v1.ScorerService": "scorer",
     "hemra.v1.StoreService": "store",
 }
-#: Who a caller of the front door is (one deployment token: every caller is a user).
+#: Who a caller of the front door is, whatever token it holds.
 ROLE = access.USER
 
 
 class FrontDoor(grpc.GenericRpcHandler):
-    """Forwards what access.RULES lets a user call to `channels[UPSTREAM[service]]` with the
-    deployment token; the caller's own token was checked by the server's interceptor before
+    """Forwards what access.RULES lets a user call to `channels[UPSTREAM[service]]` with `token`
+    (a user's); the caller's own token and role were checked by the server's interceptor before
     this runs. `allow_server_paths`: forward requests naming paths on the server too."""
 
     def __init__(self, channels: dict[str, grpc.aio.Channel], token: str, allow_server_paths: bool = False):
@@ -51,10 +54,7 @@ class FrontDoor(grpc.GenericRpcHandler):
         return self._handlers[method]
 
     def _forwarder(self, method: str) -> grpc.RpcMethodHandler:
-        try:
-            rule = access.check(method, ROLE)
-        except errors.PermissionDenied as exc:
-            return grpc.unary_unary_rpc_method_handler(_refuse(exc))
+        rule = access.check(method, ROLE)  # the interceptor refused whatever a user may not call
         service = method.lstrip("/").partition("/")[0]
         if UPSTREAM[service] not in self._channels:  # a gateway started without this service's address
             return grpc.unary_unary_rpc_method_handler(_unavailable(UPSTREAM[service]))
@@ -76,13 +76,6 @@ class FrontDoor(grpc.GenericRpcHandler):
         return grpc.unary_unary_rpc_method_handler(forward)
 
 
-def _refuse(exc: errors.HemraError):
-    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        raise exc
-
-    return refuse
-
-
 def _unavailable(name: str):
     async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         await context.abort(grpc.StatusCode.UNAVAILABLE, f"this deployment's gateway was started without --{name}")
@@ -100,20 +93,24 @@ def allow_server_paths_from_env() -> bool:
 
 def build_front_door(
     channels: dict[str, grpc.aio.Channel],
-    token: str,
+    credentials: auth.Credentials | str,
     listen: str,
     tls: tuple[bytes, bytes] | None = None,
     allow_server_paths: bool | None = None,
 ) -> tuple[grpc.aio.Server, int]:
-    """The front door's server (not started) and the port it bound; callers must present `token`.
-    `allow_server_paths` (default: HEMRA_ALLOW_SERVER_PATHS) forwards requests naming paths on
-    the server."""
+    """The front door's server (not started) and the port it bound. Callers must present a user's
+    token of `credentials` (a token alone: the deployment's one token), and are users whatever
+    else the token is; calls go upstream with the first. `allow_server_paths` (default:
+    HEMRA_ALLOW_SERVER_PATHS) forwards requests naming paths on the server."""
     if allow_server_paths is None:
         allow_server_paths = allow_server_paths_from_env()
     if allow_server_paths:
         logger.warning(
             "front door: requests naming paths on the server are forwarded (%s=1)", access.ALLOW_SERVER_PATHS_ENV
         )
-    server = transport.new_server(token, tuple(UPSTREAM))
-    server.add_generic_rpc_handlers((FrontDoor(channels, token, allow_server_paths),))
+    if isinstance(credentials, str):
+        credentials = auth.Credentials.single(credentials)
+    users = credentials.only(ROLE)
+    server = transport.new_server(users, tuple(UPSTREAM))
+    server.add_generic_rpc_handlers((FrontDoor(channels, users.token(ROLE), allow_server_paths),))
     return server, transport.bind(server, listen, tls)

@@ -1,8 +1,10 @@
 """The composition root: every service in this process, on loopback, over real gRPC channels
 (the embedded default). The only module that builds every server; the CLI and tests use it.
 
-Services still authenticate each other with a deployment token: a fresh random
-one per process unless a caller (hemra serve) passes the deployment's own.
+Services still authenticate each other: with one fresh random token (every role), made per
+process, unless a caller (hemra serve) passes the deployment's credentials. Every server here
+accepts all of them, and the process's own clients call as the admin (the deployment's own
+services, on the machine whose paths they are).
 """
 
 import contextlib
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import grpc
 
+from services import auth
 from services.common import errors, transport
 
 LOOPBACK = "127.0.0.1:0"
@@ -22,7 +25,7 @@ SERVICES = ("store", "planner", "importer", "scorer")
 @dataclass
 class Embedded:
     home: Path
-    token: str
+    credentials: auth.Credentials
     addresses: dict[str, str]
     store: transport.Client = None
     planner: transport.Client = None
@@ -32,6 +35,11 @@ class Embedded:
     remote = False
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
+
+    @property
+    def token(self) -> str:
+        """What this process's clients present: the admin's token."""
+        return self.credentials.token(auth.ADMIN)
 
     def channel(self, service: str) -> grpc.aio.Channel:
         channel = transport.channel(self.addresses[service])
@@ -48,7 +56,14 @@ class Embedded:
         from services.executor.server import build_executor
 
         server, port, worker = build_executor(
-            self.store, self.scorer, self.home, concurrency, LOOPBACK, run_id=run_id, token=self.token, **options
+            self.store,
+            self.scorer,
+            self.home,
+            concurrency,
+            LOOPBACK,
+            run_id=run_id,
+            credentials=self.credentials,
+            **options,
         )
         await self.start("executor", server, port)
         return worker
@@ -64,7 +79,7 @@ class Embedded:
 async def services(
     home: Path,
     database_url: str | None = None,
-    token: str | None = None,
+    credentials: auth.Credentials | None = None,
     store_listen: str = LOOPBACK,
     store_tls: tuple[bytes, bytes] | None = None,
     only: tuple[str, ...] = SERVICES,
@@ -74,7 +89,8 @@ async def services(
     a SQLite store that is not there is refused rather than created (with its folders).
 
     `store_listen` lets remote workers reach the store (hemra serve); everything
-    else stays on 127.0.0.1 with a free port.
+    else stays on 127.0.0.1 with a free port. `credentials`: what every server here accepts
+    (default: one fresh token for every role).
     """
     from services.store import db
     from services.store.server import build_server as build_store
@@ -92,29 +108,29 @@ async def services(
             "(this command creates none; hemra run or hemra import records the first)"
         )
     store = await Store.open(settings.database_url, settings.blob_dir)
-    embedded = Embedded(home, token or secrets.token_urlsafe(32), {})
+    embedded = Embedded(home, credentials or auth.Credentials.single(secrets.token_urlsafe(32)), {})
     scorer_servicer = None
     try:
-        await embedded.start("store", *build_store(store, LOOPBACK, embedded.token))
+        await embedded.start("store", *build_store(store, LOOPBACK, embedded.credentials))
         if store_listen != LOOPBACK:
-            server, port = build_store(store, store_listen, embedded.token, store_tls)
+            server, port = build_store(store, store_listen, embedded.credentials, store_tls)
             await embedded.start("store_public", server, port)
         embedded.store = transport.store(embedded.channel("store"), embedded.token)
         if "planner" in only or "importer" in only:  # the importer plans through the planner
             from services.planner.server import build_server as build_planner
 
-            await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.token))
+            await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.credentials))
             embedded.planner = transport.planner(embedded.channel("planner"), embedded.token)
         if "importer" in only:
             from services.importer.server import build_server as build_importer
 
-            importer = build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.token)
+            importer = build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.credentials)
             await embedded.start("importer", *importer)
             embedded.importer = transport.importer(embedded.channel("importer"), embedded.token)
         if "scorer" in only:
             from services.scorer.server import build_server as build_scorer
 
-            server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.token)
+            server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.credentials)
             await embedded.start("scorer", server, port)
             embedded.scorer = transport.scorer(embedded.channel("scorer"), embedded.token)
         yield embedded

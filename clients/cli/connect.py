@@ -1,7 +1,8 @@
 """Where a command's services are: embedded in this process (the default), or a deployment
 reached through its gateway's front door (HEMRA_SERVER, or --server). Through a server no
 command opens a database: everything travels over the front door, authenticated with the
-deployment token, and local folders a command names are sent as blobs."""
+user's token (HEMRA_TOKEN: the first, while two are given during a rotation), and local
+folders a command names are sent as blobs."""
 
 import contextlib
 import os
@@ -149,7 +150,8 @@ def _channel(address: str, tls: bool) -> grpc.aio.Channel:
 
 
 def _token() -> str:
-    """HEMRA_TOKEN, else the file HEMRA_TOKEN_FILE names (as the services read it), else HEMRA_HOME/token."""
+    """HEMRA_TOKEN, else the file HEMRA_TOKEN_FILE names (as the services read it), else HEMRA_HOME/token.
+    Of two (a rotation), the first is sent."""
     try:
         return auth.token_from_env(TOKEN_ENV)
     except auth.TokenError as exc:

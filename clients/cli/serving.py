@@ -119,7 +119,9 @@ def serve(
     token_env: Annotated[
         str,
         typer.Option(
-            "--token-env", help="Variable holding the deployment token (else HEMRA_HOME/token is used, made once)."
+            "--token-env",
+            help="Variable holding the user's token, or the one token for every role (else HEMRA_HOME/token is "
+            "used, made once); HEMRA_WORKER_TOKEN and HEMRA_ADMIN_TOKEN give the other roles their own.",
         ),
     ] = auth.DEFAULT_TOKEN_ENV,
 ) -> None:
@@ -150,9 +152,12 @@ async def _serve(
     concurrency: int, store_listen: str, tls, token_env: str, listen: str, ui: Path | None, expose: bool
 ) -> None:
     configure_logging()
-    token, source = auth.server_token(home(), token_env)
     try:
-        context = embedded.services(home(), database_url(), token, store_listen, tls)
+        credentials = auth.serve_credentials(home(), token_env)
+    except auth.TokenError as exc:
+        fail(str(exc))
+    try:
+        context = embedded.services(home(), database_url(), credentials, store_listen, tls)
         services = await context.__aenter__()
     except OSError as exc:
         fail(f"{exc} (is another hemra serve using it? pass --store-listen 127.0.0.1:0 for a second one)")
@@ -161,7 +166,7 @@ async def _serve(
         web = await _start_gateway(services, listen, ui, expose)
         where = (
             f"store for workers on {services.addresses.get('store_public', services.addresses['store'])}"
-            f"{' (TLS)' if tls else ''}, token from {source}"
+            f"{' (TLS)' if tls else ''}, {credentials.source}"
         )
         console.print(
             f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {url_of(web)}"
@@ -225,8 +230,14 @@ def worker(
     store: Annotated[str, typer.Option("--store", help="The store's HOST:PORT (hemra serve --store-listen).")],
     concurrency: Annotated[int, typer.Option("--concurrency", help="Attempts this worker works at once.")] = 1,
     token_env: Annotated[
-        str, typer.Option("--token-env", help="Variable holding the deployment token.")
-    ] = auth.DEFAULT_TOKEN_ENV,
+        str,
+        typer.Option(
+            "--token-env",
+            help="Variable holding the worker token (by default HEMRA_WORKER_TOKEN, else HEMRA_TOKEN for a "
+            "deployment with one token).",
+            show_default=False,
+        ),
+    ] = "",
     tls_ca: Annotated[Path | None, typer.Option("--tls-ca", help="PEM CA certificate: connect with TLS.")] = None,
     pool: Annotated[
         str, typer.Option("--pool", help="The executor pool whose runs this worker works (run --pool).")
@@ -238,33 +249,33 @@ def worker(
     if runspec.pool_error(pool):
         fail(f"--pool: {runspec.pool_error(pool)}")
     try:
-        token = auth.token_from_env(token_env)
+        tokens, token_env = auth.worker_tokens(token_env)
     except auth.TokenError as exc:
         fail(str(exc))
-    _worker(store, concurrency, token, token_env, tls_ca.read_bytes() if tls_ca else None, pool)
+    credentials = auth.Credentials.of_role(auth.WORKER, tokens, token_env)
+    _worker(store, concurrency, credentials, token_env, tls_ca.read_bytes() if tls_ca else None, pool)
 
 
 @command
-async def _worker(address: str, concurrency: int, token: str, token_env: str, ca: bytes | None, pool: str) -> None:
+async def _worker(
+    address: str, concurrency: int, credentials: auth.Credentials, token_env: str, ca: bytes | None, pool: str
+) -> None:
     configure_logging()
     channel = transport.channel(address, ca)
-    store = transport.store(channel, token)
-    try:
-        await store.FindMissingBlobs(spb.FindMissingBlobsRequest())
-    except errors.Unauthenticated:
-        fail(f"the store at {address} refused the token in {token_env}")
-    except errors.Unavailable as exc:
-        fail(f"cannot reach the store at {address}: {exc}", 1)
+    token = credentials.token(auth.WORKER)
+    await _check_worker_token(transport.store(channel, token), address, token_env)
     from services.executor.server import build_executor, lease_settings
     from services.scorer.server import build_server as build_scorer
 
     # Reached once, the store is ridden out when it restarts (the check above fails at once).
     store = transport.store(channel, token, ride_out=lease_settings()[0])
-    scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", token)
+    # Its own scorer and harness protocol, on loopback, take the worker's token.
+    scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", credentials)
     await transport.start(scorer_server)
     scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")
+    scorer = transport.scorer(scorer_channel, token)
     server, _, worker_ = build_executor(
-        store, transport.scorer(scorer_channel, token), home(), concurrency, "127.0.0.1:0", token=token, pool=pool
+        store, scorer, home(), concurrency, "127.0.0.1:0", credentials=credentials, pool=pool
     )
     await transport.start(server)
     console.print(f"hemra worker: working {address} (pool {pool}) with concurrency {concurrency}", highlight=False)
@@ -276,6 +287,21 @@ async def _worker(address: str, concurrency: int, token: str, token_env: str, ca
         await scorer_servicer.close()
         await scorer_channel.close()
         await channel.close()
+
+
+async def _check_worker_token(store: transport.Client, address: str, token_env: str) -> None:
+    """Exit with one line unless the store lets the token in as a worker's. Heartbeating no job
+    changes nothing: the store answers that there is no such job once it let the call in."""
+    try:
+        await store.HeartbeatJob(spb.HeartbeatJobRequest())
+    except errors.Unauthenticated:
+        fail(f"the store at {address} refused the token in {token_env}")
+    except errors.PermissionDenied as exc:
+        fail(f"the store at {address} refused the token in {token_env} to a worker ({exc}): set HEMRA_WORKER_TOKEN")
+    except errors.Unavailable as exc:
+        fail(f"cannot reach the store at {address}: {exc}", 1)
+    except (errors.NotFound, errors.LeaseLost):
+        return
 
 
 def health(

@@ -2,21 +2,24 @@
 request may name a path on the server. The one table the gateway's front door enforces
 (gateway/frontdoor.py); docs/trust-and-privacy.md ("Who may call what") shows it.
 
-Roles, with the credentials that exist today (one deployment token, services/auth.py):
-- user: a person's `hemra` command reaching a deployment through the front door. It sends
-  contents (blobs, SentFolder), never paths on the server.
-- worker: what works the queue: executors and scorers, `hemra worker` on other machines. They
-  hold the deployment token and call the store (and a scorer) directly, not the front door.
-- admin: the deployment's own services calling each other (the planner and importer record
-  runs, restore exports, pin task folders) and the embedded default (every service in the
-  `hemra` process, on the machine whose paths they are).
+Roles, each with a credential of its own (services/auth.py: HOLDS says who holds which):
+- user (HEMRA_TOKEN): a person's `hemra` command reaching a deployment through the front door.
+  It sends contents (blobs, SentFolder), never paths on the server. The gateway holds this
+  token too: it forwards users' calls with it, so each service enforces this table again.
+- worker (HEMRA_WORKER_TOKEN): what works the queue: executors and scorers, `hemra worker` on
+  other machines. They call the store (and a scorer) directly, not the front door.
+- admin (HEMRA_ADMIN_TOKEN): the deployment's own services calling each other (the planner and
+  importer record runs, restore exports, pin task folders) and the embedded default (every
+  service in the `hemra` process, on the machine whose paths they are).
 - harness: one attempt's harness, with that attempt's own token (services/executor/protocol.py).
-A holder of the deployment token who calls a service directly is every role but harness;
-through the front door, only user. Separate credentials per role can map onto these rows.
+Every service's interceptor checks the caller's role against this table (services/auth.py);
+the front door takes users' tokens only, and also refuses requests naming server paths. A
+deployment with one token (HEMRA_TOKEN alone) makes it every role: whoever holds it and reaches
+a service's port directly can act as a worker or an admin; through the front door, as a user.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from google.protobuf import descriptor_pool, message_factory
@@ -133,15 +136,16 @@ RULES: dict[str, Rule] = {
     **_rpc("ScorerService", ScoreAttempt=_WORKERS, JudgeAttempt=_WORKERS, JudgeRun=_USERS),
     **_rpc(
         "StoreService",
-        # reads: what `runs`, `show`, `compare`, `export` and `run`'s progress ask
+        # reads: what `runs`, `show`, `compare`, `export` and `run`'s progress ask; a scorer
+        # (a worker) reads a run's attempts, their tasks and events to judge them
         GetRun=_ANYONE,
+        ListAttempts=_ANYONE,
+        GetTask=_ANYONE,
+        ListEvents=_ANYONE,
         ListRuns=_USERS,
         GetRunReport=_USERS,
         CompareSides=_USERS,
-        ListAttempts=_USERS,
         GetAttempt=_USERS,
-        GetTask=_USERS,
-        ListEvents=_USERS,
         ListDatasets=_USERS,
         ListTasks=_USERS,
         ListHarnesses=_USERS,
@@ -189,14 +193,16 @@ CONTRACTS = (
 )
 
 
-def check(method: str, role: str) -> Rule:
-    """The rule of `method` when `role` may call it; PermissionDenied in one line otherwise."""
+def check(method: str, roles: str | Iterable[str]) -> Rule:
+    """The rule of `method` when one of `roles` (a caller's: one, or every role of a deployment
+    with one token) may call it; PermissionDenied in one line otherwise."""
+    roles = {roles} if isinstance(roles, str) else set(roles)
     rule = RULES.get(method)
     if rule is None:
         raise errors.PermissionDenied(f"{method.lstrip('/')}: not an RPC HEMRA serves to anyone")
-    if role not in rule.roles:
+    if not roles & rule.roles:
         allowed = ", ".join(sorted(rule.roles))
-        raise errors.PermissionDenied(f"{method.lstrip('/')} is for {allowed}, not for a {role}")
+        raise errors.PermissionDenied(f"{method.lstrip('/')} is for {allowed}, not for a {' or '.join(sorted(roles))}")
     return rule
 
 

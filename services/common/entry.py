@@ -17,7 +17,8 @@ def add_auth_options(parser: argparse.ArgumentParser) -> None:
         "--token-env",
         default=auth.DEFAULT_TOKEN_ENV,
         metavar="NAME",
-        help="environment variable holding the deployment token (default %(default)s)",
+        help="environment variable holding the user's token, or the deployment's one token (default %(default)s); "
+        "HEMRA_WORKER_TOKEN and HEMRA_ADMIN_TOKEN hold the others (each also as NAME_FILE)",
     )
 
 
@@ -40,13 +41,22 @@ def check_listeners(parser: argparse.ArgumentParser, args: argparse.Namespace, *
             parser.exit(2, f"error: {exc}\n")
 
 
-def token_of(args: argparse.Namespace) -> str:
-    """The deployment token, or exit 2 with one line saying which variable to set."""
+def credentials_of(args: argparse.Namespace, service: str) -> auth.Credentials:
+    """The tokens `service` holds (auth.HOLDS), or exit 2 with one line saying which variable to
+    set. A deployment with one token for every role still works, with a warning."""
     try:
-        return auth.token_from_env(args.token_env)
+        credentials = auth.credentials_from_env(auth.HOLDS[service], args.token_env)
     except auth.TokenError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    if credentials.shared:
+        logging.getLogger("hemra.auth").warning(
+            "%s: one token (%s) for every role: whoever holds it can also work the queue and record runs; "
+            "set HEMRA_WORKER_TOKEN and HEMRA_ADMIN_TOKEN to give each role its own (docs/deploy.md)",
+            service,
+            args.token_env,
+        )
+    return credentials
 
 
 def configure_logging() -> None:

@@ -188,14 +188,17 @@ def _guard(handler, name: str, translate=None):
 
 
 def new_server(
-    token: str = "", services: tuple[str, ...] = (), translate=None, interceptors: tuple = ()
+    credentials: auth.Credentials | str = "", services: tuple[str, ...] = (), translate=None, interceptors: tuple = ()
 ) -> grpc.aio.Server:
     """A server whose every call goes through the error boundary (with `translate`, see
-    ErrorInterceptor) and, given a token, is refused without it (see services/auth.py). It
-    serves grpc.health.v1 and reflection for `services` (full names), NOT_SERVING until
-    `server.health.serving()` (services/common/health.py). `interceptors` see each call
-    once it is let in."""
-    auth_ = [auth.TokenInterceptor(token)] if token else []
+    ErrorInterceptor) and, given credentials (a token alone: one token for every role), is let
+    in only with a token they hold whose role may call the RPC (services/auth.py). It serves
+    grpc.health.v1 and reflection for `services` (full names), NOT_SERVING until
+    `server.health.serving()` (services/common/health.py). `interceptors` see each call once
+    it is let in."""
+    if isinstance(credentials, str):
+        credentials = auth.Credentials.single(credentials) if credentials else None
+    auth_ = [auth.TokenInterceptor(credentials)] if credentials else []
     gate = health.ReadinessGate()
     errors_ = ErrorInterceptor(translate)
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[*auth_, gate, *interceptors, errors_])

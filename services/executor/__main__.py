@@ -4,8 +4,15 @@ import argparse
 import asyncio
 import signal
 
+from services import auth
 from services.common import runspec, transport
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, configure_logging, token_of
+from services.common.entry import (
+    add_auth_options,
+    add_expose_option,
+    check_listeners,
+    configure_logging,
+    credentials_of,
+)
 from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
 from services.executor import sandboxes
@@ -39,7 +46,8 @@ async def main(argv: list[str] | None = None) -> None:
         parser.exit(
             2, f"error: --concurrency must be from 1 to {BOUNDS['concurrency'][1]:,} (got {args.concurrency:,})\n"
         )
-    token = token_of(args)
+    credentials = credentials_of(args, "executor")
+    token = credentials.token(auth.SENDS["executor"])
     configure_logging()
     store_channel, scorer_channel = transport.channel(args.store), transport.channel(args.scorer)
     server, port, worker = build_executor(
@@ -49,7 +57,7 @@ async def main(argv: list[str] | None = None) -> None:
         hemra_home(),
         args.concurrency,
         args.listen,
-        token=token,
+        credentials=credentials,
         pool=args.pool,
     )
     await transport.start(server, ready=lambda: sandboxes.backend_state(args.sandbox))

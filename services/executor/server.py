@@ -10,6 +10,7 @@ import grpc
 from hemra.v1 import executor_service_pb2 as epb
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
+from services import auth
 from services.common import transport
 from services.executor import attempt, sandboxes, workdirs
 from services.executor.protocol import Grants, HarnessServicer
@@ -52,13 +53,13 @@ def build_executor(
     run_id: str = "",
     lease_secs: float | None = None,
     heartbeat_secs: float | None = None,
-    token: str = "",
+    credentials: auth.Credentials | str = "",
     pool: str = "",
 ) -> tuple[grpc.aio.Server, int, Worker]:
     """The server (not started), its port, and the worker that works the queue once run.
 
     The harness protocol on it is served to harnesses with per-attempt tokens;
-    ExecutorService needs the deployment token when one is given.
+    ExecutorService needs a token of `credentials` when they are given.
     """
     workdirs.remove_orphans(home)
     # The engine's SDK blocks, so the sweep has a thread of its own and serving does not wait
@@ -66,7 +67,7 @@ def build_executor(
     threading.Thread(target=sandboxes.remove_orphans, name="hemra-orphans").start()
     default_lease, default_heartbeat = lease_settings()
     lease_secs, heartbeat_secs = lease_secs or default_lease, heartbeat_secs or default_heartbeat
-    server = transport.new_server(token, (epb.DESCRIPTOR.services_by_name["ExecutorService"].full_name,))
+    server = transport.new_server(credentials, (epb.DESCRIPTOR.services_by_name["ExecutorService"].full_name,))
     port = transport.bind(server, listen)
     host = advertised_host(listen)
     grants = Grants()

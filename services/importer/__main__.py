@@ -3,8 +3,9 @@
 import argparse
 import asyncio
 
+from services import auth
 from services.common import transport
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, credentials_of, serve_forever
 from services.importer.server import build_server
 
 
@@ -17,10 +18,11 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     check_listeners(parser, args)
-    token = token_of(args)
+    credentials = credentials_of(args, "importer")
+    token = credentials.token(auth.SENDS["importer"])
     store_channel, planner_channel = transport.channel(args.store), transport.channel(args.planner)
     server, port = build_server(
-        transport.store(store_channel, token), transport.planner(planner_channel, token), args.listen, token
+        transport.store(store_channel, token), transport.planner(planner_channel, token), args.listen, credentials
     )
     try:
         await serve_forever("importer", server, args.listen, port)

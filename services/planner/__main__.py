@@ -3,8 +3,9 @@
 import argparse
 import asyncio
 
+from services import auth
 from services.common import transport
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, credentials_of, serve_forever
 from services.common.settings import hemra_home
 from services.planner.server import build_server
 
@@ -23,9 +24,10 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     check_listeners(parser, args)
-    token = token_of(args)
+    credentials = credentials_of(args, "planner")
     channel = transport.channel(args.store)
-    server, port = build_server(transport.store(channel, token), hemra_home(), args.listen, token, args.build_images)
+    store = transport.store(channel, credentials.token(auth.SENDS["planner"]))
+    server, port = build_server(store, hemra_home(), args.listen, credentials, args.build_images)
     try:
         await serve_forever("planner", server, args.listen, port)
     finally:

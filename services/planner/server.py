@@ -6,15 +6,20 @@ import grpc
 
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
+from services import auth
 from services.common import transport
 from services.planner.servicer import PlannerServicer
 
 
 def build_server(
-    store, home: Path, listen: str = "127.0.0.1:0", token: str = "", build_images: bool = True
+    store,
+    home: Path,
+    listen: str = "127.0.0.1:0",
+    credentials: auth.Credentials | str = "",
+    build_images: bool = True,
 ) -> tuple[grpc.aio.Server, int]:
     """`store` is a services.common.transport store client: the planner never opens the database.
     Without `build_images` the executors build the task images their engines lack."""
-    server = transport.new_server(token, (ppb.DESCRIPTOR.services_by_name["PlannerService"].full_name,))
+    server = transport.new_server(credentials, (ppb.DESCRIPTOR.services_by_name["PlannerService"].full_name,))
     ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home, build_images), server)
     return server, transport.bind(server, listen)

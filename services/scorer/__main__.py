@@ -3,8 +3,9 @@
 import argparse
 import asyncio
 
+from services import auth
 from services.common import transport
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, credentials_of, serve_forever
 from services.scorer.server import build_server
 
 
@@ -16,11 +17,10 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     check_listeners(parser, args)
-    token = token_of(args)
+    credentials = credentials_of(args, "scorer")
     channel = transport.channel(args.store)
-    server, port, servicer = build_server(
-        transport.store(channel, token, ride_out=transport.STORE_RIDE_OUT), args.listen, token
-    )
+    store = transport.store(channel, credentials.token(auth.SENDS["scorer"]), ride_out=transport.STORE_RIDE_OUT)
+    server, port, servicer = build_server(store, args.listen, credentials)
     try:
         await serve_forever("scorer", server, args.listen, port)
     finally:

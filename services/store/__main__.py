@@ -6,7 +6,7 @@ NOT_SERVING, its calls answered UNAVAILABLE, until the schema is at head."""
 import argparse
 import asyncio
 
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, serve_forever, token_of
+from services.common.entry import add_auth_options, add_expose_option, check_listeners, credentials_of, serve_forever
 from services.store import db
 from services.store.server import build_server
 from services.store.service import Store
@@ -21,10 +21,10 @@ async def main(argv: list[str] | None = None) -> None:
     add_auth_options(parser)
     args = parser.parse_args(argv)
     check_listeners(parser, args)
-    token = token_of(args)
+    credentials = credentials_of(args, "store")
     settings = StoreSettings.from_env(args.database_url)
     store = await Store.open(settings.database_url, settings.blob_dir, migrate=False)
-    server, port = build_server(store, args.listen, token)
+    server, port = build_server(store, args.listen, credentials)
     try:
         await serve_forever("store", server, args.listen, port, ready=lambda: db.schema_state(settings.database_url))
     finally:

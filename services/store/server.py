@@ -4,6 +4,7 @@ import grpc
 
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
+from services import auth
 from services.common import transport
 from services.store import db
 from services.store.service import Store
@@ -13,13 +14,14 @@ from services.store.servicer import StoreServicer
 def build_server(
     store: Store,
     listen: str = "127.0.0.1:0",
-    token: str = "",
+    credentials: auth.Credentials | str = "",
     tls: tuple[bytes, bytes] | None = None,
     interceptors: tuple = (),
 ) -> tuple[grpc.aio.Server, int]:
-    """The server, not yet started, and the port it bound. With a token, callers must present
-    it; `interceptors` see each call after that check."""
+    """The server, not yet started, and the port it bound. With credentials (or one token),
+    callers must present a token they hold, of a role that may call the RPC; `interceptors`
+    see each call after that check."""
     service = spb.DESCRIPTOR.services_by_name["StoreService"].full_name
-    server = transport.new_server(token, (service,), translate=db.as_outage, interceptors=interceptors)
+    server = transport.new_server(credentials, (service,), translate=db.as_outage, interceptors=interceptors)
     spb_grpc.add_StoreServiceServicer_to_server(StoreServicer(store), server)
     return server, transport.bind(server, listen, tls)

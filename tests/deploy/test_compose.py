@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -23,6 +24,15 @@ from tests.importer.test_imports import unpack
 pytestmark = pytest.mark.slow
 DEPLOY = REPO / "deploy"
 TOKEN = "compose-test-token-0123456789abcdef"
+WORKER_TOKEN = "compose-test-worker-token-0123456789"
+ADMIN_TOKEN = "compose-test-admin-token-0123456789"
+#: Each secret file of the stack, and what it holds.
+SECRETS = {
+    "token": TOKEN,
+    "worker_token": WORKER_TOKEN,
+    "admin_token": ADMIN_TOKEN,
+    "db_password": "compose-test-password",
+}
 TASKS = ["-t", "reverse-lines", "-t", "fizzbuzz-limit", "-t", "csv-column-sum", "-t", "text-stats"]
 #: A program harness that takes its time (so faults land mid-run) and then does nothing.
 SLOW_HARNESS = (
@@ -41,7 +51,7 @@ class Stack(NamedTuple):
     front: str  # the front door's URL
     http: str  # the HTTP API's
     project: str
-    secrets: Path  # token, db_password
+    secrets: Path  # token, worker_token, admin_token, db_password
     work: Path  # the executors' work folder (owned by uid 10001)
     image: str
 
@@ -56,8 +66,8 @@ def stack(docker_engine, tmp_path_factory):
     _postgres_image()
     secrets = root / "secrets"
     secrets.mkdir()
-    (secrets / "token").write_text(TOKEN + "\n")
-    (secrets / "db_password").write_text("compose-test-password\n")
+    for name, value in SECRETS.items():
+        (secrets / name).write_text(value + "\n")
     for path in secrets.iterdir():
         path.chmod(0o644)  # the services run as uid 10001
     work = root / "work"
@@ -161,6 +171,87 @@ def test_stack_is_healthy_and_the_dashboard_is_served(stack):
     states = {c.Service: c.Health for c in compose.get_containers() if c.Service != "migrate"}
     assert set(states) == {"postgres", "store", "planner", "scorer", "importer", "executor", "gateway"}
     assert set(states.values()) == {"healthy"}, states
+
+
+def test_only_the_gateway_publishes_ports_and_the_store_is_on_the_internal_network_alone(stack):
+    published = {}
+    for container in stack.compose.get_containers(include_all=True):
+        ports = _inspect(container.Name, "{{json .NetworkSettings.Ports}}") or {}
+        published[container.Service] = {
+            f"{b['HostIp']}:{b['HostPort']}" for bindings in ports.values() for b in bindings or ()
+        }
+    assert published.pop("gateway") == {
+        f"127.0.0.1:{urlsplit(stack.front).port}",
+        f"127.0.0.1:{urlsplit(stack.http).port}",
+    }
+    assert all(not ports for ports in published.values()), published
+    internal = f"{stack.project}_internal"
+    networks = _inspect(f"{stack.project}-store-1", "{{json .NetworkSettings.Networks}}")
+    assert set(networks) == {internal}
+    assert set(_inspect(f"{stack.project}-postgres-1", "{{json .NetworkSettings.Networks}}")) == {internal}
+    assert _inspect(internal, "{{json .Internal}}", kind="network") is True
+
+
+def _inspect(name: str, template: str, kind: str = "container"):
+    found = subprocess.run(
+        ["docker", kind, "inspect", "-f", template, name], capture_output=True, text=True, check=True
+    )
+    return json.loads(found.stdout)
+
+
+#: Calls one RPC (bytes in, bytes out) with a token; prints OK, or the status's code and message.
+PROBE = """
+import sys, grpc
+address, method, token = sys.argv[1:]
+try:
+    grpc.insecure_channel(address).unary_unary(method)(b"", metadata=(("authorization", "Bearer " + token),), timeout=30)
+    print("OK")
+except grpc.RpcError as exc:
+    print(exc.code().name, exc.details())
+"""
+
+
+def _probe(stack: Stack, address: str, method: str, token: str) -> str:
+    """What `method` answers at `address`, called with `token` from inside the gateway's
+    container, on the stack's internal network (no service but the gateway publishes a port)."""
+    found = subprocess.run(
+        ["docker", "exec", f"{stack.project}-gateway-1", "python3", "-c", PROBE, address, method, token],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert found.returncode == 0, found.stderr[-2000:]
+    return found.stdout.strip()
+
+
+def test_each_role_its_own_token__users_claim_no_work_and_workers_import_nothing(stack):
+    store = "/hemra.v1.StoreService/"
+    refused = "PERMISSION_DENIED hemra.v1.StoreService/{} is for {}, not for a {}"
+    # A user's token at the store, as the front door forwards it: no claim.
+    assert _probe(stack, "store:7801", store + "ClaimJob", TOKEN) == refused.format("ClaimJob", "admin, worker", "user")
+    assert _probe(stack, "store:7801", store + "FindMissingBlobs", TOKEN) == "OK"
+    # A worker's: no import, no run recorded or restored; the importer holds no worker's token at all.
+    assert _probe(stack, "store:7801", store + "FindMissingBlobs", WORKER_TOKEN) == "OK"
+    for rpc in ("RecordRun", "RestoreRun"):
+        assert _probe(stack, "store:7801", store + rpc, WORKER_TOKEN) == refused.format(rpc, "admin", "worker")
+    unknown = "UNAUTHENTICATED missing or wrong HEMRA token"
+    assert _probe(stack, "importer:7805", "/hemra.v1.ImporterService/ImportResults", WORKER_TOKEN) == unknown
+    assert _probe(stack, "127.0.0.1:7800", "/hemra.v1.ImporterService/ImportResults", WORKER_TOKEN) == unknown
+    # The admin's token is let in where a worker's or a user's is not (pinning no folder pins nothing).
+    pin = "/hemra.v1.PlannerService/PinTasks"
+    assert _probe(stack, "planner:7802", pin, ADMIN_TOKEN) == "OK"
+    denied = "PERMISSION_DENIED hemra.v1.PlannerService/PinTasks is for admin, not for a user"
+    assert _probe(stack, "planner:7802", pin, TOKEN) == denied
+    # Each secret is in the containers that hold its role, and in no other.
+    for service, holds in (
+        ("gateway", {"token"}),
+        ("executor", {"worker_token"}),
+        ("planner", {"token", "admin_token"}),
+    ):
+        listed = subprocess.run(
+            ["docker", "exec", f"{stack.project}-{service}-1", "ls", "/run/secrets"], capture_output=True, text=True
+        )
+        assert set(listed.stdout.split()) == holds, service
 
 
 def test_run_report_compare_export_import_through_the_gateway(cli, tmp_path):
@@ -299,6 +390,10 @@ def test_wrong_or_missing_token_is_one_line(cli):
     assert "refused the token" in wrong.stderr
     missing = hemra({k: v for k, v in cli.items() if k != "HEMRA_TOKEN"}, "runs")
     assert missing.returncode == 2 and "needs the deployment token" in missing.stderr
+    # The front door takes users' tokens only.
+    for token in (WORKER_TOKEN, ADMIN_TOKEN):
+        other = hemra(dict(cli, HEMRA_TOKEN=token), "runs")
+        assert other.returncode == 2 and "refused the token" in other.stderr
 
 
 def _busy_executor(env: dict, run_id: str, project: str, timeout: float = 60) -> str:
@@ -408,13 +503,9 @@ def _chart_hosts(stack: Stack, objects: list[dict]) -> list[str]:
     addresses = {}
     for line in _docker_ps(f"label=com.docker.compose.project={stack.project}", "{{.Names}}"):
         service = line.removeprefix(f"{stack.project}-").rsplit("-", 1)[0]
-        inspected = subprocess.run(
-            ["docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", line],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        addresses[service] = inspected.stdout.strip()
+        addresses[service] = _inspect(line, "{{json .NetworkSettings.Networks}}")[f"{stack.project}_internal"][
+            "IPAddress"
+        ]
     hosts = []
     for service in test_helm.by_kind(objects, "Service"):
         component = service["spec"]["selector"]["app.kubernetes.io/component"]
@@ -424,7 +515,7 @@ def _chart_hosts(stack: Stack, objects: list[dict]) -> list[str]:
 
 def _docker_run(stack: Stack, workload: dict, spec: dict, container: dict, settings: dict, hosts: list) -> list:
     pod_security = spec["securityContext"]
-    command = ["--network", f"{stack.project}_default", *hosts, "--read-only"]
+    command = ["--network", f"{stack.project}_internal", *hosts, "--read-only"]
     command += ["--user", f"{pod_security['runAsUser']}:{pod_security['runAsGroup']}"]
     command += [f"--group-add={gid}" for gid in pod_security.get("supplementalGroups", [])]
     if any(source.get("configMapRef") for source in container.get("envFrom", [])):
@@ -437,9 +528,17 @@ def _docker_run(stack: Stack, workload: dict, spec: dict, container: dict, setti
         volume = volumes[mount["name"]]
         if "emptyDir" in volume:
             command += ["--tmpfs", f"{mount['mountPath']}:uid={pod_security['runAsUser']},mode=0755"]
-        elif "secret" in volume:  # the stack's secret files, where the chart mounts its Secrets
-            for item in volume["secret"]["items"]:
-                source = {"token": "token", "password": "db_password"}[item["path"]]
+        elif (
+            "secret" in volume or "projected" in volume
+        ):  # the stack's secret files, where the chart mounts its Secrets
+            sources = [volume] if "secret" in volume else volume["projected"]["sources"]
+            for item in (item for source in sources for item in source["secret"]["items"]):
+                source = {
+                    "token": "token",
+                    "worker-token": "worker_token",
+                    "admin-token": "admin_token",
+                    "password": "db_password",
+                }[item["path"]]
                 command += ["-v", f"{stack.secrets / source}:{mount['mountPath']}/{item['path']}:ro"]
         elif "hostPath" in volume:
             command += ["-v", f"{volume['hostPath']['path']}:{mount['mountPath']}"]

@@ -160,6 +160,7 @@ def test_helm3__refuses_what_helm4_refuses(sets, message):
         (["executorDefaults.sandbox=k8s-pod"], "at '/executorDefaults/sandbox'"),
         (["executorPools.m.sandbox=modal"], "modal.existingSecret: a modal pool needs the Secret"),
         (["token.value=hunter2"], "at '/token/value'"),
+        (["adminToken.value=hunter2"], "at '/adminToken/value'"),
         # A misspelt key at any level is refused, not ignored (the default would apply unseen).
         (["planner.replicass=3"], "at '/planner': additional properties 'replicass' not allowed"),
         (["imageTag=1.0"], "at '': additional properties 'imageTag' not allowed"),
@@ -590,7 +591,7 @@ def test_secrets__no_value_in_any_object_and_the_password_only_where_the_databas
                 # Secrets arrive as files or references, never as a literal value.
                 if any(word in env["name"] for word in ("PASSWORD", "SECRET", "TOKEN")):
                     assert env["name"].endswith("_FILE") or "valueFrom" in env, env
-    database_secret = "hemra-database" if len(secrets) == 1 else "evals-database"
+    database_secret = "hemra-database" if secrets else "evals-database"  # all-switches names every Secret
     holders = {
         component(w)
         for w, spec in pod_specs(objects)
@@ -635,20 +636,66 @@ def test_secrets__the_whole_database_url_from_a_secret():
     assert auth["spec"]["secretTargetRef"] == [{"parameter": "connection", "name": "hemra-database", "key": "url"}]
 
 
-def test_secrets__the_chart_makes_a_token_only_when_none_is_named():
-    [made] = by_kind(render("default"), "Secret")
-    assert made["metadata"]["name"] == "r1-hemra-token" and len(made["data"]["token"]) >= 48
-    # Uninstalling leaves it: clients and workers set up with it keep working on a reinstall.
-    assert made["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+def test_secrets__the_chart_makes_a_token_per_role_only_when_none_is_named():
+    made = by_kind(render("default"), "Secret")
+    assert [m["metadata"]["name"] for m in made] == ["r1-hemra-token", "r1-hemra-worker-token", "r1-hemra-admin-token"]
+    assert all(len(m["data"]["token"]) >= 48 for m in made)
+    assert len({m["data"]["token"] for m in made}) == 3
+    # Uninstalling leaves them: clients and workers set up with them keep working on a reinstall.
+    assert all(m["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"} for m in made)
     named = render("all-switches")
     assert by_kind(named, "Secret") == []
     mounted = {
-        v["secret"]["secretName"]
+        (source["secret"]["name"], source["secret"]["items"][0]["key"])
         for _, spec in pod_specs(named)
         for v in spec["volumes"]
-        if v["name"] == "token" and "secret" in v
+        if v["name"] == "tokens"
+        for source in v["projected"]["sources"]
     }
-    assert mounted == {"evals-token"}
+    assert mounted == {
+        ("evals-token", "deployment-token"),
+        ("evals-worker-token", "token"),
+        ("evals-admin-token", "admin"),
+    }
+    # One named, the others made.
+    made = by_kind(render("default", "workerToken.existingSecret=mine"), "Secret")
+    assert [m["metadata"]["name"] for m in made] == ["r1-hemra-token", "r1-hemra-admin-token"]
+
+
+#: The file of each role's token in a pod, and the variable naming it.
+TOKEN_FILES = {"user": "token", "worker": "worker-token", "admin": "admin-token"}
+FILE_VARIABLE = {
+    "token": "HEMRA_TOKEN_FILE",
+    "worker-token": "HEMRA_WORKER_TOKEN_FILE",
+    "admin-token": "HEMRA_ADMIN_TOKEN_FILE",
+}
+
+
+def test_secrets__each_role_token_only_in_the_pods_that_hold_the_role(objects):
+    """What services/auth.py says each service holds (HOLDS), and no more: the users' token
+    reaches no executor, the workers' no planner, importer or gateway, the admin's only the
+    planner, the importer and the store; the migrations none. Each file is named by its
+    variable (HEMRA_TOKEN_FILE, HEMRA_WORKER_TOKEN_FILE, HEMRA_ADMIN_TOKEN_FILE)."""
+    from services import auth
+
+    seen = set()
+    for workload, spec in pod_specs(objects):
+        name = component(workload)
+        service = "executor" if name.startswith("executor-") else name
+        expected = {TOKEN_FILES[role] for role in auth.HOLDS.get(service, ())}
+        assert (service in auth.HOLDS) == (name != "migrations"), name
+        volumes = [v for v in spec["volumes"] if v["name"] == "tokens"]
+        files = {item["path"] for v in volumes for s in v["projected"]["sources"] for item in s["secret"]["items"]}
+        assert files == expected, name
+        for container in spec["containers"]:
+            env = {e["name"]: e.get("value") for e in container.get("env", []) if e["name"] in FILE_VARIABLE.values()}
+            assert env == {FILE_VARIABLE[f]: f"/run/secrets/hemra/{f}" for f in files}, container["name"]
+            mounts = {m["mountPath"] for m in container.get("volumeMounts", []) if m["name"] == "tokens"}
+            assert mounts == ({"/run/secrets/hemra"} if files else set())
+        for container in spec.get("initContainers", []):  # waiting for the schema needs no token
+            assert not any(m["name"] == "tokens" for m in container.get("volumeMounts", []))
+        seen.add(service)
+    assert seen == {*auth.HOLDS, "migrations"}
 
 
 # --- network policy ---------------------------------------------------------------------------
@@ -753,7 +800,7 @@ def test_network__only_the_gateway_is_reachable_from_outside(objects):
 
 
 def test_network__only_the_store_and_the_migrations_reach_the_database(objects):
-    database = Peer(ip="10.20.0.5", port=5432 if len(by_kind(objects, "Secret")) == 1 else 6432)
+    database = Peer(ip="10.20.0.5", port=5432 if by_kind(objects, "Secret") else 6432)
     reach = {component(w) for w, _ in pod_specs(objects) if egress_allowed(objects, _pod_labels(w), database)}
     assert reach == {"store", "migrations"}
 

@@ -77,8 +77,27 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "postgresql://%s@%s:%v/%s?sslmode=%s" (urlquery $db.user) (required "database.host: where PostgreSQL is (the chart does not run one)" $db.host) $db.port $db.name $db.sslmode -}}
 {{- end -}}
 
+{{/* The roles whose tokens each component holds (services/auth.py HOLDS): the roles it is
+called as, and the one it calls the others as. */}}
+{{- define "hemra.holds" -}}
+{{- $holds := dict "store" (list "user" "worker" "admin") "planner" (list "user" "admin") "importer" (list "user" "admin")
+      "scorer" (list "user" "worker") "gateway" (list "user") "executor" (list "worker") -}}
+{{- toJson (index $holds .) -}}
+{{- end -}}
+
+{{/* A role's token: its values, its Secret ("<fullname>-token", "-worker-token",
+"-admin-token" unless named), its file in the pod and the variable naming that file. */}}
+{{- define "hemra.tokenValues" -}}
+{{- toJson (index .root.Values (index (dict "user" "token" "worker" "workerToken" "admin" "adminToken") .role)) -}}
+{{- end -}}
+
+{{- define "hemra.tokenFile" -}}
+{{- index (dict "user" "token" "worker" "worker-token" "admin" "admin-token") . -}}
+{{- end -}}
+
 {{- define "hemra.tokenSecret" -}}
-{{- .Values.token.existingSecret | default (printf "%s-token" (include "hemra.fullname" .)) -}}
+{{- $values := include "hemra.tokenValues" . | fromJson -}}
+{{- $values.existingSecret | default (printf "%s-%s" (include "hemra.fullname" .root) (include "hemra.tokenFile" .role)) -}}
 {{- end -}}
 
 {{- define "hemra.serviceAccount" -}}
@@ -89,13 +108,21 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- end -}}
 
-{{/* Secrets are files (HEMRA_TOKEN_FILE, HEMRA_DATABASE_PASSWORD_FILE), never variables. */}}
+{{/* Secrets are files (HEMRA_TOKEN_FILE, HEMRA_WORKER_TOKEN_FILE, HEMRA_ADMIN_TOKEN_FILE,
+HEMRA_DATABASE_PASSWORD_FILE), never variables. A pod gets the tokens of the roles its
+component holds, and no other: one volume of them, /run/secrets/hemra. */}}
 {{- define "hemra.tokenVolume" -}}
-- name: token
-  secret:
-    secretName: {{ include "hemra.tokenSecret" . }}
-    items: [{key: {{ .Values.token.key | quote }}, path: token}]
+{{- $root := .root -}}
+- name: tokens
+  projected:
     defaultMode: 0440
+    sources:
+      {{- range include "hemra.holds" .component | fromJsonArray }}
+      {{- $role := dict "root" $root "role" . }}
+      - secret:
+          name: {{ include "hemra.tokenSecret" $role }}
+          items: [{key: {{ (include "hemra.tokenValues" $role | fromJson).key | quote }}, path: {{ include "hemra.tokenFile" . }}}]
+      {{- end }}
 {{- end -}}
 
 {{- define "hemra.databaseVolume" -}}
@@ -112,8 +139,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "hemra.env" -}}
-- name: HEMRA_TOKEN_FILE
-  value: /run/secrets/hemra/token
+{{- range include "hemra.holds" . | fromJsonArray }}
+- name: {{ index (dict "user" "HEMRA_TOKEN_FILE" "worker" "HEMRA_WORKER_TOKEN_FILE" "admin" "HEMRA_ADMIN_TOKEN_FILE") . }}
+  value: /run/secrets/hemra/{{ include "hemra.tokenFile" . }}
+{{- end }}
 {{- end -}}
 
 {{- define "hemra.databaseEnv" -}}
@@ -129,7 +158,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "hemra.tokenMount" -}}
-- {name: token, mountPath: /run/secrets/hemra, readOnly: true}
+- {name: tokens, mountPath: /run/secrets/hemra, readOnly: true}
 {{- end -}}
 
 {{- define "hemra.databaseMount" -}}
