@@ -9,7 +9,7 @@ import sys
 import grpc
 
 from services import auth
-from services.common import transport
+from services.common import errors, transport
 
 
 def add_auth_options(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +57,17 @@ def credentials_of(args: argparse.Namespace, service: str) -> auth.Credentials:
             args.token_env,
         )
     return credentials
+
+
+def run(main) -> None:
+    """asyncio.run(main()) for a service's own process: a HemraError that stops it before or
+    while it serves (a malformed database URL, a store that cannot write) is one line on stderr
+    and exit status 2 for what the operator gave, 1 otherwise, never a traceback."""
+    try:
+        asyncio.run(main())
+    except errors.HemraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2 if isinstance(exc, (errors.InvalidArgument, errors.NotFound)) else 1) from None
 
 
 def configure_logging() -> None:

@@ -12,6 +12,7 @@ from services.common.entry import (
     check_listeners,
     configure_logging,
     credentials_of,
+    run,
 )
 from services.common.runspec import BOUNDS
 from services.common.settings import hemra_home
@@ -79,4 +80,4 @@ async def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run(main)

@@ -1,11 +1,17 @@
 """Run the importer service alone: python -m services.importer --store HOST:PORT --planner HOST:PORT."""
 
 import argparse
-import asyncio
 
 from services import auth
 from services.common import transport
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, credentials_of, serve_forever
+from services.common.entry import (
+    add_auth_options,
+    add_expose_option,
+    check_listeners,
+    credentials_of,
+    run,
+    serve_forever,
+)
 from services.importer.server import build_server
 
 
@@ -32,4 +38,4 @@ async def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run(main)

@@ -1,11 +1,17 @@
 """Run the scorer service alone: python -m services.scorer --store 127.0.0.1:7801."""
 
 import argparse
-import asyncio
 
 from services import auth
 from services.common import transport
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, credentials_of, serve_forever
+from services.common.entry import (
+    add_auth_options,
+    add_expose_option,
+    check_listeners,
+    credentials_of,
+    run,
+    serve_forever,
+)
 from services.scorer.server import build_server
 
 
@@ -29,4 +35,4 @@ async def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run(main)

@@ -4,9 +4,15 @@ It never migrates the database (`hemra db upgrade` does, once per deployment): i
 NOT_SERVING, its calls answered UNAVAILABLE, until the schema is at head."""
 
 import argparse
-import asyncio
 
-from services.common.entry import add_auth_options, add_expose_option, check_listeners, credentials_of, serve_forever
+from services.common.entry import (
+    add_auth_options,
+    add_expose_option,
+    check_listeners,
+    credentials_of,
+    run,
+    serve_forever,
+)
 from services.store import db
 from services.store.server import build_server
 from services.store.service import Store
@@ -22,7 +28,7 @@ async def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     check_listeners(parser, args)
     credentials = credentials_of(args, "store")
-    settings = StoreSettings.from_env(args.database_url)
+    settings = StoreSettings.from_env(args.database_url).check()
     store = await Store.open(settings.database_url, settings.blob_dir, migrate=False)
     server, port = build_server(store, args.listen, credentials)
     try:
@@ -32,4 +38,4 @@ async def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run(main)

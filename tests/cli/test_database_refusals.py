@@ -70,6 +70,31 @@ def test_malformed_database_url_in_a_secret_file__named_by_its_variable(cli, tmp
     )
 
 
+def test_malformed_database_url__the_store_service_alone_says_one_line(tmp_path):
+    """`python -m services.store` (a deployment's store) ended in a ValueError traceback."""
+    import subprocess
+    import sys
+
+    env = {"PATH": os.environ["PATH"], "HEMRA_HOME": str(tmp_path), "HEMRA_TOKEN": "t" * 32}
+    result = subprocess.run(
+        [sys.executable, "-m", "services.store", "--listen", "127.0.0.1:0"],
+        env={
+            **env,
+            "HEMRA_DATABASE_URL": "postgresql://hemra:s3cret@[::1/hemra",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    errors = [line for line in result.stderr.splitlines() if "WARNING" not in line and "one token" not in line]
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert errors == [
+        "error: HEMRA_DATABASE_URL: not a database URL the store can open "
+        "(expected sqlite:///PATH or postgresql://USER@HOST:PORT/DATABASE)"
+    ], result.stderr
+
+
 def test_read_command_on_a_sqlite_file_that_is_not_there__refused_nothing_created(cli, tmp_path, monkeypatch):
     missing = tmp_path / "no" / "such" / "dir" / "x.db"
     monkeypatch.chdir(tmp_path)
