@@ -21,7 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from services import digests
-from services.environments.engine import client, docker_errors, limits
+from services.environments.engine import client, container_labels, docker_errors, limits
 from services.environments.errors import SandboxError
 from services.environments.images import LABEL_TASK, ensure_image
 
@@ -192,7 +192,7 @@ def audit_image(result: TaskAudit, task, image: str, timeout: float = TASK_TIMEO
             working_dir=task.environment.workdir or "/",
             hostname="hemra",
             environment=dict(task.environment.env),
-            labels={LABEL_AUDIT: task.digest, LABEL_TASK: task.digest},
+            labels={LABEL_AUDIT: task.digest, LABEL_TASK: task.digest, **container_labels()},
             host_config=api.create_host_config(network_mode="none", init=True, **_limits(task)),
         )["Id"]
     except errors.APIError as exc:

@@ -2,9 +2,27 @@
 to build task images and to run their containers."""
 
 import os
+import socket
 import threading
+import uuid
 
 from services.environments.errors import SandboxError
+
+#: The labels every container HEMRA starts carries (container_labels): whose it is, so that a
+#: process's own leftovers are found (and removed) by a later one, and never another's.
+LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID = "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid"
+#: The stable identity of the executor (or CLI) that started the container: HEMRA_EXECUTOR_ID
+#: when set, else the host's name. A restarted executor has the same owner; the executors
+#: sharing one engine (compose, one container each) have each their own.
+LABEL_OWNER = "hemra.owner"
+OWNER_VAR = "HEMRA_EXECUTOR_ID"
+#: The process's start time (processes.start_time): with its pid, it tells that process from a
+#: later one given the same pid (in a restarted container, a health check's).
+LABEL_STARTED = "hemra.started"
+#: This process's own mark: a restarted executor container has the same host name and often
+#: the same pid as the one before it, whose containers are orphans all the same.
+LABEL_INSTANCE = "hemra.instance"
+INSTANCE = uuid.uuid4().hex
 
 _client = None
 _client_lock = threading.Lock()
@@ -26,6 +44,27 @@ def client():
                 raise SandboxError(f"no Docker engine answers: {exc} (see docs/sandboxes.md)") from None
             _client = candidate
     return _client
+
+
+def owner() -> str:
+    """This process's stable identity among those sharing the engine (LABEL_OWNER)."""
+    return os.environ.get(OWNER_VAR, "").strip() or socket.gethostname()
+
+
+def container_labels() -> dict[str, str]:
+    """The labels naming this process on every container it starts (its owner, host, pid,
+    start time and instance): what the start-up sweep (sandboxes/docker.remove_orphans) reads."""
+    from services.executor import processes  # a leaf module: no import cycle
+
+    host, pid = socket.gethostname(), os.getpid()
+    return {
+        LABEL_OWNER: owner(),
+        LABEL_EXECUTOR: f"{host}:{pid}",
+        LABEL_HOST: host,
+        LABEL_PID: str(pid),
+        LABEL_STARTED: processes.start_time(pid),
+        LABEL_INSTANCE: INSTANCE,
+    }
 
 
 def docker_errors():

@@ -133,7 +133,10 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
         await _note_relay_usage(sandbox, events)
         captured += await _capture(job, deps, sandbox, "end")
         try:
-            verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox, events), control, sandbox)
+            # Held before anything else is recorded of it: a failure from here on (an event the
+            # store did not take) still tears its container down in the `finally` below.
+            verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox), control, sandbox)
+            await _note_verifier_sandbox(isolation, verifier_box, events)
             score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
         except blame.AgentFault as exc:  # what the agent left keeps the verifier from running at all
             verifier_box = verifier_box or sandbox
@@ -179,13 +182,25 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
     finally:
         heartbeat.cancel()
         try:
-            for box in {verifier_box, sandbox} - {None}:
-                await box.teardown()
+            await _teardown(verifier_box, sandbox)
         except BaseException:
             if next_job is not None:  # not left to its lease: nobody will work it
                 await release(deps, next_job)
             raise
     return next_job
+
+
+async def _teardown(*boxes: Sandbox | None) -> None:
+    """Tear each sandbox down whatever the others' teardown did (none is left behind for
+    another's failure); the first failure is raised once all were tried."""
+    failure: BaseException | None = None
+    for box in dict.fromkeys(box for box in boxes if box is not None):
+        try:
+            await box.teardown()
+        except BaseException as exc:
+            failure = failure or exc
+    if failure is not None:
+        raise failure
 
 
 async def _infrastructure_failure(job, deps: Deps, events: EventLog, exc: Exception, failure, started, claim_next):
@@ -320,15 +335,16 @@ def _isolation(job) -> str:
     )
 
 
-async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox, events: EventLog) -> Sandbox:
+async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox) -> Sandbox:
     """Where the verifier runs: a fresh sandbox holding only the agent's workspace and logs,
     or (shared) the agent's own, now without any of its processes."""
-    workdir = job.task.environment.workdir or "/"
     if isolation == "fresh":
-        box = await sandbox.fresh(carried(workdir))
-    else:
-        box = sandbox
-        await box.reopen()
+        return await sandbox.fresh(carried(job.task.environment.workdir or "/"))
+    await sandbox.reopen()
+    return sandbox
+
+
+async def _note_verifier_sandbox(isolation: str, box: Sandbox, events: EventLog) -> None:
     await events.emit_own(event("status", "verifier_sandbox", isolation=isolation))
     if box.not_carried:
         await events.emit_own(
@@ -339,7 +355,6 @@ async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox, events: Event
                 message="the agent replaced these folders with a link or a file: the verifier gets them empty",
             )
         )
-    return box
 
 
 async def _note_oom(job, sandbox: Sandbox, events: EventLog) -> None:

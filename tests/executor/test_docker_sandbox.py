@@ -97,6 +97,7 @@ async def test_container__limits_labels_and_no_network(tmp_path, docker_engine):
         labels = info["Config"]["Labels"]
         assert labels["hemra.attempt"] == box.attempt_id
         assert labels["hemra.executor"] == f"{socket.gethostname()}:{os.getpid()}"
+        assert labels["hemra.owner"] == sandbox_module.owner()
         with socket.socket() as listener:  # a service on the host's loopback stays unreachable
             listener.bind(("127.0.0.1", 0))
             listener.listen()
@@ -378,7 +379,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     host = socket.gethostname()
     labels = {}
     # An earlier incarnation with this very pid (a restarted container) left one too: an orphan.
-    mine = sandbox_module.executor_labels()["hemra.instance"]
+    mine = sandbox_module.container_labels()["hemra.instance"]
     parent = os.getppid()
     # A restarted container numbers its processes afresh: a process now running under an
     # earlier executor's pid (here the parent, but started at another time) is not that executor.
@@ -389,32 +390,40 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
         ("reused pid", parent, "", str(int(processes.start_time(parent)) + 1)),
         ("earlier", os.getpid(), "an-earlier-process", processes.start_time(os.getpid())),
         ("mine", os.getpid(), mine, processes.start_time(os.getpid())),
+        ("another owner's", dead.pid, "", ""),
+        ("before owners", dead.pid, "", ""),  # labelled by an earlier HEMRA: this host's
     ):
         labels[who] = {
             "hemra.attempt": f"orphan-{who}",
+            # Several executors share one engine (compose): another's are never swept, dead or not.
+            "hemra.owner": "another-executor" if who == "another owner's" else sandbox_module.owner(),
             "hemra.host": host,
             "hemra.pid": str(pid),
             "hemra.started": started,
             "hemra.executor": f"{host}:{pid}",
             "hemra.instance": instance,
         }
+        if who == "before owners":
+            del labels[who]["hemra.owner"]
     with labelled_containers(docker_engine, labels, start=True) as made:
         removed = set(sandbox_module.remove_orphans())
         assert {who for who, container_id in made.items() if container_id in removed} == {
             "dead",
             "reused pid",
             "earlier",
+            "before owners",
         }
         assert docker_engine.api.containers(all=True, filters={"id": made["dead"]}) == []
         assert docker_engine.api.containers(all=True, filters={"id": made["alive"]}) != []
+        assert docker_engine.api.containers(all=True, filters={"id": made["another owner's"]}) != []
 
 
 def test_remove_own__an_executor_on_its_way_out_removes_its_own_containers_only(docker_engine):
     from services.executor import sandboxes
 
     labels = {
-        "own": sandbox_module.executor_labels(),
-        "another executor's": {**sandbox_module.executor_labels(), "hemra.instance": "another-process"},
+        "own": sandbox_module.container_labels(),
+        "another executor's": {**sandbox_module.container_labels(), "hemra.instance": "another-process"},
     }
     labels = {who: {"hemra.attempt": f"left-{uuid.uuid4().hex[:6]}", **these} for who, these in labels.items()}
     with labelled_containers(docker_engine, labels) as made:

@@ -7,10 +7,11 @@ the harness logged outlives the container and the verifier's files are read with
 round trip through the engine. Every other path lives in the container's own file
 system and is reached through the engine's archive API. Commands run with `docker exec`.
 
-Containers carry labels naming the attempt and the executor process (host and pid);
-an executor that starts removes the containers of this host's executors that no longer
-run. The SDK is blocking, so every call runs in a thread; long streams get threads of
-their own so they never hold the event loop's shared pool.
+Containers carry labels naming the attempt, the executor's stable identity (its owner)
+and its process (host, pid, start time); an executor that starts removes the containers of
+its owner's earlier processes that no longer run, never another owner's. The SDK is
+blocking, so every call runs in a thread; long streams get threads of their own so they
+never hold the event loop's shared pool.
 """
 
 import asyncio
@@ -30,7 +31,20 @@ from pathlib import Path
 
 from services.common.blame import AgentFault
 from services.environments.capabilities import ENFORCES
-from services.environments.engine import client, docker_errors, limits
+from services.environments.engine import (
+    INSTANCE,
+    LABEL_ATTEMPT,
+    LABEL_HOST,
+    LABEL_INSTANCE,
+    LABEL_OWNER,
+    LABEL_PID,
+    LABEL_STARTED,
+    client,
+    container_labels,
+    docker_errors,
+    limits,
+    owner,
+)
 from services.environments.images import LABEL_TASK, ensure_image
 from services.executor import processes
 from services.executor.sandboxes import docker_configured, safefs
@@ -46,14 +60,6 @@ _LOG_DIRS = ("logs/agent", "logs/verifier", "logs/artifacts")
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: Every process a command starts inherits this variable; a timeout kills them all by it.
 MARKER_VAR = "HEMRA_EXEC_ID"
-LABEL_ATTEMPT, LABEL_EXECUTOR, LABEL_HOST, LABEL_PID = "hemra.attempt", "hemra.executor", "hemra.host", "hemra.pid"
-#: The executor process's start time (processes.start_time): with its pid, it tells that process
-#: from a later one given the same pid (in a restarted container, a health check's).
-LABEL_STARTED = "hemra.started"
-#: This process's own mark: a restarted executor container has the same host name and often
-#: the same pid as the one before it, whose containers are orphans all the same.
-LABEL_INSTANCE = "hemra.instance"
-_INSTANCE = uuid.uuid4().hex
 #: Stops, then kills, every process whose environment carries the marker, until none is left
 #: (stopping first so none can fork away between the scan and the kill).
 KILL_MARKED = r"""m="$0"; for round in 1 2 3 4 5 6 7 8; do found=""
@@ -64,17 +70,6 @@ done; [ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; done"""
 _KILL_GRACE_SECS = 5.0
 #: How long the engine may take to kill a command's processes before HEMRA kills through the cgroup.
 _ENGINE_KILL_SECS = 5.0
-
-
-def executor_labels() -> dict[str, str]:
-    host, pid = socket.gethostname(), os.getpid()
-    return {
-        LABEL_EXECUTOR: f"{host}:{pid}",
-        LABEL_HOST: host,
-        LABEL_PID: str(pid),
-        LABEL_STARTED: processes.start_time(pid),
-        LABEL_INSTANCE: _INSTANCE,
-    }
 
 
 def _cgroup_of(pid: int) -> Path | None:
@@ -159,14 +154,23 @@ class _ChunkReader(io.RawIOBase):
 
 
 def remove_orphans(alive=None) -> list[str]:
-    """Remove this host's containers whose executor process no longer runs. Quietly
-    nothing when no engine is configured or reachable. Returns the removed IDs."""
+    """Remove the containers of this executor's earlier instances: those labelled with its
+    owner (engine.owner: HEMRA_EXECUTOR_ID, else the host's name) whose process no longer runs.
+    Another owner's containers are never touched, however they look: several executors may
+    share one engine. Quietly nothing when no engine is configured or reachable. Returns the
+    removed IDs."""
     if not docker_configured():
         return []
     alive = alive or processes.alive
     try:
         api = client().api
-        found = api.containers(all=True, filters={"label": [f"{LABEL_HOST}={socket.gethostname()}"]})
+        found = api.containers(all=True, filters={"label": [f"{LABEL_OWNER}={owner()}"]})
+        # Those an executor started before containers named their owner: this host's.
+        found += [
+            container
+            for container in api.containers(all=True, filters={"label": [f"{LABEL_HOST}={socket.gethostname()}"]})
+            if LABEL_OWNER not in container["Labels"]
+        ]
     except Exception as exc:  # no engine, or it went away: nothing of ours can be running there
         logger.debug("no orphan containers checked: %s", exc)
         return []
@@ -175,7 +179,7 @@ def remove_orphans(alive=None) -> list[str]:
         pid = container["Labels"].get(LABEL_PID, "")
         if not pid.isdigit():
             continue
-        if int(pid) == os.getpid() and container["Labels"].get(LABEL_INSTANCE) == _INSTANCE:
+        if int(pid) == os.getpid() and container["Labels"].get(LABEL_INSTANCE) == INSTANCE:
             continue  # this process's own
         if int(pid) != os.getpid() and alive(int(pid), container["Labels"].get(LABEL_STARTED, "")):
             continue
@@ -189,7 +193,7 @@ def remove_own() -> list[str]:
     here is logged. Returns the removed IDs."""
     try:
         api = client().api
-        found = api.containers(all=True, filters={"label": [f"{LABEL_INSTANCE}={_INSTANCE}"]})
+        found = api.containers(all=True, filters={"label": [f"{LABEL_INSTANCE}={INSTANCE}"]})
     except Exception as exc:  # no engine, or it went away
         logger.debug("own containers not checked: %s", exc)
         return []
@@ -349,7 +353,7 @@ class DockerSandbox(Sandbox):
                 working_dir=self.workdir,
                 hostname="hemra",
                 environment=dict(self.task.environment.env),
-                labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **executor_labels()},
+                labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **container_labels()},
                 host_config=host_config,
                 name=f"hemra-{self.attempt_id}",
             )
