@@ -90,6 +90,12 @@ def print_report(console: Console, report) -> None:
                 console.print(plain(f"  ! {row.harness_name}: {flag}", style="yellow"))
             for reason in row.vs_baseline.not_comparable:
                 console.print(plain(f"  not comparable ({row.harness_name} vs {report.baseline}): {reason}"))
+            for reason in row.retry_reasons:
+                console.print(plain(f"  retried ({row.harness_name}): {reason.attempts} × {reason.reason}"))
+    if any(row.retried for dataset in report.datasets for row in dataset.rows):
+        console.print(
+            plain(f"each trial is retried at most {report.max_infra_retries} times for the infrastructure's failures")
+        )
     if not report.complete:
         console.print(Text("incomplete: some cells did not finish", style="yellow"))
 
@@ -107,6 +113,7 @@ def report_table(dataset, baseline: str) -> Table:
         f"vs {baseline}",
         "failed / timed out / verifier fault",
         "not graded",
+        "retried",
     ):
         table.add_column(plain(column))
     for row in dataset.rows:
@@ -119,6 +126,7 @@ def report_table(dataset, baseline: str) -> Table:
             versus(row) if not row.is_baseline else "-",
             f"{row.harness_failed} / {row.timed_out} / {row.verifier_faults}",
             not_graded(row),
+            str(row.retried),
         )
     return table
 

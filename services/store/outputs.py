@@ -180,6 +180,11 @@ class CellJudge(_Record):
     failed: int = 0
 
 
+class RetryReason(_Record):
+    reason: str
+    attempts: int
+
+
 class ReportRow(_Record):
     harness_name: str
     model: str
@@ -204,6 +209,9 @@ class ReportRow(_Record):
     judges: list[CellJudge] = []
     #: Trials whose latest attempt mined the repository's history (services/common/mining.py).
     history_mining: int = 0
+    #: Attempts retried as a new attempt of their trial (an infrastructure failure, a hand-back).
+    retried: int = 0
+    retry_reasons: list[RetryReason] = []
 
     @property
     def not_finished(self) -> int:
@@ -238,6 +246,7 @@ class Report(_Record):
     import_format: str = ""
     source: str = ""
     provenance: ImportProvenance | None = None
+    max_infra_retries: int = 0
 
 
 # --- compare ------------------------------------------------------------------------------

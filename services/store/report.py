@@ -7,14 +7,19 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import msgspec
-from sqlalchemy import select
+from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from services.store import audits, records, settled
 from services.store import tables as t
-from services.store.outputs import CellJudge, DatasetReport, PairedSummary, Report, ReportRow
+from services.store.outputs import CellJudge, DatasetReport, PairedSummary, Report, ReportRow, RetryReason
 
 SCORED = "SCORE_STATE_SCORED"
+#: A retry reason is its error's first line, cut to this; a row lists this many reasons at most
+#: (the rest summed under one).
+MAX_REASON_CHARS = 200
+MAX_RETRY_REASONS = 10
 _UNGRADED = (records.INFRA_FAILED, records.CANCELLED)
 _new = object.__new__
 
@@ -203,6 +208,8 @@ class CellResults:
     harness: dict = field(default_factory=dict)
     #: Names of the run's tasks whose environments kept their repositories' history (RunSpec.history_kept).
     history_kept: frozenset[str] = frozenset()
+    #: The errors of its attempts that were retried as a later attempt of their trial, counted.
+    retries: Counter = field(default_factory=Counter)
 
     def graded_by_task(self) -> dict[str, list[TrialResult]]:
         by_task = defaultdict(list)
@@ -223,10 +230,47 @@ async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[
     }
     loaded = await load_trials(session, [c.id for c in cells], judge_version=run.judge_version)
     kept = frozenset(_spec(run).get("historyKept") or ())
+    retries = await retries_of(session, run.id)
     results = [
-        CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {}), kept) for cell in cells
+        CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {}), kept, retries[cell.id])
+        for cell in cells
     ]
     return report_of(run, results), loaded.newly_settled
+
+
+async def retries_of(session: AsyncSession, run_id: str) -> dict[str, Counter]:
+    """Per cell, the errors of its attempts retried as a later attempt of their trial (an
+    infrastructure failure, a worker's hand-back), each counted: one grouped query per run."""
+    later = aliased(t.Attempt)
+    rows = await session.execute(
+        select(t.Trial.cell_id, t.Attempt.error, func.count())
+        .join(t.Trial, t.Trial.id == t.Attempt.trial_id)
+        .where(
+            t.Attempt.run_id == run_id,
+            t.Attempt.outcome == records.INFRA_FAILED,
+            exists().where(later.trial_id == t.Attempt.trial_id, later.number > t.Attempt.number),
+        )
+        .group_by(t.Trial.cell_id, t.Attempt.error)
+    )
+    found: dict[str, Counter] = defaultdict(Counter)
+    for cell_id, error, count in rows:
+        found[cell_id][_reason(error)] += count
+    return found
+
+
+def _reason(error: str | None) -> str:
+    line = (error or "").strip().splitlines()[0] if (error or "").strip() else "(no error recorded)"
+    return line[:MAX_REASON_CHARS]
+
+
+def retry_reasons(retries: Counter) -> list[RetryReason]:
+    """The reasons, the most frequent first (then by name), the rest past MAX_RETRY_REASONS summed."""
+    ranked = sorted(retries.items(), key=lambda item: (-item[1], item[0]))
+    reasons = [RetryReason(reason=reason, attempts=count) for reason, count in ranked[:MAX_RETRY_REASONS]]
+    rest = sum(count for _, count in ranked[MAX_RETRY_REASONS:])
+    if rest:
+        reasons.append(RetryReason(reason=f"({len(ranked) - MAX_RETRY_REASONS} other reasons)", attempts=rest))
+    return reasons
 
 
 def _spec(run: t.Run) -> dict:
@@ -251,6 +295,7 @@ def report_of(run: t.Run, cells) -> Report:
         datasets=datasets,
         complete=complete,
         kind=run.kind,
+        max_infra_retries=run.max_infra_retries or 0,
         **(_imported(run) if run.kind == "import" else {}),
     )
 
@@ -278,6 +323,8 @@ def row_of(cells: CellResults, base: CellResults | None) -> ReportRow:
         row.history_mining += trial.mined
         _count_trial(row, sums, trial)
     row.mean_rewards = {name: sum(values) / len(values) for name, values in sums.items()}
+    row.retried = sum(cells.retries.values())
+    row.retry_reasons = retry_reasons(cells.retries)
     if base is not None and base is not cells:
         row.vs_baseline = paired_summary(base, cells)
     row.flags = flags_of(cells, base, row)

@@ -4,10 +4,13 @@ import asyncio
 import dataclasses
 
 import pytest
+from rich.console import Console
 from sqlalchemy import select
 
+from clients.cli import render
+from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import FailedPrecondition, LeaseLost
-from services.store import queue, records
+from services.store import convert, queue, records
 from services.store import tables as t
 from services.store.service import Store
 
@@ -118,6 +121,27 @@ async def test_infra_failure__retried_only_up_to_max(store):
         claimed.job.id, claimed.job.lease_token, queue.Completion(records.INFRA_FAILED, error="sandbox broke")
     )
     assert completed.retry == "" and not completed.repeated
+
+
+async def test_report__counts_retried_attempts_and_groups_their_reasons(store):
+    run, _ = await store.record_run(plan(trials=2, retries=3))
+    errors = ["sandbox broke\nTraceback: ...", "sandbox broke", "engine away"]
+    for error in errors:  # three attempts fail (none of their trials out of retries), then each completes
+        claimed = await store.claim_job("w1", 30)
+        await store.complete_job(
+            claimed.job.id, claimed.job.lease_token, queue.Completion(records.INFRA_FAILED, error=error)
+        )
+    while claimed := await store.claim_job("w1", 30):
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+    report = await store.run_report(run.id)
+    row = report.datasets[0].rows[0]
+    assert report.max_infra_retries == 3
+    assert (row.trials, row.infra_failed, row.retried) == (2, 0, 3)
+    assert [(r.reason, r.attempts) for r in row.retry_reasons] == [("sandbox broke", 2), ("engine away", 1)]
+    console = Console(record=True, width=200, color_system=None)
+    render.print_report(console, convert.message(report, spb.Report))
+    text = console.export_text()
+    assert "retried (h): 2 × sandbox broke" in text and "retried at most 3 times" in text
 
 
 async def test_harness_failure__is_a_result_never_retried(store):

@@ -170,7 +170,7 @@ class GetRunReportRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class ReportRow(_message.Message):
-    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags", "judges", "verifier_faults", "history_mining")
+    __slots__ = ("harness_name", "model", "is_baseline", "trials", "graded", "binary_graded", "passed", "numeric_graded", "mean_rewards", "harness_failed", "timed_out", "infra_failed", "scorer_failed", "cancelled", "unfinished", "vs_baseline", "flags", "judges", "verifier_faults", "history_mining", "retried", "retry_reasons")
     class MeanRewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -198,6 +198,8 @@ class ReportRow(_message.Message):
     JUDGES_FIELD_NUMBER: _ClassVar[int]
     VERIFIER_FAULTS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_MINING_FIELD_NUMBER: _ClassVar[int]
+    RETRIED_FIELD_NUMBER: _ClassVar[int]
+    RETRY_REASONS_FIELD_NUMBER: _ClassVar[int]
     harness_name: str
     model: str
     is_baseline: bool
@@ -218,7 +220,17 @@ class ReportRow(_message.Message):
     judges: _containers.RepeatedCompositeFieldContainer[CellJudge]
     verifier_faults: int
     history_mining: int
-    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ..., judges: _Optional[_Iterable[_Union[CellJudge, _Mapping]]] = ..., verifier_faults: _Optional[int] = ..., history_mining: _Optional[int] = ...) -> None: ...
+    retried: int
+    retry_reasons: _containers.RepeatedCompositeFieldContainer[RetryReason]
+    def __init__(self, harness_name: _Optional[str] = ..., model: _Optional[str] = ..., is_baseline: _Optional[bool] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ..., numeric_graded: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., harness_failed: _Optional[int] = ..., timed_out: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., vs_baseline: _Optional[_Union[PairedSummary, _Mapping]] = ..., flags: _Optional[_Iterable[str]] = ..., judges: _Optional[_Iterable[_Union[CellJudge, _Mapping]]] = ..., verifier_faults: _Optional[int] = ..., history_mining: _Optional[int] = ..., retried: _Optional[int] = ..., retry_reasons: _Optional[_Iterable[_Union[RetryReason, _Mapping]]] = ...) -> None: ...
+
+class RetryReason(_message.Message):
+    __slots__ = ("reason", "attempts")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    attempts: int
+    def __init__(self, reason: _Optional[str] = ..., attempts: _Optional[int] = ...) -> None: ...
 
 class CellJudge(_message.Message):
     __slots__ = ("judge", "source", "judge_model", "judged", "mean", "passed", "failed")
@@ -285,7 +297,7 @@ class DatasetReport(_message.Message):
     def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., tasks: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[ReportRow, _Mapping]]] = ...) -> None: ...
 
 class Report(_message.Message):
-    __slots__ = ("run_id", "label", "baseline", "datasets", "complete", "kind", "import_format", "source", "provenance")
+    __slots__ = ("run_id", "label", "baseline", "datasets", "complete", "kind", "import_format", "source", "provenance", "max_infra_retries")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
@@ -295,6 +307,7 @@ class Report(_message.Message):
     IMPORT_FORMAT_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
+    MAX_INFRA_RETRIES_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     label: str
     baseline: str
@@ -304,7 +317,8 @@ class Report(_message.Message):
     import_format: str
     source: str
     provenance: _common_pb2.ImportProvenance
-    def __init__(self, run_id: _Optional[str] = ..., label: _Optional[str] = ..., baseline: _Optional[str] = ..., datasets: _Optional[_Iterable[_Union[DatasetReport, _Mapping]]] = ..., complete: _Optional[bool] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., provenance: _Optional[_Union[_common_pb2.ImportProvenance, _Mapping]] = ...) -> None: ...
+    max_infra_retries: int
+    def __init__(self, run_id: _Optional[str] = ..., label: _Optional[str] = ..., baseline: _Optional[str] = ..., datasets: _Optional[_Iterable[_Union[DatasetReport, _Mapping]]] = ..., complete: _Optional[bool] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., provenance: _Optional[_Union[_common_pb2.ImportProvenance, _Mapping]] = ..., max_infra_retries: _Optional[int] = ...) -> None: ...
 
 class GetRunReportResponse(_message.Message):
     __slots__ = ("report",)
