@@ -1456,6 +1456,13 @@ async function compareView(route, ui) {
 		return true;
 	} };
 }
+// src/lib/retries.js
+function retryLines(row) {
+	return (row && row.retry_reasons || []).map((r) => `${r.attempts || 0} × ${r.reason || "(no error recorded)"}`);
+}
+function retriedRows(report) {
+	return (report && report.datasets || []).flatMap((d) => (d.rows || []).filter((r) => r.retried).map((r) => [d, r]));
+}
 // src/views/runs.js
 var ATTEMPT_PAGE = 500;
 var REFRESH_MS = 5e3;
@@ -1536,6 +1543,7 @@ function reportTable(ui, run, dataset) {
 		"Timed out",
 		"Verifier fault",
 		"Infra",
+		"Retried",
 		"Scorer",
 		"Unfinished",
 		"Mined history",
@@ -1559,14 +1567,25 @@ function reportTable(ui, run, dataset) {
 			r.harness_failed,
 			r.timed_out,
 			r.verifier_faults || 0,
-			r.infra_failed,
-			r.scorer_failed,
-			r.unfinished
-		].map((n) => h("td", { class: "num" }, n)), h("td", { class: "num mined" }, r.history_mining ? h("a", {
+			r.infra_failed
+		].map((n) => h("td", { class: "num" }, n)), h("td", {
+			class: "num retried",
+			title: retryLines(r).join("\n")
+		}, r.retried || 0), ...[r.scorer_failed, r.unfinished].map((n) => h("td", { class: "num" }, n)), h("td", { class: "num mined" }, r.history_mining ? h("a", {
 			class: "mining-link",
 			href: ui.link("run", run.id, { tab: "mining" })
 		}, r.history_mining) : 0), h("td", { class: "flags" }, (r.flags || []).join("; ")));
 	}), { class: "report" });
+}
+function retriesNote(report) {
+	const rows = retriedRows(report);
+	if (!rows.length) return null;
+	return h("section", { id: "retries" }, h("h2", {}, "Retried attempts"), h("p", { class: "muted" }, "Attempts lost to the infrastructure (or handed back by a worker that stopped) and run again; ", `each trial is retried at most ${report.max_infra_retries || 0} times for the infrastructure's failures.`), table([
+		"Dataset",
+		"Harness",
+		"Retried",
+		"Why"
+	].map((t) => h("th", {}, t)), rows.map(([d, r]) => h("tr", {}, h("td", {}, d.dataset_name), h("td", {}, r.harness_name), h("td", { class: "num" }, r.retried), h("td", { class: "retry-reasons" }, ...retryLines(r).map((line) => h("div", {}, line))))), { class: "retries" }));
 }
 function tabs(route, ui, names) {
 	const current = route.params.tab || names[0];
@@ -1598,7 +1617,7 @@ async function runView(route, ui) {
 	if (tab === "charts") return chartsTab(ui, run, report, body);
 	const going = (p.queued || 0) + (p.running || 0) > 0;
 	const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
-	put(body, ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))), h("p", {}, h("a", {
+	put(body, ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))), retriesNote(report), h("p", {}, h("a", {
 		class: "button",
 		href: ui.link("compare", "", { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : "" })
 	}, "Compare with…")), going ? h("p", {

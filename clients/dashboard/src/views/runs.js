@@ -3,6 +3,7 @@ import { formatNumber, formatPercent, formatSeconds, rewardsText, verdictOf, wal
 import { histogramChart, intervalBars, stripChart } from '../charts.js';
 import { api, card, h, put, q, table, verdictTag, virtualList } from '../dom.js';
 import { sidesOf, withParams } from '../lib/route.js';
+import { retriedRows, retryLines } from '../lib/retries.js';
 import { histogram, rewardValues, wilson } from '../lib/stats.js';
 import { anchor, empty, problem, provenance, when } from './common.js';
 
@@ -49,7 +50,7 @@ function reportTable(ui, run, dataset) {
   const passRates = dataset.rows.map((r) => (r.binary_graded ? r.passed / r.binary_graded : null));
   const best = Math.max(...passRates.filter((x) => x !== null));
   const head = ['Harness', 'Model', 'Trials', 'Graded', 'Passed', ...rewardNames.map((n) => `mean ${n}`),
-    'vs baseline', 'Harness failed', 'Timed out', 'Verifier fault', 'Infra', 'Scorer', 'Unfinished', 'Mined history', 'Flags'];
+    'vs baseline', 'Harness failed', 'Timed out', 'Verifier fault', 'Infra', 'Retried', 'Scorer', 'Unfinished', 'Mined history', 'Flags'];
   const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
   return table(head.map((t, i) => h('th', { class: i >= 2 && i < head.length - 1 ? 'num' : '' }, t)),
     dataset.rows.map((r, i) => {
@@ -68,11 +69,28 @@ function reportTable(ui, run, dataset) {
           r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : '–'),
         ...rewardNames.map((n) => h('td', { class: 'num' }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : '–')),
         h('td', { class: 'num' }, vsText),
-        ...[r.harness_failed, r.timed_out, r.verifier_faults || 0, r.infra_failed, r.scorer_failed, r.unfinished].map((n) => h('td', { class: 'num' }, n)),
+        ...[r.harness_failed, r.timed_out, r.verifier_faults || 0, r.infra_failed].map((n) => h('td', { class: 'num' }, n)),
+        h('td', { class: 'num retried', title: retryLines(r).join('\n') }, r.retried || 0),
+        ...[r.scorer_failed, r.unfinished].map((n) => h('td', { class: 'num' }, n)),
         h('td', { class: 'num mined' }, r.history_mining
           ? h('a', { class: 'mining-link', href: ui.link('run', run.id, { tab: 'mining' }) }, r.history_mining) : 0),
         h('td', { class: 'flags' }, (r.flags || []).join('; ')));
     }), { class: 'report' });
+}
+
+// The attempts the infrastructure made retry, and why, under the report (none: nothing shown).
+function retriesNote(report) {
+  const rows = retriedRows(report);
+  if (!rows.length) return null;
+  return h('section', { id: 'retries' },
+    h('h2', {}, 'Retried attempts'),
+    h('p', { class: 'muted' }, 'Attempts lost to the infrastructure (or handed back by a worker that stopped) and run again; ',
+      `each trial is retried at most ${report.max_infra_retries || 0} times for the infrastructure's failures.`),
+    table(['Dataset', 'Harness', 'Retried', 'Why'].map((t) => h('th', {}, t)),
+      rows.map(([d, r]) => h('tr', {},
+        h('td', {}, d.dataset_name), h('td', {}, r.harness_name), h('td', { class: 'num' }, r.retried),
+        h('td', { class: 'retry-reasons' }, ...retryLines(r).map((line) => h('div', {}, line))))),
+      { class: 'retries' }));
 }
 
 function tabs(route, ui, names) {
@@ -111,6 +129,7 @@ export async function runView(route, ui) {
   const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
   put(body, ...report.datasets.map((d) => h('section', { class: 'dataset' },
     h('h2', {}, anchor(ui, ['dataset', d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))),
+  retriesNote(report),
   h('p', {}, h('a', { class: 'button', href: ui.link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')),
   going ? h('p', { class: 'muted', id: 'live-note' }, `Attempts are still going: this page refreshes every ${REFRESH_MS / 1000} s.`) : null);
   return { close() { if (timer) clearTimeout(timer); } };
