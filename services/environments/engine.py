@@ -51,18 +51,18 @@ def owner() -> str:
     return os.environ.get(OWNER_VAR, "").strip() or socket.gethostname()
 
 
-def container_labels() -> dict[str, str]:
+def container_labels(started: str = "") -> dict[str, str]:
     """The labels naming this process on every container it starts (its owner, host, pid,
-    start time and instance): what the start-up sweep (sandboxes/docker.remove_orphans) reads."""
-    from services.executor import processes  # a leaf module: no import cycle
-
+    `started`: its start time, when the caller knows it, and instance): what the start-up
+    sweep (sandboxes/docker.remove_orphans) reads. Without a start time a container is kept
+    while any process has its pid: never removed early, at worst late."""
     host, pid = socket.gethostname(), os.getpid()
     return {
         LABEL_OWNER: owner(),
         LABEL_EXECUTOR: f"{host}:{pid}",
         LABEL_HOST: host,
         LABEL_PID: str(pid),
-        LABEL_STARTED: processes.start_time(pid),
+        LABEL_STARTED: started,
         LABEL_INSTANCE: INSTANCE,
     }
 

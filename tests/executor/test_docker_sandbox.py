@@ -379,7 +379,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     host = socket.gethostname()
     labels = {}
     # An earlier incarnation with this very pid (a restarted container) left one too: an orphan.
-    mine = sandbox_module.container_labels()["hemra.instance"]
+    mine = sandbox_module._labels()["hemra.instance"]
     parent = os.getppid()
     # A restarted container numbers its processes afresh: a process now running under an
     # earlier executor's pid (here the parent, but started at another time) is not that executor.
@@ -397,7 +397,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
             "hemra.attempt": f"orphan-{who}",
             # Several executors share one engine (compose): another's are never swept, dead or not.
             "hemra.owner": "another-executor" if who == "another owner's" else sandbox_module.owner(),
-            "hemra.host": host,
+            "hemra.host": "another-host" if who == "another owner's" else host,
             "hemra.pid": str(pid),
             "hemra.started": started,
             "hemra.executor": f"{host}:{pid}",
@@ -406,24 +406,23 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
         if who == "before owners":
             del labels[who]["hemra.owner"]
     with labelled_containers(docker_engine, labels, start=True) as made:
-        removed = set(sandbox_module.remove_orphans())
-        assert {who for who, container_id in made.items() if container_id in removed} == {
-            "dead",
-            "reused pid",
-            "earlier",
-            "before owners",
+        sandbox_module.remove_orphans()
+        # What is gone, not what this call removed: another executor starting on this host
+        # (a test run beside this one) may sweep the same orphans first.
+        gone = {
+            who
+            for who, container_id in made.items()
+            if not docker_engine.api.containers(all=True, filters={"id": container_id})
         }
-        assert docker_engine.api.containers(all=True, filters={"id": made["dead"]}) == []
-        assert docker_engine.api.containers(all=True, filters={"id": made["alive"]}) != []
-        assert docker_engine.api.containers(all=True, filters={"id": made["another owner's"]}) != []
+        assert gone == {"dead", "reused pid", "earlier", "before owners"}
 
 
 def test_remove_own__an_executor_on_its_way_out_removes_its_own_containers_only(docker_engine):
     from services.executor import sandboxes
 
     labels = {
-        "own": sandbox_module.container_labels(),
-        "another executor's": {**sandbox_module.container_labels(), "hemra.instance": "another-process"},
+        "own": sandbox_module._labels(),
+        "another executor's": {**sandbox_module._labels(), "hemra.instance": "another-process"},
     }
     labels = {who: {"hemra.attempt": f"left-{uuid.uuid4().hex[:6]}", **these} for who, these in labels.items()}
     with labelled_containers(docker_engine, labels) as made:

@@ -72,6 +72,11 @@ _KILL_GRACE_SECS = 5.0
 _ENGINE_KILL_SECS = 5.0
 
 
+def _labels() -> dict[str, str]:
+    """This executor process's labels (engine.container_labels), with its start time."""
+    return container_labels(processes.start_time(os.getpid()))
+
+
 def _cgroup_of(pid: int) -> Path | None:
     """The unified-hierarchy cgroup folder of a container's init process, when this host
     exposes one with cgroup.kill (Linux 5.14+; on cgroup v1 hosts too, as a hybrid mount)."""
@@ -353,7 +358,7 @@ class DockerSandbox(Sandbox):
                 working_dir=self.workdir,
                 hostname="hemra",
                 environment=dict(self.task.environment.env),
-                labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **container_labels()},
+                labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **_labels()},
                 host_config=host_config,
                 name=f"hemra-{self.attempt_id}",
             )
