@@ -78,7 +78,7 @@ async def services(store_only: bool = False, read_only: bool = False):
     channel = _channel(address, tls)
     token = _token()
     window = ride_out()
-    outage = transport.Outage(lambda line: err_console.print(plain(line), highlight=False), window)
+    outage = transport.Outage(lambda line: err_console.print(plain(line), highlight=False, soft_wrap=True), window)
     try:
         # The first call does not wait: a wrong address or token is one line at once.
         await _check(url, transport.store(channel, token))
