@@ -133,7 +133,8 @@ async def test_hemra_run_rides_out_the_store_going_away_mid_run_and_the_run_comp
         run = await _running(store)
         await store_server.away(AWAY_SECS)
         out, err = await asyncio.wait_for(cli.communicate(), timeout=60)
-        assert cli.returncode == 0, err.decode()[-3000:]
+        attempts = (await store.ListAttempts(spb.ListAttemptsRequest(parent=run.id))).attempts
+        assert cli.returncode == 0, (err.decode()[-3000:], [(a.outcome, a.error) for a in attempts])
         assert "Traceback" not in err.decode()
         waiting = _lines(err, "waiting for the store")
         assert len(waiting) == 1 and waiting[0].endswith("up to 30 s"), err.decode()
