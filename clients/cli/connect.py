@@ -2,7 +2,9 @@
 reached through its gateway's front door (HEMRA_SERVER, or --server). Through a server no
 command opens a database: everything travels over the front door, authenticated with the
 user's token (HEMRA_TOKEN: the first, while two are given during a rotation), and local
-folders a command names are sent as blobs."""
+folders a command names are sent as blobs. A deployment's services that are away for a while
+(a store restarting) are waited for, up to HEMRA_CLIENT_RIDE_OUT seconds, by every call that
+may be repeated safely."""
 
 import contextlib
 import os
@@ -12,7 +14,8 @@ from urllib.parse import urlsplit
 
 import grpc
 
-from clients.cli.common import EXIT_USAGE, database_url, fail, home
+from clients.cli.common import EXIT_USAGE, database_url, err_console, fail, home
+from clients.cli.safe import plain
 from hemra.v1 import store_service_pb2 as spb
 from services import auth
 from services.common import errors, transport
@@ -21,6 +24,10 @@ SERVER_ENV = "HEMRA_SERVER"
 TOKEN_ENV = "HEMRA_TOKEN"
 TOKEN_FILE_ENV = "HEMRA_TOKEN_FILE"
 CA_ENV = "HEMRA_TLS_CA"
+RIDE_OUT_ENV = "HEMRA_CLIENT_RIDE_OUT"
+#: How long a call waits, by default, for a deployment's service that is unavailable: longer
+#: than a store or database restart takes.
+DEFAULT_RIDE_OUT = 300.0
 #: Set by the --server option (it wins over HEMRA_SERVER).
 server_option: str | None = None
 
@@ -70,16 +77,18 @@ async def services(store_only: bool = False, read_only: bool = False):
     address, tls = _address(url)
     channel = _channel(address, tls)
     token = _token()
+    window = ride_out()
+    outage = transport.Outage(lambda line: err_console.print(plain(line), highlight=False, soft_wrap=True), window)
     try:
-        remote = Remote(
+        # The first call does not wait: a wrong address or token is one line at once.
+        await _check(url, transport.store(channel, token))
+        yield Remote(
             url,
-            transport.store(channel, token),
-            transport.planner(channel, token),
-            transport.importer(channel, token),
-            transport.scorer(channel, token),
+            transport.store(channel, token, ride_out=window, outage=outage),
+            transport.planner(channel, token, ride_out=window, outage=outage),
+            transport.importer(channel, token, ride_out=window, outage=outage),
+            transport.scorer(channel, token, ride_out=window, outage=outage),
         )
-        await _check(remote)
-        yield remote
     finally:
         await channel.close()
 
@@ -166,11 +175,26 @@ def _token() -> str:
     return value
 
 
-async def _check(remote: Remote) -> None:
+def ride_out() -> float:
+    """HEMRA_CLIENT_RIDE_OUT: seconds a call waits for an unavailable service (0: a few quick
+    retries only); DEFAULT_RIDE_OUT when unset."""
+    value = os.environ.get(RIDE_OUT_ENV, "").strip()
+    if not value:
+        return DEFAULT_RIDE_OUT
+    try:
+        secs = float(value)
+    except ValueError:
+        secs = -1.0
+    if not 0 <= secs <= 7 * 24 * 3600:  # NaN too
+        fail(f"{RIDE_OUT_ENV}={value[:40]!r}: expected a number of seconds from 0 to 604800")
+    return secs
+
+
+async def _check(url: str, store: transport.Client) -> None:
     """One cheap call first, so a wrong address or token is one line, not a failure mid-command."""
     try:
-        await _hello(remote.store, timeout=10)
+        await _hello(store, timeout=10)
     except errors.Unauthenticated:
-        fail(f"the server at {remote.url} refused the token (check {TOKEN_ENV} or {TOKEN_FILE_ENV})")
+        fail(f"the server at {url} refused the token (check {TOKEN_ENV} or {TOKEN_FILE_ENV})")
     except (errors.Unavailable, errors.DeadlineExceeded) as exc:
-        fail(f"cannot reach the HEMRA server at {remote.url}: {exc}", EXIT_USAGE)
+        fail(f"cannot reach the HEMRA server at {url}: {exc}", EXIT_USAGE)

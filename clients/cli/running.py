@@ -2,6 +2,7 @@
 
 import asyncio
 import signal
+import uuid
 from pathlib import Path
 from typing import Annotated
 
@@ -114,7 +115,10 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         if services.remote:  # contents, not paths: the deployment reads no path of this machine
             sent = await _send_local_folders(services, spec)
             spec.ClearField("run_file")
-        run = (await services.planner.PlanRun(ppb.PlanRunRequest(spec=spec, folders=sent))).run
+        # A request ID of this command's own: PlanRun repeated after the deployment was away
+        # answers the run the first call recorded instead of recording a second.
+        request = ppb.PlanRunRequest(spec=spec, folders=sent, request_id=uuid.uuid4().hex)
+        run = (await services.planner.PlanRun(request)).run
         if detach:
             print(run.id)
             return True
@@ -175,17 +179,24 @@ async def _work_with_progress(services, work, run, cancel: asyncio.Event) -> Non
         ),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=err_console, transient=False) as progress:
-        bar = progress.add_task("attempts", total=None, passed=0, failed=0, errored=0, cancelled=0)
-        cancelling = False
-        while not work.done():
-            await asyncio.wait({work}, timeout=PROGRESS_SECS)
-            if cancel.is_set() and not cancelling:
-                cancelling = True
-                progress.console.print("cancelling: unfinished attempts will be recorded as cancelled")
-                await services.store.CancelRun(spb.CancelRunRequest(run=run.id))
+    try:
+        with Progress(*columns, console=err_console, transient=False) as progress:
+            bar = progress.add_task("attempts", total=None, passed=0, failed=0, errored=0, cancelled=0)
+            cancelling = False
+            while not work.done():
+                await asyncio.wait({work}, timeout=PROGRESS_SECS)
+                if cancel.is_set() and not cancelling:
+                    cancelling = True
+                    progress.console.print("cancelling: unfinished attempts will be recorded as cancelled")
+                    await services.store.CancelRun(spb.CancelRunRequest(run=run.id))
+                await _update(services, progress, bar, run.id)
             await _update(services, progress, bar, run.id)
-        await _update(services, progress, bar, run.id)
+    finally:
+        # The display's own read failed (the store away too long): the work is stopped and its
+        # own error read here, else asyncio prints it as a traceback on the way out.
+        if not work.done():
+            work.cancel()
+        await asyncio.gather(work, return_exceptions=True)
     work.result()
 
 

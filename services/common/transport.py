@@ -28,9 +28,14 @@ logger = logging.getLogger(__name__)
 
 #: Generous message limits: task files and artifacts travel as blobs.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+#: A channel whose service went away tries to reconnect at most this far apart: gRPC's default
+#: backoff grows to 120 s, so a gateway would go on refusing calls for minutes after the store
+#: it forwards to came back from a restart.
+MAX_RECONNECT_BACKOFF_MS = 3000
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_reconnect_backoff_ms", MAX_RECONNECT_BACKOFF_MS),
 ]
 #: Servers never share a port: with SO_REUSEPORT a second server on a taken
 #: port would start quietly and split the clients between two stores.
@@ -330,6 +335,60 @@ IDEMPOTENT = {
     "GetExecutorStatus",
     "CancelRun",
 }
+#: Calls that may be repeated safely when their request carries a request_id (one the caller
+#: made): a repeated one answers what the first made instead of making it again.
+IDEMPOTENT_WITH_REQUEST_ID = {"PlanRun"}
+
+
+def retried(rpc_name: str, request) -> bool:
+    """Whether `rpc_name` with `request` may be repeated after its service was unavailable."""
+    if rpc_name in IDEMPOTENT:
+        return True
+    return rpc_name in IDEMPOTENT_WITH_REQUEST_ID and bool(getattr(request, "request_id", ""))
+
+
+#: How long a call waits on an unavailable service before the Outage says so: a blip (a retry or
+#: two) is not worth a line.
+NOTICE_AFTER_SECS = 1.0
+
+
+class Outage:
+    """What a client's calls say while they ride out their services being away: ONE line (to
+    `say`) when the first of them has waited NOTICE_AFTER_SECS, one when calls answer again, not
+    one per retry or per call. `window`: how long each call waits (a Client's ride_out)."""
+
+    def __init__(self, say, window: float):
+        self.say = say
+        self.window = window
+        self._since: float | None = None
+
+    def waiting(self, service: str, exc: grpc.aio.AioRpcError, since: float) -> None:
+        now = time.monotonic()
+        if self._since is None and now - since >= NOTICE_AFTER_SECS:
+            self._since = since
+            reason = (exc.details() or "").splitlines()[0:1] or [""]
+            self.say(
+                f"waiting for {service} ({exc.code().name.lower()}: {reason[0][:200]}), up to {duration(self.window)}"
+            )
+
+    def resumed(self, service: str) -> None:
+        if self._since is not None:
+            self.say(f"{service} answers again after {duration(time.monotonic() - self._since)}; going on")
+            self._since = None
+
+    def gave_up(self, service: str, error: errors.HemraError) -> errors.HemraError:
+        """The error a call that waited the whole window raises: it says how long it waited."""
+        self._since = None
+        return errors.Unavailable(f"{service} was unavailable for {duration(self.window)}, giving up: {error}")
+
+
+def duration(secs: float) -> str:
+    """ "45 s", "5 min", "1.5 h": how long, as a line says it."""
+    if secs < 120:
+        return f"{secs:.0f} s"
+    if secs < 7200:
+        return f"{secs / 60:.3g} min"
+    return f"{secs / 3600:.3g} h"
 
 
 def error_of(exc: grpc.aio.AioRpcError) -> errors.HemraError:
@@ -348,15 +407,20 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         retries: int = 5,
         ride_out: float = 0.0,
+        outage: Outage | None = None,
+        service: str = "the service",
     ):
         """`ride_out`: the least `retry_for` of every idempotent call. A service that must not
         fail its work because another restarted (an executor, the scorer) rides out the store's
-        restarts this long; five quick retries (a few seconds) are not long enough for one."""
+        restarts this long; five quick retries (a few seconds) are not long enough for one.
+        `outage`: says when calls start and stop waiting for `service` (the remote CLI)."""
         self._stub = stub
         self._metadata = metadata
         self._timeout = timeout
         self._retries = retries
         self._ride_out = ride_out
+        self._outage = outage
+        self._service = service
         self.channel = channel
 
     def __getattr__(self, rpc_name: str):
@@ -365,19 +429,33 @@ class Client:
         async def call(request, timeout: float | None = None, retry_for: float = 0.0):
             """`retry_for`: keep retrying an idempotent call while the service is unavailable for
             up to this many seconds (an executor riding out a store restart within its lease)."""
-            attempts = self._retries if rpc_name in IDEMPOTENT else 1
-            until = time.monotonic() + max(retry_for, self._ride_out) if rpc_name in IDEMPOTENT else 0.0
+            again = retried(rpc_name, request)
+            attempts = self._retries if again else 1
+            started = time.monotonic()
+            until = started + max(retry_for, self._ride_out) if again else 0.0
             attempt = 0
             while True:
                 try:
-                    return await method(request, timeout=timeout or self._timeout, metadata=self._metadata)
+                    answer = await method(request, timeout=timeout or self._timeout, metadata=self._metadata)
                 except grpc.aio.AioRpcError as exc:
                     attempt += 1
                     if exc.code() not in _GONE or (attempt >= attempts and time.monotonic() >= until):
-                        raise error_of(exc) from None
+                        raise self._gave_up(exc, waited=time.monotonic() - started) from None
+                    if self._outage is not None:
+                        self._outage.waiting(self._service, exc, started)
                     await asyncio.sleep(min(0.1 * 2 ** min(attempt, 10), 2.0) * (0.5 + random.random()))
+                else:
+                    if self._outage is not None:
+                        self._outage.resumed(self._service)
+                    return answer
 
         return call
+
+    def _gave_up(self, exc: grpc.aio.AioRpcError, waited: float) -> errors.HemraError:
+        error = error_of(exc)
+        if self._outage is not None and exc.code() in _GONE and waited >= NOTICE_AFTER_SECS:
+            return self._outage.gave_up(self._service, error)
+        return error
 
 
 def channel(address: str, ca_cert: bytes | None = None) -> grpc.aio.Channel:
@@ -387,21 +465,43 @@ def channel(address: str, ca_cert: bytes | None = None) -> grpc.aio.Channel:
     return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(ca_cert), options=CHANNEL_OPTIONS)
 
 
-def store(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, retries: int = 5) -> Client:
+def store(
+    channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, retries: int = 5, outage: Outage | None = None
+) -> Client:
     stub = store_service_pb2_grpc.StoreServiceStub(channel)
-    return Client(channel, stub, metadata=auth.metadata(token), retries=retries, ride_out=ride_out)
-
-
-def planner(channel: grpc.aio.Channel, token: str = "") -> Client:
     return Client(
-        channel, planner_service_pb2_grpc.PlannerServiceStub(channel), metadata=auth.metadata(token), timeout=600
+        channel,
+        stub,
+        metadata=auth.metadata(token),
+        retries=retries,
+        ride_out=ride_out,
+        outage=outage,
+        service="the store",
     )
 
 
-def scorer(channel: grpc.aio.Channel, token: str = "") -> Client:
+def planner(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, outage: Outage | None = None) -> Client:
+    return Client(
+        channel,
+        planner_service_pb2_grpc.PlannerServiceStub(channel),
+        metadata=auth.metadata(token),
+        timeout=600,
+        ride_out=ride_out,
+        outage=outage,
+        service="the planner",
+    )
+
+
+def scorer(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, outage: Outage | None = None) -> Client:
     # A verifier may run for its whole timeout; the scorer enforces that itself.
     return Client(
-        channel, scorer_service_pb2_grpc.ScorerServiceStub(channel), metadata=auth.metadata(token), timeout=24 * 3600
+        channel,
+        scorer_service_pb2_grpc.ScorerServiceStub(channel),
+        metadata=auth.metadata(token),
+        timeout=24 * 3600,
+        ride_out=ride_out,
+        outage=outage,
+        service="the scorer",
     )
 
 
@@ -409,9 +509,15 @@ def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
     return Client(channel, executor_service_pb2_grpc.ExecutorServiceStub(channel), metadata=auth.metadata(token))
 
 
-def importer(channel: grpc.aio.Channel, token: str = "") -> Client:
+def importer(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, outage: Outage | None = None) -> Client:
     return Client(
-        channel, importer_service_pb2_grpc.ImporterServiceStub(channel), metadata=auth.metadata(token), timeout=3600
+        channel,
+        importer_service_pb2_grpc.ImporterServiceStub(channel),
+        metadata=auth.metadata(token),
+        timeout=3600,
+        ride_out=ride_out,
+        outage=outage,
+        service="the importer",
     )
 
 

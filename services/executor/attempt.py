@@ -490,7 +490,9 @@ async def _heartbeat(job, deps: Deps, control: Control) -> None:
     while True:
         await asyncio.sleep(deps.heartbeat_secs)
         try:
-            response = await deps.store.HeartbeatJob(request)
+            # A call the store's restart left unanswered must not outlive the lease: each try
+            # gives up well within it, and the next heartbeat is sent.
+            response = await deps.store.HeartbeatJob(request, timeout=deps.lease_secs / 3)
         except errors.LeaseLost:
             control.stop("lease lost")
             return

@@ -85,6 +85,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             harnesses=harnesses,
             cells=[_cell(resolved, d, h, harnesses[h]) for d, h in resolved.cells],
             trials=[spb.PlannedTrial(cell_index=c, task_digest=t.digest, repetition=k) for c, t, k in resolved.trials],
+            request_id=request.request_id,  # a repeated PlanRun answers the run its first recorded
         )
         response = await self.store.RecordRun(record)
         return ppb.PlanRunResponse(run=response.run)

@@ -498,6 +498,8 @@ def _as_import(rows: dict, origin: Origin, now: float) -> None:
         original_id=run["id"],
         original_kind=run["kind"],
         original_label=run["label"],
+        # A request ID is the recording client's, for its own run here: never a restore's.
+        request_id=None,
         # An import is settled and never leased, cancelled or judged before it is recorded.
         cancel_requested=False,
         leased=0,

@@ -175,6 +175,8 @@ class PlannedRun:
     tree: list | None = None
     #: Imports: who imported it, as the importer can tell it (ImportProvenance.imported_by).
     imported_by: str = ""
+    #: The client's own ID for the request (PlanRunRequest.request_id): "" for none.
+    request_id: str = ""
 
 
 async def record_dataset(session: AsyncSession, dataset: dict, tasks: list[dict]) -> None:
@@ -232,6 +234,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         tree=plan.tree,
         imported_by=plan.imported_by,
         import_time=now if plan.kind == "import" else None,
+        request_id=plan.request_id or None,
     )
     session.add(run)
     await session.flush()  # the run row first: cells refer to it
@@ -350,6 +353,11 @@ def provenance(run: t.Run) -> ImportProvenance:
         original_kind=run.original_kind or "",
         original_label=run.original_label or "",
     )
+
+
+async def run_of_request(session: AsyncSession, request_id: str) -> t.Run | None:
+    """The run recorded for a client's request ID, if any."""
+    return (await session.execute(select(t.Run).where(t.Run.request_id == request_id))).scalar_one_or_none()
 
 
 async def find_run(session: AsyncSession, ref: str) -> t.Run:

@@ -16,6 +16,9 @@ from services.store.exporting import Origin
 from services.store.queue import Completion
 from services.store.records import PlannedRun, reward_problem
 
+#: runs.request_id's width.
+MAX_REQUEST_ID = 64
+
 
 def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
     """The recording plan from a RecordRunRequest, checked for consistency."""
@@ -36,6 +39,8 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         )
     if request.kind not in ("", "run", "import"):
         raise InvalidArgument(f"unknown kind {request.kind!r}")
+    if len(request.request_id) > MAX_REQUEST_ID or not request.request_id.isprintable():
+        raise InvalidArgument(f"RecordRun: request_id must be at most {MAX_REQUEST_ID} printable characters")
     return PlannedRun(
         kind=request.kind or "run",
         import_format=request.import_format,
@@ -54,6 +59,7 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         ],
         cells=[(c.dataset_digest, c.dataset_name, c.harness_digest, c.harness_name, c.model) for c in request.cells],
         trials=trials,
+        request_id=request.request_id,
     )
 
 

@@ -7,7 +7,7 @@ import logging
 import time
 from pathlib import Path
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.bulk import gc_paused
@@ -104,6 +104,25 @@ class Store:
             return await self._record_run(plan)
 
     async def _record_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
+        if plan.request_id:  # a repeated request: the run its first recorded
+            found = await self._run_of_request(plan.request_id)
+            if found is not None:
+                return found
+        try:
+            return await self._record_new_run(plan)
+        except IntegrityError:
+            # The same request twice at once: the unique request_id let one record the run.
+            found = await self._run_of_request(plan.request_id) if plan.request_id else None
+            if found is None:
+                raise
+            return found
+
+    async def _run_of_request(self, request_id: str) -> tuple[t.Run, list[t.Cell]] | None:
+        async with self.sessions() as session:
+            run = await records.run_of_request(session, request_id)
+            return None if run is None else (run, await records.cells_of(session, run.id))
+
+    async def _record_new_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
         async with self.sessions.begin() as session:
             run = await records.record_run(session, plan, self.clock())
             cells = await records.cells_of(session, run.id)

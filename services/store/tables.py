@@ -109,6 +109,9 @@ class Run(Base):
     original_id: Mapped[str] = mapped_column(String(32), default="", server_default="")
     original_kind: Mapped[str] = mapped_column(String(16), default="", server_default="")
     original_label: Mapped[str] = mapped_column(String(300), default="", server_default="")
+    #: PlanRunRequest.request_id, made by the client that asked for the run (None: it made none):
+    #: a repeated request finds the run its first recorded, and a second can never be recorded.
+    request_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
 class Cell(Base):

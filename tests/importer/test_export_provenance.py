@@ -27,8 +27,6 @@ from services.store import convert
 from services.store.exportformat import MANIFEST, blob_path
 from tests.store.test_hostile_restore import TASK_DIR, _manifest, _nop
 
-TOKEN = "front-door-test-token"
-
 
 def _export(root: Path, craft=None) -> tuple[Path, dict]:
     """An export folder of a one-trial nop run on a bundled task, as `hemra export` writes it;
@@ -151,13 +149,13 @@ CRAFTED = {
 async def front_door(home, database_url):
     """A deployment in this process (store, planner, importer) behind its front door; the
     store and importer clients a remote `hemra` uses, through the front door only."""
-    async with embedded.services(home, database_url, token=TOKEN, only=("store", "planner", "importer")) as services:
+    async with embedded.services(home, database_url, only=("store", "planner", "importer")) as services:
         channels = {name: services.channel(name) for name in ("store", "planner", "importer")}
-        server, port = build_front_door(channels, TOKEN, "127.0.0.1:0")
+        server, port = build_front_door(channels, services.token, "127.0.0.1:0")
         await transport.start(server)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
         try:
-            yield services, transport.store(channel, TOKEN), transport.importer(channel, TOKEN)
+            yield services, transport.store(channel, services.token), transport.importer(channel, services.token)
         finally:
             await channel.close()
             await transport.stop(server, grace=None)

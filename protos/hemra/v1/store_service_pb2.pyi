@@ -104,7 +104,7 @@ class TreeEntry(_message.Message):
     def __init__(self, path: _Optional[str] = ..., blob_digest: _Optional[str] = ..., is_dir: _Optional[bool] = ..., executable: _Optional[bool] = ..., size_bytes: _Optional[int] = ...) -> None: ...
 
 class RecordRunRequest(_message.Message):
-    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials", "kind", "import_format", "source", "tree_json", "imported_by")
+    __slots__ = ("spec", "datasets", "harnesses", "cells", "trials", "kind", "import_format", "source", "tree_json", "imported_by", "request_id")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     DATASETS_FIELD_NUMBER: _ClassVar[int]
     HARNESSES_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +115,7 @@ class RecordRunRequest(_message.Message):
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     TREE_JSON_FIELD_NUMBER: _ClassVar[int]
     IMPORTED_BY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.RunSpec
     datasets: _containers.RepeatedCompositeFieldContainer[_common_pb2.Dataset]
     harnesses: _containers.RepeatedCompositeFieldContainer[_common_pb2.Harness]
@@ -125,7 +126,8 @@ class RecordRunRequest(_message.Message):
     source: str
     tree_json: bytes
     imported_by: str
-    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., tree_json: _Optional[bytes] = ..., imported_by: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., datasets: _Optional[_Iterable[_Union[_common_pb2.Dataset, _Mapping]]] = ..., harnesses: _Optional[_Iterable[_Union[_common_pb2.Harness, _Mapping]]] = ..., cells: _Optional[_Iterable[_Union[_common_pb2.Cell, _Mapping]]] = ..., trials: _Optional[_Iterable[_Union[PlannedTrial, _Mapping]]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., tree_json: _Optional[bytes] = ..., imported_by: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RecordRunResponse(_message.Message):
     __slots__ = ("run",)
