@@ -105,19 +105,23 @@ def report_table(dataset, baseline: str) -> Table:
         title=plain(f"dataset {dataset.dataset_name} ({dataset.dataset_digest[:19]}, {dataset.tasks} tasks)"),
         title_justify="left",
     )
+    names = [plain(row.harness_name + (" (baseline)" if row.is_baseline else "")) for row in dataset.rows]
+    # The harness is what a reader looks up a row by (and greps for): never broken over lines.
+    table.add_column("harness", no_wrap=True, min_width=min(max(map(len, names), default=0), 40))
+    # Retries are the infrastructure's, rare: a column only when there were some (the rest then
+    # keep the width they need on one line).
+    retried = any(row.retried for row in dataset.rows)
     for column in (
-        "harness",
         "model",
         "pass rate (0/1 tasks)",
         "mean reward (other tasks)",
         f"vs {baseline}",
         "failed / timed out / verifier fault",
         "not graded",
-        "retried",
+        *(["retried"] if retried else []),
     ):
         table.add_column(plain(column))
-    for row in dataset.rows:
-        name = plain(row.harness_name + (" (baseline)" if row.is_baseline else ""))
+    for name, row in zip(names, dataset.rows, strict=True):
         table.add_row(
             name,
             plain(row.model or "-"),
@@ -126,7 +130,7 @@ def report_table(dataset, baseline: str) -> Table:
             versus(row) if not row.is_baseline else "-",
             f"{row.harness_failed} / {row.timed_out} / {row.verifier_faults}",
             not_graded(row),
-            str(row.retried),
+            *([str(row.retried)] if retried else []),
         )
     return table
 
