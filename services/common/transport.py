@@ -480,45 +480,32 @@ def store(
     )
 
 
-def planner(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, outage: Outage | None = None) -> Client:
-    return Client(
-        channel,
-        planner_service_pb2_grpc.PlannerServiceStub(channel),
-        metadata=auth.metadata(token),
-        timeout=600,
-        ride_out=ride_out,
-        outage=outage,
-        service="the planner",
-    )
+def _user_facing(stub_class, service: str, timeout: float):
+    """A factory of clients of a service the remote CLI also calls, so one that may ride out its
+    outages (`ride_out`, said once through `outage`)."""
+
+    def make(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, outage: Outage | None = None) -> Client:
+        return Client(
+            channel,
+            stub_class(channel),
+            metadata=auth.metadata(token),
+            timeout=timeout,
+            ride_out=ride_out,
+            outage=outage,
+            service=service,
+        )
+
+    return make
 
 
-def scorer(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, outage: Outage | None = None) -> Client:
-    # A verifier may run for its whole timeout; the scorer enforces that itself.
-    return Client(
-        channel,
-        scorer_service_pb2_grpc.ScorerServiceStub(channel),
-        metadata=auth.metadata(token),
-        timeout=24 * 3600,
-        ride_out=ride_out,
-        outage=outage,
-        service="the scorer",
-    )
+planner = _user_facing(planner_service_pb2_grpc.PlannerServiceStub, "the planner", timeout=600)
+# A verifier may run for its whole timeout; the scorer enforces that itself.
+scorer = _user_facing(scorer_service_pb2_grpc.ScorerServiceStub, "the scorer", timeout=24 * 3600)
+importer = _user_facing(importer_service_pb2_grpc.ImporterServiceStub, "the importer", timeout=3600)
 
 
 def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
     return Client(channel, executor_service_pb2_grpc.ExecutorServiceStub(channel), metadata=auth.metadata(token))
-
-
-def importer(channel: grpc.aio.Channel, token: str = "", ride_out: float = 0.0, outage: Outage | None = None) -> Client:
-    return Client(
-        channel,
-        importer_service_pb2_grpc.ImporterServiceStub(channel),
-        metadata=auth.metadata(token),
-        timeout=3600,
-        ride_out=ride_out,
-        outage=outage,
-        service="the importer",
-    )
 
 
 def harness(channel: grpc.aio.Channel, token: str) -> Client:
