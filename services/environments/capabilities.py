@@ -15,6 +15,12 @@ ENFORCES: dict[str, frozenset[str]] = {
 ISOLATIONS = ("fresh", "shared")
 #: Sandbox kinds that can make a fresh sandbox for the verifier.
 FRESH_CAPABLE = frozenset({"host", "docker"})
+#: `[verifier] network` values. "none": the verifier's sandbox has no network; "bridge": the
+#: attempt gets a network of its own on which the verifier reaches the task's service (the
+#: task image's own command, run on the agent's workspace) and nothing else.
+VERIFIER_NETWORKS = ("none", "bridge")
+#: Sandbox kinds that can give a verifier a network of its own (a Docker network per attempt).
+BRIDGE_CAPABLE = frozenset({"docker"})
 #: Top folders that are the environment's own, never the agent's workspace.
 _SYSTEM_FOLDERS = frozenset(
     {
@@ -59,6 +65,20 @@ def verifier_isolation(run: str, task: str, workdir: str, sandbox: str) -> str:
     if chosen:
         return chosen
     return "shared" if fresh_refusal(workdir, sandbox) else "fresh"
+
+
+def verifier_network(run: str, task: str) -> str:
+    """The network an attempt's verifier gets: the run's choice, else the task's, else none."""
+    return run or task or "none"
+
+
+def bridge_refusal(sandbox: str, isolation: str) -> str:
+    """Why a verifier cannot have `[verifier] network = "bridge"` here ("" when it can)."""
+    if sandbox not in BRIDGE_CAPABLE:
+        return f"the {sandbox} sandbox cannot give a verifier a network of its own (only docker can)"
+    if isolation != "fresh":
+        return 'the verifier must run in a fresh sandbox of its own (isolation = "fresh"), not in the agent\'s'
+    return ""
 
 
 def carried(workdir: str) -> list[str]:

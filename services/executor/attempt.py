@@ -17,8 +17,8 @@ from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
-from services.common import blame, errors, judges, transport, vocabulary
-from services.environments.capabilities import carried, verifier_isolation
+from services.common import blame, errors, judges, parsing, transport, vocabulary
+from services.environments.capabilities import carried, verifier_isolation, verifier_network
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, text
 from services.executor.harnesses import (
@@ -116,6 +116,7 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
             image=job.spec.sandbox_image,
             endpoints=driver.endpoints(job.harness),
             keep_history=job.task.task_name in job.spec.history_kept,
+            verifier_network=_verifier_network(job, task_dir),
         )
         isolation = _isolation(job)
         if isolation == "fresh":
@@ -335,6 +336,18 @@ def _isolation(job) -> str:
     )
 
 
+def _verifier_network(job, task_dir: Path) -> str:
+    """The run's verifier.network, else the task's [verifier] network, else none. The task's is
+    read from its pinned task.toml (the planner checked it; the Task message does not carry it)."""
+    if job.spec.verifier_network:
+        return verifier_network(job.spec.verifier_network, "")
+    try:
+        section = parsing.read_toml(task_dir / "task.toml").get("verifier", {})
+    except (OSError, parsing.Unreadable):
+        return "none"
+    return verifier_network("", section.get("network", "") if isinstance(section, dict) else "")
+
+
 async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox) -> Sandbox:
     """Where the verifier runs: a fresh sandbox holding only the agent's workspace and logs,
     or (shared) the agent's own, now without any of its processes."""
@@ -345,7 +358,7 @@ async def _verifier_sandbox(job, isolation: str, sandbox: Sandbox) -> Sandbox:
 
 
 async def _note_verifier_sandbox(isolation: str, box: Sandbox, events: EventLog) -> None:
-    await events.emit_own(event("status", "verifier_sandbox", isolation=isolation))
+    await events.emit_own(event("status", "verifier_sandbox", isolation=isolation, **(box.network_note or {})))
     if box.not_carried:
         await events.emit_own(
             event(

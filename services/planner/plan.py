@@ -9,7 +9,15 @@ from hemra.v1 import common_pb2 as pb
 from services import envtemplate
 from services.common import judges, runspec
 from services.environments import history
-from services.environments.capabilities import ENFORCES, ISOLATIONS, fresh_refusal
+from services.environments.capabilities import (
+    BRIDGE_CAPABLE,
+    ENFORCES,
+    ISOLATIONS,
+    VERIFIER_NETWORKS,
+    bridge_refusal,
+    fresh_refusal,
+    verifier_isolation,
+)
 from services.planner import datasets as ds
 from services.planner import dockerfile
 from services.planner import harnesses as hs
@@ -194,13 +202,13 @@ def _check_image(spec: pb.RunSpec) -> None:
 
 
 def _check_verifier_network(spec: pb.RunSpec) -> None:
-    """Verifiers run in the attempt's sandbox with its network: nothing else is offered yet,
-    so any other value is refused rather than ignored."""
-    if spec.verifier_network not in ("", "none"):
-        raise PlanError(
-            f"verifier.network = {spec.verifier_network!r}: verifiers run with the sandbox's own "
-            'network in this version; only "none" (the default) is accepted'
-        )
+    """`[verifier] network`: none, or bridge where the sandbox can make a network per attempt
+    (each task's isolation is checked with the tasks)."""
+    network = spec.verifier_network
+    if network not in ("", *VERIFIER_NETWORKS):
+        raise PlanError(f"verifier.network = {network!r}: must be one of {', '.join(VERIFIER_NETWORKS)}")
+    if network == "bridge" and spec.sandbox not in BRIDGE_CAPABLE:
+        raise PlanError(f"verifier.network = 'bridge': {bridge_refusal(spec.sandbox, 'fresh')}")
 
 
 def _check_verifier_env(spec: pb.RunSpec) -> None:
@@ -242,6 +250,7 @@ def _check_tasks(spec: pb.RunSpec, tasks: list[LoadedTask]) -> None:
                     else f"{task.folder / 'task.toml'}: [verifier] isolation"
                 )
                 raise PlanError(f'{where} is "fresh", but task {task.task_name} cannot have it: {refusal}')
+        _check_task_verifier_network(spec, task)
     if spec.sandbox != "host":
         return
     for task in tasks:
@@ -252,6 +261,24 @@ def _check_tasks(spec: pb.RunSpec, tasks: list[LoadedTask]) -> None:
                 f"{task.folder / 'environment' / 'Dockerfile'}: {problem} "
                 f"(task {task.task_name} needs a container sandbox)"
             )
+
+
+def _check_task_verifier_network(spec: pb.RunSpec, task: LoadedTask) -> None:
+    """A verifier on a network of its own needs a sandbox that makes one and a container of
+    its own (the agent's has no network to join)."""
+    if (spec.verifier_network or task.verifier_network) != "bridge":
+        return
+    isolation = verifier_isolation(
+        spec.verifier_isolation, task.verifier_isolation, task.environment.workdir, spec.sandbox
+    )
+    refusal = bridge_refusal(spec.sandbox, isolation)
+    if refusal:
+        where = (
+            "the run's verifier.network"
+            if spec.verifier_network
+            else f"{task.folder / 'task.toml'}: [verifier] network"
+        )
+        raise PlanError(f'{where} is "bridge", but task {task.task_name} cannot have it: {refusal}')
 
 
 def _check_host_workdir(task: LoadedTask) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from services import digests
 from services.common import parsing
 from services.common.runspec import MAX_TIMEOUT_SECS
-from services.environments.capabilities import ISOLATIONS
+from services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
 from services.importer.tree import MAX_FILE_BYTES
 from services.planner import dockerfile
 from services.planner.errors import PlanError
@@ -54,6 +54,8 @@ class LoadedTask:
     solution_env: dict[str, str] = field(default_factory=dict)
     #: [verifier] isolation ("" when the task does not say).
     verifier_isolation: str = ""
+    #: [verifier] network ("" when the task does not say).
+    verifier_network: str = ""
     #: Where a source pinned it from (pb.Task.origin; "" for a plain folder).
     origin: str = ""
 
@@ -181,6 +183,7 @@ def load_task(folder: Path) -> LoadedTask:
         verifier_env=_env_table(_table(config, "verifier", folder), folder, "verifier"),
         solution_env=_env_table(_table(config, "solution", folder), folder, "solution"),
         verifier_isolation=_isolation(_table(config, "verifier", folder), folder),
+        verifier_network=_verifier_network(_table(config, "verifier", folder), folder),
     )
 
 
@@ -228,6 +231,16 @@ def _isolation(section: dict, folder: Path) -> str:
     if value not in ("", *ISOLATIONS):
         raise PlanError(
             f"{folder / 'task.toml'}: [verifier] isolation must be one of {', '.join(ISOLATIONS)} (got {value!r})"
+        )
+    return value
+
+
+def _verifier_network(section: dict, folder: Path) -> str:
+    value = section.get("network", "")
+    if value not in ("", *VERIFIER_NETWORKS):
+        raise PlanError(
+            f"{folder / 'task.toml'}: [verifier] network must be one of {', '.join(VERIFIER_NETWORKS)} "
+            f"(got {_shown(value)})"
         )
     return value
 

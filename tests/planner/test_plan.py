@@ -161,10 +161,36 @@ def test_resolve__sandbox_network_checked_against_the_sandbox_and_require(projec
         _resolve(project, sandbox="host", sandbox_network="none")
 
 
-def test_resolve__verifier_network_other_than_none_refused(project):
+def test_resolve__verifier_network_bridge_only_on_docker_with_a_fresh_verifier(project):
     assert _resolve(project, verifier_network="none").trials
-    with pytest.raises(PlanError, match="verifier.network = 'bridge': verifiers run with the sandbox's own network"):
-        _resolve(project, verifier_network="bridge")
+    assert _resolve(project, sandbox="docker", verifier_network="bridge").trials
+    for sandbox in ("host", "modal"):
+        with pytest.raises(
+            PlanError,
+            match=f"verifier.network = 'bridge': the {sandbox} sandbox cannot give a verifier a network of its own",
+        ):
+            _resolve(project, sandbox=sandbox, verifier_network="bridge")
+    with pytest.raises(PlanError, match="verifier.network = 'open': must be one of none, bridge"):
+        _resolve(project, sandbox="docker", verifier_network="open")
+    with pytest.raises(
+        PlanError,
+        match='the run\'s verifier.network is "bridge", but task a cannot have it: the verifier must run in a fresh',
+    ):
+        _resolve(project, sandbox="docker", verifier_network="bridge", verifier_isolation="shared")
+
+
+def test_resolve__a_tasks_verifier_network_is_checked_with_the_task(project):
+    toml = project / "ds" / "a" / "task.toml"
+    toml.write_text('version = "1.0"\n[verifier]\nnetwork = "bridge"\n')
+    assert _resolve(project, sandbox="docker").trials
+    assert _resolve(project, verifier_network="none").trials  # the run's choice wins
+    with pytest.raises(
+        PlanError, match=f'{toml}: \\[verifier\\] network is "bridge", but task a cannot have it: the host sandbox'
+    ):
+        _resolve(project)
+    toml.write_text('version = "1.0"\n[verifier]\nnetwork = "host"\n')
+    with pytest.raises(PlanError, match=f"{toml}: \\[verifier\\] network must be one of none, bridge \\(got 'host'\\)"):
+        _resolve(project, sandbox="docker")
 
 
 def test_resolve__sandbox_image_only_on_docker(project):

@@ -20,6 +20,7 @@ def open_sandbox(
     endpoints: list[tuple[str, int]] | None = None,
     image: str = "",
     keep_history: bool = False,
+    verifier_network: str = "",
 ) -> Sandbox:
     """A sandbox of `kind` for one attempt (not yet prepared). Vendor SDKs load lazily.
 
@@ -31,7 +32,13 @@ def open_sandbox(
     container without the host's network relays exactly those (see relay.py).
     `image` is the run's `[sandbox] image` (docker only; the planner refuses it elsewhere).
     `keep_history`: the run keeps the task's history (allow_history): its container sandbox
-    runs the environment's image without HEMRA's history layer (services/environments/history.py)."""
+    runs the environment's image without HEMRA's history layer (services/environments/history.py).
+    `verifier_network` is the verifier's network ("" and "none": none; "bridge": a network of
+    the attempt's own, docker only; the planner refuses it elsewhere)."""
+    if verifier_network not in ("", "none") and kind != "docker":
+        raise SandboxError(
+            f"verifier.network = {verifier_network!r}: the {kind} sandbox cannot give a verifier a network"
+        )
     if kind == "host":
         from services.executor.sandboxes.host import HostSandbox
 
@@ -40,7 +47,16 @@ def open_sandbox(
         from services.executor.sandboxes.docker import DockerSandbox
 
         return DockerSandbox(
-            attempt_id, task, task_dir, work_root, mounts, network, endpoints, image, keep_history=keep_history
+            attempt_id,
+            task,
+            task_dir,
+            work_root,
+            mounts,
+            network,
+            endpoints,
+            image,
+            keep_history=keep_history,
+            verifier_network=verifier_network,
         )
     if kind == "modal":
         from services.executor.sandboxes.modal import ModalSandbox

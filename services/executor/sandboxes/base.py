@@ -31,6 +31,9 @@ class Sandbox(abc.ABC):
     #: A fresh sandbox's paths that `fresh` left empty because the agent had replaced the
     #: folder with something else (a link, a file): the verifier scores what is left.
     not_carried: list[str] | tuple[str, ...] = ()
+    #: A fresh sandbox's network beyond none (verifier.network = "bridge": the network, the
+    #: task's service and its command), recorded in the attempt's verifier_sandbox event.
+    network_note: dict | None = None
 
     @abc.abstractmethod
     async def prepare(self) -> None:

@@ -15,6 +15,7 @@ never hold the event loop's shared pool.
 """
 
 import asyncio
+import contextlib
 import io
 import logging
 import os
@@ -70,6 +71,10 @@ done; [ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; done"""
 _KILL_GRACE_SECS = 5.0
 #: How long the engine may take to kill a command's processes before HEMRA kills through the cgroup.
 _ENGINE_KILL_SECS = 5.0
+#: The roles of an attempt's other containers (their names end in them), and the name the
+#: verifier reaches the task's service by on the attempt's network.
+VERIFIER, SERVICE = "verifier", "task"
+SERVICE_HOST = "task"
 
 
 def _labels() -> dict[str, str]:
@@ -189,6 +194,30 @@ def remove_orphans(alive=None) -> list[str]:
         if int(pid) != os.getpid() and alive(int(pid), container["Labels"].get(LABEL_STARTED, "")):
             continue
         removed += _remove_now(api, container["Id"], "orphan container")
+    return removed + _remove_networks(api, {"label": [f"{LABEL_OWNER}={owner()}"]}, alive)
+
+
+def _remove_networks(api, filters: dict, alive=None) -> list[str]:
+    """Remove the attempts' networks (verifier.network = "bridge") these labels select, of
+    processes that no longer run (all of them when `alive` is None: this process's own)."""
+    try:
+        found = api.networks(filters=filters)
+    except Exception as exc:  # the engine went away
+        logger.debug("no networks checked: %s", exc)
+        return []
+    removed = []
+    for network in found:
+        labels = network.get("Labels") or {}
+        pid = labels.get(LABEL_PID, "")
+        if LABEL_ATTEMPT not in labels or not pid.isdigit():
+            continue
+        if alive is not None:
+            if int(pid) == os.getpid() and labels.get(LABEL_INSTANCE) == INSTANCE:
+                continue
+            if int(pid) != os.getpid() and alive(int(pid), labels.get(LABEL_STARTED, "")):
+                continue
+        if _remove_network(api, network["Id"]):
+            removed.append(network["Id"])
     return removed
 
 
@@ -205,7 +234,7 @@ def remove_own() -> list[str]:
     removed = [gone for container in found for gone in _remove_now(api, container["Id"], "container left")]
     if found:
         logger.warning("%d container(s) of finished attempts were left; removed %d", len(found), len(removed))
-    return removed
+    return removed + _remove_networks(api, {"label": [f"{LABEL_INSTANCE}={INSTANCE}"]})
 
 
 def _remove_now(api, container_id: str, what: str) -> list[str]:
@@ -235,6 +264,8 @@ class DockerSandbox(Sandbox):
         image: str = "",
         emptied: tuple[str, ...] = (),
         keep_history: bool = False,
+        verifier_network: str = "",
+        role: str = "",
     ):
         self.attempt_id = attempt_id
         self.task = task
@@ -253,6 +284,19 @@ class DockerSandbox(Sandbox):
         #: the agent's workspace is copied in, replacing the image's). The engine removes it with
         #: the container, whoever owns its files.
         self.emptied = emptied
+        #: [verifier] network: "bridge" gives the attempt a Docker network of its own (the agent's
+        #: sandbox makes it, see _create_network) for its verifier's and its service's containers.
+        self.verifier_network = verifier_network or "none"
+        #: What this container is: "" the agent's, VERIFIER or SERVICE (on the attempt's network:
+        #: no raw sockets; the service runs the image's own command, started once the workspace is in).
+        self.role = role
+        #: The attempt's network, made by the agent's sandbox ("" without one).
+        self.network_id = ""
+        #: The task's service beside the verifier (bridge), torn down with the verifier's container.
+        self.service: DockerSandbox | None = None
+        #: The service's command once started, or why it did not start.
+        self.command: list[str] = []
+        self.not_started = ""
         if self.network != "none":
             self.enforces = ENFORCES["docker"] - {"network_block"}
         self.container_id = ""
@@ -281,6 +325,10 @@ class DockerSandbox(Sandbox):
     async def prepare(self) -> None:
         await asyncio.to_thread(self._prepare_folder)
         image = await asyncio.to_thread(ensure_image, self.task, self.task_dir, self.base_image, self.keep_history)
+        if self.verifier_network == "bridge":
+            if self._spare is None:  # the planner refuses bridge without a fresh verifier sandbox
+                raise SandboxError('verifier.network = "bridge" needs the verifier in a fresh sandbox')
+            await asyncio.to_thread(self._create_network)
         if self._spare is not None:  # the verifier's container starts beside this one, then waits
             self._spare = asyncio.ensure_future(self._spare_container(self._carry))
         await self.relay.open()
@@ -293,22 +341,53 @@ class DockerSandbox(Sandbox):
     async def _spare_container(self, carry: list[str]) -> "DockerSandbox":
         """A container for the verifier, where the container paths of `carry` start empty (the
         agent's replace them): empty volumes mounted there, not the image's files removed by a
-        command, so the container is ready as soon as it runs."""
-        spare = DockerSandbox(
-            f"{self.attempt_id}-verifier",
-            self.task,
-            self.task_dir,
-            self.folder.parent,
-            image=self.base_image,
-            emptied=tuple(path for path in carry if self._host(path) is None),
-            keep_history=self.keep_history,
-        )
+        command, so the container is ready as soon as it runs. With a verifier network, the
+        verifier's container is on the attempt's network, and the task's service container is
+        made beside it (created, not started: it starts once the workspace is in)."""
+        spare = self._sibling(VERIFIER, carry)
         try:
             await spare.prepare()
+            if self.network_id and await asyncio.to_thread(_image_command, spare.image):
+                spare.service = self._sibling(SERVICE, carry)
+                await spare.service.prepare()
         except BaseException:
             await spare.teardown()
             raise
         return spare
+
+    def _sibling(self, role: str, carry: list[str]) -> "DockerSandbox":
+        """Another container of this attempt from the same image: the verifier's or the service's."""
+        return DockerSandbox(
+            f"{self.attempt_id}-{role}",
+            self.task,
+            self.task_dir,
+            self.folder.parent,
+            network=self.network_id or "none",
+            image=self.base_image,
+            emptied=tuple(path for path in carry if self._host(path) is None),
+            keep_history=self.keep_history,
+            role=role,
+        )
+
+    def _create_network(self) -> None:
+        """The attempt's own network (verifier.network = "bridge"): internal (no route beyond
+        it), and the bridge has no address on the host (inhibit_ipv4), so no host service
+        answers on it, loopback or not; another attempt's is another bridge and subnet. Labelled
+        like the attempt's containers, so the start-up sweep removes it after a kill -9."""
+        try:
+            created = client().api.create_network(
+                f"hemra-{self.attempt_id}",
+                driver="bridge",
+                internal=True,
+                options={"com.docker.network.bridge.inhibit_ipv4": "true"},
+                labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **_labels()},
+            )
+        except docker_errors().APIError as exc:
+            raise SandboxError(f"cannot make the verifier's network: {exc.explanation or exc}") from None
+        self.network_id = created["Id"]
+        if self._torn_down:  # cancelled meanwhile: nothing will remove it but this thread
+            network_id, self.network_id = self.network_id, ""
+            _remove("", None, network_id)
 
     def _prepare_folder(self) -> None:
         if self.folder.exists():
@@ -348,18 +427,29 @@ class DockerSandbox(Sandbox):
             mem_limit=f"{memory_mb}m",
             # No swap: a task over its memory limit is OOM-killed, not slowed down.
             memswap_limit=f"{memory_mb}m",
+            # On the attempt's network, no forged packets (a raw frame to the bridge's link-local
+            # address): only the network's own containers, by their addresses and names.
+            cap_drop=["NET_RAW"] if self.role else None,
         )
+        on_network = self.role and self.network != "none"
+        aliases = {SERVICE: [SERVICE_HOST], VERIFIER: [VERIFIER]}.get(self.role) if on_network else None
         self.image = image
         self.started = time.time()
         try:
             created = api.create_container(
                 image,
-                entrypoint=["sleep", "infinity"],
+                # The service runs what its image says (ENTRYPOINT, CMD); every other container waits.
+                entrypoint=None if self.role == SERVICE else ["sleep", "infinity"],
                 working_dir=self.workdir,
                 hostname="hemra",
                 environment=dict(self.task.environment.env),
                 labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **_labels()},
                 host_config=host_config,
+                networking_config=api.create_networking_config(
+                    {self.network: api.create_endpoint_config(aliases=aliases)}
+                )
+                if aliases
+                else None,
                 name=f"hemra-{self.attempt_id}",
             )
             self.container_id = created["Id"]
@@ -367,7 +457,8 @@ class DockerSandbox(Sandbox):
                 container_id, self.container_id = self.container_id, ""
                 _remove(container_id, None)
                 return
-            self._boot()
+            if self.role != SERVICE:
+                self._boot()
         except docker_errors().APIError as exc:
             raise SandboxError(f"cannot start a container of {image}: {exc.explanation or exc}") from None
 
@@ -438,10 +529,38 @@ class DockerSandbox(Sandbox):
                     await asyncio.to_thread(self._move_to, other, path)
                 else:
                     await asyncio.to_thread(self._copy_to, other, path)
+                    if other.service is not None:
+                        await asyncio.to_thread(self._copy_to, other.service, path)
+            if other.service is not None:
+                await asyncio.to_thread(other.service.start_service)
         except BaseException:
             await other.teardown()
             raise
+        other.network_note = self._network_note(other)
         return other
+
+    def _network_note(self, verifier: "DockerSandbox") -> dict:
+        """What the verifier's network holds, for the attempt's verifier_sandbox event."""
+        if not self.network_id:
+            return {}
+        service = verifier.service
+        if service is None:
+            return {"network": "bridge", "service": "", "message": "the task's image has no command: no service runs"}
+        note = {"network": "bridge", "service": SERVICE_HOST, "command": service.command}
+        if service.not_started:
+            note["message"] = f"the task's service did not start: {service.not_started}"
+        return note
+
+    def start_service(self) -> None:
+        """Start the task's service container (its image's own command), once the agent's
+        workspace is in. What keeps it from starting (a command the workspace lacks) is noted
+        for the verifier to find, never an infrastructure failure: the agent's files can cause it."""
+        api = client().api
+        try:
+            api.start(self.container_id)
+            self.command = _image_command(self.image)
+        except docker_errors().APIError as exc:
+            self.not_started = str(exc.explanation or exc)
 
     def _move_to(self, other: "DockerSandbox", path: str) -> None:
         """Hand a bound folder (such as /logs/agent) over to the other sandbox: moved on the host,
@@ -485,9 +604,12 @@ class DockerSandbox(Sandbox):
             await discard(spare)
         await self.relay.close()
         self._torn_down = True
+        if self.service is not None:
+            await self.service.teardown()
         container_id, self.container_id = self.container_id, ""
-        if container_id or self.folder.exists():
-            remove_later(_remove, container_id, self.folder, name="hemra-docker-rm")
+        network_id, self.network_id = self.network_id, ""
+        if container_id or network_id or self.folder.exists():
+            remove_later(_remove, container_id, self.folder, network_id, name="hemra-docker-rm")
 
     async def oom_kills(self) -> int:
         # A process killed for memory makes some command fail; without one, nothing to look up.
@@ -742,7 +864,7 @@ class DockerSandbox(Sandbox):
 REMOVE_TRIES = (0.0, 0.2, 1.0, 3.0)
 
 
-def _remove(container_id: str, folder: Path | None) -> None:
+def _remove(container_id: str, folder: Path | None, network_id: str = "") -> None:
     try:
         for pause in REMOVE_TRIES if container_id else ():
             time.sleep(pause)
@@ -754,8 +876,39 @@ def _remove(container_id: str, folder: Path | None) -> None:
             except docker_errors().APIError as exc:
                 logger.warning("could not remove container %s (will try again): %s", container_id[:12], exc)
     finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        try:
+            if network_id:
+                _remove_network(client().api, network_id)
+        finally:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_network(api, network_id: str) -> bool:
+    """Remove an attempt's network, and first any container still on it: only that attempt's
+    containers ever join it, and the attempt is over (its verifier's may still be on its way
+    out in another thread). True once it is gone."""
+    failure = None
+    for pause in REMOVE_TRIES:
+        time.sleep(pause)
+        try:
+            for container_id in api.inspect_network(network_id).get("Containers") or {}:
+                with contextlib.suppress(docker_errors().APIError):  # being removed already: tried again
+                    api.remove_container(container_id, force=True, v=True)
+            api.remove_network(network_id)
+            return True
+        except docker_errors().NotFound:
+            return True
+        except docker_errors().APIError as exc:  # a container still leaving it: tried again
+            failure = exc
+    logger.warning("could not remove network %s: %s", network_id[:12], failure)
+    return False
+
+
+def _image_command(image: str) -> list[str]:
+    """What the image runs when started as it is (ENTRYPOINT then CMD); [] when nothing."""
+    config = client().api.inspect_image(image).get("Config") or {}
+    return [*(config.get("Entrypoint") or ()), *(config.get("Cmd") or ())]
 
 
 class _Stream:
