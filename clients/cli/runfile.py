@@ -6,7 +6,7 @@ from pathlib import Path
 from clients.cli.common import RunFileError
 from hemra.v1 import common_pb2 as pb
 from services.common import judges, parsing, runspec
-from services.environments.capabilities import ISOLATIONS
+from services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
 
 #: Every key a run file may hold, with its type.
 KEYS = {
@@ -72,6 +72,8 @@ def read(path: Path) -> dict:
         raise RunFileError(f"{path}: verifier.env must be a list of environment variable names")
     if data.get("verifier", {}).get("isolation", "fresh") not in ISOLATIONS:
         raise RunFileError(f"{path}: verifier.isolation must be one of {', '.join(ISOLATIONS)}")
+    if data.get("verifier", {}).get("network", "none") not in VERIFIER_NETWORKS:
+        raise RunFileError(f"{path}: verifier.network must be one of {', '.join(VERIFIER_NETWORKS)}")
     for judge in data.get("judge", []):
         if not isinstance(judge, dict) or not isinstance(judge.get("name"), str):
             raise RunFileError(f"{path}: every [[judge]] needs a name")

@@ -292,6 +292,13 @@ def test_merge__defaults_with_minimal_run_file(tmp_path):
     assert spec.verifier_network == ""
 
 
+def test_merge__verifier_network_none_or_bridge(tmp_path):
+    spec = merge(write(tmp_path, 'harnesses = ["oracle"]\n[verifier]\nnetwork = "bridge"\n'), Flags())
+    assert spec.verifier_network == "bridge"
+    with pytest.raises(RunFileError, match="verifier.network must be one of none, bridge"):
+        merge(write(tmp_path, 'harnesses = ["oracle"]\n[verifier]\nnetwork = "host"\n'), Flags())
+
+
 def test_merge__bad_file_raises(tmp_path):
     with pytest.raises(RunFileError, match="unknown key 'oops'"):
         merge(write(tmp_path, "oops = 1\n"), Flags(harnesses=["oracle"]))
