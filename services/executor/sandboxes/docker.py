@@ -71,10 +71,10 @@ done; [ -z "$found" ] && exit 0; kill -KILL $found 2>/dev/null; done"""
 _KILL_GRACE_SECS = 5.0
 #: How long the engine may take to kill a command's processes before HEMRA kills through the cgroup.
 _ENGINE_KILL_SECS = 5.0
-#: The roles of an attempt's other containers (their names end in them), and the name the
-#: verifier reaches the task's service by on the attempt's network.
+#: The roles of an attempt's other containers: their names end in them, and on the attempt's
+#: network (verifier.network = "bridge") they are its host names: the verifier reaches the
+#: task's service as `task`.
 VERIFIER, SERVICE = "verifier", "task"
-SERVICE_HOST = "task"
 
 
 def _labels() -> dict[str, str]:
@@ -415,6 +415,7 @@ class DockerSandbox(Sandbox):
         binds.update({host: {"bind": inside, "mode": "ro"} for inside, host in self.mounts.items()})
         binds.update(self.relay.binds())
         cpus, memory_mb, pids = limits(self.task.environment)
+        on_network = bool(self.role) and self.network != "none"
         host_config = api.create_host_config(
             binds=binds,
             mounts=[Mount(path, None, type="volume", no_copy=True) for path in self.emptied] or None,
@@ -429,10 +430,8 @@ class DockerSandbox(Sandbox):
             memswap_limit=f"{memory_mb}m",
             # On the attempt's network, no forged packets (a raw frame to the bridge's link-local
             # address): only the network's own containers, by their addresses and names.
-            cap_drop=["NET_RAW"] if self.role else None,
+            cap_drop=["NET_RAW"] if on_network else None,
         )
-        on_network = self.role and self.network != "none"
-        aliases = {SERVICE: [SERVICE_HOST], VERIFIER: [VERIFIER]}.get(self.role) if on_network else None
         self.image = image
         self.started = time.time()
         try:
@@ -446,9 +445,9 @@ class DockerSandbox(Sandbox):
                 labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **_labels()},
                 host_config=host_config,
                 networking_config=api.create_networking_config(
-                    {self.network: api.create_endpoint_config(aliases=aliases)}
+                    {self.network: api.create_endpoint_config(aliases=[self.role])}
                 )
-                if aliases
+                if on_network
                 else None,
                 name=f"hemra-{self.attempt_id}",
             )
@@ -546,7 +545,7 @@ class DockerSandbox(Sandbox):
         service = verifier.service
         if service is None:
             return {"network": "bridge", "service": "", "message": "the task's image has no command: no service runs"}
-        note = {"network": "bridge", "service": SERVICE_HOST, "command": service.command}
+        note = {"network": "bridge", "service": SERVICE, "command": service.command}
         if service.not_started:
             note["message"] = f"the task's service did not start: {service.not_started}"
         return note
@@ -557,8 +556,8 @@ class DockerSandbox(Sandbox):
         for the verifier to find, never an infrastructure failure: the agent's files can cause it."""
         api = client().api
         try:
-            api.start(self.container_id)
             self.command = _image_command(self.image)
+            api.start(self.container_id)
         except docker_errors().APIError as exc:
             self.not_started = str(exc.explanation or exc)
 
