@@ -20,7 +20,7 @@ from services import digests
 from services.common import blame, errors, judges, parsing, transport, vocabulary
 from services.environments.capabilities import carried, verifier_isolation, verifier_network
 from services.executor.artifacts import collect as collect_artifacts
-from services.executor.events import EventLog, event, text
+from services.executor.events import EventLog, event, output_events, text
 from services.executor.harnesses import (
     HarnessDriver,
     HarnessResult,
@@ -139,6 +139,7 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
             verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox), control, sandbox)
             await _note_verifier_sandbox(isolation, verifier_box, events)
             score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
+            await _note_service(verifier_box, events)
         except blame.AgentFault as exc:  # what the agent left keeps the verifier from running at all
             verifier_box = verifier_box or sandbox
             score = await _unrunnable(job, events, blame.attempt_failure(exc))
@@ -368,6 +369,14 @@ async def _note_verifier_sandbox(isolation: str, box: Sandbox, events: EventLog)
                 message="the agent replaced these folders with a link or a file: the verifier gets them empty",
             )
         )
+
+
+async def _note_service(box: Sandbox, events: EventLog) -> None:
+    """What the task's service beside the verifier printed (verifier.network = "bridge"), as
+    output events: the service runs the agent's workspace, so they are bounded like the agent's."""
+    output = await box.service_output()
+    if output:
+        await events.emit(*output_events("service", output))
 
 
 async def _note_oom(job, sandbox: Sandbox, events: EventLog) -> None:

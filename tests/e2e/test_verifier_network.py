@@ -88,9 +88,13 @@ def test_bridge__the_verifier_reaches_the_tasks_service_with_it_and_not_without(
     assert rewards == {"oracle": {"reward": 1.0}, "nop": {"reward": 0.0}}
     assert [a["score"]["rewards"] for a in closed] == [{"reward": 0.0}]
     oracle = next(a for a in bridged if a["harness_name"] == "oracle")
-    [note] = [e for e in show(hemra_env, oracle["id"], "--events")["events"] if e["name"] == "verifier_sandbox"]
+    events = show(hemra_env, oracle["id"], "--events")["events"]
+    [note] = [e for e in events if e["name"] == "verifier_sandbox"]
     assert note["payload"]["network"] == "bridge" and note["payload"]["service"] == "task"
     assert note["payload"]["command"] == ["python3", "/srv/serve.py"]
+    # What the service printed (http.server logs each request on stderr) is kept as output events.
+    served = "".join(e["payload"]["text"] for e in events if e["type"] == "output" and e["name"] == "service")
+    assert '"GET / HTTP/1.1" 200' in served
     # Gone after each attempt: the passed one and the failed one (nop) alike.
     assert left_behind(docker_engine, [a["id"] for a in bridged + closed]) == []
 

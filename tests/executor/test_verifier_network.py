@@ -188,8 +188,18 @@ async def test_bridge__the_verifier_reaches_its_tasks_service_and_nothing_else(t
                     assert not [answer for answer in found.values() if answer.startswith("answered")], found
                     # And the other attempt's verifier reaches its own service, not this one's.
                     assert (await probe(other_verifier, "task:8080"))["task:8080"] == "answered: other"
-                    caps = docker_engine.api.inspect_container(one_verifier.container_id)["HostConfig"]["CapDrop"]
-                    assert caps == ["NET_RAW"]
+                    for box in (one_verifier, one_verifier.service):
+                        config = docker_engine.api.inspect_container(box.container_id)["HostConfig"]
+                        # No raw sockets; names beyond the network's own are never forwarded to the host's resolvers.
+                        assert config["CapDrop"] == ["NET_RAW"] and config["Dns"] == ["0.0.0.0"]
+                    looked_up = await one_verifier.exec(
+                        "getent hosts verifier task hemra-no-such-name.example", timeout=30
+                    )
+                    assert looked_up.exit_code == 2 and looked_up.duration < 10  # not found, and fast
+                    assert sorted(line.split()[1] for line in looked_up.stdout.decode().splitlines()) == [
+                        "task",
+                        "verifier",
+                    ]
                 finally:
                     await other_verifier.teardown()
                     await other.teardown()

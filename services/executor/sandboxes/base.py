@@ -23,6 +23,10 @@ class ExecResult:
 OutputSink = Callable[[str, bytes], Awaitable[None]]
 
 
+#: The most of a task service's output kept (its end), as the attempt's `service` output events.
+MAX_SERVICE_OUTPUT = 1024 * 1024
+
+
 class Sandbox(abc.ABC):
     """A private view of the task's paths (/app, /logs, /tests, /solution) for one attempt."""
 
@@ -130,6 +134,11 @@ class Sandbox(abc.ABC):
           SandboxError: when this kind cannot make one (the planner refuses such runs).
         """
         raise SandboxError(f"{type(self).__name__} cannot make a fresh sandbox for the verifier")
+
+    async def service_output(self) -> bytes:
+        """What the task's service beside this (fresh) verifier's sandbox printed so far, its
+        last MAX_SERVICE_OUTPUT bytes at most (verifier.network = "bridge"); b"" without one."""
+        return b""
 
     async def oom_kills(self) -> int:
         """How many processes the task's memory limit has killed so far (0 where it is not enforced)."""

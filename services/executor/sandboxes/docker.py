@@ -49,7 +49,14 @@ from services.environments.engine import (
 from services.environments.images import LABEL_TASK, ensure_image
 from services.executor import processes
 from services.executor.sandboxes import docker_configured, safefs
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, discard, remove_later
+from services.executor.sandboxes.base import (
+    MAX_SERVICE_OUTPUT,
+    ExecResult,
+    Sandbox,
+    SandboxError,
+    discard,
+    remove_later,
+)
 from services.executor.sandboxes.relay import Relay
 
 logger = logging.getLogger(__name__)
@@ -431,6 +438,12 @@ class DockerSandbox(Sandbox):
             # On the attempt's network, no forged packets (a raw frame to the bridge's link-local
             # address): only the network's own containers, by their addresses and names.
             cap_drop=["NET_RAW"] if on_network else None,
+            # The engine's DNS answers the network's own names (`task`) and forwards the rest to
+            # the host's resolvers, from the host itself for a loopback one (Docker before 23.0.11,
+            # 25.0.5 and 26: CVE-2024-29018): a way out of an internal network. Forwarded to
+            # 0.0.0.0, every other name fails at once, inside the container.
+            dns=["0.0.0.0"] if on_network else None,
+            dns_opt=["timeout:1", "attempts:1"] if on_network else None,
         )
         self.image = image
         self.started = time.time()
@@ -560,6 +573,19 @@ class DockerSandbox(Sandbox):
             api.start(self.container_id)
         except docker_errors().APIError as exc:
             self.not_started = str(exc.explanation or exc)
+
+    async def service_output(self) -> bytes:
+        if self.service is None or not self.service.container_id:
+            return b""
+
+        def read() -> bytes:
+            try:
+                logs = client().api.logs(self.service.container_id, stdout=True, stderr=True, tail=10000)
+            except docker_errors().APIError:
+                return b""
+            return logs[-MAX_SERVICE_OUTPUT:]
+
+        return await asyncio.to_thread(read)
 
     def _move_to(self, other: "DockerSandbox", path: str) -> None:
         """Hand a bound folder (such as /logs/agent) over to the other sandbox: moved on the host,
