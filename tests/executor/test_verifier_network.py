@@ -164,6 +164,8 @@ async def test_bridge__the_verifier_reaches_its_tasks_service_and_nothing_else(t
                     # Nothing on the host holds the network's gateway address: no host service can answer there.
                     with pytest.raises(OSError), socket.socket() as s:
                         s.bind((gateway, 0))
+                    # The agent's own container never joins it: its network stayed closed all along.
+                    assert docker_engine.api.inspect_container(one.container_id)["HostConfig"]["NetworkMode"] == "none"
                     # Only the attempt's own containers are on it: its verifier's and its service's.
                     assert {c["Name"] for c in network["Containers"].values()} == {
                         f"hemra-{one.attempt_id}-verifier",
