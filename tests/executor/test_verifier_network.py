@@ -6,6 +6,7 @@ gone with the attempt on every path."""
 import asyncio
 import contextlib
 import hashlib
+import ipaddress
 import json
 import shlex
 import socket
@@ -159,8 +160,10 @@ async def test_bridge__the_verifier_reaches_its_tasks_service_and_nothing_else(t
                 other, other_verifier = await attempt_on_bridge(tmp_path, "other")
                 try:
                     network = docker_engine.api.inspect_network(one.network_id)
-                    gateway = network["IPAM"]["Config"][0]["Gateway"]
+                    [ipam] = network["IPAM"]["Config"]
+                    gateway = ipam["Gateway"]
                     assert network["Internal"] and network["Labels"]["hemra.attempt"] == one.attempt_id
+                    assert ipaddress.ip_network(ipam["Subnet"]).subnet_of(ipaddress.ip_network("100.64.0.0/10"))
                     # Nothing on the host holds the network's gateway address: no host service can answer there.
                     with pytest.raises(OSError), socket.socket() as s:
                         s.bind((gateway, 0))
@@ -263,3 +266,22 @@ def test_orphans__a_dead_executors_attempt_network_is_swept(docker_engine):
         for made in (network, mine):
             with contextlib.suppress(Exception):
                 docker_engine.api.remove_network(made["Id"])
+
+
+async def test_bridge__more_attempts_at_once_than_the_engines_own_pools_hold(tmp_path, docker_engine):
+    """The engine's default pools hold about 30 networks; attempts draw /28s of their own."""
+    task, task_dir = make_task(tmp_path)
+    boxes = [
+        DockerSandbox(f"vn-{uuid.uuid4().hex[:8]}", task, task_dir, tmp_path / "work", verifier_network="bridge")
+        for _ in range(40)
+    ]
+    try:
+        for box in boxes:
+            await asyncio.to_thread(box._create_network)
+        subnets = {docker_engine.api.inspect_network(b.network_id)["IPAM"]["Config"][0]["Subnet"] for b in boxes}
+        assert len(subnets) == 40
+    finally:
+        for box in boxes:
+            await box.teardown()
+        await asyncio.to_thread(wait_for_removals)
+    assert all(gone(docker_engine, box.attempt_id) for box in boxes)
