@@ -137,19 +137,22 @@ def test_mcp_server__acp_agent_calls_its_tool(adapter_tools, hemra_env, tmp_path
     (workspace / "harnesses" / "server.py").write_text(SERVER)
     (workspace / "harnesses" / "claude-acp.toml").write_text(
         f'kind = "acp"\nagent = "{test_acp.ADAPTER}"\nversion = "{test_acp.ADAPTER_VERSION}"\n'
-        'env = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]\n\n'
-        + DECLARATION
+        'env = ["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", '
+        '"ENABLE_TOOL_SEARCH"]\n\n' + DECLARATION
     )
-    attempt = test_acp._run_isolated(dict(hemra_env, NOTES_WORD=WORD), adapter_tools, workspace, SCRIPT, "acp-mcp")
+    attempt = test_acp._run_isolated(
+        dict(hemra_env, NOTES_WORD=WORD, ENABLE_TOOL_SEARCH="false"), adapter_tools, workspace, SCRIPT, "acp-mcp"
+    )
 
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
     assert attempt["score"]["rewards"] == {"reward": 1.0}
     [started] = test_acp._of(attempt, "status", "mcp_server")
     assert started["server"] == "notes"
-    calls = _lookups(attempt["events"])
-    assert calls, [(e["type"], e["name"]) for e in attempt["events"]]
-    results = [r for r in test_acp._of(attempt, "tool_result") if r["id"] == calls[0]["id"]]
-    assert any(f"the word for door is {WORD}" in json.dumps(r) for r in results), results
+    # The adapter reports an MCP tool's call as kind "other", titled with Claude Code's name for it.
+    [call] = _lookups(attempt["events"])
+    assert call["title"] == "mcp__notes__lookup" and call["arguments"] == {"key": "door"}
+    [result] = [r for r in test_acp._of(attempt, "tool_result") if r["id"] == call["id"]]
+    assert result["output"] == f"the word for door is {WORD}" and result["is_error"] is False
 
 
 def test_mcp_server__that_does_not_start_is_an_infrastructure_failure(
@@ -219,3 +222,41 @@ def test_mcp_server__bad_declaration_is_refused_before_recording(case, hemra_env
         assert fragment in lines[0]
     assert "sk-live-abcdef123456" not in result.stderr + result.stdout
     assert runs(hemra_env) == []
+
+
+def test_mcp_server__program_harness_gets_the_declaration(hemra_env, tmp_path):
+    """A program harness reads its servers from HEMRA_MCP_SERVERS, variables unexpanded."""
+    (tmp_path / "harnesses").mkdir()
+    (tmp_path / "harnesses" / "server.py").write_text(SERVER)
+    (tmp_path / "harnesses" / "echo.toml").write_text(
+        'kind = "program"\ncommand = ["python3", "-c", "import json, os; '
+        "print(json.dumps({'type': 'status', 'name': 'mcp', 'servers': json.loads(os.environ['HEMRA_MCP_SERVERS'])}))\"]\n"
+        + DECLARATION
+        + '[[mcp_server]]\nname = "web"\ntransport = "streamable-http"\nurl = "http://127.0.0.1:9/mcp"\n'
+        'headers = { Authorization = "Bearer ${WEB_TOKEN}" }\n'
+    )
+    env = dict(hemra_env, NOTES_WORD=WORD, WEB_TOKEN="tok-0123456789")
+    result = hemra(
+        env, "run", "-H", "echo", "-d", "hemra-offline", "-t", "hemra/reverse-lines", "--label", "p", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    [attempt] = show(env, "p")["attempts"]
+    events = show(env, attempt["id"], "--events")["events"]
+    [said] = [e["payload"] for e in events if e["type"] == "status" and e["name"] == "mcp"]
+    assert said["servers"] == [
+        {
+            "name": "notes",
+            "transport": "stdio",
+            "command": "python3",
+            "args": ["/opt/hemra/harness/server.py"],
+            "env": ["NOTES_WORD"],
+        },
+        {
+            "name": "web",
+            "transport": "streamable-http",
+            "url": "http://127.0.0.1:9/mcp",
+            "headers": {"Authorization": "Bearer ${WEB_TOKEN}"},
+        },
+    ]
+    assert [e["payload"]["server"] for e in events if e["name"] == "mcp_server"] == ["notes"]  # checked to start
+    assert "tok-0123456789" not in json.dumps(events)
