@@ -65,6 +65,28 @@ for line in sys.stdin:
         reply["result"] = result
     print(json.dumps(reply), flush=True)
 """
+#: The same server in bash, for task images without python3 (the Docker sandbox's).
+BASH_SERVER = r"""#!/bin/bash
+# The notes server in bash, for task images without python3: each request is one JSON line.
+echo "notes server (bash) up" >&2
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id" *: *\([0-9][0-9]*\).*/\1/p')
+  [ -n "$id" ] || continue
+  case "$line" in
+    *'"method"'*:*'"initialize"'*)
+      version=$(printf '%s' "$line" | sed -n 's/.*"protocolVersion" *: *"\([^"]*\)".*/\1/p')
+      result='{"protocolVersion":"'"${version:-2025-06-18}"'","capabilities":{"tools":{}},"serverInfo":{"name":"hemra-test-notes","version":"1.0"}}';;
+    *'"method"'*:*'"tools/list"'*)
+      result='{"tools":[{"name":"lookup","description":"The word kept for a key.","inputSchema":{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}}]}';;
+    *'"method"'*:*'"tools/call"'*)
+      key=$(printf '%s' "$line" | sed -n 's/.*"key" *: *"\([^"]*\)".*/\1/p')
+      result='{"content":[{"type":"text","text":"the word for '"$key"' is '"${NOTES_WORD:-(unset)}"'"}],"isError":false}';;
+    *'"method"'*:*'"ping"'*) result='{}';;
+    *) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no such method"}}\n' "$id"; continue;;
+  esac
+  printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$result"
+done
+"""
 BROKEN = 'import sys\nprint("notes: cannot open /var/notes.db", file=sys.stderr)\nsys.exit(3)\n'
 DECLARATION = (
     '[[mcp_server]]\nname = "notes"\ntransport = "stdio"\ncommand = "python3"\n'
@@ -79,14 +101,15 @@ CODEX_MODEL = "scripted-model"
 SCRIPT = [{"tool": "lookup", "arguments": {"key": "door"}}, {"shell": SOLVE}, {"text": "Looked it up; reversed."}]
 
 
-def _workspace(tmp_path: Path, agent: str, server: str = SERVER) -> Path:
+def _workspace(tmp_path: Path, agent: str, server: str = SERVER, bash: bool = False) -> Path:
     (tmp_path / "harnesses").mkdir()
     (tmp_path / "harnesses" / "server.py").write_text(server)
+    (tmp_path / "harnesses" / "server.sh").write_text(BASH_SERVER)
     env = ", ".join(f'"{name}"' for name in ENV[agent] + (TOOL_SEARCH if agent == "claude-code" else ()))
     model = CODEX_MODEL if agent == "codex" else MODEL
     (tmp_path / "harnesses" / f"{agent}.toml").write_text(
         f'kind = "cli"\nagent = "{agent}"\nversion = "{PINNED[agent]}"\nmodel = "{model}"\nenv = [{env}]\n\n'
-        + DECLARATION
+        + (DECLARATION.replace('"python3"', '"bash"').replace("server.py", "server.sh") if bash else DECLARATION)
     )
     return tmp_path
 
@@ -119,6 +142,28 @@ def test_mcp_server__cli_agent_calls_its_tool(agent, agent_clis, model_server, h
     if agent == "claude-code":
         [init] = _of(attempt, "status", "init")
         assert [(s["name"], s["status"]) for s in init["mcp_servers"]] == [("notes", "connected")]
+
+
+@pytest.mark.usefixtures("docker_engine")
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_mcp_server__runs_inside_a_docker_sandbox_without_network(agent, agent_clis, model_server, hemra_env, tmp_path):  # noqa: F811
+    model_server.script = parse(SCRIPT)
+    attempt = _run(
+        dict(hemra_env, NOTES_WORD=WORD, ENABLE_TOOL_SEARCH="false"),
+        agent_clis,
+        model_server,
+        _workspace(tmp_path, agent, bash=True),
+        agent,
+        f"docker-mcp-{agent}",
+        flags=("--sandbox", "docker", "--require", "network_block"),
+    )
+
+    assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
+    assert attempt["score"]["rewards"] == {"reward": 1.0}
+    assert _of(attempt, "status", "sandbox_ready")[0]["sandbox"] == "docker"
+    [call] = _lookups(attempt["events"])
+    [result] = [r for r in _of(attempt, "tool_result") if r["id"] == call["id"]]
+    assert result["output"] == f"the word for door is {WORD}" and result["is_error"] is False
 
 
 def _lookups(events: list[dict]) -> list[dict]:
