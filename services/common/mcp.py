@@ -14,6 +14,7 @@ import json
 import re
 import tomllib
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
 KEYS = ("name", "transport", "command", "args", "env", "url", "headers")
@@ -118,6 +119,10 @@ def _remote(where: str, name: str, transport: str, table: dict) -> McpServer:
     url, headers = table.get("url"), table.get("headers", {})
     if not isinstance(url, str) or not _URL.match(url):
         raise BadDeclaration(f"{where}: a {transport} server needs url, an http:// or https:// address")
+    if "@" in urlsplit(url).netloc:  # user:password@host: a literal credential
+        raise BadDeclaration(
+            f'{where}: url may not hold credentials; use headers = {{ Authorization = "Bearer ${{TOKEN}}" }}'
+        )
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise BadDeclaration(f"{where}: headers must be a table of strings")
     for header, value in headers.items():

@@ -269,6 +269,7 @@ def test_mcp_server__each_agent_is_handed_them_its_own_way():
         ('name = "x"\ncommand = "y"\nenv = ["HEMRA_HARNESS_TOKEN"]\n', "one of HEMRA's own variables"),
         ('name = "x"\ncommand = "y"\nurl = "http://h"\n', "url is for streamable-http and sse servers"),
         ('name = "x"\ntransport = "sse"\nurl = "file:///etc"\n', "needs url, an http:// or https:// address"),
+        ('name = "x"\ntransport = "sse"\nurl = "https://me:pw@h/sse"\n', "url may not hold credentials"),
         (
             'name = "x"\ntransport = "sse"\nurl = "http://h"\nheaders = { Key = "abc${K}" }\n',
             "header 'Key' holds a literal",
