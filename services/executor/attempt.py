@@ -105,6 +105,7 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
     try:
         task_dir = await deps.cache.folder(job.task)
         driver = driver_for(job.harness)
+        await _harness_folder(job, deps)  # before mounts: a driver may mount it (acp command, MCP servers)
         sandbox = open_sandbox(
             job.spec.sandbox or "host",
             job.attempt.id,
