@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 TRANSPORTS = ("stdio", "streamable-http", "sse")
-KEYS = ("name", "transport", "command", "args", "env", "url", "headers")
+KEYS = ("name", "transport", "command", "args", "env", "url", "headers", "package", "version")
+#: Where the executor mounts the npm packages it installed (agents, MCP servers) inside the sandbox.
+TOOLS_MOUNT = "/opt/hemra/tools"
 #: The environment variable a program harness reads the declared servers from (JSON).
 PROGRAM_VARIABLE = "HEMRA_MCP_SERVERS"
 #: A server's name becomes part of tool names (mcp__<name>__<tool>) and config keys.
@@ -26,6 +28,10 @@ _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: A header value: an optional auth scheme word, then one variable reference, nothing literal.
 _HEADER = re.compile(r"^(?:(?P<scheme>[A-Za-z]+) )?\$\{(?P<variable>[A-Za-z_][A-Za-z0-9_]*)\}$")
 _URL = re.compile(r"^https?://[^\s]+$")
+#: An npm package name, scoped or not, and an exact version (a pin means one build).
+_PACKAGE = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
+_PINNED = re.compile(r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
+_BIN = re.compile(r"^[A-Za-z0-9@._-][A-Za-z0-9@._+-]*$")
 
 
 class BadDeclaration(ValueError):
@@ -43,6 +49,21 @@ class McpServer:
     url: str = ""
     #: (header, value) with each value a variable reference, e.g. ("Authorization", "Bearer ${TOKEN}").
     headers: tuple[tuple[str, str], ...] = field(default=())
+    #: A stdio server from npm: the package, its exact version; `command` names its bin.
+    package: str = ""
+    version: str = ""
+
+    @property
+    def tool_root(self) -> str:
+        """Where the executor mounts the installed package inside the sandbox."""
+        return f"{TOOLS_MOUNT}/{tool_folder(self.package)}"
+
+    def argv(self) -> list[str]:
+        """The server's command line inside the sandbox: an npm server's bin run by the node
+        HEMRA brings along with it (task images rarely have one)."""
+        if self.package:
+            return [f"{self.tool_root}/node/bin/node", f"{self.tool_root}/node_modules/.bin/{self.command}", *self.args]
+        return [self.command, *self.args]
 
     def variables(self) -> list[str]:
         """The variables this server reads, in order."""
@@ -94,6 +115,11 @@ def _server(index: int, table: dict) -> McpServer:
     return _remote(where, name, transport, table)
 
 
+def tool_folder(package: str) -> str:
+    """A folder name for an npm package: @scope/name -> scope+name."""
+    return package.lstrip("@").replace("/", "+")
+
+
 def _stdio(where: str, name: str, table: dict) -> McpServer:
     for key in ("url", "headers"):
         if key in table:
@@ -109,11 +135,36 @@ def _stdio(where: str, name: str, table: dict) -> McpServer:
     if not isinstance(env, list) or not all(isinstance(v, str) and _VARIABLE.match(v) for v in env):
         raise BadDeclaration(f"{where}: env must be a list of environment variable names")
     _not_own(where, env)
-    return McpServer(name, "stdio", command=command, args=tuple(args), env=tuple(dict.fromkeys(env)))
+    package, version = _package(where, table, command)
+    return McpServer(
+        name,
+        "stdio",
+        command=command,
+        args=tuple(args),
+        env=tuple(dict.fromkeys(env)),
+        package=package,
+        version=version,
+    )
+
+
+def _package(where: str, table: dict, command: str) -> tuple[str, str]:
+    """(package, version) of a server from npm, ("", "") for one the sandbox has."""
+    if "package" not in table:
+        if "version" in table:
+            raise BadDeclaration(f"{where}: version pins a package; it needs package")
+        return "", ""
+    package, version = table["package"], table.get("version")
+    if not isinstance(package, str) or not _PACKAGE.match(package):
+        raise BadDeclaration(f"{where}: package must be an npm package name (got {package!r})")
+    if not isinstance(version, str) or not _PINNED.match(version):
+        raise BadDeclaration(f"{where}: a package needs version, an exact npm version like 2026.8.31 (got {version!r})")
+    if not _BIN.match(command):
+        raise BadDeclaration(f"{where}: with package, command names one of its bins (got {command!r})")
+    return package, version
 
 
 def _remote(where: str, name: str, transport: str, table: dict) -> McpServer:
-    for key in ("command", "args", "env"):
+    for key in ("command", "args", "env", "package", "version"):
         if key in table:
             raise BadDeclaration(f"{where}: {key} is for stdio servers, not {transport}")
     url, headers = table.get("url"), table.get("headers", {})
@@ -151,10 +202,11 @@ def claude_config(servers: list[McpServer]) -> dict:
     config = {}
     for s in servers:
         if s.transport == "stdio":
+            command, *args = s.argv()
             config[s.name] = {
                 "type": "stdio",
-                "command": s.command,
-                "args": list(s.args),
+                "command": command,
+                "args": args,
                 "env": {name: "${" + name + "}" for name in s.env},
             }
         else:
@@ -171,7 +223,8 @@ def codex_settings(servers: list[McpServer]) -> list[str]:
     for s in servers:
         prefix = f"mcp_servers.{s.name}"
         if s.transport == "stdio":
-            settings += [f"{prefix}.command={json.dumps(s.command)}", f"{prefix}.args={json.dumps(list(s.args))}"]
+            command, *args = s.argv()
+            settings += [f"{prefix}.command={json.dumps(command)}", f"{prefix}.args={json.dumps(args)}"]
             if s.env:
                 settings.append(f"{prefix}.env_vars={json.dumps(list(s.env))}")
             continue
@@ -216,7 +269,8 @@ def acp_servers(servers: list[McpServer], values: dict[str, str]) -> list[dict]:
     for s in servers:
         if s.transport == "stdio":
             env = [{"name": name, "value": values.get(name, "")} for name in s.env]
-            declared.append({"name": s.name, "command": s.command, "args": list(s.args), "env": env})
+            command, *args = s.argv()
+            declared.append({"name": s.name, "command": command, "args": args, "env": env})
         else:
             kind = "http" if s.transport == "streamable-http" else "sse"
             headers = [{"name": h, "value": filled(v)} for h, v in s.headers]
@@ -232,8 +286,8 @@ def program_declaration(servers: list[McpServer]) -> list[dict]:
             for k, v in (
                 ("name", s.name),
                 ("transport", s.transport),
-                ("command", s.command),
-                ("args", list(s.args)),
+                ("command", s.argv()[0] if s.command else ""),
+                ("args", s.argv()[1:]),
                 ("env", list(s.env)),
                 ("url", s.url),
                 ("headers", dict(s.headers)),

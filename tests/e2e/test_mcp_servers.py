@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.e2e import test_acp
 from tests.e2e.helpers import hemra, runs, show
 from tests.e2e.test_acp import adapter_tools  # noqa: F401  (fixture)
@@ -305,3 +306,43 @@ def test_mcp_server__program_harness_gets_the_declaration(hemra_env, tmp_path):
     ]
     assert [e["payload"]["server"] for e in events if e["name"] == "mcp_server"] == ["notes"]  # checked to start
     assert "tok-0123456789" not in json.dumps(events)
+
+
+#: A server from npm, installed by HEMRA like the agent CLIs and run by the node it brings along.
+FILESYSTEM = (
+    '[[mcp_server]]\nname = "fs"\npackage = "@modelcontextprotocol/server-filesystem"\nversion = "2026.8.31"\n'
+    'command = "mcp-server-filesystem"\nargs = ["/app"]\n'
+)
+
+
+@pytest.mark.usefixtures("docker_engine")
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_mcp_server__from_npm_solves_the_task_inside_docker(agent, agent_clis, model_server, hemra_env, tmp_path):  # noqa: F811
+    """The model's only action is the npm filesystem server's write_file: the task passes only if
+    that server ran inside the sandbox (no network) and wrote there."""
+    expected = (REPO / "examples" / "hemra-offline" / "reverse-lines" / "tests" / "expected.txt").read_text()
+    model_server.script = parse(
+        [{"tool": "write_file", "arguments": {"path": "/app/reversed.txt", "content": expected}}, {"text": "Written."}]
+    )
+    workspace = _workspace(tmp_path, agent)
+    harness = workspace / "harnesses" / f"{agent}.toml"
+    harness.write_text(harness.read_text().replace(DECLARATION, FILESYSTEM))
+    attempt = _run(
+        dict(hemra_env, ENABLE_TOOL_SEARCH="false"),
+        agent_clis,
+        model_server,
+        workspace,
+        agent,
+        f"npm-mcp-{agent}",
+        flags=("--sandbox", "docker", "--require", "network_block"),
+    )
+
+    assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
+    assert attempt["score"]["rewards"] == {"reward": 1.0}
+    [started] = _of(attempt, "status", "mcp_server")
+    assert started["server"] == "fs" and started["info"]["name"]
+    calls = [e for e in attempt["events"] if e["type"] == "tool_call"]
+    assert len(calls) == 1 and "write_file" in json.dumps([calls[0]["name"], calls[0]["data"]])
+    [result] = _of(attempt, "tool_result")
+    assert result["id"] == calls[0]["data"]["id"] and result["is_error"] is False
+    assert (agent_clis / "modelcontextprotocol+server-filesystem@2026.8.31" / "node" / "bin" / "node").is_file()

@@ -270,6 +270,10 @@ def test_mcp_server__each_agent_is_handed_them_its_own_way():
         ('name = "x"\ncommand = "y"\nurl = "http://h"\n', "url is for streamable-http and sse servers"),
         ('name = "x"\ntransport = "sse"\nurl = "file:///etc"\n', "needs url, an http:// or https:// address"),
         ('name = "x"\ntransport = "sse"\nurl = "https://me:pw@h/sse"\n', "url may not hold credentials"),
+        ('name = "x"\ncommand = "y"\npackage = "@s/fs"\n', "a package needs version, an exact npm version"),
+        ('name = "x"\ncommand = "y"\npackage = "@s/fs"\nversion = "^1.0.0"\n', "an exact npm version"),
+        ('name = "x"\ncommand = "../y"\npackage = "@s/fs"\nversion = "1.0.0"\n', "command names one of its bins"),
+        ('name = "x"\ncommand = "y"\nversion = "1.0.0"\n', "version pins a package; it needs package"),
         (
             'name = "x"\ntransport = "sse"\nurl = "http://h"\nheaders = { Key = "abc${K}" }\n',
             "header 'Key' holds a literal",
@@ -288,3 +292,18 @@ def test_mcp_server__two_of_one_name_are_refused(tmp_path):
     )
     with pytest.raises(PlanError, match="two \\[\\[mcp_server\\]\\] tables are named 'x'"):
         harnesses.resolve("bad", tmp_path)
+
+
+def test_mcp_server__from_npm_runs_its_bin_with_the_node_hemra_brings():
+    from services.common import mcp
+
+    [server] = mcp.parse(
+        [{"name": "fs", "package": "@modelcontextprotocol/server-filesystem", "version": "2026.8.31",
+          "command": "mcp-server-filesystem", "args": ["/app"]}]
+    )  # fmt: skip
+    root = "/opt/hemra/tools/modelcontextprotocol+server-filesystem"
+    assert server.argv() == [f"{root}/node/bin/node", f"{root}/node_modules/.bin/mcp-server-filesystem", "/app"]
+    assert mcp.codex_settings([server])[:2] == [
+        f'mcp_servers.fs.command="{root}/node/bin/node"',
+        f'mcp_servers.fs.args=["{root}/node_modules/.bin/mcp-server-filesystem", "/app"]',
+    ]

@@ -137,7 +137,7 @@ class AcpDriver(HarnessDriver):
             return {HARNESS_MOUNT: str(folder)}
         # JavaScript agents bring the host's node along: task images rarely have one.
         folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version, True)
-        return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder), **mcp_servers.harness_folder(harness)}
+        return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder), **await mcp_servers.mounts(harness)}
 
     def endpoints(self, harness) -> list[tuple[str, int]]:
         """An ACP agent calls its model wherever the `*_BASE_URL` variables its harness
@@ -846,7 +846,7 @@ exit "$code"
 
 def _tool_name(package: str) -> str:
     """A folder name for an npm package: @scope/name -> scope+name."""
-    return package.lstrip("@").replace("/", "+")
+    return mcp.tool_folder(package)
 
 
 def _package_json(folder: Path, package: str) -> dict:

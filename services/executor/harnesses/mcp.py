@@ -10,7 +10,9 @@ cause. Its standard error is kept as the artifact
 /logs/agent/mcp-<name>-stderr.txt and as output events. streamable-http and
 sse servers are the agent's to reach; HEMRA does not dial them. A harness that
 declares servers has its file's folder mounted read-only at /opt/hemra/harness,
-so a server can be a script kept beside the harness file.
+so a server can be a script kept beside the harness file; a server from npm
+(`package`, `version`) is installed once into the tools cache, like the agent
+CLIs, and mounted read-only with a node to run it.
 """
 
 import json
@@ -22,6 +24,7 @@ from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import event, output_events, text
 from services.executor.harnesses.base import HARNESS_MOUNT, TrialContext
+from services.executor.harnesses.cli import install
 from services.executor.sandboxes import SandboxError
 
 STARTUP_TIMEOUT_SECS = 30.0
@@ -55,15 +58,28 @@ class McpServerFailed(SandboxError):
     """A declared MCP server did not start (an infrastructure failure, with its stderr kept)."""
 
 
-def harness_folder(harness) -> dict[str, str]:
-    """{HARNESS_MOUNT: the harness file's folder} when it declares MCP servers, so a server may
-    be a script beside the harness file (`args = ["/opt/hemra/harness/server.py"]`)."""
-    if not servers(harness) or not harness.source_path:
+async def mounts(harness) -> dict[str, str]:
+    """What the harness's MCP servers need inside the sandbox, read-only: the harness file's
+    folder at HARNESS_MOUNT (a server may be a script beside the file), and each npm server's
+    package, installed once into the tools cache with a node to run it.
+
+    Raises:
+        SandboxError: the folder is gone, or npm could not install a package (InstallError).
+    """
+    declared = servers(harness)
+    if not declared:
         return {}
-    folder = Path(harness.source_path).parent
-    if not folder.is_dir():
-        raise SandboxError(f"harness {harness.harness_name}: its folder {folder} is gone")
-    return {HARNESS_MOUNT: str(folder)}
+    found = {}
+    if harness.source_path:
+        folder = Path(harness.source_path).parent
+        if not folder.is_dir():
+            raise SandboxError(f"harness {harness.harness_name}: its folder {folder} is gone")
+        found[HARNESS_MOUNT] = str(folder)
+    for server in declared:
+        if server.package:
+            name = mcp.tool_folder(server.package)
+            found[server.tool_root] = str(await install.ensure(name, server.package, server.version, True))
+    return found
 
 
 def servers(harness) -> list[mcp.McpServer]:
@@ -84,7 +100,7 @@ async def check_started(trial: TrialContext, declared: list[mcp.McpServer], env:
 
 async def _check(trial: TrialContext, server: mcp.McpServer, env: dict[str, str]) -> None:
     timeout = max(1.0, min(STARTUP_TIMEOUT_SECS, trial.timeout))
-    script = _PROBE % {"command": shlex.join([server.command, *server.args]), "timeout": int(timeout)}
+    script = _PROBE % {"command": shlex.join(server.argv()), "timeout": int(timeout)}
     probe_env = {**env, "HEMRA_MCP_INITIALIZE": json.dumps(_INITIALIZE)}
     result = await trial.sandbox.exec(script, env=probe_env, timeout=timeout + 5)
     answer = _answer(result.stdout)

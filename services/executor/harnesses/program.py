@@ -55,7 +55,7 @@ STDOUT_LOG, STDERR_LOG = "/logs/agent/harness-stdout.txt", "/logs/agent/harness-
 
 class ProgramDriver(HarnessDriver):
     async def mounts(self, harness) -> dict[str, str]:
-        return mcp_servers.harness_folder(harness)  # its MCP servers may be scripts of its folder
+        return await mcp_servers.mounts(harness)  # its MCP servers may be scripts of its folder
 
     async def run(self, trial: TrialContext) -> HarnessResult:
         folder = Path(trial.harness.source_path).parent

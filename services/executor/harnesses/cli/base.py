@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from services import envtemplate
+from services.common.mcp import TOOLS_MOUNT  # one home: the planner renders MCP servers' paths with it
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import Lines, event, output_events, text
@@ -33,7 +34,6 @@ from services.executor.harnesses.base import (
 from services.executor.harnesses.cli import install
 from services.executor.sandboxes.relay import endpoints_of
 
-TOOLS_MOUNT = "/opt/hemra/tools"
 #: The agent's HOME and TMPDIR: fresh for each attempt, outside the task's folders and artifacts.
 AGENT_HOME = "/tmp/hemra-agent/home"
 AGENT_TMP = "/tmp/hemra-agent/tmp"
@@ -111,7 +111,7 @@ class CliDriver(HarnessDriver):
 
     async def mounts(self, harness) -> dict[str, str]:
         folder = await install.ensure(self.agent, self.package, harness.agent_version, self.needs_node)
-        return {self.tool_root: str(folder), **mcp_servers.harness_folder(harness)}
+        return {self.tool_root: str(folder), **await mcp_servers.mounts(harness)}
 
     def endpoints(self, harness) -> list[tuple[str, int]]:
         return endpoints_of(self.base_urls(envtemplate.pass_through(harness.env), harness.model))
