@@ -134,7 +134,7 @@ class AcpDriver(HarnessDriver):
             folder = Path(harness.source_path).parent
             if not folder.is_dir():
                 raise SandboxError(f"harness {harness.harness_name}: its folder {folder} is gone")
-            return {HARNESS_MOUNT: str(folder)}
+            return {HARNESS_MOUNT: str(folder), **await mcp_servers.mounts(harness)}
         # JavaScript agents bring the host's node along: task images rarely have one.
         folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version, True)
         return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder), **await mcp_servers.mounts(harness)}

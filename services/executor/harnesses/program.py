@@ -5,8 +5,9 @@ process group, with a clean environment: the harness file's named variables,
 HEMRA_HARNESS_ADDRESS and HEMRA_HARNESS_TOKEN for the harness protocol (or the
 `hemra harness` commands that speak it), the instruction on stdin and in
 HEMRA_INSTRUCTION, the limits, and the MCP servers it declares in
-HEMRA_MCP_SERVERS (JSON; each checked to start inside the sandbox first). Each stdout line that is a JSON object with
-a "type" becomes an event; other output is kept as output events (a line longer
+HEMRA_MCP_SERVERS (JSON; each checked to start inside the sandbox first).
+Each stdout line that is a JSON object with a "type" becomes an event; other
+output is kept as output events (a line longer
 than MAX_LINE_BYTES is split into output, never parsed). A line meant as an event
 that HEMRA cannot take (it starts with "{" and names "type", but is not valid
 JSON, or its "type", "name" or "duration" are not what an event holds) is a bad
