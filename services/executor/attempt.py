@@ -105,6 +105,7 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
     try:
         task_dir = await deps.cache.folder(job.task)
         driver = driver_for(job.harness)
+        await _harness_folder(job, deps)  # before mounts: a driver may mount it (acp command, MCP servers)
         sandbox = open_sandbox(
             job.spec.sandbox or "host",
             job.attempt.id,
@@ -214,7 +215,8 @@ async def _infrastructure_failure(job, deps: Deps, events: EventLog, exc: Except
         event("error", "infrastructure", message=failure.error),
         *([event("output", "build.log", text=text(log.encode()))] if log else []),
     )
-    artifacts = await _keep_log(deps.store, log) if log else []
+    # HEMRA's own logs kept before the failure (e.g. the stderr of an MCP server that did not start).
+    artifacts = list(events.artifacts) + (await _keep_log(deps.store, log) if log else [])
     return await _complete(
         deps, job, claim_next(), pb.OUTCOME_INFRA_FAILED, 0, failure.error, started, artifacts=artifacts
     )

@@ -6,7 +6,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.common import parsing
+from services.common import mcp, parsing
 from services.planner import acp_harness
 from services.planner.errors import NotFound, PlanError
 
@@ -17,7 +17,7 @@ KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
 SUPPORTED_KINDS = ("program", "cli", "acp")
 #: kind = "cli": the agent CLIs the executor installs from npm and drives.
 CLI_AGENTS = ("claude-code", "codex", "pi")
-KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_servers", "permission"}
+KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_server", "permission"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: An exact npm version (or "" for unpinned); no ranges or tags, so a pin means one build.
 _VERSION = re.compile(r"^(|\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?)$")
@@ -64,6 +64,8 @@ def load(path: Path) -> LoadedHarness:
         raise PlanError(str(exc)) from None
     except OSError as exc:  # absent
         raise PlanError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if "mcp_servers" in data:  # accepted and ignored before servers were handed to agents
+        raise PlanError(f"{path}: mcp_servers is not a key; declare each MCP server as a [[mcp_server]] table")
     unknown = sorted(set(data) - KEYS)
     if unknown:
         raise PlanError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})")
@@ -76,19 +78,40 @@ def load(path: Path) -> LoadedHarness:
         _check_cli(data, path)
     if kind == "acp":
         acp_harness.check(data, path)
+    servers = _mcp_servers(data, path, kind)
+    identity = text + ("\0" + mcp.rendered(servers, kind, str(data.get("agent", ""))) if servers else "")
     harness = LoadedHarness(
         harness_name=str(data.get("name") or path.stem),
         kind=kind,
-        digest="sha256:" + hashlib.sha256(text.encode()).hexdigest(),
+        digest="sha256:" + hashlib.sha256(identity.encode()).hexdigest(),
         source_text=text,
         agent=str(data.get("agent", "")),
         agent_version=str(data.get("version", "")),
         model=str(data.get("model", "")),
-        env=_env_names(data.get("env", []), path),
+        # The servers' variables are passed to the agent like its own: it hands them on.
+        env=list(dict.fromkeys(_env_names(data.get("env", []), path) + mcp.variables(servers))),
         command=_command(data.get("command"), path, kind),
         source_path=str(path.resolve()),
     )
     return harness
+
+
+def _mcp_servers(data: dict, path: Path, kind: str) -> list[mcp.McpServer]:
+    """The [[mcp_server]] tables, refused for an agent that cannot take them."""
+    if "mcp_server" not in data:
+        return []
+    try:
+        servers = mcp.parse(data["mcp_server"])
+    except mcp.BadDeclaration as exc:
+        raise PlanError(f"{path}: {exc}") from None
+    if kind == "cli" and data.get("agent") == "pi":
+        raise PlanError(
+            f"{path}: pi takes no MCP servers (its CLI has none); "
+            "[[mcp_server]] is for claude-code, codex, acp and program harnesses"
+        )
+    if kind == "cli" and data.get("agent") == "codex" and (why := mcp.codex_refusal(servers)):
+        raise PlanError(f"{path}: {why}")
+    return servers
 
 
 def _check_cli(data: dict, path: Path) -> None:

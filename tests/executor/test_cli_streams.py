@@ -147,3 +147,31 @@ def test_stream__last_line_without_newline_is_read_at_close():
     assert stream.feed(b'{"type":"system","subtype":"init","claude_code_version":"9.1.0"}') == []
     [init] = stream.close()
     assert init.name == "init" and stream.version == "9.1.0"
+
+
+def test_codex__mcp_tool_call_result_and_error():
+    """Codex's mcp_tool_call items: the call names server, tool and arguments; the result is the
+    tool's text content, or its error."""
+    lines = [
+        {"type": "item.started", "item": {"id": "item_1", "type": "mcp_tool_call", "server": "notes", "tool": "lookup",
+                                          "arguments": {"key": "door"}, "result": None, "error": None,
+                                          "status": "in_progress"}},
+        {"type": "item.completed", "item": {"id": "item_1", "type": "mcp_tool_call", "server": "notes",
+                                            "tool": "lookup", "arguments": {"key": "door"},
+                                            "result": {"content": [{"type": "text", "text": "the word"}]},
+                                            "error": None, "status": "completed"}},
+        {"type": "item.completed", "item": {"id": "item_2", "type": "mcp_tool_call", "server": "notes",
+                                            "tool": "lookup", "arguments": {}, "result": None,
+                                            "error": {"message": "tool failed: no key"}, "status": "failed"}},
+    ]  # fmt: skip
+    stream = CodexStream()
+    events = [e for line in lines for e in stream.feed((json.dumps(line) + "\n").encode())]
+    events = [(e.type, e.name, json.loads(e.payload_json)) for e in events]
+    calls = of(events, "tool_call", "mcp_tool_call")
+    assert calls[0] == {
+        "id": "item_1",
+        "arguments": {"server": "notes", "tool": "lookup", "arguments": {"key": "door"}},
+    }
+    [first, second] = of(events, "tool_result", "mcp_tool_call")
+    assert (first["output"], first["is_error"]) == ("the word", False)
+    assert (second["output"], second["is_error"]) == ("tool failed: no key", True)

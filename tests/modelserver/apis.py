@@ -128,9 +128,15 @@ def answer_anthropic(body: dict, script: Script, forced: Turn | None = None) -> 
 
 
 def answer_responses(body: dict, script: Script, forced: Turn | None = None) -> Reply:
-    tools = [
-        (t.get("name", ""), t.get("parameters") or {}) for t in body.get("tools") or [] if t.get("type") == "function"
-    ]
+    tools, namespaced = [], {}
+    for t in body.get("tools") or []:
+        if t.get("type") == "function":
+            tools.append((t.get("name", ""), t.get("parameters") or {}))
+        elif t.get("type") == "namespace":  # Codex's MCP tools: namespace mcp__<server>, tools by their own names
+            for inner in t.get("tools") or []:
+                qualified = f"{t.get('name', '')}__{inner.get('name', '')}"
+                tools.append((qualified, inner.get("parameters") or {}))
+                namespaced[qualified] = (t.get("name", ""), inner.get("name", ""))
     items = body.get("input") if isinstance(body.get("input"), list) else []
     done = sum(
         1 for i in items if isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
@@ -147,6 +153,8 @@ def answer_responses(body: dict, script: Script, forced: Turn | None = None) -> 
             "arguments": json.dumps(call[1]),
             "status": "completed",
         }
+        if call[0] in namespaced:
+            item["namespace"], item["name"] = namespaced[call[0]]
     else:
         text = turn.text if turn.text is not None else SIDE_ANSWER
         item = {
@@ -259,4 +267,16 @@ def _pick(tools: list[tuple[str, dict]], done: int, script: Script) -> tuple[Tur
     if shell_arguments(tools, "true") is None:
         return Turn(text=SIDE_ANSWER), None
     turn = script.turn(done)
+    if turn.tool is not None:
+        return turn, _named_call(tools, turn)
     return turn, (shell_arguments(tools, turn.shell) if turn.shell is not None else None)
+
+
+def _named_call(tools: list[tuple[str, dict]], turn: Turn) -> tuple[str, dict]:
+    """The call of the offered tool named turn.tool: exactly, or qualified as an MCP tool
+    (Claude Code's and Codex's mcp__<server>__<tool>). Unoffered, the call names it bare
+    (the client then reports an unknown tool)."""
+    for name, _ in tools:
+        if name == turn.tool or name.endswith("__" + turn.tool):
+            return name, dict(turn.arguments)
+    return turn.tool, dict(turn.arguments)

@@ -5,6 +5,8 @@ A script is a JSON list of turns (or an object {"turns": [...], "usage": {...}})
     {"shell": "tac /app/data/steps.txt > /app/reversed.txt"}   a call to the client's own shell tool
     {"text": "Done."}                                           final text; the client ends its turn
     {"error": 500, "message": "scripted failure"}               an HTTP error in the provider's format
+    {"tool": "lookup", "arguments": {"key": "a"}}               a call to the request's tool named lookup
+                                                                (or an MCP tool ending in __lookup)
 
 Turn k answers a request that already holds k tool results, so the server keeps
 no state between requests. Past the last turn the model says SCRIPT_ENDED.
@@ -27,6 +29,9 @@ DEFAULT_USAGE = {"input_tokens": 100, "output_tokens": 20}
 @dataclass(frozen=True)
 class Turn:
     shell: str | None = None
+    #: Another tool the request offers, by its name (an MCP tool by its own name, unqualified).
+    tool: str | None = None
+    arguments: dict = field(default_factory=dict)
     text: str | None = None
     error: int | None = None
     message: str = "scripted failure"
@@ -66,13 +71,15 @@ def load(path: Path) -> Script:
 def _turn(index: int, item) -> Turn:
     if not isinstance(item, dict):
         raise ValueError(f"turn {index}: must be an object")
-    keys = set(item) & {"shell", "text", "error"}
-    if len(keys) != 1 or set(item) - {"shell", "text", "error", "message"}:
-        raise ValueError(f"turn {index}: needs exactly one of 'shell', 'text', 'error' (got {sorted(item)})")
+    keys = set(item) & {"shell", "tool", "text", "error"}
+    if len(keys) != 1 or set(item) - {"shell", "tool", "arguments", "text", "error", "message"}:
+        raise ValueError(f"turn {index}: needs exactly one of 'shell', 'tool', 'text', 'error' (got {sorted(item)})")
     if "error" in item and not (isinstance(item["error"], int) and 400 <= item["error"] <= 599):
         raise ValueError(f"turn {index}: error must be an HTTP status 400-599")
     return Turn(
         shell=item.get("shell"),
+        tool=item.get("tool"),
+        arguments=dict(item.get("arguments") or {}),
         text=item.get("text"),
         error=item.get("error"),
         message=str(item.get("message", "scripted failure")),

@@ -1,6 +1,7 @@
 """services.planner.harnesses: built-ins and harness files."""
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,123 @@ def test_resolve__malformed_toml(tmp_path):
     with pytest.raises(PlanError, match="malformed TOML") as info:
         harnesses.resolve("mine", tmp_path)
     assert str(path) in str(info.value)
+
+
+# -- [[mcp_server]] ------------------------------------------------------------------------------
+
+MCP = (
+    '[[mcp_server]]\nname = "files"\ncommand = "python3"\nargs = ["-m", "files_server"]\nenv = ["ROOT"]\n'
+    '[[mcp_server]]\nname = "web"\ntransport = "streamable-http"\nurl = "http://127.0.0.1:8931/mcp"\n'
+    'headers = { Authorization = "Bearer ${WEB_TOKEN}", X-Tenant = "${TENANT}" }\n'
+)
+
+
+def test_mcp_server__rendered_configs_are_part_of_the_digest(tmp_path):
+    from services.common import mcp
+
+    path = write_harness(tmp_path, "cc", f'kind = "cli"\nagent = "claude-code"\nenv = ["ANTHROPIC_API_KEY"]\n{MCP}')
+    harness = harnesses.resolve("cc", tmp_path)
+    text = path.read_text()
+    rendered = mcp.rendered(mcp.declared(text), "cli", "claude-code")
+    assert harness.digest == "sha256:" + hashlib.sha256((text + "\0" + rendered).encode()).hexdigest()
+    # The servers' variables are passed to the agent like the harness's own.
+    assert harness.env == ["ANTHROPIC_API_KEY", "ROOT", "WEB_TOKEN", "TENANT"]
+    write_harness(tmp_path, "cc", text.replace('"files_server"', '"other_server"'))
+    assert harnesses.resolve("cc", tmp_path).digest != harness.digest
+
+
+def test_mcp_server__each_agent_is_handed_them_its_own_way():
+    from services.common import mcp
+
+    servers = mcp.parse(__import__("tomllib").loads(MCP)["mcp_server"])
+    assert mcp.claude_config(servers) == {
+        "mcpServers": {
+            "files": {
+                "type": "stdio",
+                "command": "python3",
+                "args": ["-m", "files_server"],
+                "env": {"ROOT": "${ROOT}"},
+            },
+            "web": {
+                "type": "http",
+                "url": "http://127.0.0.1:8931/mcp",
+                "headers": {"Authorization": "Bearer ${WEB_TOKEN}", "X-Tenant": "${TENANT}"},
+            },
+        }
+    }
+    assert mcp.codex_settings(servers) == [
+        'mcp_servers.files.command="python3"',
+        'mcp_servers.files.args=["-m", "files_server"]',
+        'mcp_servers.files.env_vars=["ROOT"]',
+        'mcp_servers.web.url="http://127.0.0.1:8931/mcp"',
+        'mcp_servers.web.bearer_token_env_var="WEB_TOKEN"',
+        'mcp_servers.web.env_http_headers={ "X-Tenant" = "TENANT" }',
+    ]
+    values = {"ROOT": "/app", "WEB_TOKEN": "t0k3n", "TENANT": "acme"}
+    assert mcp.acp_servers(servers, values) == [
+        {
+            "name": "files",
+            "command": "python3",
+            "args": ["-m", "files_server"],
+            "env": [{"name": "ROOT", "value": "/app"}],
+        },
+        {
+            "type": "http",
+            "name": "web",
+            "url": "http://127.0.0.1:8931/mcp",
+            "headers": [{"name": "Authorization", "value": "Bearer t0k3n"}, {"name": "X-Tenant", "value": "acme"}],
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('name = "x"\ncommand = "y"\ncwd = "/"\n', "unknown key 'cwd' in [[mcp_server]] 1"),
+        ('name = "x y"\ncommand = "y"\n', "name must be"),
+        (
+            'name = "x"\ntransport = "websocket"\nurl = "ws://h"\n',
+            "transport must be one of stdio, streamable-http, sse",
+        ),
+        ('name = "x"\ncommand = "y"\nenv = { ROOT = "/app" }\n', "env lists variable names only"),
+        ('name = "x"\ncommand = "y"\nenv = ["HEMRA_HARNESS_TOKEN"]\n', "one of HEMRA's own variables"),
+        ('name = "x"\ncommand = "y"\nurl = "http://h"\n', "url is for streamable-http and sse servers"),
+        ('name = "x"\ntransport = "sse"\nurl = "file:///etc"\n', "needs url, an http:// or https:// address"),
+        ('name = "x"\ntransport = "sse"\nurl = "https://me:pw@h/sse"\n', "url may not hold credentials"),
+        ('name = "x"\ncommand = "y"\npackage = "@s/fs"\n', "a package needs version, an exact npm version"),
+        ('name = "x"\ncommand = "y"\npackage = "@s/fs"\nversion = "^1.0.0"\n', "an exact npm version"),
+        ('name = "x"\ncommand = "../y"\npackage = "@s/fs"\nversion = "1.0.0"\n', "command names one of its bins"),
+        ('name = "x"\ncommand = "y"\nversion = "1.0.0"\n', "version pins a package; it needs package"),
+        (
+            'name = "x"\ntransport = "sse"\nurl = "http://h"\nheaders = { Key = "abc${K}" }\n',
+            "header 'Key' holds a literal",
+        ),
+    ],
+)
+def test_mcp_server__bad_tables_are_refused(tmp_path, table, problem):
+    write_harness(tmp_path, "bad", f'kind = "program"\ncommand = "true"\n[[mcp_server]]\n{table}')
+    with pytest.raises(PlanError, match=re.escape(problem)):
+        harnesses.resolve("bad", tmp_path)
+
+
+def test_mcp_server__two_of_one_name_are_refused(tmp_path):
+    write_harness(
+        tmp_path, "bad", 'kind = "program"\ncommand = "true"\n' + '[[mcp_server]]\nname = "x"\ncommand = "y"\n' * 2
+    )
+    with pytest.raises(PlanError, match="two \\[\\[mcp_server\\]\\] tables are named 'x'"):
+        harnesses.resolve("bad", tmp_path)
+
+
+def test_mcp_server__from_npm_runs_its_bin_with_the_node_hemra_brings():
+    from services.common import mcp
+
+    [server] = mcp.parse(
+        [{"name": "fs", "package": "@modelcontextprotocol/server-filesystem", "version": "2026.8.31",
+          "command": "mcp-server-filesystem", "args": ["/app"]}]
+    )  # fmt: skip
+    root = "/opt/hemra/tools/modelcontextprotocol+server-filesystem"
+    assert server.argv() == [f"{root}/node/bin/node", f"{root}/node_modules/.bin/mcp-server-filesystem", "/app"]
+    assert mcp.codex_settings([server])[:2] == [
+        f'mcp_servers.fs.command="{root}/node/bin/node"',
+        f'mcp_servers.fs.args=["{root}/node_modules/.bin/mcp-server-filesystem", "/app"]',
+    ]

@@ -396,3 +396,28 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
     assert dataset.tasks == 1
     async with store.sessions() as session:
         assert (await session.get(t.Dataset, "sha256:" + "d" * 64)).task_digests == [task["digest"]]
+
+
+def _mcp_harness(tmp_path) -> dict:
+    """A harness file declaring an MCP server: its digest also covers the config its agent is handed."""
+    path = tmp_path / "cc.toml"
+    path.write_text(
+        'kind = "cli"\nagent = "claude-code"\n[[mcp_server]]\nname = "notes"\ncommand = "python3"\nargs = ["s.py"]\n'
+    )
+    harness = harness_to_proto(hs.load(path), "")
+    return dict(digest=harness.digest, harness_name="cc", record=convert.to_dict(harness))
+
+
+async def test_restore__a_harness_with_mcp_servers_is_recomputed_with_them(store, tmp_path):
+    honest = _mcp_harness(tmp_path)
+    assert honest["digest"] != digests.sha256(honest["record"]["sourceText"].encode())
+    run, _ = await store.restore_run(_manifest(await _real_task(store), honest), {})
+    assert run.kind == "import"
+
+
+async def test_restore__a_harness_whose_mcp_servers_changed_under_its_digest__refused(store, tmp_path):
+    planted = _mcp_harness(tmp_path)
+    planted["record"]["sourceText"] = planted["record"]["sourceText"].replace('"s.py"', '"evil.py"')
+    with pytest.raises(InvalidArgument, match="does not hash to its digest"):
+        await store.restore_run(_manifest(await _real_task(store), planted), {})
+    await _unchanged(store)

@@ -45,12 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services import envtemplate
+from services.common import mcp
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import BadMessages, Lines, event, output_events
+from services.executor.harnesses import mcp as mcp_servers
 from services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
+    HARNESS_MOUNT,
     TIMED_OUT,
     HarnessDriver,
     HarnessResult,
@@ -62,7 +65,6 @@ from services.executor.sandboxes import SandboxError
 from services.executor.sandboxes.relay import endpoints_of
 
 PROTOCOL_VERSION = 1
-HARNESS_MOUNT = "/opt/hemra/harness"
 CHANNEL = "/tmp/hemra-acp"
 #: How long a cancelled prompt may take to end, and a finished agent to exit, before it is killed.
 CANCEL_GRACE_SECS = 5.0
@@ -132,10 +134,10 @@ class AcpDriver(HarnessDriver):
             folder = Path(harness.source_path).parent
             if not folder.is_dir():
                 raise SandboxError(f"harness {harness.harness_name}: its folder {folder} is gone")
-            return {HARNESS_MOUNT: str(folder)}
+            return {HARNESS_MOUNT: str(folder), **await mcp_servers.mounts(harness)}
         # JavaScript agents bring the host's node along: task images rarely have one.
         folder = await install.ensure(_tool_name(config.package), config.package, harness.agent_version, True)
-        return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder)}
+        return {f"{TOOLS_MOUNT}/{_tool_name(config.package)}": str(folder), **await mcp_servers.mounts(harness)}
 
     def endpoints(self, harness) -> list[tuple[str, int]]:
         """An ACP agent calls its model wherever the `*_BASE_URL` variables its harness
@@ -184,6 +186,9 @@ class Session:
         self.terminal_ids = itertools.count(1)
         self.process: asyncio.Task | None = None
         self.agent_version = ""
+        self.servers = mcp_servers.servers(trial.harness)
+        #: Values session/new carries (the MCP servers' variables), shown by name in the transcript.
+        self._hidden: dict[str, str] = {}
 
     # -- the process ------------------------------------------------------------------------------
 
@@ -194,6 +199,14 @@ class Session:
         await trial.events.emit(
             event("status", "start", command=argv, env_names=sorted(passed), permission=self.config.permission)
         )
+        self._hidden = {name: passed[name] for name in mcp.variables(self.servers) if len(passed.get(name, "")) >= 4}
+        # Its MCP servers must start before it does: one that cannot is HEMRA's failure to prepare.
+        try:
+            await mcp_servers.check_started(trial, self.servers, env)
+        except BaseException:
+            self._transcript.close()
+            self._stderr.close()
+            raise
         budget = trial.timeout + CANCEL_GRACE_SECS + EXIT_GRACE_SECS
         await trial.sandbox.remove_path(CHANNEL)  # before the agent starts: messages may arrive at once
         self.process = asyncio.create_task(
@@ -239,8 +252,12 @@ class Session:
                     capabilities=init.get("agentCapabilities") or {},
                 )
             )
+            passed = envtemplate.pass_through(trial.harness.env)
+            servers = mcp.acp_servers(self.servers, passed)
             created = _object(
-                await self.request("session/new", {"cwd": trial.task.environment.workdir or "/", "mcpServers": []}),
+                await self.request(
+                    "session/new", {"cwd": trial.task.environment.workdir or "/", "mcpServers": servers}
+                ),
                 "session/new",
             )
             session_id = created.get("sessionId")
@@ -520,6 +537,8 @@ class Session:
             line = json.dumps(entry, ensure_ascii=False)
         except (ValueError, RecursionError):  # too deeply nested to write back
             line = json.dumps({**entry, "msg": {"unwritable": True}})
+        for name, value in self._hidden.items():  # the MCP servers' variables, by name only
+            line = line.replace(json.dumps(value, ensure_ascii=False)[1:-1], "${" + name + "}")
         # Lone surrogates (JSON's "\ud800") as \udXXX: still the same JSON string.
         self._transcript.write(line.encode("utf-8", "backslashreplace") + b"\n")
 
@@ -827,7 +846,7 @@ exit "$code"
 
 def _tool_name(package: str) -> str:
     """A folder name for an npm package: @scope/name -> scope+name."""
-    return package.lstrip("@").replace("/", "+")
+    return mcp.tool_folder(package)
 
 
 def _package_json(folder: Path, package: str) -> dict:

@@ -8,6 +8,10 @@ from services.common.vocabulary import COMPLETED, HARNESS_FAILED, TIMED_OUT  # n
 from services.executor.events import EventLog
 from services.executor.sandboxes import Sandbox
 
+#: Where a harness file's folder is mounted read-only inside the sandbox, when its harness runs
+#: something of it there (an acp `command`, an MCP server's script).
+HARNESS_MOUNT = "/opt/hemra/harness"
+
 
 @dataclass
 class TrialContext:

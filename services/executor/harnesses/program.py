@@ -4,8 +4,10 @@ It runs on the executor's host, from the harness file's folder, in its own
 process group, with a clean environment: the harness file's named variables,
 HEMRA_HARNESS_ADDRESS and HEMRA_HARNESS_TOKEN for the harness protocol (or the
 `hemra harness` commands that speak it), the instruction on stdin and in
-HEMRA_INSTRUCTION, and the limits. Each stdout line that is a JSON object with
-a "type" becomes an event; other output is kept as output events (a line longer
+HEMRA_INSTRUCTION, the limits, and the MCP servers it declares in
+HEMRA_MCP_SERVERS (JSON; each checked to start inside the sandbox first).
+Each stdout line that is a JSON object with a "type" becomes an event; other
+output is kept as output events (a line longer
 than MAX_LINE_BYTES is split into output, never parsed). A line meant as an event
 that HEMRA cannot take (it starts with "{" and names "type", but is not valid
 JSON, or its "type", "name" or "duration" are not what an event holds) is a bad
@@ -26,9 +28,11 @@ import time
 from pathlib import Path
 
 from services import envtemplate
+from services.common import mcp
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import MAX_DURATION_SECS, BadMessages, Lines, event, event_of, output_events
+from services.executor.harnesses import mcp as mcp_servers
 from services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
@@ -51,10 +55,16 @@ STDOUT_LOG, STDERR_LOG = "/logs/agent/harness-stdout.txt", "/logs/agent/harness-
 
 
 class ProgramDriver(HarnessDriver):
+    async def mounts(self, harness) -> dict[str, str]:
+        return await mcp_servers.mounts(harness)  # its MCP servers may be scripts of its folder
+
     async def run(self, trial: TrialContext) -> HarnessResult:
         folder = Path(trial.harness.source_path).parent
         if not folder.is_dir():
             raise SandboxError(f"harness {trial.harness.harness_name}: its folder {folder} is gone")
+        declared = mcp_servers.servers(trial.harness)
+        # Its MCP servers are for it to start inside the sandbox; HEMRA checks they can, first.
+        await mcp_servers.check_started(trial, declared, envtemplate.pass_through(trial.harness.env))
         started = time.monotonic()
         try:
             process = await asyncio.create_subprocess_exec(
@@ -93,6 +103,7 @@ class ProgramDriver(HarnessDriver):
 
 
 def _environment(trial: TrialContext) -> dict[str, str]:
+    declared = mcp_servers.servers(trial.harness)
     venv_bin = str(Path(sys.executable).parent)
     return {
         "PATH": venv_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
@@ -107,6 +118,7 @@ def _environment(trial: TrialContext) -> dict[str, str]:
         "HEMRA_MODEL": trial.model,
         "HEMRA_TIMEOUT_SECS": f"{trial.timeout:g}",
         "HEMRA_WORKDIR": trial.task.environment.workdir,
+        **({mcp.PROGRAM_VARIABLE: json.dumps(mcp.program_declaration(declared))} if declared else {}),
     }
 
 

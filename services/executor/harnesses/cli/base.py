@@ -18,9 +18,11 @@ import time
 from dataclasses import dataclass, field
 
 from services import envtemplate
+from services.common.mcp import TOOLS_MOUNT  # one home: the planner renders MCP servers' paths with it
 from services.executor import artifacts
 from services.executor.artifacts import OwnLog
 from services.executor.events import Lines, event, output_events, text
+from services.executor.harnesses import mcp as mcp_servers
 from services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
@@ -32,7 +34,6 @@ from services.executor.harnesses.base import (
 from services.executor.harnesses.cli import install
 from services.executor.sandboxes.relay import endpoints_of
 
-TOOLS_MOUNT = "/opt/hemra/tools"
 #: The agent's HOME and TMPDIR: fresh for each attempt, outside the task's folders and artifacts.
 AGENT_HOME = "/tmp/hemra-agent/home"
 AGENT_TMP = "/tmp/hemra-agent/tmp"
@@ -110,7 +111,7 @@ class CliDriver(HarnessDriver):
 
     async def mounts(self, harness) -> dict[str, str]:
         folder = await install.ensure(self.agent, self.package, harness.agent_version, self.needs_node)
-        return {self.tool_root: str(folder)}
+        return {self.tool_root: str(folder), **await mcp_servers.mounts(harness)}
 
     def endpoints(self, harness) -> list[tuple[str, int]]:
         return endpoints_of(self.base_urls(envtemplate.pass_through(harness.env), harness.model))
@@ -172,6 +173,8 @@ class CliDriver(HarnessDriver):
                 f"{self.binary} --version exited {probe.exit_code}: {_last_line(said)}",
                 version,
             )
+        # Its MCP servers must start before it does: one that cannot is HEMRA's failure to prepare.
+        await mcp_servers.check_started(trial, mcp_servers.servers(trial.harness), env)
         return await self._run_agent(trial, env, passed, version, deadline)
 
     async def _run_agent(self, trial, env, passed, version, deadline) -> HarnessResult:

@@ -3,15 +3,21 @@
 It reaches its model through ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY (named in
 the harness's env). Nonessential traffic (telemetry, feature flags, update
 checks) is switched off; IS_SANDBOX lets it skip permissions as root, which is
-safe only because it runs inside the attempt's sandbox.
+safe only because it runs inside the attempt's sandbox. MCP servers the harness
+declares are written to a config file in its HOME and given with --mcp-config
+and --strict-mcp-config, so no other MCP configuration is read.
 """
 
+import json
 from dataclasses import dataclass, field
 
+from services.common import mcp
 from services.executor.events import event
-from services.executor.harnesses.cli.base import MAX_RETRIES, CliDriver, Stream
+from services.executor.harnesses import mcp as mcp_servers
+from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
 
 ANTHROPIC_URL = "https://api.anthropic.com"
+MCP_CONFIG = f"{AGENT_HOME}/hemra-mcp.json"
 
 
 @dataclass
@@ -48,7 +54,18 @@ class ClaudeStream(Stream):
                     session_id=data.get("session_id", ""),
                     permission_mode=data.get("permissionMode", ""),
                     tools=data.get("tools") or [],
-                )
+                    mcp_servers=data.get("mcp_servers") or [],
+                ),
+                *[
+                    event(
+                        "error",
+                        "mcp_server",
+                        server=s.get("name", ""),
+                        message=f"claude reports MCP server {s.get('name')!r} {s.get('status')}",
+                    )
+                    for s in data.get("mcp_servers") or []
+                    if isinstance(s, dict) and s.get("status") not in ("connected", None)
+                ],
             ]
         if data.get("subtype") == "api_retry":
             return [
@@ -152,6 +169,7 @@ class ClaudeCodeDriver(CliDriver):
             "--verbose",
             "--dangerously-skip-permissions",
             "--no-session-persistence",
+            *(["--mcp-config", MCP_CONFIG, "--strict-mcp-config"] if mcp_servers.servers(trial.harness) else []),
             *model,
             trial.task.instruction,
         ]
@@ -163,6 +181,12 @@ class ClaudeCodeDriver(CliDriver):
             "IS_SANDBOX": "1",
             "CLAUDE_CODE_MAX_RETRIES": str(MAX_RETRIES),
         }
+
+    def files(self, trial, passed):
+        declared = mcp_servers.servers(trial.harness)
+        if not declared:
+            return []
+        return [(MCP_CONFIG, json.dumps(mcp.claude_config(declared), indent=2).encode(), False)]
 
     def stream(self):
         return ClaudeStream()

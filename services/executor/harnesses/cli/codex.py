@@ -5,14 +5,17 @@ driver declares a model provider of its own on the command line: its base URL
 is OPENAI_BASE_URL when the harness names it (else OpenAI's), and its key is
 read by codex from the variable the harness names (OPENAI_API_KEY or
 CODEX_API_KEY). Plugins and analytics, its only other traffic, are off; the
-agent's own sandbox is bypassed because it already runs inside HEMRA's.
+agent's own sandbox is bypassed because it already runs inside HEMRA's. MCP
+servers the harness declares are given as `-c mcp_servers.<name>.*` settings.
 """
 
 import json
 import platform
 from dataclasses import dataclass, field
 
+from services.common import mcp
 from services.executor.events import event
+from services.executor.harnesses import mcp as mcp_servers
 from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -70,7 +73,7 @@ class CodexStream(Stream):
                         "tool_result",
                         kind,
                         id=item_id,
-                        output=item.get("aggregated_output", ""),
+                        output=_output(item),
                         exit_code=item.get("exit_code"),
                         status=item.get("status", ""),
                         is_error=item.get("status") == "failed",
@@ -89,10 +92,22 @@ class CodexStream(Stream):
         return [event("status", kind or "item", item=item)]
 
 
+def _output(item: dict) -> str:
+    """What a tool item returned: a command's output, an MCP tool's text content or error."""
+    if item.get("type") != "mcp_tool_call":
+        return item.get("aggregated_output", "")
+    error = item.get("error")
+    if error:
+        return str(error.get("message", error) if isinstance(error, dict) else error)
+    result = item.get("result") if isinstance(item.get("result"), dict) else {}
+    return "\n".join(c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict))
+
+
 def _arguments(item: dict) -> dict:
     if item.get("type") == "command_execution":
         return {"command": item.get("command", "")}
-    return {k: v for k, v in item.items() if k not in ("id", "type", "status", "aggregated_output", "exit_code")}
+    hidden = ("id", "type", "status", "aggregated_output", "exit_code", "result", "error")
+    return {k: v for k, v in item.items() if k not in hidden}
 
 
 class CodexDriver(CliDriver):
@@ -122,6 +137,7 @@ class CodexDriver(CliDriver):
         }
         settings = [f"model_providers.hemra.{k}={json.dumps(v)}" for k, v in provider.items()]
         settings += ["model_provider=hemra", "features.plugins=false", "analytics.enabled=false"]
+        settings += mcp.codex_settings(mcp_servers.servers(trial.harness))
         model = ["--model", trial.model] if trial.model else []
         return [
             self.executable,
