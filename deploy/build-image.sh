@@ -1,26 +1,98 @@
 #!/usr/bin/env bash
-# Build HEMRA's container image (deploy/Dockerfile). The registry is reached here, on the
-# host, to make wheels; the build itself runs without a network.
+# Build HEMRA's container image (deploy/Dockerfile) from a checkout, in one command:
 #
-#   deploy/build-image.sh                       # hemra:<version> on python:3.11-slim-bookworm
-#   HEMRA_IMAGE_BASE=hemra-base:bookworm deploy/build-image.sh   # a machine that cannot pull
+#   deploy/build-image.sh          # prints the image's name: hemra:<version>
 #
-# HEMRA_IMAGE names the image (default hemra:<version>). Quick when nothing changed: pip's
-# cache makes the wheels, Docker's layer cache the image.
+# The registries (PyPI, npm) are reached here, on the host, for what the image holds: the
+# wheels of HEMRA and its dependencies for the base image's own Python (downloaded for its
+# version and platform, never built with the host's), the agent CLIs of deploy/agents.txt,
+# and the host's Node.js. The build itself runs without a network when the base already
+# holds the system packages the image needs (git, patch, CA certificates, Debian's Docker
+# engine); on a base that lacks them it installs them from Debian's archive.
+#
+#   HEMRA_IMAGE_BASE   the base: a Debian bookworm with Python (default hemra-runtime:bookworm
+#                      where scripts/setup-docker.sh made it, else python:3.11-slim-bookworm)
+#   HEMRA_IMAGE        the image's name (default hemra:<version>)
+#   PYTHON             the host's Python with pip that downloads (default python3)
+#
+# Quick when nothing changed: pip's and npm's caches, and Docker's layer cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${PYTHON:-.venv/bin/python}"
-VERSION="$("$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')"
-IMAGE="${HEMRA_IMAGE:-hemra:$VERSION}"
-BASE="${HEMRA_IMAGE_BASE:-python:3.11-slim-bookworm}"
-BUILD=deploy/.build
+PY="${PYTHON:-python3}"
+fail() { echo "build-image: $*" >&2; exit 1; }
 
+"$PY" -m pip --version >/dev/null 2>&1 || fail "$PY has no pip: set PYTHON to a Python with pip"
+command -v node >/dev/null && command -v npm >/dev/null || fail "the image carries this host's Node.js: install node and npm"
+VERSION="$("$PY" -c 'import re, sys; print(re.search(r"(?m)^version\s*=\s*\"([^\"]+)\"", open("pyproject.toml").read())[1])')"
+IMAGE="${HEMRA_IMAGE:-hemra:$VERSION}"
+if [ -n "${HEMRA_IMAGE_BASE:-}" ]; then
+  BASE="$HEMRA_IMAGE_BASE"
+elif docker image inspect hemra-runtime:bookworm >/dev/null 2>&1; then
+  BASE=hemra-runtime:bookworm
+else
+  BASE=python:3.11-slim-bookworm
+fi
+docker image inspect "$BASE" >/dev/null 2>&1 || docker pull --quiet "$BASE" >/dev/null ||
+  fail "no base image $BASE: pull it, or make hemra-runtime:bookworm with scripts/setup-docker.sh"
+
+# The base's own Python and platform: the wheels are chosen for them.
+read -r PYVER ARCH GLIBC < <(docker run --rm --network none --entrypoint python3 "$BASE" -c \
+  'import platform, sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}", platform.machine(), platform.libc_ver()[1])')
+[ -n "$GLIBC" ] || fail "$BASE: its Python reports no glibc (a musl base is not supported)"
+PLATFORMS=()
+for minor in $(seq 17 "${GLIBC#2.}"); do PLATFORMS+=(--platform "manylinux_2_${minor}_${ARCH}"); done
+PLATFORMS+=(--platform "manylinux2014_${ARCH}" --platform "linux_${ARCH}")
+
+BUILD=deploy/.build
 rm -rf "$BUILD" build
-mkdir -p "$BUILD/wheels"
-# The project and its dependencies (and pip itself, which installs them in the image).
-# setuptools keeps what it copied in build/ and would package files deleted since: start clean.
-"$PY" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$BUILD/wheels" ".[modal]" pip
+mkdir -p "$BUILD/wheels" "$BUILD/tools" "$BUILD/node/bin" "$BUILD/node/lib/node_modules"
+# HEMRA itself (pure Python: one wheel for every version). setuptools keeps what it copied
+# in build/ and would package files deleted since: start clean.
+# A fixed date in the wheel: the same sources make the same bytes, and Docker's cache holds.
+SOURCE_DATE_EPOCH=315532800 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$BUILD/wheels" .
 rm -rf build
+# Its dependencies, with the extras the image's features need, and pip (which installs them).
+REQUIREMENTS="$("$PY" - "$BUILD"/wheels/hemra-*.whl <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    lines = wheel.read(meta).decode().splitlines()
+for line in lines:
+    if line.startswith("Requires-Dist: "):
+        requirement, _, marker = line[len("Requires-Dist: "):].partition(";")
+        if "extra ==" not in marker or any(f'extra == "{x}"' in marker for x in ("modal", "swebench")):
+            print(requirement.strip())
+print("pip")
+PY
+)"
+mapfile -t REQS <<<"$REQUIREMENTS"
+"$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$BUILD/wheels" \
+  --python-version "$PYVER" --implementation cp "${PLATFORMS[@]}" "${REQS[@]}"
+
+# Node.js and npm, as this host has them.
+NODE="$(readlink -f "$(command -v node)")"
+NPM_ROOT="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)"
+cp "$NODE" "$BUILD/node/bin/node"
+cp -r "$NPM_ROOT" "$BUILD/node/lib/node_modules/npm"
+NODE_VERSION="$(node --version)"
+
+# The agent CLIs, laid out as the executor's tool folder keeps them (services/executor/
+# harnesses/cli/install.py): <agent>@<version>/node_modules, node/bin/node, hemra-tool.json.
+AGENTS=()
+while read -r agent package version with_node; do
+  case "$agent" in ''|'#'*) continue ;; esac
+  folder="$BUILD/tools/$agent@$version"
+  mkdir -p "$folder"
+  (cd "$folder" && npm install --prefix . --no-audit --no-fund --no-update-notifier --loglevel=error \
+     "$package@$version" >/dev/null)
+  if [ "$with_node" = yes ]; then
+    mkdir -p "$folder/node/bin" && cp "$NODE" "$folder/node/bin/node"
+  fi
+  printf '{"agent": "%s", "package": "%s", "version": "%s"}\n' "$agent" "$package" "$version" \
+    >"$folder/hemra-tool.json"
+  AGENTS+=("$agent@$version")
+done <deploy/agents.txt
+
 # The dashboard the gateway serves with --ui.
 bash scripts/build-npm.sh
 cp -r clients/dashboard/dist "$BUILD/dashboard"
@@ -31,5 +103,16 @@ for dataset in examples/*/; do
   cp -r "$dataset" "$BUILD/examples/"
 done
 find "$BUILD/examples" -name node_modules -prune -exec rm -rf {} +
-docker build --quiet --network none --build-arg "BASE=$BASE" -t "$IMAGE" -f deploy/Dockerfile "$BUILD" >/dev/null
+cp deploy/engine.sh "$BUILD/engine.sh"
+
+# Offline when the base holds the system packages; else Debian's archive is reached.
+NETWORK=none
+docker run --rm --network none --entrypoint sh "$BASE" -c \
+  'for p in git patch ca-certificates docker.io libstdc++6; do dpkg -s "$p" >/dev/null 2>&1 || exit 1; done' ||
+  NETWORK=default
+docker build --quiet --network "$NETWORK" --build-arg "BASE=$BASE" \
+  --label "dev.hemra.version=$VERSION" --label "dev.hemra.python=$PYVER" \
+  --label "dev.hemra.node=$NODE_VERSION" --label "dev.hemra.agents=${AGENTS[*]}" \
+  --label "dev.hemra.swebench=$(basename "$BUILD"/wheels/swebench-*.whl | cut -d- -f2)" \
+  -t "$IMAGE" -f deploy/Dockerfile "$BUILD" >/dev/null
 echo "$IMAGE"

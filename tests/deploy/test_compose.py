@@ -1,11 +1,13 @@
 """The compose stack for real: the project's own image built here, deploy/compose.yaml started by
 testcontainers on this machine's Docker engine (PostgreSQL in a container made from Debian's
 packages), the `hemra` CLI on the host reaching it only through the gateway (HEMRA_SERVER).
-Trials run in Docker sandboxes the executors start through the engine's socket."""
+Trials run in Docker sandboxes each executor starts in its own engine, which loads the tasks'
+base image from a `docker save` archive (nothing can be pulled here)."""
 
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -16,7 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.conftest import REPO, clean_env
+from tests.conftest import HEMRA, REPO, clean_env
 from tests.deploy import test_helm
 from tests.e2e.helpers import hemra
 from tests.importer.test_imports import unpack
@@ -40,6 +42,19 @@ SLOW_HARNESS = (
 )
 
 
+#: The agents' endpoints, as the executors' environment gives them: a scripted model server on
+#: each executor's loopback (Anthropic's API on one port, OpenAI's on the other).
+ANTHROPIC_PORT, OPENAI_PORT = 18701, 18702
+MODEL_KEY = "scripted-key-0123"
+MODEL_ENDPOINTS = {
+    "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{ANTHROPIC_PORT}",
+    "ANTHROPIC_API_KEY": MODEL_KEY,
+    "OPENAI_BASE_URL": f"http://127.0.0.1:{OPENAI_PORT}/v1",
+    "OPENAI_API_KEY": MODEL_KEY,
+}
+REGISTRY_DIR = "/tmp/registry"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -52,7 +67,6 @@ class Stack(NamedTuple):
     http: str  # the HTTP API's
     project: str
     secrets: Path  # token, worker_token, admin_token, db_password
-    work: Path  # the executors' work folder (owned by uid 10001)
     image: str
 
 
@@ -70,9 +84,12 @@ def stack(docker_engine, tmp_path_factory):
         (secrets / name).write_text(value + "\n")
     for path in secrets.iterdir():
         path.chmod(0o644)  # the services run as uid 10001
-    work = root / "work"
-    work.mkdir()
-    os.chown(work, 10001, 10001)
+    engine_images = root / "engine-images"
+    engine_images.mkdir()
+    # The bundled tasks' FROM, for the executors' engines to load.
+    subprocess.run(
+        ["docker", "save", "-o", str(engine_images / "bases.tar"), "debian:bookworm-slim"], check=True, timeout=300
+    )
     project = f"hemra-test-{os.getpid()}"
     front, http = free_port(), free_port()
     env = {
@@ -80,8 +97,7 @@ def stack(docker_engine, tmp_path_factory):
         "HEMRA_IMAGE": image,
         "HEMRA_POSTGRES_IMAGE": os.environ.get("HEMRA_POSTGRES_IMAGE", "hemra-postgres:bookworm"),
         "HEMRA_SECRETS_DIR": str(secrets),
-        "HEMRA_WORK_DIR": str(work),
-        "HEMRA_DOCKER_GID": str(os.stat("/var/run/docker.sock").st_gid),
+        "HEMRA_ENGINE_IMAGES": str(engine_images),
         "HEMRA_FRONT_DOOR_PORT": str(front),
         "HEMRA_HTTP_PORT": str(http),
         "HEMRA_EXECUTORS": "2",
@@ -91,22 +107,34 @@ def stack(docker_engine, tmp_path_factory):
     }
     env_file = root / "stack.env"
     env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
-    compose = DockerCompose(DEPLOY, compose_file_name="compose.yaml", env_file=str(env_file), wait=True)
+    # What a deployment adds for its agents' model endpoints and its datasets' registry: here
+    # scripted model servers inside each executor (its own loopback) and a registry file and
+    # repository inside the planner (tests below put them there).
+    override = root / "compose.test.yaml"
+    override.write_text(
+        json.dumps(
+            {
+                "services": {
+                    "executor": {"environment": MODEL_ENDPOINTS},
+                    "planner": {"environment": {"HEMRA_HARBOR_REGISTRY": f"{REGISTRY_DIR}/registry.json"}},
+                }
+            }
+        )
+    )
+    compose = DockerCompose(
+        DEPLOY, compose_file_name=["compose.yaml", str(override)], env_file=str(env_file), wait=True
+    )
     compose.start()
-    executors = {c.ID[:12] for c in compose.get_containers() if c.Service == "executor"}
     try:
-        yield Stack(compose, f"http://127.0.0.1:{front}", f"http://127.0.0.1:{http}", project, secrets, work, image)
+        yield Stack(compose, f"http://127.0.0.1:{front}", f"http://127.0.0.1:{http}", project, secrets, image)
     finally:
+        # Task containers live in the executors' engines: they go with the executors.
         compose.stop(down=True)
-        # Task containers are the executors' (not the project's): a killed executor leaves its own.
-        for line in _docker_ps("label=hemra.host", '{{.ID}} {{.Label "hemra.host"}}'):
-            container, host = line.split()
-            if any(host.startswith(executor) for executor in executors):
-                subprocess.run(["docker", "rm", "-f", container], capture_output=True)
 
 
 def _build_image() -> str:
-    env = dict(os.environ, HEMRA_IMAGE_BASE=os.environ.get("HEMRA_IMAGE_BASE", "hemra-base:bookworm"))
+    # The complete local base (scripts/setup-docker.sh): the build reaches no network.
+    env = dict(os.environ, HEMRA_IMAGE_BASE=os.environ.get("HEMRA_IMAGE_BASE", "hemra-runtime:bookworm"))
     result = subprocess.run(
         ["bash", str(DEPLOY / "build-image.sh")], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200
     )
@@ -329,9 +357,11 @@ def test_executor_killed_mid_run__every_trial_finishes_once(stack, cli, tmp_path
     attempts = finished_once(cli, run_id)
     assert len(attempts) > 4  # the killed executor's attempts were retried elsewhere
     # Docker does not restart a container killed by hand (its restart policy waits for a
-    # start); started again, it removes the task containers its killed self left.
+    # start); started again, its engine comes back and it removes the task containers its
+    # killed self left there.
     subprocess.run(["docker", "start", victim], check=True, capture_output=True)
     _healthy_again(compose, "executor", count=2)
+    assert _engine_ps(victim, "label=hemra.attempt", "{{.ID}}", "-a") == []
 
 
 def test_executor_stopped_mid_run__hands_its_attempts_back_at_once(stack, cli, tmp_path):
@@ -344,14 +374,9 @@ def test_executor_stopped_mid_run__hands_its_attempts_back_at_once(stack, cli, t
     stopped = time.monotonic()
     subprocess.run(["docker", "stop", "-t", "45", victim], check=True, capture_output=True, timeout=60)
     assert time.monotonic() - stopped < 15  # well inside the grace period
-    leftovers = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=hemra.host={_container_id(victim)}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    # It removed its task containers on the way out (its log says why not, when it did not).
-    assert leftovers.stdout.strip() == "", _described(leftovers.stdout.split()) + _log_tail(victim)
+    # It removed its task containers on the way out, before its engine stopped (its log says
+    # why not, when it did not): the engine's data holds none.
+    assert _engine_containers_at_rest(victim) == [], _log_tail(victim)
     run = wait_done(cli, run_id, timeout=240)
     assert run["progress"]["done"] == run["progress"]["trials"] == 4
     attempts = finished_once(cli, run_id)
@@ -361,22 +386,44 @@ def test_executor_stopped_mid_run__hands_its_attempts_back_at_once(stack, cli, t
     _healthy_again(compose, "executor", count=2)
 
 
-def _described(containers: list[str]) -> str:
-    """Each container's name, state, creation and executor labels, a line each."""
-    form = '{{.Name}} {{.State.Status}} {{.Created}} {{index .Config.Labels "hemra.executor"}} {{index .Config.Labels "hemra.instance"}}'
-    found = subprocess.run(["docker", "inspect", "-f", form, *containers], capture_output=True, text=True)
-    return found.stdout + found.stderr
+def _engine_containers_at_rest(executor: str) -> list[str]:
+    """The containers a stopped executor's engine keeps in its data volume (read from another
+    container: the executor and its engine are not running)."""
+    volume = subprocess.run(
+        [
+            "docker",
+            "inspect",
+            "-f",
+            '{{range .Mounts}}{{if eq .Destination "/var/lib/docker"}}{{.Name}}{{end}}{{end}}',
+            executor,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    listed = subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "-v",
+            f"{volume}:/engine:ro",
+            "--entrypoint",
+            "ls",
+            "debian:bookworm-slim",
+            "/engine/containers",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    return listed.stdout.split()
 
 
 def _log_tail(container: str, lines: int = 60) -> str:
     found = subprocess.run(["docker", "logs", "--tail", str(lines), container], capture_output=True, text=True)
     return found.stdout + found.stderr
-
-
-def _container_id(name: str) -> str:
-    return subprocess.run(
-        ["docker", "inspect", "-f", "{{.Config.Hostname}}", name], capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 def test_store_and_postgres_restarted_mid_run__nothing_lost(stack, cli, tmp_path):
@@ -407,26 +454,38 @@ def test_wrong_or_missing_token_is_one_line(cli):
 
 def _busy_executor(env: dict, run_id: str, project: str, timeout: float = 60) -> str:
     """The container name of an executor working one of the run's attempts right now: the
-    executor whose hostname labels a task container of the run's attempts."""
+    executor whose engine holds a task container of the run's attempts."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         attempts = {a["id"] for a in json.loads(ok(hemra(env, "show", run_id)))["attempts"]}
-        hosts = _docker_ps("label=hemra.attempt", '{{.Label "hemra.attempt"}} {{.Label "hemra.host"}}')
-        executors = _docker_ps(f"label=com.docker.compose.project={project}", "{{.ID}} {{.Names}}")
-        for attempt, host in (line.split() for line in hosts if len(line.split()) == 2):
-            if attempt.removesuffix("-verifier") in attempts:
-                name = next((n for cid, n in (e.split() for e in executors) if host.startswith(cid[:12])), "")
-                if "-executor-" in name:
-                    return name
+        for executor in _executors(project):
+            labels = _engine_ps(executor, "label=hemra.attempt", '{{.Label "hemra.attempt"}}')
+            if any(label.removesuffix("-verifier") in attempts for label in labels):
+                return executor
         time.sleep(0.3)
     pytest.fail(f"no executor took an attempt of {run_id} within {timeout:g} s")
 
 
-def _docker_ps(label_filter: str, template: str) -> list[str]:
+def _executors(project: str) -> list[str]:
+    """The names of the stack's running executor containers."""
+    return _docker_ps(f"label=com.docker.compose.project={project}", "{{.Names}}", "-executor-")
+
+
+def _engine_ps(executor: str, label_filter: str, template: str, *flags: str) -> list[str]:
+    """`docker ps` in the executor's own engine ([] when the executor is not running)."""
+    result = subprocess.run(
+        ["docker", "exec", executor, "docker", "ps", *flags, "--filter", label_filter, "--format", template],
+        capture_output=True,
+        text=True,
+    )
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
+def _docker_ps(label_filter: str, template: str, name_part: str = "") -> list[str]:
     result = subprocess.run(
         ["docker", "ps", "--filter", label_filter, "--format", template], capture_output=True, text=True, check=True
     )
-    return [line for line in result.stdout.splitlines() if line.strip()]
+    return [line for line in result.stdout.splitlines() if line.strip() and name_part in line]
 
 
 def _healthy_again(compose, service: str, timeout: float = 120, count: int = 1) -> None:
@@ -579,3 +638,307 @@ def _wait_serving(name: str, container: dict, timeout: float = 60) -> None:
             logs = subprocess.run(["docker", "logs", "--tail", "20", name], capture_output=True, text=True)
             pytest.fail(f"{name} is not serving after {timeout:g} s: {result.stderr} {logs.stderr[-2000:]}")
         time.sleep(0.5)
+
+
+# --- outages and crashes a user must not see -------------------------------------------------
+
+
+def test_store_away_30_s_mid_run__the_waiting_client_rides_it_out_and_the_run_completes_once(stack, cli, tmp_path):
+    """`hemra run` in the foreground while the store is stopped for 30 s: it says once that it
+    waits, goes on when the store is back, prints the report; one run, every trial once, and
+    no task container left in any engine (event writes failed while the store was away)."""
+    before = {r["id"] for r in json.loads(ok(hemra(cli, "runs", "--json")))}
+    harness = tmp_path / "slow.toml"
+    harness.write_text(SLOW_HARNESS)
+    command = [HEMRA, "run", "-H", str(harness), "-d", "hemra-offline", *TASKS, "--sandbox", "docker"]
+    client = subprocess.Popen(command, env=cli, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        run_id = _new_run(cli, before)
+        _busy_executor(cli, run_id, stack.project)
+        store = f"{stack.project}-store-1"
+        subprocess.run(["docker", "stop", "-t", "5", store], check=True, capture_output=True, timeout=60)
+        time.sleep(30)
+        subprocess.run(["docker", "start", store], check=True, capture_output=True, timeout=60)
+        out, err = client.communicate(timeout=300)
+    finally:
+        client.kill()
+    assert client.returncode == 0, err[-3000:]
+    assert "Traceback" not in err
+    assert len([line for line in err.splitlines() if "waiting for the store" in line]) == 1, err
+    assert "slow" in out and run_id in out
+    after = {r["id"] for r in json.loads(ok(hemra(cli, "runs", "--json")))}
+    assert after - before == {run_id}  # the submission was not repeated
+    run = wait_done(cli, run_id)
+    assert run["progress"]["done"] == run["progress"]["trials"] == 4
+    finished_once(cli, run_id)
+    for executor in _executors(stack.project):
+        assert _engine_ps(executor, "label=hemra.attempt", "{{.Names}}", "-a") == [], executor
+
+
+def _new_run(env: dict, before: set[str], timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        new = {r["id"] for r in json.loads(ok(hemra(env, "runs", "--json")))} - before
+        if new:
+            return new.pop()
+        time.sleep(0.5)
+    pytest.fail(f"no run was submitted within {timeout:g} s")
+
+
+def test_executor_process_crashes__its_container_restarts_it_and_every_trial_finishes_once(stack, cli, tmp_path):
+    """The executor's process dies inside its container (not a `docker kill`, which Docker
+    deliberately leaves stopped): the engine goes down with it, compose's restart policy
+    brings both back, and the attempts it held are retried."""
+    compose, project = stack.compose, stack.project
+    run_id = slow_run(cli, tmp_path, "--concurrency", "4", "--max-infra-retries", "1")
+    victim = _busy_executor(cli, run_id, project)
+    restarts = int(_inspect(victim, "{{json .RestartCount}}"))
+    subprocess.run(
+        ["docker", "exec", victim, "sh", "-c", "kill -KILL $(cat /run/hemra-docker/executor.pid)"],
+        check=True,
+        capture_output=True,
+    )
+    deadline = time.monotonic() + 60
+    while int(_inspect(victim, "{{json .RestartCount}}")) == restarts:
+        assert time.monotonic() < deadline, _log_tail(victim)
+        time.sleep(0.5)
+    _healthy_again(compose, "executor", count=2)
+    run = wait_done(cli, run_id, timeout=240)
+    assert run["progress"]["done"] == run["progress"]["trials"] == 4
+    finished_once(cli, run_id)
+    assert _engine_ps(victim, "label=hemra.attempt", "{{.ID}}", "-a") == []
+
+
+def test_executors_hold_no_host_engine_and_every_service_is_locked_down(stack):
+    """No container of the stack mounts the host's Docker socket; each has a read-only root, no
+    new privileges, limits, and drops every capability (the executors keep only what their
+    own engine needs and run the executor itself with none, as uid 10001)."""
+    engine_caps = {"SYS_ADMIN", "NET_ADMIN"}
+    for container in stack.compose.get_containers():
+        config = json.loads(
+            subprocess.run(["docker", "inspect", container.Name], capture_output=True, text=True, check=True).stdout
+        )[0]
+        host = config["HostConfig"]
+        sources = {m["Source"] for m in config["Mounts"]}
+        assert not any(s.endswith("docker.sock") for s in sources), container.Name
+        assert host["ReadonlyRootfs"] is True, container.Name
+        assert "no-new-privileges:true" in host["SecurityOpt"], container.Name
+        assert host["CapDrop"] == ["ALL"], container.Name
+        assert host["Memory"] > 0 and host["NanoCpus"] > 0, container.Name
+        assert not host["Privileged"], container.Name
+        added = {c.removeprefix("CAP_") for c in host["CapAdd"] or ()}
+        if container.Service == "executor":
+            assert engine_caps <= added
+            status = subprocess.run(
+                [
+                    "docker",
+                    "exec",
+                    container.Name,
+                    "sh",
+                    "-c",
+                    "grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs)' /proc/$(cat /run/hemra-docker/executor.pid)/status",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            fields = dict(line.split(":\t", 1) for line in status.splitlines())
+            assert fields["Uid"].split()[0] == "10001"
+            assert int(fields["CapEff"], 16) == int(fields["CapBnd"], 16) == 0
+            assert fields["NoNewPrivs"].strip() == "1"
+        elif container.Service != "postgres":
+            assert not added and config["Config"]["User"] in ("", "hemra", "10001"), container.Name
+
+
+def test_the_host_engine_is_an_opt_in_that_names_what_it_needs(stack):
+    """compose.host-engine.yaml hands the host's socket over only when asked, and then only
+    with the socket's group named: no default group 0."""
+    base = ["docker", "compose", "-f", str(DEPLOY / "compose.yaml"), "-f", str(DEPLOY / "compose.host-engine.yaml")]
+    env = dict(os.environ, HEMRA_SECRETS_DIR=str(stack.secrets), HEMRA_WORK_DIR="/var/lib/hemra-work")
+    env.pop("HEMRA_DOCKER_GID", None)
+    missing = subprocess.run([*base, "config", "-q"], env=env, capture_output=True, text=True)
+    assert missing.returncode != 0 and "HEMRA_DOCKER_GID" in missing.stderr
+    rendered = subprocess.run(
+        [*base, "config", "--format", "json"], env=dict(env, HEMRA_DOCKER_GID="999"), capture_output=True, text=True
+    )
+    services = json.loads(rendered.stdout)["services"]
+    executor = services["executor"]
+    assert executor["group_add"] == ["999"] and executor["user"] == "10001" and not executor.get("cap_add")
+    assert "/var/run/docker.sock" in {v["target"] for v in executor["volumes"]}
+    assert "--no-build-images" not in services["planner"]["command"]
+
+
+# --- every harness kind and dataset source, in the deployment's image ------------------------
+
+#: Each agent CLI the image holds, the port of its API's scripted server, and its tool call.
+CLI_AGENTS = {
+    "claude-code": (ANTHROPIC_PORT, ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")),
+    "codex": (OPENAI_PORT, ("OPENAI_API_KEY", "OPENAI_BASE_URL")),
+    "pi": (OPENAI_PORT, ("OPENAI_API_KEY", "OPENAI_BASE_URL")),
+}
+SOLVE = "tac /app/data/steps.txt > /app/reversed.txt"
+
+
+def _pipe_into(container: str, folder: str, files: dict[str, bytes], user: str = "0") -> None:
+    """Write `files` (path: content) into `folder` of a running container with a read-only root
+    (`docker cp` cannot write to its tmpfs): a tar stream through `docker exec`."""
+    import io
+    import tarfile
+
+    stream = io.BytesIO()
+    with tarfile.open(fileobj=stream, mode="w") as tar:
+        for name, content in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(content), 0o755 if name.endswith(".sh") else 0o644
+            tar.addfile(info, io.BytesIO(content))
+    command = [
+        "docker",
+        "exec",
+        "-i",
+        "-u",
+        user,
+        container,
+        "sh",
+        "-c",
+        f'mkdir -p "{folder}" && tar -x -C "{folder}"',
+    ]
+    subprocess.run(command, input=stream.getvalue(), check=True, capture_output=True, timeout=60)
+
+
+def _serve_model(stack: Stack, port: int, turns: list[dict]) -> None:
+    """A scripted model server (tests/modelserver) on `port` of every executor's loopback,
+    replaying `turns`; one started earlier on that port is stopped first."""
+    package = REPO / "tests" / "modelserver"
+    files = {f"tests/modelserver/{p.name}": p.read_bytes() for p in package.glob("*.py")}
+    files["tests/__init__.py"] = b""
+    files["script.json"] = json.dumps(turns).encode()
+    folder = f"/tmp/modelserver-{port}"
+    for executor in _executors(stack.project):
+        subprocess.run(
+            [
+                "docker",
+                "exec",
+                executor,
+                "sh",
+                "-c",
+                f"[ -f {folder}/pid ] && kill $(cat {folder}/pid); rm -rf {folder}",
+            ],
+            capture_output=True,
+        )
+        _pipe_into(executor, folder, files)
+        start = (
+            f"cd {folder} && (python3 -m tests.modelserver --script script.json --port {port} >log 2>&1 & echo $! >pid)"
+        )
+        subprocess.run(["docker", "exec", executor, "sh", "-c", start], check=True, capture_output=True)
+        deadline = time.monotonic() + 30
+        while (
+            "listening"
+            not in subprocess.run(
+                ["docker", "exec", executor, "cat", f"{folder}/log"], capture_output=True, text=True
+            ).stdout
+        ):
+            assert time.monotonic() < deadline, f"the model server in {executor} did not start"
+            time.sleep(0.3)
+
+
+def _attempts_with_events(env: dict, run_id: str) -> list[dict]:
+    attempts = json.loads(ok(hemra(env, "show", run_id)))["attempts"]
+    for attempt in attempts:
+        attempt["events"] = json.loads(ok(hemra(env, "show", attempt["id"], "--events")))["events"]
+    return attempts
+
+
+@pytest.mark.parametrize("agent", sorted(CLI_AGENTS))
+def test_cli_harness_runs_its_agent_from_the_image_against_its_model(stack, cli, tmp_path, agent):
+    """kind = "cli": the image's own copy of the agent (no npm reachable), in the executor's
+    engine with no network, reaching the executor's model endpoint through the relay."""
+    port, names = CLI_AGENTS[agent]
+    _serve_model(stack, port, [{"shell": SOLVE}, {"text": "Reversed the steps."}])
+    version = next(
+        v.split("@")[1] for v in _image_label(stack.image, "dev.hemra.agents").split() if v.startswith(f"{agent}@")
+    )
+    harness = tmp_path / "harnesses" / f"{agent}.toml"
+    harness.parent.mkdir()
+    env_names = ", ".join(f'"{n}"' for n in names)
+    harness.write_text(
+        f'kind = "cli"\nagent = "{agent}"\nversion = "{version}"\nmodel = "gpt-5.5"\nenv = [{env_names}]\n'
+    )
+    run_id = ok(
+        hemra(
+            cli,
+            "run",
+            "--detach",
+            "-H",
+            str(harness),
+            "-d",
+            "hemra-offline",
+            "-t",
+            "reverse-lines",
+            "--sandbox",
+            "docker",
+            "--require",
+            "network_block",
+        )
+    ).strip()
+    wait_done(cli, run_id)
+    [attempt] = _attempts_with_events(cli, run_id)
+    assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
+    assert attempt["score"]["rewards"] == {"reward": 1.0}
+    assert attempt["agent_version"] == version
+    assert any(e["type"] == "tool_call" for e in attempt["events"])
+
+
+def _image_label(image: str, label: str) -> str:
+    return subprocess.run(
+        ["docker", "image", "inspect", "-f", f'{{{{index .Config.Labels "{label}"}}}}', image],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def test_acp_and_program_harnesses_sent_from_the_laptop_on_a_sent_dataset_folder(stack, cli, tmp_path):
+    """kind = "acp" (the example ACP agent, its folder sent as blobs) and a program harness,
+    on a dataset folder of the laptop's (sent too) and on the bundled dataset by name."""
+    tasks = tmp_path / "my-tasks"
+    for task in ("reverse-lines", "csv-column-sum"):
+        shutil.copytree(REPO / "examples" / "hemra-offline" / task, tasks / task)
+    acp = REPO / "examples" / "harnesses" / "harnesses" / "scripted-acp.toml"
+    run_id = ok(
+        hemra(cli, "run", "--detach", "-H", str(acp), "-H", "oracle", "-d", str(tasks), "--sandbox", "docker")
+    ).strip()
+    run = wait_done(cli, run_id)
+    assert run["progress"]["done"] == 4, run["progress"]
+    report = ok(hemra(cli, "show", run_id, "--report"))
+    assert re.search(r"scripted-acp .* 2/2 \(100\.0%\)", report), report
+
+
+def test_registry_dataset_pinned_from_a_git_repository_by_the_planner(stack, cli, tmp_path):
+    """A Harbor registry dataset: the planner clones its tasks' repository with the image's git
+    (file:// inside the planner: nothing else is reachable here) and pins the commit."""
+    repo = tmp_path / "tasks-repo"
+    shutil.copytree(REPO / "examples" / "hemra-offline" / "reverse-lines", repo / "datasets" / "reverse-lines")
+    git_env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"
+    )
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "tasks"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=git_env)
+    commit = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    files = {f"tasks-repo/{p.relative_to(repo)}": p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    task = {
+        "name": "reverse-lines",
+        "git_url": f"file://{REGISTRY_DIR}/tasks-repo",
+        "git_commit_id": commit,
+        "path": "datasets/reverse-lines",
+    }
+    files["registry.json"] = json.dumps(
+        [{"name": "git-ds", "version": "1.0", "description": "one task", "tasks": [task]}]
+    ).encode()
+    _pipe_into(f"{stack.project}-planner-1", REGISTRY_DIR, files, user="10001")
+    run_id = ok(hemra(cli, "run", "--detach", "-H", "oracle", "-d", "harbor:git-ds@1.0", "--sandbox", "docker")).strip()
+    run = wait_done(cli, run_id)
+    [attempt] = json.loads(ok(hemra(cli, "show", run_id)))["attempts"]
+    assert attempt["score"]["rewards"] == {"reward": 1.0}, attempt
+    assert run["progress"]["done"] == 1

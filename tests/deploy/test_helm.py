@@ -173,6 +173,8 @@ def test_helm3__refuses_what_helm4_refuses(sets, message):
         (["executorDefaults.docker.sidecar.image.digest=latest"], "at '/executorDefaults/docker/sidecar/image/digest'"),
         # A pool name is a DNS label (RunSpec.pool): at most 63 characters.
         ([f"executorPools.{'p' * 64}.concurrency=1"], "maxLength: got 64, want 63"),
+        # The node's engine socket: its group named, never a default 0 (root's).
+        (["executorDefaults.docker.mode=node"], "executorPools.default: docker.mode node needs docker.socketGid"),
     ],
 )
 def test_render__bad_values_are_refused_naming_the_value(sets, message):
@@ -842,7 +844,7 @@ def _executor_labels(objects: list[dict]) -> dict[str, dict]:
     "sets",
     [
         [],  # docker, its engine a sidecar
-        ["executorDefaults.docker.mode=node"],
+        ["executorDefaults.docker.mode=node", "executorDefaults.docker.socketGid=998"],
         ["executorDefaults.sandbox=modal", "modal.existingSecret=modal-token"],
         ["executorPools.gpu.concurrency=1", "autoscaling.keda.enabled=false", "networkPolicy.gatewayFrom=null"],
     ],
