@@ -139,7 +139,10 @@ def test_sdk_docker__network_block_reaches_only_model_and_protocol(harness, sdk_
 
 
 BAD = {
-    "an unknown sdk": ('kind = "sdk"\nsdk = "langchain"\nversion = "1.0.0"\ncommand = ["node", "a.mjs"]\n', "sdk must be one of"),
+    "an unknown sdk": (
+        'kind = "sdk"\nsdk = "langchain"\nversion = "1.0.0"\ncommand = ["node", "a.mjs"]\n',
+        "sdk must be one of",
+    ),
     "no version": ('kind = "sdk"\nsdk = "openai-agents"\ncommand = ["node", "a.mjs"]\n', "needs version"),
     "a range for a version": (
         'kind = "sdk"\nsdk = "openai-agents"\nversion = "^0.20.0"\ncommand = ["node", "a.mjs"]\n',
