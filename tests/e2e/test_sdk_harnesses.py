@@ -8,12 +8,14 @@ The SDKs are installed by HEMRA itself into the tools folder the CLI tests share
 """
 
 import json
+import shutil
 
 import pytest
 
 from tests.conftest import REPO
 from tests.e2e.helpers import hemra, runs, show
 from tests.e2e.test_cli_agents import KEY, _of, agent_clis, model_server
+from tests.e2e.test_mcp_servers import DECLARATION, SERVER, WORD
 from tests.harness_clients.conftest import TS_CLIENT, require_node_package
 from tests.modelserver import parse
 
@@ -39,7 +41,7 @@ def sdk_tools(agent_clis):
     return agent_clis
 
 
-def _run(hemra_env, tools, server, harness: str, label: str, flags: tuple[str, ...] = ()) -> dict:
+def _run(hemra_env, tools, server, harness: str, label: str, flags: tuple[str, ...] = (), cwd=EXAMPLES) -> dict:
     env = dict(
         hemra_env,
         HEMRA_TOOLS_DIR=str(tools),
@@ -60,7 +62,7 @@ def _run(hemra_env, tools, server, harness: str, label: str, flags: tuple[str, .
         "--label",
         label,
         *flags,
-        cwd=EXAMPLES,
+        cwd=cwd,
         timeout=900,
     )
     assert result.returncode == 0, result.stderr + result.stdout
@@ -136,6 +138,35 @@ def test_sdk_docker__network_block_reaches_only_model_and_protocol(harness, sdk_
     [result] = [e["data"] for e in attempt["events"] if e["type"] == "tool_result"]
     assert "blocked-2" in json.dumps(result) and "reached-42" not in json.dumps(result)
     assert [r.path for r in model_server.model_requests()] == [API_PATH[harness]] * 2
+
+
+def test_sdk__claude_example_hands_its_mcp_server_to_the_sdk(sdk_tools, model_server, hemra_env, tmp_path):
+    """The example passes HEMRA_MCP_SERVERS to query() as mcpServers: the model calls the
+    server's tool inside the sandbox, and the event log shows the call and its result."""
+    folder = tmp_path / "harnesses"
+    shutil.copytree(EXAMPLES / "harnesses" / "sdk", folder / "sdk")
+    (folder / "server.py").write_text(SERVER)
+    (folder / "sdk-claude.toml").write_text(
+        (EXAMPLES / "harnesses" / "sdk-claude.toml")
+        .read_text()
+        .replace('"ANTHROPIC_BASE_URL"]', '"ANTHROPIC_BASE_URL", "ENABLE_TOOL_SEARCH"]')
+        + "\n"
+        + DECLARATION
+    )
+    model_server.script = parse(
+        [{"tool": "lookup", "arguments": {"key": "door"}}, WRITE["sdk-claude"], {"text": "Looked it up; wrote it."}]
+    )
+    env = dict(hemra_env, NOTES_WORD=WORD, ENABLE_TOOL_SEARCH="false")
+    attempt = _run(env, sdk_tools, model_server, "sdk-claude", "sdk-mcp", cwd=tmp_path)
+
+    assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
+    assert attempt["score"]["rewards"] == {"reward": 1.0}
+    [call] = _of(attempt, "tool_call", "mcp__notes__lookup")
+    assert call["arguments"] == {"key": "door"}
+    [result] = [e["data"] for e in attempt["events"] if e["type"] == "tool_result" and e["data"]["id"] == call["id"]]
+    assert result["output"] == f"the word for door is {WORD}" and result["is_error"] is False
+    [init] = _of(attempt, "status", "init")
+    assert "mcp__notes__lookup" in init["tools"]
 
 
 BAD = {

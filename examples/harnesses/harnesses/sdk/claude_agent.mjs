@@ -59,6 +59,17 @@ function eventsOf(message) {
   return [];
 }
 
+/** The harness file's [[mcp_server]] tables (HEMRA_MCP_SERVERS) as the SDK's mcpServers. */
+function mcpServers() {
+  const fill = (value) => value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => process.env[name] ?? "");
+  const declared = JSON.parse(process.env.HEMRA_MCP_SERVERS || "[]");
+  return Object.fromEntries(declared.map((server) => [server.name, server.transport === "stdio"
+    ? { type: "stdio", command: server.command, args: server.args ?? [],
+        env: Object.fromEntries((server.env ?? []).map((name) => [name, process.env[name] ?? ""])) }
+    : { type: server.transport === "sse" ? "sse" : "http", url: server.url,
+        headers: Object.fromEntries(Object.entries(server.headers ?? {}).map(([k, v]) => [k, fill(v)])) }]));
+}
+
 const client = HarnessClient.fromEnv();
 try {
   const trial = await client.getTrial();
@@ -73,6 +84,8 @@ try {
       allowDangerouslySkipPermissions: true,
       settingSources: [],
       maxTurns: 50,
+      mcpServers: mcpServers(),
+      strictMcpConfig: true,
       env: process.env,
       stderr: (data) => process.stderr.write(data),
     },
