@@ -217,6 +217,14 @@ BAD = {
 }
 
 
+def test_sdk_bad_input__modal_sandbox_refused(hemra_env):
+    result = hemra(hemra_env, "run", "-H", "sdk-openai", "-d", "hemra-offline", "--sandbox", "modal", cwd=EXAMPLES)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "an sdk harness runs in the host or docker sandbox" in lines[0], result.stderr
+    assert runs(hemra_env) == []
+
+
 @pytest.mark.parametrize("case", list(BAD))
 def test_sdk_bad_input__one_line_exit_2_nothing_recorded(case, hemra_env, tmp_path):
     text, expected = BAD[case]

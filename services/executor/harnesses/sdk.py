@@ -21,6 +21,7 @@ HEMRA directly, never written into the sandbox.
 
 import asyncio
 import hashlib
+import ipaddress
 import json
 import shlex
 import shutil
@@ -203,10 +204,17 @@ class SdkDriver(HarnessDriver):
 
 
 def _inside(address: str) -> tuple[str, int]:
-    """Where the program reaches the harness protocol from inside the sandbox: the executor's
-    own address when it is a loopback one or a host name (relayed under it), else refused."""
+    """Where the program reaches the harness protocol from inside the sandbox. The sandbox runs
+    on the executor's own machine: a loopback address or a host name is relayed as it is; any
+    other address (a wildcard listener advertises this machine's) as 127.0.0.1, which a
+    wildcard listener also serves and the relay may carry."""
     host, _, port = address.rpartition(":")
-    return host.strip("[]") or "127.0.0.1", int(port)
+    host = host.strip("[]")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host or "127.0.0.1", int(port)
+    return (host if ip.is_loopback else "127.0.0.1"), int(port)
 
 
 async def ensure(sdk: str, package: str, version: str) -> Path:
