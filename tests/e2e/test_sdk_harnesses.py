@@ -154,33 +154,39 @@ def test_sdk_docker__network_block_reaches_only_model_and_protocol(harness, sdk_
     assert [r.path for r in model_server.model_requests()] == [API_PATH[harness]] * 2
 
 
-def test_sdk__claude_example_hands_its_mcp_server_to_the_sdk(sdk_tools, model_server, hemra_env, tmp_path):
-    """The example passes HEMRA_MCP_SERVERS to query() as mcpServers: the model calls the
-    server's tool inside the sandbox, and the event log shows the call and its result."""
+#: What each example's model sees its MCP tool as, and its env names' last (for the variable added).
+MCP_TOOL = {"sdk-claude": "mcp__notes__lookup", "sdk-openai": "lookup"}
+LAST_ENV = {"sdk-claude": '"ANTHROPIC_BASE_URL"]', "sdk-openai": '"OPENAI_BASE_URL"]'}
+
+
+@pytest.mark.parametrize("harness", sorted(PINNED))
+def test_sdk__example_hands_its_mcp_server_to_the_sdk(harness, sdk_tools, model_server, hemra_env, tmp_path):
+    """The examples pass HEMRA_MCP_SERVERS to their SDK: the model calls the server's tool
+    inside the sandbox, and the event log shows the call and its result."""
     folder = tmp_path / "harnesses"
     shutil.copytree(EXAMPLES / "harnesses" / "sdk", folder / "sdk")
     (folder / "server.py").write_text(SERVER)
-    (folder / "sdk-claude.toml").write_text(
-        (EXAMPLES / "harnesses" / "sdk-claude.toml")
+    (folder / f"{harness}.toml").write_text(
+        (EXAMPLES / "harnesses" / f"{harness}.toml")
         .read_text()
-        .replace('"ANTHROPIC_BASE_URL"]', '"ANTHROPIC_BASE_URL", "ENABLE_TOOL_SEARCH"]')
+        .replace(LAST_ENV[harness], LAST_ENV[harness][:-1] + ', "ENABLE_TOOL_SEARCH"]')
         + "\n"
         + DECLARATION
     )
     model_server.script = parse(
-        [{"tool": "lookup", "arguments": {"key": "door"}}, WRITE["sdk-claude"], {"text": "Looked it up; wrote it."}]
+        [{"tool": "lookup", "arguments": {"key": "door"}}, WRITE[harness], {"text": "Looked it up; wrote it."}]
     )
     env = dict(hemra_env, NOTES_WORD=WORD, ENABLE_TOOL_SEARCH="false")
-    attempt = _run(env, sdk_tools, model_server, "sdk-claude", "sdk-mcp", cwd=tmp_path)
+    attempt = _run(env, sdk_tools, model_server, harness, f"mcp-{harness}", cwd=tmp_path)
 
     assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
     assert attempt["score"]["rewards"] == {"reward": 1.0}
-    [call] = _of(attempt, "tool_call", "mcp__notes__lookup")
+    [started] = _of(attempt, "status", "mcp_server")  # HEMRA checked it starts, first
+    assert started["server"] == "notes"
+    [call] = _of(attempt, "tool_call", MCP_TOOL[harness])
     assert call["arguments"] == {"key": "door"}
     [result] = [e["data"] for e in attempt["events"] if e["type"] == "tool_result" and e["data"]["id"] == call["id"]]
-    assert result["output"] == f"the word for door is {WORD}" and result["is_error"] is False
-    [init] = _of(attempt, "status", "init")
-    assert "mcp__notes__lookup" in init["tools"]
+    assert f"the word for door is {WORD}" in result["output"] and result.get("is_error", False) is False
 
 
 BAD = {

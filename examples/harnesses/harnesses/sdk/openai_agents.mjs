@@ -12,7 +12,7 @@
 import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { Agent, run, setTracingDisabled, tool } from "@openai/agents";
+import { Agent, MCPServerSSE, MCPServerStdio, MCPServerStreamableHttp, run, setTracingDisabled, tool } from "@openai/agents";
 import { HarnessClient } from "hemra-harness";
 import { z } from "zod";
 
@@ -48,6 +48,22 @@ function writeFileTool(workdir) {
   });
 }
 
+/** The harness file's [[mcp_server]] tables (HEMRA_MCP_SERVERS) as the SDK's MCP servers. */
+function mcpServers() {
+  const fill = (value) => value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => process.env[name] ?? "");
+  const declared = JSON.parse(process.env.HEMRA_MCP_SERVERS || "[]");
+  return declared.map((server) => {
+    if (server.transport === "stdio") {
+      // The SDK gives a stdio server only the variables named here, plus PATH to find its command.
+      const env = Object.fromEntries(["PATH", ...(server.env ?? [])].map((name) => [name, process.env[name] ?? ""]));
+      return new MCPServerStdio({ name: server.name, command: server.command, args: server.args ?? [], env });
+    }
+    const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([k, v]) => [k, fill(v)]));
+    const Server = server.transport === "sse" ? MCPServerSSE : MCPServerStreamableHttp;
+    return new Server({ name: server.name, url: server.url, requestInit: { headers } });
+  });
+}
+
 /** HEMRA events for one item of the run's stream. */
 function eventsOf(item) {
   const raw = item.rawItem ?? {};
@@ -66,7 +82,9 @@ function eventsOf(item) {
   return [];
 }
 
+const servers = mcpServers();
 try {
+  for (const server of servers) await server.connect();
   const trial = await client.getTrial();
   const workdir = trial.workdir || "/";
   await client.emitEvents([{ type: "message", name: "user", payload: { role: "user", text: trial.instruction } }]);
@@ -75,6 +93,7 @@ try {
     instructions: "You solve the task in the working folder with your tools, then say briefly what you did.",
     model: trial.model || undefined,
     tools: [shellTool(workdir), writeFileTool(workdir)],
+    mcpServers: servers,
   });
   const result = await run(agent, trial.instruction, { stream: true, maxTurns: 50 });
   for await (const streamed of result) {
@@ -97,5 +116,6 @@ try {
   await client.finish("failed", { message }).catch(() => {});
   process.exitCode = 1;
 } finally {
+  for (const server of servers) await server.close().catch(() => {});
   client.close();
 }
