@@ -18,6 +18,9 @@ function textOf(content) {
   return (content ?? []).filter((b) => b?.type === "text").map((b) => b.text).join("\n");
 }
 
+/** Each tool call's tool, by its id: its result is recorded under the same name. */
+const toolNames = new Map();
+
 /** HEMRA events for one message of the SDK's stream. */
 function eventsOf(message) {
   if (message.type === "system" && message.subtype === "init") {
@@ -30,14 +33,17 @@ function eventsOf(message) {
     return (message.message?.content ?? []).flatMap((block) => {
       if (block.type === "text") return [{ type: "message", name: "assistant", payload: { role: "assistant", text: block.text } }];
       if (block.type === "thinking") return [{ type: "message", name: "thinking", payload: { role: "thinking", text: block.thinking } }];
-      if (block.type === "tool_use") return [{ type: "tool_call", name: block.name, payload: { id: block.id, arguments: block.input } }];
+      if (block.type === "tool_use") {
+        toolNames.set(block.id, block.name);
+        return [{ type: "tool_call", name: block.name, payload: { id: block.id, arguments: block.input } }];
+      }
       return [];
     });
   }
   if (message.type === "user" && Array.isArray(message.message?.content)) {
     return message.message.content
       .filter((block) => block.type === "tool_result")
-      .map((block) => ({ type: "tool_result", name: "tool_result", payload: {
+      .map((block) => ({ type: "tool_result", name: toolNames.get(block.tool_use_id) ?? "tool_result", payload: {
         id: block.tool_use_id, output: textOf(block.content), is_error: Boolean(block.is_error),
       } }));
   }
