@@ -116,6 +116,18 @@ def test_sdk__a_model_that_gives_up_scores_0(harness, sdk_tools, model_server, h
     assert not [e for e in attempt["events"] if e["type"] == "tool_call"]
 
 
+@pytest.mark.parametrize("harness", sorted(PINNED))
+def test_sdk__model_api_error_is_a_harness_failure_saying_why(harness, sdk_tools, model_server, hemra_env):
+    model_server.script = parse([{"error": 500, "message": "scripted overload"}] * 8)
+    attempt = _run(hemra_env, sdk_tools, model_server, harness, "api-error")
+
+    assert attempt["outcome"] == "OUTCOME_HARNESS_FAILED", attempt
+    assert "500" in attempt["error"] and "scripted overload" in attempt["error"]  # the program's, through Finish
+    assert attempt["score"]["rewards"] == {"reward": 0.0}
+    [said] = _of(attempt, "error", "agent")
+    assert "scripted overload" in said["message"]
+
+
 def test_sdk__timeout_is_timed_out_and_scored(sdk_tools, model_server, hemra_env):
     model_server.script = parse([{"shell": "sleep 300"}, {"text": "Slept."}])
     attempt = _run(hemra_env, sdk_tools, model_server, "sdk-openai", "slow", ("--timeout", "8"))

@@ -104,6 +104,15 @@ try {
     }
   }
   await client.finish(failure ? "failed" : "completed", failure ? { message: failure.slice(0, 500) } : {});
+} catch (error) {
+  // The SDK threw (Claude Code could not start, or exited on an error): the attempt failed, saying why.
+  const message = String(error?.message ?? error).slice(0, 500);
+  const said = await client.emitEvents([{ type: "error", name: "agent", payload: { message } }])
+    .then(() => client.finish("failed", { message })).then(() => true, () => false);
+  if (!said) {
+    console.error(message);
+    process.exitCode = 1;
+  }
 } finally {
   client.close();
 }

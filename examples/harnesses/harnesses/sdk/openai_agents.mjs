@@ -112,9 +112,14 @@ try {
   await client.finish("completed");
 } catch (error) {
   const message = String(error?.message ?? error).slice(0, 500);
-  await client.emitEvents([{ type: "error", name: "agent", payload: { message } }]).catch(() => {});
-  await client.finish("failed", { message }).catch(() => {});
-  process.exitCode = 1;
+  // Said through the protocol, the failure and its reason are the attempt's; only when that
+  // cannot be said does the exit status carry it (with the message on standard error).
+  const said = await client.emitEvents([{ type: "error", name: "agent", payload: { message } }])
+    .then(() => client.finish("failed", { message })).then(() => true, () => false);
+  if (!said) {
+    console.error(message);
+    process.exitCode = 1;
+  }
 } finally {
   for (const server of servers) await server.close().catch(() => {});
   client.close();
