@@ -106,6 +106,26 @@ def test_sdk__solves_task_by_a_tool_call_that_writes_the_file(harness, sdk_tools
     assert observed["model_calls"] == 2 and observed["unreadable"] == 0
 
 
+def test_sdk__concurrent_attempts_install_the_sdk_once(sdk_tools, model_server, hemra_env, tmp_path):
+    """A fresh tools folder: three attempts at once install the SDK (with the harness client
+    and a node) once, into one folder named by its version and the client's digest."""
+    tools = tmp_path / "tools"
+    model_server.script = parse([WRITE["sdk-openai"], {"text": "Done."}])
+    env = dict(hemra_env, HEMRA_TOOLS_DIR=str(tools), OPENAI_API_KEY=KEY, OPENAI_BASE_URL=model_server.url + "/v1")
+    flags = ("-t", "hemra/reverse-lines", "-k", "3", "--concurrency", "3", "--label", "together")
+    result = hemra(env, "run", "-H", "sdk-openai", "-d", "hemra-offline", *flags, cwd=EXAMPLES, timeout=900)
+    assert result.returncode == 0, result.stderr + result.stdout
+    attempts = show(env, "together")["attempts"]
+    assert [a["score"]["rewards"] for a in attempts] == [{"reward": 1.0}] * 3, attempts
+    [folder] = [p for p in tools.iterdir() if not p.name.startswith(".")]
+    assert folder.name.startswith("sdk-openai-agents@0.20.0+hemra-harness-")
+    recorded = json.loads((folder / "hemra-tool.json").read_text())
+    assert (recorded["package"], recorded["version"]) == ("@openai/agents", "0.20.0")
+    assert (folder / "node" / "bin" / "node").is_file()
+    assert (folder / "node_modules" / "hemra-harness" / "dist" / "src" / "index.js").is_file()
+    assert not (folder / "node_modules" / "hemra-harness").is_symlink()  # a copy: links break in sandboxes
+
+
 @pytest.mark.parametrize("harness", sorted(PINNED))
 def test_sdk__a_model_that_gives_up_scores_0(harness, sdk_tools, model_server, hemra_env):
     model_server.script = parse([{"text": "I give up."}])
