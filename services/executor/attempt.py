@@ -115,7 +115,7 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
             mounts=await driver.mounts(job.harness),
             network=job.spec.sandbox_network,
             image=job.spec.sandbox_image,
-            endpoints=driver.endpoints(job.harness),
+            endpoints=driver.endpoints(job.harness) + driver.protocol_endpoints(deps.harness_address),
             keep_history=job.task.task_name in job.spec.history_kept,
             verifier_network=_verifier_network(job, task_dir),
         )

@@ -7,17 +7,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common import mcp, parsing
-from services.planner import acp_harness
+from services.planner import acp_harness, sdk_harness
 from services.planner.errors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")
 KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
 #: Kinds this version can drive; the others are refused at resolve, by name.
-SUPPORTED_KINDS = ("program", "cli", "acp")
+SUPPORTED_KINDS = ("program", "cli", "acp", "sdk")
 #: kind = "cli": the agent CLIs the executor installs from npm and drives.
 CLI_AGENTS = ("claude-code", "codex", "pi")
-KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_server", "permission"}
+KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_server", "permission", "sdk"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: An exact npm version (or "" for unpinned); no ranges or tags, so a pin means one build.
 _VERSION = re.compile(r"^(|\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?)$")
@@ -78,14 +78,20 @@ def load(path: Path) -> LoadedHarness:
         _check_cli(data, path)
     if kind == "acp":
         acp_harness.check(data, path)
+    if kind == "sdk":
+        sdk_harness.check(data, path)
+    elif "sdk" in data:
+        raise PlanError(f"{path}: sdk is a key of sdk harnesses only (this one is {kind!r})")
     servers = _mcp_servers(data, path, kind)
     identity = text + ("\0" + mcp.rendered(servers, kind, str(data.get("agent", ""))) if servers else "")
+    if kind == "sdk":  # the program is the harness: a changed script is a new harness
+        identity += "\0" + _script_text(path.parent / _command(data["command"], path, kind)[1])
     harness = LoadedHarness(
         harness_name=str(data.get("name") or path.stem),
         kind=kind,
         digest="sha256:" + hashlib.sha256(identity.encode()).hexdigest(),
         source_text=text,
-        agent=str(data.get("agent", "")),
+        agent=str(data.get("sdk" if kind == "sdk" else "agent", "")),
         agent_version=str(data.get("version", "")),
         model=str(data.get("model", "")),
         # The servers' variables are passed to the agent like its own: it hands them on.
@@ -127,6 +133,13 @@ def _check_cli(data: dict, path: Path) -> None:
         raise PlanError(f"{path}: version must be an npm version like 2.1.332 (got {data['version']!r})")
 
 
+def _script_text(script: Path) -> str:
+    try:
+        return script.read_bytes().decode(errors="replace")
+    except OSError as exc:
+        raise PlanError(f"{script}: cannot be read: {exc.strerror or exc}") from None
+
+
 def _env_names(value, path: Path) -> list[str]:
     if isinstance(value, dict):
         raise PlanError(f"{path}: env lists variable names only; values never go in harness files")
@@ -137,7 +150,7 @@ def _env_names(value, path: Path) -> list[str]:
 
 def _command(value, path: Path, kind: str) -> list[str]:
     if value is None:
-        if kind == "program":
+        if kind in ("program", "sdk"):
             raise PlanError(f"{path}: a program harness needs command")
         return []
     if isinstance(value, str):

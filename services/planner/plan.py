@@ -64,6 +64,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
         )
     _check_models(spec, harnesses)
     _check_sandbox(spec)
+    _check_sdk_sandbox(spec, harnesses)
     _check_verifier_env(spec)
     loaded = []
     for ref in dict.fromkeys(spec.datasets):
@@ -180,6 +181,17 @@ def _check_sandbox(spec: pb.RunSpec) -> None:
     _check_verifier_network(spec)
     if spec.verifier_isolation not in ("", *ISOLATIONS):
         raise PlanError(f"verifier.isolation = {spec.verifier_isolation!r}: must be one of {', '.join(ISOLATIONS)}")
+
+
+def _check_sdk_sandbox(spec: pb.RunSpec, harnesses) -> None:
+    """An sdk harness's program reaches the harness protocol from inside the sandbox, through
+    the model relay: the modal sandbox has none yet."""
+    sdk = next((h for h in harnesses if h.kind == "sdk"), None)
+    if sdk is not None and spec.sandbox == "modal":
+        raise PlanError(
+            f"harness {sdk.harness_name}: an sdk harness runs in the host or docker sandbox "
+            "(the modal sandbox cannot relay the harness protocol to it yet)"
+        )
 
 
 def _check_network(spec: pb.RunSpec) -> None:

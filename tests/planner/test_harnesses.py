@@ -307,3 +307,19 @@ def test_mcp_server__from_npm_runs_its_bin_with_the_node_hemra_brings():
         f'mcp_servers.fs.command="{root}/node/bin/node"',
         f'mcp_servers.fs.args=["{root}/node_modules/.bin/mcp-server-filesystem", "/app"]',
     ]
+
+
+def test_resolve__sdk_harness_records_sdk_and_pinned_version(tmp_path):
+    write_harness(
+        tmp_path,
+        "mine",
+        'kind = "sdk"\nsdk = "claude-agent-sdk"\nversion = "0.3.337"\ncommand = ["node", "agent.mjs"]\n'
+        'env = ["ANTHROPIC_API_KEY"]\n',
+    )
+    (tmp_path / "harnesses" / "agent.mjs").write_text("// one\n")
+    harness = harnesses.resolve("mine", tmp_path)
+    assert (harness.kind, harness.agent, harness.agent_version) == ("sdk", "claude-agent-sdk", "0.3.337")
+    assert harness.command == ["node", "agent.mjs"] and harness.env == ["ANTHROPIC_API_KEY"]
+    # The script is the harness: changing it changes the digest, as changing the file does.
+    (tmp_path / "harnesses" / "agent.mjs").write_text("// two\n")
+    assert harnesses.resolve("mine", tmp_path).digest != harness.digest

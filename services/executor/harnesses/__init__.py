@@ -21,6 +21,10 @@ def driver_for(harness) -> HarnessDriver:
         from services.executor.harnesses.acp import AcpDriver
 
         return AcpDriver()
+    if harness.kind == "sdk":
+        from services.executor.harnesses.sdk import SdkDriver
+
+        return SdkDriver()
     raise LookupError(f"harness kind {harness.kind!r} has no driver in this executor")
 
 

@@ -54,6 +54,11 @@ class HarnessDriver(abc.ABC):
         the default is none: harnesses that run on the host call their models from there."""
         return []
 
+    def protocol_endpoints(self, address: str) -> list[tuple[str, int]]:
+        """The harness protocol's endpoint, when the harness calls it from inside the sandbox
+        (an sdk harness's program); relayed like a model endpoint, its answers never read."""
+        return []
+
     @abc.abstractmethod
     async def run(self, trial: TrialContext) -> HarnessResult:
         """Work the trial until the harness ends or `trial.timeout` passes.

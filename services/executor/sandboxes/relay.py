@@ -94,6 +94,11 @@ def endpoints_of(urls: dict[str, str]) -> list[tuple[str, int]]:
     return found
 
 
+class Unwatched(tuple):
+    """An endpoint relayed without reading usage in its answers: HEMRA's own harness protocol,
+    which an sdk harness's program reaches from inside the sandbox (its gRPC is no model call)."""
+
+
 @dataclass(frozen=True)
 class Listener:
     """One endpoint as seen inside: the loopback addresses the relay listens on, and its socket."""
@@ -103,6 +108,7 @@ class Listener:
     socket: str  # file name in the sockets folder
     addresses: tuple[str, ...]  # the first must listen; the others may be missing (IPv6)
     named: bool  # a host name, mapped to addresses[0] in /etc/hosts
+    watched: bool = True  # its answers are read for usage (relayusage.py)
 
 
 def plan(endpoints, sandbox: str = "docker") -> list[Listener]:
@@ -113,6 +119,8 @@ def plan(endpoints, sandbox: str = "docker") -> list[Listener]:
         container has no route to it, and a relay cannot stand in for it).
     """
     listeners, names = [], {}
+    endpoints = list(endpoints)
+    unwatched = {(str(e[0]).strip("[]").lower(), int(e[1])) for e in endpoints if isinstance(e, Unwatched)}
     for host, port in dict.fromkeys((str(h).strip("[]").lower(), int(p)) for h, p in endpoints):
         if not 0 < port < 65536:
             raise SandboxError(f"model endpoint {host}:{port}: the port is out of range")
@@ -136,7 +144,8 @@ def plan(endpoints, sandbox: str = "docker") -> list[Listener]:
                     raise SandboxError("too many model endpoint host names to relay")
                 names[host] = str(NAMED_NETWORK[len(names) + 1])
             addresses, named = (names[host],), True
-        listeners.append(Listener(host, port, f"{len(listeners)}.sock", addresses, named))
+        watched = (host, port) not in unwatched
+        listeners.append(Listener(host, port, f"{len(listeners)}.sock", addresses, named, watched))
     return listeners
 
 
@@ -178,7 +187,10 @@ class Relay:
         for listener in self.listeners:
             path = self.folder / listener.socket
             server = await asyncio.start_unix_server(
-                lambda r, w, target=(listener.host, listener.port): self._accept(r, w, target), path=str(path)
+                lambda r, w, target=(listener.host, listener.port), watched=listener.watched: self._accept(
+                    r, w, target, watched
+                ),
+                path=str(path),
             )
             path.chmod(0o666)  # whatever user the container runs the relay as may connect
             self._servers.append(server)
@@ -276,15 +288,15 @@ class Relay:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
 
-    async def _accept(self, reader, writer, target: tuple[str, int]) -> None:
+    async def _accept(self, reader, writer, target: tuple[str, int], watched: bool = True) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
         try:
-            await self._forward(reader, writer, target)
+            await self._forward(reader, writer, target, watched)
         finally:
             self._connections.discard(task)
 
-    async def _forward(self, reader, writer, target: tuple[str, int]) -> None:
+    async def _forward(self, reader, writer, target: tuple[str, int], watched: bool = True) -> None:
         upstream = None
         try:
             try:
@@ -292,6 +304,9 @@ class Relay:
             except (TimeoutError, OSError) as exc:
                 # The agent sees its connection closed, as if the endpoint refused it.
                 logger.warning("model relay: cannot reach %s:%s: %s", *target, exc)
+                return
+            if not watched:
+                await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer))
                 return
             watcher = Watcher()
             self._watchers.add(watcher)

@@ -83,8 +83,8 @@ def _copy_node(into: Path) -> None:
     shutil.copy2(os.path.realpath(node), into / "node")
 
 
-def _npm_install(prefix: Path, package: str, version: str) -> str:
-    """Install into `prefix`; the version npm installed."""
+def _npm_install(prefix: Path, package: str, version: str, extra: tuple[str, ...] = ()) -> str:
+    """Install into `prefix` (with `extra` specs beside it); the version of `package` npm installed."""
     npm = shutil.which("npm")
     if npm is None:
         raise InstallError(f"installing {package} needs npm (Node.js) on the executor's host")
@@ -99,6 +99,7 @@ def _npm_install(prefix: Path, package: str, version: str) -> str:
         "--no-update-notifier",
         "--loglevel=error",
         spec,
+        *extra,
     ]
     try:
         # From the folder it installs into: nothing of the working folder (an .npmrc, a
