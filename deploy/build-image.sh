@@ -104,6 +104,10 @@ for dataset in examples/*/; do
 done
 find "$BUILD/examples" -name node_modules -prune -exec rm -rf {} +
 cp deploy/engine.sh "$BUILD/engine.sh"
+# The TypeScript harness client, built: sdk harnesses take it packed into their tool folder.
+mkdir -p "$BUILD/harness-ts"
+cp -r clients/harness-ts/package.json clients/harness-ts/README.md clients/harness-ts/proto "$BUILD/harness-ts/"
+mkdir -p "$BUILD/harness-ts/dist" && cp -r clients/harness-ts/dist/src "$BUILD/harness-ts/dist/src"
 
 # Offline when the base holds the system packages; else Debian's archive is reached.
 NETWORK=none
