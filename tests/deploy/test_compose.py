@@ -523,18 +523,21 @@ def _built_image_name() -> str:
 # --- the Helm chart's commands, run from the image in the stack ------------------------------
 
 
-def test_helm_chart_commands__each_starts_the_service_it_names(stack):
+def test_helm_chart_commands__each_starts_the_service_it_names(stack, tmp_path):
     """Every container the chart renders (migrations, init containers, services, an executor),
     run as rendered from the image in the stack: its args, its environment and settings, its
     secret files where the chart mounts them, its uid, a read-only root with the chart's
     writable folders, and the chart's service names resolving to the stack's containers."""
+    work = tmp_path / "work"  # node mode: a folder of the node, owned by uid 10001
+    work.mkdir()
+    os.chown(work, 10001, 10001)
     objects = test_helm.render(
         "default",
         "database.host=postgres",
         "database.sslmode=disable",
         f"image.tag={stack.image.partition(':')[2]}",
         "executorPools.default.docker.mode=node",
-        f"executorPools.default.docker.workDir={stack.work}",
+        f"executorPools.default.docker.workDir={work}",
         f"executorPools.default.docker.socketGid={os.stat('/var/run/docker.sock').st_gid}",
     )
     settings = test_helm.by_kind(objects, "ConfigMap")[0]["data"]
