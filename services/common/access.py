@@ -156,6 +156,8 @@ RULES: dict[str, Rule] = {
         ListHistoryMining=_USERS,
         ExportRun=_USERS,
         CancelRun=_USERS,
+        ResumeRun=_USERS,
+        RepairRun=_USERS,
         # blobs, content-addressed: how folders travel and artifacts are kept
         PutBlobs=_ANYONE,
         GetBlobs=_ANYONE,

@@ -114,6 +114,26 @@ class Run(Base):
     request_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
+class RunRepair(Base):
+    """A resume or repair of a run (services/store/repair.py): who asked, when, why, how many
+    trials it queued again, and the changed inputs it was allowed to ignore (then the run is
+    not a fair comparison). Its attempts are the trials' later attempts, beside the earlier."""
+
+    __tablename__ = "run_repairs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    #: resume or repair.
+    kind: Mapped[str] = mapped_column(String(16))
+    #: As the caller said it (RepairRunRequest.requested_by).
+    requested_by: Mapped[str] = mapped_column(String(300))
+    create_time: Mapped[float] = mapped_column(Float)
+    #: [infra | scorer | cancelled]
+    reasons: Mapped[list] = mapped_column(JSON)
+    queued: Mapped[int] = mapped_column(Integer)
+    #: [hemra.v1.RunChange as JSON]; empty when nothing changed.
+    allowed_changes: Mapped[list] = mapped_column(JSON)
+
+
 class Cell(Base):
     """run/dataset/harness."""
 
