@@ -92,7 +92,7 @@ def _plan_run(request) -> str:
 
 
 def _resolve_run(request) -> str:
-    return _spec_paths(request.spec, set())
+    return _spec_paths(request.spec, {folder.ref for folder in request.folders})
 
 
 def _dataset_ref(request) -> str:

@@ -56,10 +56,11 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         return spec, harness_files
 
     async def ResolveRun(self, request, context):
-        resolved = await self._resolve(request.spec)
+        spec, _ = await self._received(request.spec, request.folders)
+        resolved = await self._resolve(spec)
         return ppb.ResolveRunResponse(
             datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],
-            harnesses=[convert.harness_to_proto(h, request.spec.model) for h in resolved.harnesses],
+            harnesses=[convert.harness_to_proto(h, spec.model) for h in resolved.harnesses],
             trials=len(resolved.trials),
         )
 
