@@ -119,7 +119,8 @@ async def changed_inputs(services, run: pb.Run) -> list[spb.RunChange]:
         spec.ClearField("run_file")
     try:
         resolved = await services.planner.ResolveRun(ppb.ResolveRunRequest(spec=spec, folders=sent))
-    except (errors.NotFound, errors.InvalidArgument) as exc:
+    except (errors.NotFound, errors.InvalidArgument, errors.PermissionDenied) as exc:
+        # A dataset folder or harness file gone (through a server: not here to send again).
         return [spb.RunChange(what="its inputs", pinned="as planned", current=f"no longer resolve: {exc}"[:300])]
     changes = []
     datasets = {d.dataset_name: d.digest for d in resolved.datasets}
