@@ -94,9 +94,10 @@ class Run(Base):
     source: Mapped[str] = mapped_column(Text, default="", server_default="")
     #: Imports: [TreeEntry as JSON], the source folder byte for byte.
     tree: Mapped[list | None] = mapped_column(JSON)
-    #: One more each time HEMRA judge scores are added to any of its attempts: the only change
-    #: a settled run's report and trials can see, so what a store keeps of them is checked
-    #: against it (another process, or another store replica, may have judged).
+    #: One more each time HEMRA judge scores are added to any of its attempts, or a resume or
+    #: repair queues its trials again: the only changes a settled run's progress, report and
+    #: trials can see, so what a store keeps of them is checked against it (another process, or
+    #: another store replica, may have judged or repaired).
     judge_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Imports' provenance (hemra.v1.ImportProvenance): written by the store, never read from a file.
     #: sha256 of an imported HEMRA export's manifest file as it was read ("" for other formats).
