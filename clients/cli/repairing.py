@@ -89,7 +89,8 @@ async def _requeue(ref: str, kind: str, reasons: list[str], allow_changed: bool,
         else:
             response = await services.store.RepairRun(spb.RepairRunRequest(reasons=reasons, **fields))
         _print_requeued(kind, response, dry_run)
-        if dry_run or detach or not response.trials:
+        # Queued trials are worked too, whether this queued them or a killed run left them.
+        if dry_run or detach or not (response.trials or response.already_queued or response.still_running):
             return True
         if services.remote:  # the deployment's executors work them; this follows its progress
             work = _until_finished(services, run.id)
