@@ -7,6 +7,7 @@ import logging
 import time
 from pathlib import Path
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -69,7 +70,7 @@ class Store:
         #: judge_version and used only while it is still the database's.
         self._settled: dict[str, tuple[dict, dict]] = {}
         self._reports: dict[str, tuple[int, outputs.Report]] = {}
-        self._facts: dict[str, list[catalog.Fact]] = {}
+        self._facts: dict[str, tuple[int | None, list[catalog.Fact]]] = {}
         #: cell ID -> (its run's judge_version, the latest attempt of each trial), of settled
         #: cells; how many kept.
         self._trials: dict[str, tuple[int, list]] = {}
@@ -381,17 +382,24 @@ class Store:
         """catalog.attempt_facts, kept for settled runs (their attempts cannot change)."""
 
         async def facts_of(run_ids: list[str]) -> dict[str, list[catalog.Fact]]:
-            facts = {run_id: self._facts[run_id] for run_id in run_ids if run_id in self._facts}
+            # Kept at the run's judge_version: a resume or repair (in any process) moves it.
+            query = select(t.Run.id, t.Run.judge_version).where(t.Run.id.in_(run_ids))
+            versions = dict((await session.execute(query)).all())
+            facts = {}
+            for run_id in run_ids:
+                kept = self._facts.get(run_id)
+                if kept is not None and kept[0] == versions.get(run_id):
+                    facts[run_id] = kept[1]
             missing = [run_id for run_id in run_ids if run_id not in facts]
             if missing:
                 # Settledness first: facts read after a run was seen settled are final.
-                await self._progress(session, missing)
+                await self._progress(session, missing, versions)
                 settled = {run_id for run_id in missing if run_id in self._settled}
                 fresh = await catalog.attempt_facts(session, missing)
                 for run_id, rows in fresh.items():
                     facts[run_id] = rows
                     if run_id in settled:
-                        self._remember(self._facts, run_id, rows)
+                        self._remember(self._facts, run_id, (versions.get(run_id), rows))
             return facts
 
         return facts_of

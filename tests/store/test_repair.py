@@ -176,3 +176,28 @@ async def test_repair__two_at_once_queue_each_trial_once(database_url, tmp_path)
     finally:
         await first.close()
         await second.close()
+
+
+async def test_repair_by_another_process__what_this_one_kept_is_read_again(database_url, tmp_path):
+    """A warm store keeps a settled run's progress, report and catalog facts: a repair made by
+    another store process moves the run's judge_version, so none of them is answered stale."""
+    kept = await Store.open(database_url, tmp_path / "blobs", FakeClock())
+    other = Store(db.create_engine(database_url), tmp_path / "b2", kept.clock)
+    try:
+        run = await _finished_run(kept)
+        _, _, progress = await kept.get_run(run.id)
+        report = await kept.run_report(run.id)
+        await kept.list_tasks("ds", 10, "")
+        assert progress[0]["queued"] == 0 and report.repairs == []
+        await other.requeue(run.id, "repair", [], False, "elsewhere", [])
+        _, _, progress = await kept.get_run(run.id)
+        [(listed, _, listed_progress)], _ = await kept.list_runs(10, "")
+        report = await kept.run_report(run.id)
+        assert progress[0]["queued"] == listed_progress[0]["queued"] == 2
+        assert [r.requested_by for r in report.repairs] == ["elsewhere"] and not report.complete
+        await _finish(kept, [("completed", SCORED), ("completed", SCORED)])
+        [task] = (await kept.list_tasks("ds", 10, "")).tasks
+        assert task.passed == 3  # the repaired trials' passes counted, not the kept facts
+    finally:
+        await kept.close()
+        await other.close()
