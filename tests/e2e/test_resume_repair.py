@@ -130,6 +130,8 @@ def test_cancelled_run__changed_task_refused_then_allowed_and_flagged(hemra_env,
     planned = hemra(hemra_env, "run", "-H", "nop", "-d", "./tasks", "--label", "edited", "--detach", cwd=tmp_path)
     assert planned.returncode == 0, planned.stderr
     assert hemra(hemra_env, "cancel", "edited").returncode == 0
+    unknown = hemra(hemra_env, "repair", "no-such-run", cwd=tmp_path)
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1 and "no-such-run" in unknown.stderr
     dry = hemra(hemra_env, "resume", "edited", "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0 and "resume would queue 2 trials" in dry.stdout, dry.stdout + dry.stderr
 
