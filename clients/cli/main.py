@@ -10,6 +10,8 @@ import typer
 COMMANDS = {
     "run": ("running", "run"),
     "cancel": ("running", "cancel"),
+    "resume": ("repairing", "resume"),
+    "repair": ("repairing", "repair"),
     "runs": ("results", "runs"),
     "show": ("results", "show"),
     "compare": ("comparing", "compare"),

@@ -96,8 +96,32 @@ def print_report(console: Console, report) -> None:
         console.print(
             plain(f"each trial is retried at most {report.max_infra_retries} times for the infrastructure's failures")
         )
+    for line in repair_lines(report):
+        console.print(plain(line, style="yellow" if line.startswith("!") else ""), soft_wrap=True)
     if not report.complete:
         console.print(Text("incomplete: some cells did not finish", style="yellow"))
+
+
+def repair_lines(report) -> list[str]:
+    """A resumed or repaired run says so: each resume and repair (who, when, why, how many
+    trials), trials by how many attempts they took, and a changed input it was allowed."""
+    if not report.repairs:
+        return []
+    lines = []
+    for repair in report.repairs:
+        at = when(repair.create_time)
+        who = f" by {repair.requested_by}" if repair.requested_by else ""
+        reasons = ", ".join(repair.reasons)
+        lines.append(f"{repair.kind}d {at} UTC{who}: {repair.queued} trials queued again ({reasons})")
+        for change in repair.allowed_changes:
+            lines.append(
+                f"! {change.what} changed since the run ({change.pinned} -> {change.current or 'gone'}), allowed"
+            )
+    taken = ", ".join(f"{report.trials_by_attempts[n]} in {n}" for n in sorted(report.trials_by_attempts))
+    lines.append(f"trials by attempts taken: {taken}")
+    if report.unfair:
+        lines.append("! not a fair comparison: a resume or repair ran on inputs changed since the run was planned")
+    return lines
 
 
 def report_table(dataset, baseline: str) -> Table:

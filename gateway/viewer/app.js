@@ -1456,6 +1456,33 @@ async function compareView(route, ui) {
 		return true;
 	} };
 }
+// src/lib/repairs.js
+var UNSCORED = [
+	"infra_failed",
+	"scorer_failed",
+	"cancelled",
+	"unfinished"
+];
+function unscoredRows(report) {
+	return (report && report.datasets || []).flatMap((d) => (d.rows || []).filter((r) => UNSCORED.some((key) => (r[key] || 0) > 0)).map((r) => [d, r]));
+}
+function repairCommands(run, report) {
+	if (!run || run.kind === "import") return [];
+	const rows = unscoredRows(report).map(([, r]) => r);
+	const sum = (key) => rows.reduce((n, r) => n + (r[key] || 0), 0);
+	const commands = [];
+	if (sum("cancelled") || sum("unfinished")) commands.push(`hemra resume ${run.id}`);
+	const flags = [
+		["infra_failed", "--infra"],
+		["scorer_failed", "--scorer"],
+		["cancelled", "--cancelled"]
+	].filter(([key]) => sum(key)).map(([, flag]) => flag);
+	if (flags.length) commands.push(`hemra repair ${run.id} ${flags.join(" ")}`);
+	return commands;
+}
+function attemptsTaken(report) {
+	return Object.entries(report && report.trials_by_attempts || {}).sort(([a], [b]) => a - b).map(([n, trials]) => `${trials} in ${n}`).join(", ");
+}
 // src/lib/retries.js
 function retryLines(row) {
 	return (row && row.retry_reasons || []).map((r) => `${r.attempts || 0} × ${r.reason || "(no error recorded)"}`);
@@ -1577,6 +1604,30 @@ function reportTable(ui, run, dataset) {
 		}, r.history_mining) : 0), h("td", { class: "flags" }, (r.flags || []).join("; ")));
 	}), { class: "report" });
 }
+function unscoredNote(run, report) {
+	if (run.kind === "import") return null;
+	const rows = unscoredRows(report);
+	const repairs = report.repairs || [];
+	if (!rows.length && !repairs.length) return null;
+	const commands = repairCommands(run, report);
+	const taken = attemptsTaken(report);
+	return h("section", { id: "unscored" }, h("h2", {}, "Unscored trials"), rows.length ? table([
+		"Dataset",
+		"Harness",
+		"Infrastructure",
+		"Scorer",
+		"Cancelled",
+		"Unfinished"
+	].map((t) => h("th", {}, t)), rows.map(([d, r]) => h("tr", {}, h("td", {}, d.dataset_name), h("td", {}, r.harness_name), ...[
+		r.infra_failed,
+		r.scorer_failed,
+		r.cancelled,
+		r.unfinished
+	].map((n) => h("td", { class: "num" }, n || 0)))), { class: "unscored" }) : null, commands.length ? h("p", { class: "muted" }, "Queue them again, as new attempts of the same trials (scored trials are never run again):") : null, ...commands.map((c) => h("pre", { class: "command" }, h("code", {}, c))), ...repairs.map((r) => h("p", { class: "repair" }, `${r.kind === "resume" ? "Resumed" : "Repaired"} ${when(r.create_time)}${r.requested_by ? ` by ${r.requested_by}` : ""}: `, `${r.queued} trials queued again (${(r.reasons || []).join(", ")})`, ...(r.allowed_changes || []).map((c) => h("span", { class: "flags" }, ` · ${c.what} changed since the run, allowed`)))), repairs.length && taken ? h("p", { class: "muted" }, `Trials by attempts taken: ${taken}.`) : null, report.unfair ? h("p", {
+		class: "flags",
+		id: "unfair"
+	}, "Not a fair comparison: a resume or repair ran on inputs changed since the run was planned.") : null);
+}
 function retriesNote(report) {
 	const rows = retriedRows(report);
 	if (!rows.length) return null;
@@ -1617,7 +1668,7 @@ async function runView(route, ui) {
 	if (tab === "charts") return chartsTab(ui, run, report, body);
 	const going = (p.queued || 0) + (p.running || 0) > 0;
 	const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
-	put(body, ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))), retriesNote(report), h("p", {}, h("a", {
+	put(body, ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))), retriesNote(report), unscoredNote(run, report), h("p", {}, h("a", {
 		class: "button",
 		href: ui.link("compare", "", { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : "" })
 	}, "Compare with…")), going ? h("p", {

@@ -92,7 +92,7 @@ def _plan_run(request) -> str:
 
 
 def _resolve_run(request) -> str:
-    return _spec_paths(request.spec, set())
+    return _spec_paths(request.spec, {folder.ref for folder in request.folders})
 
 
 def _dataset_ref(request) -> str:
@@ -156,6 +156,8 @@ RULES: dict[str, Rule] = {
         ListHistoryMining=_USERS,
         ExportRun=_USERS,
         CancelRun=_USERS,
+        ResumeRun=_USERS,
+        RepairRun=_USERS,
         # blobs, content-addressed: how folders travel and artifacts are kept
         PutBlobs=_ANYONE,
         GetBlobs=_ANYONE,

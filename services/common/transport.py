@@ -334,6 +334,9 @@ IDEMPOTENT = {
     "ReadFiles",
     "GetExecutorStatus",
     "CancelRun",
+    # a repeat finds the trials the first queued (their latest attempt queued) and queues none
+    "ResumeRun",
+    "RepairRun",
 }
 #: Calls that may be repeated safely when their request carries a request_id (one the caller
 #: made): a repeated one answers what the first made instead of making it again.

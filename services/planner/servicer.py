@@ -56,10 +56,11 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         return spec, harness_files
 
     async def ResolveRun(self, request, context):
-        resolved = await self._resolve(request.spec)
+        spec, _ = await self._received(request.spec, request.folders)
+        resolved = await self._resolve(spec)
         return ppb.ResolveRunResponse(
             datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],
-            harnesses=[convert.harness_to_proto(h, request.spec.model) for h in resolved.harnesses],
+            harnesses=[convert.harness_to_proto(h, spec.model) for h in resolved.harnesses],
             trials=len(resolved.trials),
         )
 
@@ -74,6 +75,10 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         spec.label = spec.label or runspec.DEFAULTS["label"]
         spec.history_kept[:] = resolved.history_kept
         spec.history_layer = history.STRIPPED if runspec.with_defaults(spec).sandbox != "host" else ""
+        # Recorded as the caller wrote them, not as the folders sent were written back here: a
+        # resume or repair from the caller's machine resolves them again there (hemra resume).
+        spec.datasets[:] = request.spec.datasets
+        spec.harnesses[:] = request.spec.harnesses
         harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
         for harness in harnesses:  # a harness file sent from the caller's machine: say where from
             sent = harness_files.get(harness.source_path)

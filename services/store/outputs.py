@@ -235,6 +235,23 @@ class ImportProvenance(_Record):
     original_label: str = ""
 
 
+class RunChange(_Record):
+    what: str
+    pinned: str = ""
+    current: str = ""
+
+
+class RunRepair(_Record):
+    """A resume or repair of the run (services/store/repair.py)."""
+
+    kind: str
+    requested_by: str
+    create_time: float | None
+    reasons: list[str] = []
+    queued: int = 0
+    allowed_changes: list[RunChange] = []
+
+
 class Report(_Record):
     run_id: str
     label: str
@@ -247,6 +264,11 @@ class Report(_Record):
     source: str = ""
     provenance: ImportProvenance | None = None
     max_infra_retries: int = 0
+    #: Resumes and repairs, oldest first; trials by how many attempts they took.
+    repairs: list[RunRepair] = []
+    trials_by_attempts: dict[int, int] = {}
+    #: A resume or repair allowed a changed input: not a fair comparison.
+    unfair: bool = False
 
 
 # --- compare ------------------------------------------------------------------------------

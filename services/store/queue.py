@@ -627,6 +627,28 @@ async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) ->
     return len(jobs)
 
 
+async def recover_run(conn, pinned: Pinned, run_id: str, now: float) -> int:
+    """Close the run's attempts whose worker stopped heartbeating (their lease expired) as
+    infra failures, worker lost, without queueing retries: a resume queues them again."""
+    jobs = (
+        await conn.execute(
+            select(JOBS.c.id, JOBS.c.attempt_id, JOBS.c.lease_owner).where(
+                JOBS.c.run_id == run_id, JOBS.c.state == "leased", JOBS.c.lease_expire_time < now
+            )
+        )
+    ).all()
+    for job in jobs:
+        error = f"worker lost: {job.lease_owner} stopped heartbeating"
+        await conn.execute(
+            update(JOBS)
+            .where(JOBS.c.id == job.id)
+            .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
+        )
+        await _free_slot(conn, pinned, run_id)
+        await _close_attempt_row(conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now)
+    return len(jobs)
+
+
 async def cancel_run(session: AsyncSession, run: t.Run, now: float) -> int:
     """Mark the run cancelled and close its queued attempts; leased ones stop on heartbeat."""
     run.cancel_requested = True

@@ -11,9 +11,18 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.store import audits, records, settled
+from services.store import audits, records, repair, settled
 from services.store import tables as t
-from services.store.outputs import CellJudge, DatasetReport, PairedSummary, Report, ReportRow, RetryReason
+from services.store.outputs import (
+    CellJudge,
+    DatasetReport,
+    PairedSummary,
+    Report,
+    ReportRow,
+    RetryReason,
+    RunChange,
+    RunRepair,
+)
 
 SCORED = "SCORE_STATE_SCORED"
 #: A retry reason is its error's first line, cut to this; a row lists this many reasons at most
@@ -235,7 +244,29 @@ async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[
         CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {}), kept, retries[cell.id])
         for cell in cells
     ]
-    return report_of(run, results), loaded.newly_settled
+    built = report_of(run, results)
+    if run.kind == "run":
+        built.repairs = [repair_record(row) for row in await repair.repairs_of(session, run.id)]
+        built.trials_by_attempts = await repair.trials_by_attempts(session, run.id)
+        built.unfair = any(r.allowed_changes for r in built.repairs)
+    return built, loaded.newly_settled
+
+
+def repair_record(row: t.RunRepair) -> RunRepair:
+    """A stored resume or repair as the report shows it (a row edited by hand reads as empty)."""
+    changes = row.allowed_changes if isinstance(row.allowed_changes, list) else []
+    return RunRepair(
+        kind=str(row.kind),
+        requested_by=str(row.requested_by or ""),
+        create_time=row.create_time,
+        reasons=[str(r) for r in row.reasons] if isinstance(row.reasons, list) else [],
+        queued=int(row.queued or 0),
+        allowed_changes=[
+            RunChange(what=str(c.get("what", "")), pinned=str(c.get("pinned", "")), current=str(c.get("current", "")))
+            for c in changes
+            if isinstance(c, dict)
+        ],
+    )
 
 
 async def retries_of(session: AsyncSession, run_id: str) -> dict[str, Counter]:

@@ -7,6 +7,7 @@ import logging
 import time
 from pathlib import Path
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -22,6 +23,7 @@ from services.store import (
     outputs,
     queue,
     records,
+    repair,
     report,
     settled,
     verify,
@@ -68,7 +70,7 @@ class Store:
         #: judge_version and used only while it is still the database's.
         self._settled: dict[str, tuple[dict, dict]] = {}
         self._reports: dict[str, tuple[int, outputs.Report]] = {}
-        self._facts: dict[str, list[catalog.Fact]] = {}
+        self._facts: dict[str, tuple[int | None, list[catalog.Fact]]] = {}
         #: cell ID -> (its run's judge_version, the latest attempt of each trial), of settled
         #: cells; how many kept.
         self._trials: dict[str, tuple[int, list]] = {}
@@ -137,28 +139,38 @@ class Store:
     async def get_run(self, ref: str) -> tuple[t.Run, list[t.Cell], dict]:
         async with self.sessions() as session:
             run = await records.find_run(session, ref)
-            progress = await self._progress(session, [run.id])
+            progress = await self._progress(session, [run.id], {run.id: run.judge_version})
             return run, await records.cells_of(session, run.id), progress[run.id]
 
     async def list_runs(self, page_size: int, page_token: str, kind: str = ""):
         async with self.sessions() as session:
             runs, token = await records.list_runs(session, page_size, page_token, kind)
             ids = [run.id for run in runs]
-            cells, progress = await records.cells_of_runs(session, ids), await self._progress(session, ids)
+            versions = {run.id: run.judge_version for run in runs}
+            cells, progress = await records.cells_of_runs(session, ids), await self._progress(session, ids, versions)
             return [(run, cells[run.id], progress[run.id]) for run in runs], token
 
-    async def _progress(self, session, run_ids: list[str]) -> dict[str, tuple[dict, dict]]:
-        """Progress of runs. A settled run (every attempt finished) never changes again: a
-        retry is queued in the same transaction that closes the attempt it retries, and
-        finished attempts are final. So settled runs are counted once per process."""
-        progress = {run_id: self._settled[run_id] for run_id in run_ids if run_id in self._settled}
+    async def _progress(
+        self, session, run_ids: list[str], versions: dict[str, int] | None = None
+    ) -> dict[str, tuple[dict, dict]]:
+        """Progress of runs. A settled run (every attempt finished) changes again only when a
+        resume or repair queues its trials anew, which moves its judge_version: settled runs
+        are counted once per process and judge_version (`versions`, when the caller read them)."""
+        versions = versions or {}
+        progress = {}
+        for run_id in run_ids:
+            kept = self._settled.get(run_id)
+            if kept is not None and (run_id not in versions or kept[0] == versions[run_id]):
+                progress[run_id] = kept[1]
         missing = [run_id for run_id in run_ids if run_id not in progress]
         if missing:
             for run_id, counts in (await records.runs_progress(session, missing)).items():
                 progress[run_id] = counts
                 total = counts[0]
                 if total["trials"] and not total["queued"] and not total["running"]:
-                    self._remember(self._settled, run_id, counts)
+                    self._remember(self._settled, run_id, (versions.get(run_id), counts))
+                else:
+                    self._settled.pop(run_id, None)
         return progress
 
     @staticmethod
@@ -177,7 +189,7 @@ class Store:
                 if kept is not None and kept[0] == run.judge_version:
                     return kept[1]
                 # Settledness first: a report built after the run was seen settled is final.
-                await self._progress(session, [run.id])
+                await self._progress(session, [run.id], {run.id: run.judge_version})
                 settled_now = run.id in self._settled
                 built, read = await report.build_report(session, run)
                 if settled_now:
@@ -268,6 +280,33 @@ class Store:
             cancelled = await queue.cancel_run(session, run, self.clock())
             return run, await records.cells_of(session, run.id), cancelled
 
+    async def requeue(
+        self,
+        ref: str,
+        kind: str,
+        reasons: list[str],
+        dry_run: bool,
+        requested_by: str,
+        allowed_changes: list[dict],
+    ) -> tuple[t.Run, list[t.Cell], dict, repair.Outcome]:
+        """Resume (kind "resume") or repair a run (repair.py): its trials without a usable score
+        queued again as new attempts, all in one transaction, or none. Returns the run as it is
+        now, its cells and progress, and what was queued."""
+        wanted = repair.reasons_of(reasons) if kind == "repair" else ("cancelled", "infra")
+        changes = repair.changes_of(allowed_changes)
+        sessions = self.sessions if dry_run else self.sessions.begin
+        async with sessions() as session:
+            run = await records.find_run(session, ref)
+            done = await repair.requeue(
+                session, self.pinned, run, kind, wanted, self.clock(), dry_run, requested_by, changes
+            )
+        if done.repair is not None:  # what this process kept of it as settled is stale now
+            self._settled.pop(run.id, None)
+            self._reports.pop(run.id, None)
+            self._facts.pop(run.id, None)
+        run, cells, progress = await self.get_run(run.id)
+        return run, cells, progress, done
+
     async def list_attempts(self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None):
         async with self.sessions() as session:
             run = await records.find_run(session, run_ref)
@@ -343,17 +382,24 @@ class Store:
         """catalog.attempt_facts, kept for settled runs (their attempts cannot change)."""
 
         async def facts_of(run_ids: list[str]) -> dict[str, list[catalog.Fact]]:
-            facts = {run_id: self._facts[run_id] for run_id in run_ids if run_id in self._facts}
+            # Kept at the run's judge_version: a resume or repair (in any process) moves it.
+            query = select(t.Run.id, t.Run.judge_version).where(t.Run.id.in_(run_ids))
+            versions = dict((await session.execute(query)).all())
+            facts = {}
+            for run_id in run_ids:
+                kept = self._facts.get(run_id)
+                if kept is not None and kept[0] == versions.get(run_id):
+                    facts[run_id] = kept[1]
             missing = [run_id for run_id in run_ids if run_id not in facts]
             if missing:
                 # Settledness first: facts read after a run was seen settled are final.
-                await self._progress(session, missing)
+                await self._progress(session, missing, versions)
                 settled = {run_id for run_id in missing if run_id in self._settled}
                 fresh = await catalog.attempt_facts(session, missing)
                 for run_id, rows in fresh.items():
                     facts[run_id] = rows
                     if run_id in settled:
-                        self._remember(self._facts, run_id, rows)
+                        self._remember(self._facts, run_id, (versions.get(run_id), rows))
             return facts
 
         return facts_of

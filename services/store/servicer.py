@@ -1,5 +1,6 @@
 """StoreService over gRPC: convert the request, call the Store, convert the result."""
 
+import dataclasses
 import logging
 
 import msgspec
@@ -8,7 +9,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
 from services.bulk import gc_paused
-from services.store import convert, requests
+from services.store import convert, report, requests
 from services.store.service import Store
 
 DEFAULT_LEASE_SECS = 60.0
@@ -48,6 +49,27 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         run, cells, cancelled, attempt_id = await self.store.cancel(request.run)
         return spb.CancelRunResponse(
             run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled, attempt_id=attempt_id
+        )
+
+    async def ResumeRun(self, request, context):
+        return await self._requeue(request, "resume", [], spb.ResumeRunResponse)
+
+    async def RepairRun(self, request, context):
+        return await self._requeue(request, "repair", list(request.reasons), spb.RepairRunResponse)
+
+    async def _requeue(self, request, kind: str, reasons: list[str], response_type):
+        changes = [dict(what=c.what, pinned=c.pinned, current=c.current) for c in request.allowed_changes]
+        run, cells, progress, done = await self.store.requeue(
+            request.run, kind, reasons, request.dry_run, request.requested_by, changes
+        )
+        return response_type(
+            run=convert.run_to_proto(run, cells, progress),
+            trials=[spb.RequeuedTrial(**dataclasses.asdict(trial)) for trial in done.trials],
+            already_queued=done.already_queued,
+            still_running=done.still_running,
+            expected_cost_usd=done.expected_cost_usd,
+            cost_known=done.cost_known,
+            repair=None if done.repair is None else convert.message(report.repair_record(done.repair), spb.RunRepair),
         )
 
     async def ListAttempts(self, request, context):

@@ -94,9 +94,10 @@ class Run(Base):
     source: Mapped[str] = mapped_column(Text, default="", server_default="")
     #: Imports: [TreeEntry as JSON], the source folder byte for byte.
     tree: Mapped[list | None] = mapped_column(JSON)
-    #: One more each time HEMRA judge scores are added to any of its attempts: the only change
-    #: a settled run's report and trials can see, so what a store keeps of them is checked
-    #: against it (another process, or another store replica, may have judged).
+    #: One more each time HEMRA judge scores are added to any of its attempts, or a resume or
+    #: repair queues its trials again: the only changes a settled run's progress, report and
+    #: trials can see, so what a store keeps of them is checked against it (another process, or
+    #: another store replica, may have judged or repaired).
     judge_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Imports' provenance (hemra.v1.ImportProvenance): written by the store, never read from a file.
     #: sha256 of an imported HEMRA export's manifest file as it was read ("" for other formats).
@@ -112,6 +113,26 @@ class Run(Base):
     #: PlanRunRequest.request_id, made by the client that asked for the run (None: it made none):
     #: a repeated request finds the run its first recorded, and a second can never be recorded.
     request_id: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+
+
+class RunRepair(Base):
+    """A resume or repair of a run (services/store/repair.py): who asked, when, why, how many
+    trials it queued again, and the changed inputs it was allowed to ignore (then the run is
+    not a fair comparison). Its attempts are the trials' later attempts, beside the earlier."""
+
+    __tablename__ = "run_repairs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+    #: resume or repair.
+    kind: Mapped[str] = mapped_column(String(16))
+    #: As the caller said it (RepairRunRequest.requested_by).
+    requested_by: Mapped[str] = mapped_column(String(300))
+    create_time: Mapped[float] = mapped_column(Float)
+    #: [infra | scorer | cancelled]
+    reasons: Mapped[list] = mapped_column(JSON)
+    queued: Mapped[int] = mapped_column(Integer)
+    #: [hemra.v1.RunChange as JSON]; empty when nothing changed.
+    allowed_changes: Mapped[list] = mapped_column(JSON)
 
 
 class Cell(Base):

@@ -287,3 +287,37 @@ def test_front_door_over_tls(deployment, client_env, tmp_path):
     finally:
         gateway.terminate()
         assert gateway.wait(timeout=20) == 0
+
+
+def test_resume_and_repair_through_the_gateway(client_env, tmp_path):
+    """A cancelled run of a dataset on this machine is resumed through the front door (its folder
+    sent again to check it is the one the run pinned); an edited task is then refused by name."""
+    dataset = tmp_path / "mine"
+    for name in ("reverse-lines", "csv-column-sum"):
+        shutil.copytree(REPO / "examples" / "hemra-offline" / name, dataset / name)
+    harness = tmp_path / "harnesses" / "held.toml"
+    harness.parent.mkdir()
+    until = int(time.time()) + 15  # sleeps until then: the cancel finds it running or queued
+    harness.write_text(
+        f'kind = "program"\ncommand = ["bash", "-c", "while [ $(date +%s) -lt {until} ]; do sleep 0.2; done"]\n'
+    )
+    ok(hemra(client_env, "run", "--detach", "-H", str(harness), "-d", str(dataset), "--label", "held"))
+    ok(hemra(client_env, "cancel", "held"))
+    deadline = time.monotonic() + 60
+    while json.loads(ok(hemra(client_env, "show", "held")))["run"]["progress"].get("running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    while time.time() < until:
+        time.sleep(0.3)
+    out = ok(hemra(client_env, "resume", "held", cwd=tmp_path))
+    assert "resume queued 2 trials" in out and re.search(r"resumed .* by \S+: 2 trials queued again", out), out
+    shown = json.loads(ok(hemra(client_env, "show", "held")))
+    assert shown["run"]["progress"]["done"] == 2 and not shown["run"]["progress"].get("cancelled")
+    assert shown["report"]["trials_by_attempts"] == {"2": 2}
+    assert "would queue 0 trials" in ok(hemra(client_env, "repair", "held", "--dry-run", cwd=tmp_path))
+
+    (dataset / "reverse-lines" / "instruction.md").write_text("Edited.\n")
+    refused = hemra(client_env, "repair", "held", cwd=tmp_path)
+    assert refused.returncode == 2 and "dataset mine changed since the run was planned" in refused.stderr, (
+        refused.stdout + refused.stderr
+    )

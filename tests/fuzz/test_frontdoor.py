@@ -39,7 +39,17 @@ REFUSALS = {
 #: What a method may also answer here, where no Docker engine and no network are reachable.
 UNREACHABLE = {"AuditDataset", "PinDataset"}
 #: Methods that write: a refusal must leave the runs and datasets as they were.
-WRITES = {"PlanRun", "ImportResults", "CancelRun", "PutBlobs", "PinDataset", "AuditDataset", "JudgeRun"}
+WRITES = {
+    "PlanRun",
+    "ImportResults",
+    "CancelRun",
+    "ResumeRun",
+    "RepairRun",
+    "PutBlobs",
+    "PinDataset",
+    "AuditDataset",
+    "JudgeRun",
+}
 #: Examples per method in CI (the cheap reads more, the ones that plan, import or judge fewer).
 BUDGET = {"PlanRun": 10, "ResolveRun": 10, "ImportResults": 8, "JudgeRun": 6, "AuditDataset": 6, "PinDataset": 8}
 DEFAULT_BUDGET = 12
@@ -191,6 +201,8 @@ def _seed(method: str, k: Known):
         "ExportRun": lambda: spb.ExportRunRequest(run=k.run),
         "GetBlobs": lambda: spb.GetBlobsRequest(digests=[k.blob]),
         "CancelRun": lambda: spb.CancelRunRequest(run=k.run),
+        "ResumeRun": lambda: spb.ResumeRunRequest(run=k.run, dry_run=True),
+        "RepairRun": lambda: spb.RepairRunRequest(run=k.run, reasons=["infra"], dry_run=True),
         "FindMissingBlobs": lambda: spb.FindMissingBlobsRequest(digests=[k.blob]),
         "PutBlobs": lambda: spb.PutBlobsRequest(blobs=[spb.Blob(data=b"fuzz")]),
     }

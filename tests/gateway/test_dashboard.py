@@ -74,3 +74,37 @@ def test_gateway_serves_the_current_viewer_build():
     assert not stale, (
         f"gateway/viewer is not the current build of clients/dashboard ({', '.join(stale)}): run make viewer"
     )
+
+
+@pytest.fixture
+def cancelled_home(tmp_path):
+    """A HEMRA_HOME holding one run, queued and cancelled before anything ran: two trials."""
+    from tests.conftest import clean_env
+    from tests.e2e.helpers import hemra
+
+    env = {**clean_env(), "HEMRA_HOME": str(tmp_path / "home")}
+    planned = hemra(env, "run", "--detach", "-H", "nop", "-d", "hemra-offline", "-t", "fix-*", "--label", "cut")
+    assert planned.returncode == 0, planned.stderr
+    assert hemra(env, "cancel", "cut").returncode == 0
+    return tmp_path / "home", planned.stdout.strip()
+
+
+@pytest.mark.slow
+def test_run_page_offers_resume_and_repair_in_chromium(cancelled_home):
+    if not Path(CHROMIUM).exists() or shutil.which("node") is None:
+        _skip_or_fail("needs /usr/bin/chromium and node (apt-get install -y chromium)")
+    if not (BROWSER / "node_modules" / "playwright-core").exists():
+        _skip_or_fail("needs playwright-core: cd tests/gateway/browser && npm ci")
+    from tests.gateway.conftest import _dashboard_dist, _live
+
+    home, run_id = cancelled_home
+    served = _live(home, ui_dir=_dashboard_dist())
+    url = next(served)
+    try:
+        env = {**os.environ, "GATEWAY_URL": url, "RUN_ID": run_id}
+        result = subprocess.run(
+            ["node", "--test", "repairs.test.mjs"], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    finally:
+        next(served, None)

@@ -81,10 +81,12 @@ class PlanRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ...) -> None: ...
 
 class ResolveRunRequest(_message.Message):
-    __slots__ = ("spec",)
+    __slots__ = ("spec", "folders")
     SPEC_FIELD_NUMBER: _ClassVar[int]
+    FOLDERS_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.RunSpec
-    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ...) -> None: ...
+    folders: _containers.RepeatedCompositeFieldContainer[_common_pb2.SentFolder]
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., folders: _Optional[_Iterable[_Union[_common_pb2.SentFolder, _Mapping]]] = ...) -> None: ...
 
 class ResolveRunResponse(_message.Message):
     __slots__ = ("datasets", "harnesses", "trials")

@@ -299,7 +299,14 @@ class DatasetReport(_message.Message):
     def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., tasks: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[ReportRow, _Mapping]]] = ...) -> None: ...
 
 class Report(_message.Message):
-    __slots__ = ("run_id", "label", "baseline", "datasets", "complete", "kind", "import_format", "source", "provenance", "max_infra_retries")
+    __slots__ = ("run_id", "label", "baseline", "datasets", "complete", "kind", "import_format", "source", "provenance", "max_infra_retries", "repairs", "trials_by_attempts", "unfair")
+    class TrialsByAttemptsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: int
+        value: int
+        def __init__(self, key: _Optional[int] = ..., value: _Optional[int] = ...) -> None: ...
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     BASELINE_FIELD_NUMBER: _ClassVar[int]
@@ -310,6 +317,9 @@ class Report(_message.Message):
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
     MAX_INFRA_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    REPAIRS_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_BY_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    UNFAIR_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     label: str
     baseline: str
@@ -320,7 +330,10 @@ class Report(_message.Message):
     source: str
     provenance: _common_pb2.ImportProvenance
     max_infra_retries: int
-    def __init__(self, run_id: _Optional[str] = ..., label: _Optional[str] = ..., baseline: _Optional[str] = ..., datasets: _Optional[_Iterable[_Union[DatasetReport, _Mapping]]] = ..., complete: _Optional[bool] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., provenance: _Optional[_Union[_common_pb2.ImportProvenance, _Mapping]] = ..., max_infra_retries: _Optional[int] = ...) -> None: ...
+    repairs: _containers.RepeatedCompositeFieldContainer[RunRepair]
+    trials_by_attempts: _containers.ScalarMap[int, int]
+    unfair: bool
+    def __init__(self, run_id: _Optional[str] = ..., label: _Optional[str] = ..., baseline: _Optional[str] = ..., datasets: _Optional[_Iterable[_Union[DatasetReport, _Mapping]]] = ..., complete: _Optional[bool] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., provenance: _Optional[_Union[_common_pb2.ImportProvenance, _Mapping]] = ..., max_infra_retries: _Optional[int] = ..., repairs: _Optional[_Iterable[_Union[RunRepair, _Mapping]]] = ..., trials_by_attempts: _Optional[_Mapping[int, int]] = ..., unfair: _Optional[bool] = ...) -> None: ...
 
 class GetRunReportResponse(_message.Message):
     __slots__ = ("report",)
@@ -551,6 +564,116 @@ class CancelRunResponse(_message.Message):
     cancelled_jobs: int
     attempt_id: str
     def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ..., attempt_id: _Optional[str] = ...) -> None: ...
+
+class RunChange(_message.Message):
+    __slots__ = ("what", "pinned", "current")
+    WHAT_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
+    what: str
+    pinned: str
+    current: str
+    def __init__(self, what: _Optional[str] = ..., pinned: _Optional[str] = ..., current: _Optional[str] = ...) -> None: ...
+
+class ResumeRunRequest(_message.Message):
+    __slots__ = ("run", "dry_run", "allowed_changes", "requested_by")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    dry_run: bool
+    allowed_changes: _containers.RepeatedCompositeFieldContainer[RunChange]
+    requested_by: str
+    def __init__(self, run: _Optional[str] = ..., dry_run: _Optional[bool] = ..., allowed_changes: _Optional[_Iterable[_Union[RunChange, _Mapping]]] = ..., requested_by: _Optional[str] = ...) -> None: ...
+
+class RequeuedTrial(_message.Message):
+    __slots__ = ("trial_id", "dataset_name", "harness_name", "task_name", "repetition", "reason", "attempt_id", "earlier_attempts", "expected_cost_usd")
+    TRIAL_ID_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    REPETITION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    EARLIER_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    trial_id: str
+    dataset_name: str
+    harness_name: str
+    task_name: str
+    repetition: int
+    reason: str
+    attempt_id: str
+    earlier_attempts: int
+    expected_cost_usd: float
+    def __init__(self, trial_id: _Optional[str] = ..., dataset_name: _Optional[str] = ..., harness_name: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., reason: _Optional[str] = ..., attempt_id: _Optional[str] = ..., earlier_attempts: _Optional[int] = ..., expected_cost_usd: _Optional[float] = ...) -> None: ...
+
+class ResumeRunResponse(_message.Message):
+    __slots__ = ("run", "trials", "already_queued", "still_running", "expected_cost_usd", "cost_known", "repair")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    ALREADY_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    STILL_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    COST_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    REPAIR_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    trials: _containers.RepeatedCompositeFieldContainer[RequeuedTrial]
+    already_queued: int
+    still_running: int
+    expected_cost_usd: float
+    cost_known: int
+    repair: RunRepair
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., trials: _Optional[_Iterable[_Union[RequeuedTrial, _Mapping]]] = ..., already_queued: _Optional[int] = ..., still_running: _Optional[int] = ..., expected_cost_usd: _Optional[float] = ..., cost_known: _Optional[int] = ..., repair: _Optional[_Union[RunRepair, _Mapping]] = ...) -> None: ...
+
+class RepairRunRequest(_message.Message):
+    __slots__ = ("run", "reasons", "dry_run", "allowed_changes", "requested_by")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    run: str
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    dry_run: bool
+    allowed_changes: _containers.RepeatedCompositeFieldContainer[RunChange]
+    requested_by: str
+    def __init__(self, run: _Optional[str] = ..., reasons: _Optional[_Iterable[str]] = ..., dry_run: _Optional[bool] = ..., allowed_changes: _Optional[_Iterable[_Union[RunChange, _Mapping]]] = ..., requested_by: _Optional[str] = ...) -> None: ...
+
+class RepairRunResponse(_message.Message):
+    __slots__ = ("run", "trials", "already_queued", "still_running", "expected_cost_usd", "cost_known", "repair")
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    TRIALS_FIELD_NUMBER: _ClassVar[int]
+    ALREADY_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    STILL_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    COST_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    REPAIR_FIELD_NUMBER: _ClassVar[int]
+    run: _common_pb2.Run
+    trials: _containers.RepeatedCompositeFieldContainer[RequeuedTrial]
+    already_queued: int
+    still_running: int
+    expected_cost_usd: float
+    cost_known: int
+    repair: RunRepair
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., trials: _Optional[_Iterable[_Union[RequeuedTrial, _Mapping]]] = ..., already_queued: _Optional[int] = ..., still_running: _Optional[int] = ..., expected_cost_usd: _Optional[float] = ..., cost_known: _Optional[int] = ..., repair: _Optional[_Union[RunRepair, _Mapping]] = ...) -> None: ...
+
+class RunRepair(_message.Message):
+    __slots__ = ("kind", "requested_by", "create_time", "reasons", "queued", "allowed_changes")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    requested_by: str
+    create_time: _timestamp_pb2.Timestamp
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    queued: int
+    allowed_changes: _containers.RepeatedCompositeFieldContainer[RunChange]
+    def __init__(self, kind: _Optional[str] = ..., requested_by: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reasons: _Optional[_Iterable[str]] = ..., queued: _Optional[int] = ..., allowed_changes: _Optional[_Iterable[_Union[RunChange, _Mapping]]] = ...) -> None: ...
 
 class ListAttemptsRequest(_message.Message):
     __slots__ = ("parent", "page_size", "page_token", "cell_id", "task_digest", "harness_name", "verdict")

@@ -65,6 +65,16 @@ class StoreServiceStub:
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.CancelRunRequest.SerializeToString,
                 response_deserializer=hemra_dot_v1_dot_store__service__pb2.CancelRunResponse.FromString,
                 _registered_method=True)
+        self.ResumeRun = channel.unary_unary(
+                '/hemra.v1.StoreService/ResumeRun',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.ResumeRunRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.ResumeRunResponse.FromString,
+                _registered_method=True)
+        self.RepairRun = channel.unary_unary(
+                '/hemra.v1.StoreService/RepairRun',
+                request_serializer=hemra_dot_v1_dot_store__service__pb2.RepairRunRequest.SerializeToString,
+                response_deserializer=hemra_dot_v1_dot_store__service__pb2.RepairRunResponse.FromString,
+                _registered_method=True)
         self.ListAttempts = channel.unary_unary(
                 '/hemra.v1.StoreService/ListAttempts',
                 request_serializer=hemra_dot_v1_dot_store__service__pb2.ListAttemptsRequest.SerializeToString,
@@ -239,6 +249,28 @@ class StoreServiceServicer:
         """Asks the run's unfinished attempts to stop; queued jobs end cancelled at
         once, running ones learn it on their next heartbeat. Given an attempt or
         job ID, cancels only that trial's unfinished attempt, at once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeRun(self, request, context):
+        """Queues again, as a new attempt under the same run and with its pinned spec, each trial
+        of a cancelled or interrupted run whose latest attempt did not finish: cancelled, or
+        running when its worker died (its lease expired, or closed as "worker lost" or
+        "released"). Queued trials stay queued; scored trials are untouched. Recorded with who
+        asked, when and why (the report lists it). FAILED_PRECONDITION for an import, NOT_FOUND
+        for an unknown run. With dry_run, answers what it would queue and records nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RepairRun(self, request, context):
+        """Queues one new attempt for each trial of a run whose latest attempt has no usable score
+        for the reasons asked (an infrastructure failure, a scorer failure, a cancellation);
+        never for a scored trial (a failed agent is a result). One transaction under the run's
+        lock: two repairs at once queue each trial once. Errors as ResumeRun.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -467,6 +499,16 @@ def add_StoreServiceServicer_to_server(servicer, server):
                     servicer.CancelRun,
                     request_deserializer=hemra_dot_v1_dot_store__service__pb2.CancelRunRequest.FromString,
                     response_serializer=hemra_dot_v1_dot_store__service__pb2.CancelRunResponse.SerializeToString,
+            ),
+            'ResumeRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeRun,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.ResumeRunRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.ResumeRunResponse.SerializeToString,
+            ),
+            'RepairRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.RepairRun,
+                    request_deserializer=hemra_dot_v1_dot_store__service__pb2.RepairRunRequest.FromString,
+                    response_serializer=hemra_dot_v1_dot_store__service__pb2.RepairRunResponse.SerializeToString,
             ),
             'ListAttempts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListAttempts,
@@ -757,6 +799,60 @@ class StoreService:
             '/hemra.v1.StoreService/CancelRun',
             hemra_dot_v1_dot_store__service__pb2.CancelRunRequest.SerializeToString,
             hemra_dot_v1_dot_store__service__pb2.CancelRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/ResumeRun',
+            hemra_dot_v1_dot_store__service__pb2.ResumeRunRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.ResumeRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RepairRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hemra.v1.StoreService/RepairRun',
+            hemra_dot_v1_dot_store__service__pb2.RepairRunRequest.SerializeToString,
+            hemra_dot_v1_dot_store__service__pb2.RepairRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -3,6 +3,7 @@ import { formatNumber, formatPercent, formatSeconds, rewardsText, verdictOf, wal
 import { histogramChart, intervalBars, stripChart } from '../charts.js';
 import { api, card, h, put, q, table, verdictTag, virtualList } from '../dom.js';
 import { sidesOf, withParams } from '../lib/route.js';
+import { attemptsTaken, repairCommands, unscoredRows } from '../lib/repairs.js';
 import { retriedRows, retryLines } from '../lib/retries.js';
 import { histogram, rewardValues, wilson } from '../lib/stats.js';
 import { anchor, empty, problem, provenance, when } from './common.js';
@@ -78,6 +79,31 @@ function reportTable(ui, run, dataset) {
     }), { class: 'report' });
 }
 
+// Per cell, the trials left without a usable score and why, with the commands that queue them
+// again to copy (the dashboard stays read-only), and the resumes and repairs already made.
+function unscoredNote(run, report) {
+  if (run.kind === 'import') return null;
+  const rows = unscoredRows(report);
+  const repairs = report.repairs || [];
+  if (!rows.length && !repairs.length) return null;
+  const commands = repairCommands(run, report);
+  const taken = attemptsTaken(report);
+  return h('section', { id: 'unscored' },
+    h('h2', {}, 'Unscored trials'),
+    rows.length ? table(['Dataset', 'Harness', 'Infrastructure', 'Scorer', 'Cancelled', 'Unfinished'].map((t) => h('th', {}, t)),
+      rows.map(([d, r]) => h('tr', {}, h('td', {}, d.dataset_name), h('td', {}, r.harness_name),
+        ...[r.infra_failed, r.scorer_failed, r.cancelled, r.unfinished].map((n) => h('td', { class: 'num' }, n || 0)))),
+      { class: 'unscored' }) : null,
+    commands.length ? h('p', { class: 'muted' }, 'Queue them again, as new attempts of the same trials (scored trials are never run again):') : null,
+    ...commands.map((c) => h('pre', { class: 'command' }, h('code', {}, c))),
+    ...repairs.map((r) => h('p', { class: 'repair' },
+      `${r.kind === 'resume' ? 'Resumed' : 'Repaired'} ${when(r.create_time)}${r.requested_by ? ` by ${r.requested_by}` : ''}: `,
+      `${r.queued} trials queued again (${(r.reasons || []).join(', ')})`,
+      ...(r.allowed_changes || []).map((c) => h('span', { class: 'flags' }, ` · ${c.what} changed since the run, allowed`)))),
+    repairs.length && taken ? h('p', { class: 'muted' }, `Trials by attempts taken: ${taken}.`) : null,
+    report.unfair ? h('p', { class: 'flags', id: 'unfair' }, 'Not a fair comparison: a resume or repair ran on inputs changed since the run was planned.') : null);
+}
+
 // The attempts the infrastructure made retry, and why, under the report (none: nothing shown).
 function retriesNote(report) {
   const rows = retriedRows(report);
@@ -130,6 +156,7 @@ export async function runView(route, ui) {
   put(body, ...report.datasets.map((d) => h('section', { class: 'dataset' },
     h('h2', {}, anchor(ui, ['dataset', d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))),
   retriesNote(report),
+  unscoredNote(run, report),
   h('p', {}, h('a', { class: 'button', href: ui.link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')),
   going ? h('p', { class: 'muted', id: 'live-note' }, `Attempts are still going: this page refreshes every ${REFRESH_MS / 1000} s.`) : null);
   return { close() { if (timer) clearTimeout(timer); } };
