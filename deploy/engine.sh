@@ -2,8 +2,9 @@
 # An executor with a Docker engine of its own (compose's default; the chart's sidecar is the
 # same engine in a container of its own). Started as root, as the container's entrypoint:
 #
-#   1. makes the cgroup controllers writable where the runtime mounted them read-only
-#      (cgroup v1), so the engine can place its containers;
+#   1. makes the cgroup controllers writable where the runtime mounted them read-only, so the
+#      engine can place its containers (cgroup v1: each hierarchy this container is in, mounted
+#      afresh; v2: the usual Docker-in-Docker steps);
 #   2. starts dockerd on a socket only the hemra group may use, its data in /var/lib/docker
 #      (a volume of this container: overlayfs cannot stack on the image's own);
 #   3. loads the images saved in $HEMRA_ENGINE_IMAGES (*.tar, from `docker save`): base
@@ -18,16 +19,27 @@ export DOCKER_HOST="unix://$SOCKET_DIR/docker.sock"  # compose gives the executo
 log() { printf 'hemra-engine: %s\n' "$*" >&2; }
 
 writable_cgroups() {
-  [ -d /sys/fs/cgroup/pids ] || return 0  # cgroup v2: writable by the runtime's delegation
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    # cgroup v2, in a cgroup namespace of this container's own: its root is this container.
+    # The runtime mounts it read-only; and the engine can hand controllers to its containers
+    # only once no process sits in that root, so this script and its children move to init/.
+    mount -o remount,rw /sys/fs/cgroup
+    mkdir -p /sys/fs/cgroup/init
+    xargs -rn1 </sys/fs/cgroup/cgroup.procs >/sys/fs/cgroup/init/cgroup.procs 2>/dev/null || true
+    sed -e 's/ / +/g' -e 's/^/+/' </sys/fs/cgroup/cgroup.controllers >/sys/fs/cgroup/cgroup.subtree_control
+    return 0
+  fi
+  # cgroup v1: the engine's containers go under this container's own cgroup, so its limits
+  # hold them too.
+  CGROUP_PARENT="$(grep -E '^[0-9]+:memory:' /proc/self/cgroup | cut -d: -f3)/hemra-engine"
   if mkdir /sys/fs/cgroup/pids/.hemra-probe 2>/dev/null; then
     rmdir /sys/fs/cgroup/pids/.hemra-probe
     return 0
   fi
   local hierarchies
   hierarchies="$(grep -v '^0::' /proc/self/cgroup | cut -d: -f2 | sort -u)"
-  # Mounted afresh, each hierarchy shows its root: the engine's containers go under this
-  # container's own cgroup, so its limits hold them too.
-  CGROUP_PARENT="$(grep -E '^[0-9]+:memory:' /proc/self/cgroup | cut -d: -f3)/hemra-engine"
+  # Each read-only hierarchy mounted afresh (rw): exactly those this container is in, as a
+  # controller mounted by a set of its own would make a new hierarchy for the whole host.
   for dir in /sys/fs/cgroup/*; do [ -L "$dir" ] || umount "$dir" 2>/dev/null || true; done
   umount /sys/fs/cgroup 2>/dev/null || true
   mount -t tmpfs -o rw,nosuid,nodev,noexec,mode=0755 cgroup /sys/fs/cgroup
