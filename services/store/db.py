@@ -214,6 +214,10 @@ def _alembic_config(connection):
     return cfg
 
 
+#: The key of the PostgreSQL advisory lock migrations hold ("HEMRA-MG" as a number).
+MIGRATION_LOCK = int.from_bytes(b"HEMRA-MG", "big") >> 1
+
+
 async def migrate(url: str) -> None:
     """Bring the schema to the newest migration (a no-op when it is there).
 
@@ -226,6 +230,13 @@ async def migrate(url: str) -> None:
         state, newer = _schema(connection)
         if not state:
             return  # the common case, without loading Alembic (a few hundred ms at every command start)
+        if connection.dialect.name == "postgresql":
+            # Commands started at once on a fresh database would each create the tables, and all
+            # but one fail: one migrates while the others wait here, then find it done.
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+            state, newer = _schema(connection)
+            if not state:
+                return
         if newer:
             raise FailedPrecondition(state)
         from alembic import command

@@ -50,12 +50,13 @@ def _killed_mid_way(env, tmp_path, label: str) -> int:
         'kind = "program"\ncommand = ["bash", "-c", '
         f'"case $HEMRA_TASK_NAME in *fix-*) [ $(date +%s) -lt {until} ] && exec -a {marker} sleep 120;; esac; exit 0"]\n'
     )
+    log = tmp_path / "run.log"
     process = subprocess.Popen(
         [HEMRA, "run", "-H", "stuck", "-d", "hemra-offline", "--concurrency", "2", "--label", label],
         cwd=tmp_path,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
@@ -66,7 +67,9 @@ def _killed_mid_way(env, tmp_path, label: str) -> int:
                 break
             time.sleep(0.3)
         else:
-            pytest.fail("the run never had two attempts running")
+            pytest.fail(
+                f"the run never had two attempts running: {listed.stdout[-1500:]}{listed.stderr[-500:]}\n{log.read_text()[-1500:]}"
+            )
         os.killpg(process.pid, signal.SIGKILL)  # the CLI and its workers die at once, leases held
         process.wait(timeout=10)
     finally:

@@ -1,5 +1,8 @@
 """The Alembic migrations build exactly the schema tables.py declares, on both databases."""
 
+import asyncio
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
@@ -58,3 +61,17 @@ async def test_migrations__upgrade_a_store_holding_data_from_the_first_schema(da
         await engine.dispose()
     assert (row.label, row.kind, row.leased) == ("old", "run", 1) and bool(row.limited)
     assert (attempt.state, bool(attempt.released)) == ("running", False)
+
+
+@pytest.mark.postgres
+async def test_migrations__commands_started_at_once_on_a_fresh_database_all_succeed(postgres_url):
+    """Several processes opening a fresh PostgreSQL database at once (a `hemra run` and the
+    `hemra show`s polling it): one migrates, the others wait for it, none fails."""
+    await asyncio.gather(*(db.migrate(postgres_url) for _ in range(4)))
+    engine = db.create_engine(postgres_url)
+    try:
+        async with engine.connect() as conn:
+            state, newer = await conn.run_sync(db._schema)
+        assert (state, newer) == ("", False)
+    finally:
+        await engine.dispose()
