@@ -4,12 +4,14 @@ packages), the `hemra` CLI on the host reaching it only through the gateway (HEM
 Trials run in Docker sandboxes each executor starts in its own engine, which loads the tasks'
 base image from a `docker save` archive (nothing can be pulled here)."""
 
+import io
 import json
 import os
 import re
 import shutil
 import socket
 import subprocess
+import tarfile
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -800,9 +802,6 @@ SOLVE = "tac /app/data/steps.txt > /app/reversed.txt"
 def _pipe_into(container: str, folder: str, files: dict[str, bytes], user: str = "0") -> None:
     """Write `files` (path: content) into `folder` of a running container with a read-only root
     (`docker cp` cannot write to its tmpfs): a tar stream through `docker exec`."""
-    import io
-    import tarfile
-
     stream = io.BytesIO()
     with tarfile.open(fileobj=stream, mode="w") as tar:
         for name, content in files.items():
