@@ -25,6 +25,10 @@ fail() { echo "build-image: $*" >&2; exit 1; }
 command -v node >/dev/null && command -v npm >/dev/null || fail "the image carries this host's Node.js: install node and npm"
 VERSION="$("$PY" -c 'import re, sys; print(re.search(r"(?m)^version\s*=\s*\"([^\"]+)\"", open("pyproject.toml").read())[1])')"
 IMAGE="${HEMRA_IMAGE:-hemra:$VERSION}"
+# What the image's features need: HEMRA's extras, and the system packages beside Python
+# (git for git-URL tasks and SWE-bench, patch, CA certificates, an engine for deploy/engine.sh).
+EXTRAS="modal,swebench"
+SYSTEM_PACKAGES="git patch ca-certificates docker.io libstdc++6"
 if [ -n "${HEMRA_IMAGE_BASE:-}" ]; then
   BASE="$HEMRA_IMAGE_BASE"
 elif docker image inspect hemra-runtime:bookworm >/dev/null 2>&1; then
@@ -52,15 +56,16 @@ mkdir -p "$BUILD/wheels" "$BUILD/tools" "$BUILD/node/bin" "$BUILD/node/lib/node_
 SOURCE_DATE_EPOCH=315532800 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$BUILD/wheels" .
 rm -rf build
 # Its dependencies, with the extras the image's features need, and pip (which installs them).
-REQUIREMENTS="$("$PY" - "$BUILD"/wheels/hemra-*.whl <<'PY'
+REQUIREMENTS="$("$PY" - "$BUILD"/wheels/hemra-*.whl "$EXTRAS" <<'PY'
 import sys, zipfile
+extras = sys.argv[2].split(",")
 with zipfile.ZipFile(sys.argv[1]) as wheel:
     meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
     lines = wheel.read(meta).decode().splitlines()
 for line in lines:
     if line.startswith("Requires-Dist: "):
         requirement, _, marker = line[len("Requires-Dist: "):].partition(";")
-        if "extra ==" not in marker or any(f'extra == "{x}"' in marker for x in ("modal", "swebench")):
+        if "extra ==" not in marker or any(f'extra == "{x}"' in marker for x in extras):
             print(requirement.strip())
 print("pip")
 PY
@@ -112,9 +117,10 @@ mkdir -p "$BUILD/harness-ts/dist" && cp -r clients/harness-ts/dist/src "$BUILD/h
 # Offline when the base holds the system packages; else Debian's archive is reached.
 NETWORK=none
 docker run --rm --network none --entrypoint sh "$BASE" -c \
-  'for p in git patch ca-certificates docker.io libstdc++6; do dpkg -s "$p" >/dev/null 2>&1 || exit 1; done' ||
+  "for p in $SYSTEM_PACKAGES; do dpkg -s \"\$p\" >/dev/null 2>&1 || exit 1; done" ||
   NETWORK=default
 docker build --quiet --network "$NETWORK" --build-arg "BASE=$BASE" \
+  --build-arg "EXTRAS=$EXTRAS" --build-arg "SYSTEM_PACKAGES=$SYSTEM_PACKAGES" \
   --label "dev.hemra.version=$VERSION" --label "dev.hemra.python=$PYVER" \
   --label "dev.hemra.node=$NODE_VERSION" --label "dev.hemra.agents=${AGENTS[*]}" \
   --label "dev.hemra.swebench=$(basename "$BUILD"/wheels/swebench-*.whl | cut -d- -f2)" \
