@@ -40,6 +40,10 @@ function wallTime(attempt) {
 	const end = secondsOf(attempt.end_time);
 	return start !== null && end !== null ? end - start : null;
 }
+function ranWallTime(attempt) {
+	if (attempt.state !== "finished" || ["cancelled", "infra_failed"].includes(attempt.outcome)) return null;
+	return wallTime(attempt);
+}
 var TEXT_KEYS = [
 	"content",
 	"text",
@@ -1142,6 +1146,20 @@ function ticks(max, count = 4) {
 	for (let v = 0; v <= max + nice * 1e-9; v += nice) out.push(Number(v.toPrecision(12)));
 	return out;
 }
+function signed(x, digits) {
+	return `${x < 0 || Object.is(x, -0) ? "" : "+"}${x.toFixed(digits)}`;
+}
+function versusLines(vs) {
+	if (!vs || !vs.paired_tasks) return ["–"];
+	const parts = [];
+	if (vs.binary_tasks) parts.push(`${signed(vs.delta_points || 0, 1)} pts on ${vs.binary_tasks} tasks`);
+	if (vs.numeric_tasks) {
+		const base = vs.baseline_mean_rewards || {};
+		for (const name of Object.keys(vs.mean_rewards || {}).sort()) parts.push(`${name} ${signed(vs.mean_rewards[name] - (base[name] || 0), 3)}`);
+		parts.push(`(on ${vs.numeric_tasks} tasks)`);
+	}
+	return parts;
+}
 // src/charts.js
 var W = 560;
 var ROW = 24;
@@ -1490,6 +1508,36 @@ function retryLines(row) {
 function retriedRows(report) {
 	return (report && report.datasets || []).flatMap((d) => (d.rows || []).filter((r) => r.retried).map((r) => [d, r]));
 }
+// src/lib/spec.js
+var list = (values) => values && values.length ? values.join(", ") : "";
+var joined = (...parts) => parts.filter(Boolean).join(" · ");
+function scopeText(spec, datasets = []) {
+	const counts = datasets.map((d) => `${d.dataset_name}: ${d.tasks} tasks`).join(", ");
+	return `${(spec.tasks || []).length || (spec.exclude || []).length ? "subset" : "full datasets"}${counts ? ` (${counts})` : ""}`;
+}
+function specRows(spec, datasets = []) {
+	if (!spec) return [];
+	return [
+		["Datasets", list(spec.datasets)],
+		["Harnesses", list(spec.harnesses)],
+		["Baseline", spec.baseline || ""],
+		["Model", spec.model || ""],
+		["Scope", scopeText(spec, datasets)],
+		["Tasks", list(spec.tasks)],
+		["Exclude", list(spec.exclude)],
+		["Attempts", `${spec.attempts || 1} per task`],
+		["Concurrency", String(spec.concurrency || 1)],
+		["Timeout", spec.timeout_secs ? `${spec.timeout_secs} s per attempt` : "each task's agent timeout (900 s when it sets none)"],
+		["Infra retries", `at most ${spec.max_infra_retries || 0} per trial`],
+		["Sandbox", joined(spec.sandbox || "host", spec.sandbox_image && `image ${spec.sandbox_image}`, spec.sandbox_network && `network ${spec.sandbox_network}`)],
+		["Require", list(spec.require) || "nothing"],
+		["Verifier", joined(spec.verifier_isolation && `isolation ${spec.verifier_isolation}`, spec.verifier_network && `network ${spec.verifier_network}`, list(spec.verifier_env) && `env ${list(spec.verifier_env)}`)],
+		["Judges", list(spec.judges)],
+		["Pool", spec.pool || ""],
+		["History kept", list(spec.history_kept)],
+		["Run file", spec.run_file || ""]
+	].filter(([, text]) => text !== "");
+}
 // src/views/runs.js
 var ATTEMPT_PAGE = 500;
 var REFRESH_MS = 5e3;
@@ -1578,9 +1626,7 @@ function reportTable(ui, run, dataset) {
 	];
 	const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
 	return table(head.map((t, i) => h("th", { class: i >= 2 && i < head.length - 1 ? "num" : "" }, t)), dataset.rows.map((r, i) => {
-		const vs = r.vs_baseline;
-		let vsText = "–";
-		if (vs && !r.is_baseline && vs.paired_tasks) vsText = vs.binary_tasks ? `${formatNumber(vs.passed - vs.baseline_passed)} on ${vs.binary_tasks} tasks` : `${vs.paired_tasks} paired`;
+		const vsLines = r.is_baseline ? ["–"] : versusLines(r.vs_baseline);
 		const cell = cellOf(r.harness_name);
 		const attempts = ui.link("run", run.id, {
 			tab: "attempts",
@@ -1590,7 +1636,7 @@ function reportTable(ui, run, dataset) {
 		return h("tr", { class: r.is_baseline ? "baseline" : "" }, h("td", {}, h("a", {
 			class: "harness-link",
 			href: attempts
-		}, r.harness_name), r.is_baseline ? h("span", { class: "muted" }, " baseline") : null), h("td", {}, r.model || "–"), h("td", { class: "num" }, r.trials), h("td", { class: "num" }, r.graded), h("td", { class: `num ${passRates[i] === best && best !== null ? "best" : ""}` }, r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : "–"), ...rewardNames.map((n) => h("td", { class: "num" }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : "–")), h("td", { class: "num" }, vsText), ...[
+		}, r.harness_name), r.is_baseline ? h("span", { class: "muted" }, " baseline") : null), h("td", {}, r.model || "–"), h("td", { class: "num" }, r.trials), h("td", { class: "num" }, r.graded), h("td", { class: `num ${passRates[i] === best && best !== null ? "best" : ""}` }, r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : "–"), ...rewardNames.map((n) => h("td", { class: "num" }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : "–")), h("td", { class: "num vs-baseline" }, vsLines.map((line) => h("div", {}, line))), ...[
 			r.harness_failed,
 			r.timed_out,
 			r.verifier_faults || 0,
@@ -1603,6 +1649,41 @@ function reportTable(ui, run, dataset) {
 			href: ui.link("run", run.id, { tab: "mining" })
 		}, r.history_mining) : 0), h("td", { class: "flags" }, (r.flags || []).join("; ")));
 	}), { class: "report" });
+}
+function tagTable(ui, run, dataset) {
+	const rows = dataset.tag_rows || [];
+	if (!rows.length) return null;
+	const harnesses = dataset.rows.map((r) => r.harness_name);
+	const byTag = /* @__PURE__ */ new Map();
+	for (const r of rows) (byTag.get(r.tag) || byTag.set(r.tag, {}).get(r.tag))[r.harness_name] = r;
+	return h("details", {
+		class: "tags",
+		open: true
+	}, h("summary", {}, `Pass rate by task tag (${byTag.size})`), table([
+		h("th", {}, "Tag"),
+		h("th", { class: "num" }, "Tasks"),
+		...harnesses.map((n) => h("th", { class: "num" }, n))
+	], [...byTag].map(([tag, cells]) => h("tr", { class: "tag-row" }, h("th", { scope: "row" }, tag), h("td", { class: "num" }, Object.values(cells)[0].tasks || 0), ...harnesses.map((harness) => {
+		const r = cells[harness];
+		if (!r) return h("td", { class: "num" }, "–");
+		const rate = r.binary_graded ? (r.passed || 0) / r.binary_graded : null;
+		return h("td", { class: `num ${rate === null ? "" : heatClass(rate)}` }, h("a", {
+			class: "tag-link",
+			href: ui.link("run", run.id, {
+				tab: "attempts",
+				tag,
+				harness
+			})
+		}, r.binary_graded ? `${r.passed || 0}/${r.binary_graded} (${formatPercent(r.passed || 0, r.binary_graded)})` : "–"));
+	}))), { class: "tag-table" }));
+}
+function specNote(run, report) {
+	const rows = run.kind === "import" ? [] : specRows(run.spec, report.datasets);
+	if (!rows.length) return null;
+	return h("details", {
+		class: "spec",
+		id: "spec"
+	}, h("summary", {}, "Resolved spec"), h("dl", {}, rows.map(([label, text]) => [h("dt", {}, label), h("dd", { dataset: { key: label } }, text)])));
 }
 function unscoredNote(run, report) {
 	if (run.kind === "import") return null;
@@ -1668,7 +1749,7 @@ async function runView(route, ui) {
 	if (tab === "charts") return chartsTab(ui, run, report, body);
 	const going = (p.queued || 0) + (p.running || 0) > 0;
 	const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
-	put(body, ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))), retriesNote(report), unscoredNote(run, report), h("p", {}, h("a", {
+	put(body, specNote(run, report), ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d), tagTable(ui, run, d))), retriesNote(report), unscoredNote(run, report), h("p", {}, h("a", {
 		class: "button",
 		href: ui.link("compare", "", { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : "" })
 	}, "Compare with…")), going ? h("p", {
@@ -1737,9 +1818,10 @@ async function chartsTab(ui, run, report, body) {
 			id: a.id,
 			label: `${a.task_name} #${a.repetition}.${a.number} (${verdictOf(a)})`
 		};
-		(walls[a.harness_name] ||= []).push({
+		const wall = ranWallTime(a);
+		if (wall !== null) (walls[a.harness_name] ||= []).push({
 			...point,
-			value: wallTime(a)
+			value: wall
 		});
 		(events[a.harness_name] ||= []).push({
 			...point,
@@ -1762,7 +1844,10 @@ async function chartsTab(ui, run, report, body) {
 		id: p.id,
 		params: {}
 	});
-	put(body, more ? h("p", { class: "muted" }, `Charts below use the first ${formatNumber(attempts.length)} attempts.`) : null, h("h2", {}, "Pass rate per harness (0/1 tasks, 95% Wilson interval)"), rates.length ? intervalBars(rates, "pass rate per harness") : h("p", { class: "muted" }, "No 0/1 tasks graded."), h("h2", {}, "Reward distribution"), Object.keys(bins).length ? histogramChart(bins, "reward distribution", (v) => v.toFixed(1)) : h("p", { class: "muted" }, "No scored attempts."), h("h2", {}, "Wall time per attempt"), stripChart(walls, "wall time per attempt", formatSeconds, pick), h("h2", {}, "Cost per attempt"), Object.keys(costs).length ? stripChart(costs, "cost per attempt (USD)", (v) => `$${v.toFixed(v < .1 ? 4 : 2)}`, pick) : h("p", {
+	put(body, more ? h("p", { class: "muted" }, `Charts below use the first ${formatNumber(attempts.length)} attempts.`) : null, h("h2", {}, "Pass rate per harness (0/1 tasks, 95% Wilson interval)"), rates.length ? intervalBars(rates, "pass rate per harness") : h("p", { class: "muted" }, "No 0/1 tasks graded."), h("h2", {}, "Reward distribution"), Object.keys(bins).length ? histogramChart(bins, "reward distribution", (v) => v.toFixed(1)) : h("p", { class: "muted" }, "No scored attempts."), h("h2", {}, "Wall time per attempt"), Object.keys(walls).length ? stripChart(walls, "wall time per attempt", formatSeconds, pick) : h("p", {
+		class: "muted",
+		id: "no-wall"
+	}, "No attempt of this run ran to a result (cancelled or lost attempts have no wall time)."), h("h2", {}, "Cost per attempt"), Object.keys(costs).length ? stripChart(costs, "cost per attempt (USD)", (v) => `$${v.toFixed(v < .1 ? 4 : 2)}`, pick) : h("p", {
 		class: "muted",
 		id: "no-cost"
 	}, "No attempt of this run recorded usage events with a cost."), h("h2", {}, "Events per attempt"), stripChart(events, "events per attempt", (v) => formatNumber(Math.round(v)), pick));
@@ -1827,7 +1912,8 @@ function attemptsTab(route, ui, run, body) {
 			harness: params.harness,
 			verdict: params.verdict,
 			cell: params.cell,
-			task: params.task
+			task: params.task,
+			tag: params.tag
 		})}`);
 		if (mine !== generation) return;
 		attempts = attempts.concat(page.attempts);
@@ -1845,7 +1931,11 @@ function attemptsTab(route, ui, run, body) {
 		harnessSelect.value = params.harness || "";
 		verdictSelect.value = params.verdict || "";
 		const cell = run.cells.find((c) => c.id === params.cell);
-		put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : "", params.task ? `task ${params.task.slice(7, 19)}` : ""].filter(Boolean).map((t) => h("span", { class: "tag" }, t)), params.cell || params.task ? h("a", { href: ui.link("run", run.id, { tab: "attempts" }) }, " all attempts") : "");
+		put(scope, ...[
+			cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : "",
+			params.task ? `task ${params.task.slice(7, 19)}` : "",
+			params.tag ? `tag ${params.tag}` : ""
+		].filter(Boolean).map((t) => h("span", { class: "tag" }, t)), params.cell || params.task || params.tag ? h("a", { href: ui.link("run", run.id, { tab: "attempts" }) }, " all attempts") : "");
 		list.set([]);
 		return more();
 	}

@@ -39,6 +39,23 @@ test('runs -> report -> compare -> criterion table -> attempt, URL state survive
     const runId = page.url().match(/#\/runs\/(r-[0-9a-z]+)/)[1];
     assert.ok(await page.locator('table.report tr.baseline').count() >= 1);
     assert.ok(await page.locator('table.report td.best').count() >= 1);
+    // vs baseline in the CLI report's words and unit: points of pass rate
+    assert.equal(await page.locator('table.report tr:not(.baseline) td.vs-baseline div').first().innerText(), '-100.0 pts on 7 tasks');
+    // the resolved spec, and the pass rate per task tag linking to the tag's attempts
+    await page.locator('#spec summary').click();
+    assert.equal(await page.locator('#spec dd[data-key="Sandbox"]').innerText(), 'host');
+    assert.equal(await page.locator('#spec dd[data-key="Require"]').innerText(), 'nothing');
+    assert.match(await page.locator('#spec dd[data-key="Scope"]').innerText(), /^full datasets \(hemra-offline: \d+ tasks\)$/);
+    assert.match(await page.locator('#spec dd[data-key="Timeout"]').innerText(), /agent timeout/);
+    const tagRow = page.locator('table.tag-table tr.tag-row', { has: page.locator('th', { hasText: /^binary-reward$/ }) });
+    assert.deepEqual((await tagRow.locator('td').allInnerTexts()).slice(1), ['7/7 (100.0%)', '0/7 (0.0%)']);
+    await tagRow.locator('a.tag-link').nth(1).click();
+    await page.waitForFunction(() => location.hash.includes('tag=binary-reward'));
+    await page.waitForSelector('.attempt-row');
+    assert.match(await page.locator('#attempts-status').innerText(), /^7 attempts$/);
+    assert.equal(await page.locator('.attempt-row[data-verdict="failed"]').count(), 7);
+    await page.goBack();
+    await page.waitForSelector('table.report');
 
     // charts: pass rate with its interval, reward distribution, wall time and events per attempt
     await page.locator('nav.tabs a', { hasText: 'charts' }).click();
@@ -86,6 +103,14 @@ test('runs -> report -> compare -> criterion table -> attempt, URL state survive
     assert.ok(await page.locator('table.criteria td.heat-10').count() >= 1);
     assert.ok(await page.locator('table.criteria td.heat-0').count() >= 1);
     assert.match(await page.locator('table.criteria td .note').first().innerText(), /^n=\d+ · \d\d-\d\d/);
+    // efficiency rows beside wall time: tokens and the error rate (lower is better, never heat-shaded)
+    const criteria = await page.locator('table.criteria tbody th').allInnerTexts();
+    for (const name of ['Wall time per attempt', 'Tokens per attempt', 'Error rate']) {
+      assert.ok(criteria.some((c) => c.startsWith(name)), `${name} not in ${criteria.join(' | ')}`);
+    }
+    const errorRow = page.locator('table.criteria tr', { has: page.locator('th', { hasText: 'Error rate' }) });
+    assert.deepEqual(await errorRow.locator('a.crit-link').allInnerTexts(), ['0.0%', '0.0%']);
+    assert.equal(await errorRow.locator('td[class*="heat-"]').count(), 0);
     await page.screenshot({ path: join(SHOTS, 'dashboard-criteria.png'), fullPage: true });
     const nopColumn = heads.indexOf('nop');
     const cell = page.locator('table.criteria tr.task-row').first().locator('td').nth(nopColumn - 1).locator('a.crit-link');
