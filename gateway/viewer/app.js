@@ -736,6 +736,170 @@ function provenance(run) {
 		id: "provenance"
 	}, text) : null;
 }
+// src/lib/attemptlist.js
+var SERVER_FILTERS = [
+	"harness",
+	"verdict",
+	"cell",
+	"task",
+	"tag"
+];
+var LIST_PARAMS = [
+	...SERVER_FILTERS,
+	"q",
+	"sort"
+];
+var VERDICT_ORDER = [
+	"passed",
+	"failed",
+	"errored",
+	"cancelled",
+	"queued",
+	"leased",
+	"running"
+];
+var SORTS = {
+	outcome: (a) => `${String(VERDICT_ORDER.indexOf(verdictOf(a)) + 1).padStart(2, "0")} ${a.outcome || a.state || ""}`,
+	duration: (a) => ranWallTime(a),
+	tokens: (a) => a.usage && a.usage.usage_events ? Number(a.usage.input_tokens || 0) + Number(a.usage.output_tokens || 0) : null,
+	cost: (a) => a.usage && a.usage.usage_events ? Number(a.usage.cost_usd || 0) : null,
+	errors: (a) => (a.error ? 1 : 0) + (verdictOf(a) === "errored" ? 1 : 0)
+};
+function haystack(a) {
+	return [
+		a.id,
+		a.task_name,
+		a.harness_name,
+		a.model,
+		verdictOf(a),
+		a.outcome,
+		a.error,
+		`#${a.repetition}.${a.number}`
+	].filter(Boolean).join("\n").toLowerCase();
+}
+function compare(x, y) {
+	if (x === y) return 0;
+	if (x === null || x === void 0) return 1;
+	if (y === null || y === void 0) return -1;
+	return x < y ? -1 : 1;
+}
+function arrange(attempts, { q = "", sort = "" } = {}) {
+	const words = q.toLowerCase().split(/\s+/).filter(Boolean);
+	let shown = words.length ? attempts.filter((a) => {
+		const text = haystack(a);
+		return words.every((w) => text.includes(w));
+	}) : attempts.slice();
+	const desc = sort.startsWith("-");
+	const key = SORTS[sort.replace(/^-/, "")];
+	if (key) {
+		const keyed = shown.map((a) => [key(a), a]);
+		keyed.sort(([x, a], [y, b]) => {
+			const nulls = (x === null || x === void 0) - (y === null || y === void 0);
+			if (nulls) return nulls;
+			return (desc ? compare(y, x) : compare(x, y)) || compare(a.id, b.id);
+		});
+		shown = keyed.map(([, a]) => a);
+	}
+	return shown;
+}
+function listParams(params) {
+	return Object.fromEntries(LIST_PARAMS.filter((k) => params[k]).map((k) => [k, params[k]]));
+}
+function encodeList(runId, params) {
+	return new URLSearchParams({
+		run: runId,
+		...listParams(params)
+	}).toString();
+}
+function decodeList(text) {
+	const all = Object.fromEntries(new URLSearchParams(text || ""));
+	return {
+		run: all.run || "",
+		params: listParams(all)
+	};
+}
+function neighbours(list, id) {
+	const index = list.findIndex((a) => a.id === id);
+	if (index < 0) return {
+		index,
+		prev: null,
+		next: null
+	};
+	return {
+		index,
+		prev: list[index - 1] || null,
+		next: list[index + 1] || null
+	};
+}
+// src/views/lists.js
+var LIST_CAP = 5e3;
+var read = /* @__PURE__ */ new Map();
+async function readAll(runId, params) {
+	let attempts = [];
+	let token = "";
+	do {
+		const page = await api(`/api/runs/${encodeURIComponent(runId)}/attempts?${q({
+			page_size: 1e3,
+			page_token: token,
+			...Object.fromEntries(SERVER_FILTERS.map((k) => [k, params[k]]))
+		})}`);
+		attempts = attempts.concat(page.attempts);
+		token = page.next_page_token;
+	} while (token && attempts.length < 5e3);
+	return {
+		attempts,
+		more: Boolean(token)
+	};
+}
+async function loadList(runId, params, fresh = false) {
+	const key = JSON.stringify([runId, ...SERVER_FILTERS.map((k) => params[k] || "")]);
+	if (fresh || !read.has(key)) {
+		read.set(key, readAll(runId, params).catch((err) => {
+			read.delete(key);
+			throw err;
+		}));
+		if (read.size > 8) read.delete(read.keys().next().value);
+	}
+	const { attempts, more } = await read.get(key);
+	return {
+		attempts: arrange(attempts, params),
+		more,
+		read: attempts.length
+	};
+}
+function listNav(ui, route, attempt) {
+	const el = h("nav", {
+		class: "list-nav",
+		id: "list-nav",
+		"aria-label": "attempts of the list"
+	});
+	const text = route.params.list;
+	if (!text) return el;
+	const { run, params } = decodeList(text);
+	const back = ui.link("run", run, {
+		tab: "attempts",
+		...params
+	});
+	const step = (a, label, rel) => a ? h("a", {
+		class: `button ${rel}`,
+		rel,
+		href: ui.link("attempt", a.id, { list: text })
+	}, label) : h("span", {
+		class: `button disabled ${rel}`,
+		"aria-disabled": "true"
+	}, label);
+	loadList(run, params).then(({ attempts, more }) => {
+		const { index, prev, next } = neighbours(attempts, attempt.id);
+		put(el, step(prev, "‹ Prev", "prev"), h("span", { class: "position" }, index < 0 ? "not in the list" : `${formatNumber(index + 1)} of ${formatNumber(attempts.length)}${more ? "+" : ""}`), step(next, "Next ›", "next"), back ? h("a", {
+			class: "back",
+			href: back
+		}, "the list") : null);
+	}).catch(() => put(el, back ? h("a", {
+		class: "back",
+		href: back
+	}, "the list") : null));
+	return el;
+}
 // src/views/attempt.js
 var EVENT_PAGE = 1e3;
 var FILTER_FILL = 40;
@@ -795,7 +959,7 @@ async function attemptView(route, ui) {
 		judged.show(route);
 		detail.show(params.event ? Number(params.event) : null, trace.events);
 	}
-	ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
+	ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
 	apply(route);
 	await more();
 	bar.show(filter, params, trace.events);
@@ -1870,11 +2034,32 @@ function attemptsTab(route, ui, run, body) {
 		"cancelled",
 		"unfinished"
 	].map((v) => h("option", { value: v }, v || "any verdict")));
+	const search = h("input", {
+		type: "search",
+		id: "attempt-search",
+		"aria-label": "search attempts",
+		placeholder: "search: task, harness, outcome, error, ID"
+	});
+	const sortSelect = h("select", {
+		id: "attempt-sort",
+		"aria-label": "sort"
+	}, [
+		["", "ID order"],
+		["outcome", "outcome"],
+		["-duration", "longest first"],
+		["duration", "shortest first"],
+		["-tokens", "most tokens"],
+		["tokens", "fewest tokens"],
+		["-cost", "most costly"],
+		["cost", "least costly"],
+		["-errors", "errors first"]
+	].map(([v, t]) => h("option", { value: v }, t)));
 	const status = h("div", {
 		class: "status-line",
 		id: "attempts-status"
 	});
 	const scope = h("div", { class: "scope" });
+	const open = (a) => ui.link("attempt", a.id, { list: encodeList(run.id, params) });
 	let attempts = [];
 	let token = "";
 	let done = false;
@@ -1886,15 +2071,13 @@ function attemptsTab(route, ui, run, body) {
 			verdict: verdictOf(a)
 		} }, h("span", {}, h("a", {
 			class: "attempt-link",
-			href: ui.link("attempt", a.id),
+			href: open(a),
 			dataset: { verdict: verdictOf(a) }
-		}, a.id)), h("span", {}, a.harness_name), h("span", { title: a.task_name }, a.task_name), h("span", {}, `#${a.repetition}.${a.number}`), h("span", {}, verdictTag(a)), h("span", {}, formatSeconds(wallTime(a))), h("span", {}, rewardsText(a.score && a.score.rewards)), h("span", { class: "num" }, formatNumber(Number(a.event_count))), h("span", {}, a.outcome || a.state)),
+		}, a.id)), h("span", {}, a.harness_name), h("span", { title: a.task_name }, a.task_name), h("span", {}, `#${a.repetition}.${a.number}`), h("span", {}, verdictTag(a)), h("span", {}, formatSeconds(wallTime(a))), h("span", {}, rewardsText(a.score && a.score.rewards)), h("span", { class: "num" }, formatNumber(Number(a.event_count))), h("span", { class: "num" }, a.usage && a.usage.usage_events ? formatNumber(Number(a.usage.input_tokens || 0) + Number(a.usage.output_tokens || 0)) : "–"), h("span", { class: "num" }, a.usage && a.usage.usage_events ? formatCost(a.usage.cost_usd || 0) : "–"), h("span", {}, a.outcome || a.state)),
 		onNeedMore: () => more(),
-		onClick: (a) => ui.go({
-			view: "attempt",
-			id: a.id,
-			params: {}
-		})
+		onClick: (a) => {
+			location.hash = open(a);
+		}
 	});
 	let loading = null;
 	function more() {
@@ -1906,6 +2089,14 @@ function attemptsTab(route, ui, run, body) {
 	async function load() {
 		if (done) return;
 		const mine = generation;
+		if (params.q || params.sort) {
+			const found = await loadList(run.id, params, true);
+			if (mine !== generation) return;
+			done = true;
+			list.set(found.attempts);
+			status.textContent = `${formatNumber(found.attempts.length)} of ${formatNumber(found.read)}${found.more ? ` (the first ${formatNumber(LIST_CAP)})` : ""} attempts`;
+			return;
+		}
 		const page = await api(`/api/runs/${run.id}/attempts?${q({
 			page_size: ATTEMPT_PAGE,
 			page_token: token,
@@ -1930,12 +2121,14 @@ function attemptsTab(route, ui, run, body) {
 		loading = null;
 		harnessSelect.value = params.harness || "";
 		verdictSelect.value = params.verdict || "";
+		sortSelect.value = params.sort || "";
+		if (document.activeElement !== search) search.value = params.q || "";
 		const cell = run.cells.find((c) => c.id === params.cell);
 		put(scope, ...[
 			cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : "",
 			params.task ? `task ${params.task.slice(7, 19)}` : "",
 			params.tag ? `tag ${params.tag}` : ""
-		].filter(Boolean).map((t) => h("span", { class: "tag" }, t)), params.cell || params.task || params.tag ? h("a", { href: ui.link("run", run.id, { tab: "attempts" }) }, " all attempts") : "");
+		].filter(Boolean).map((t) => h("span", { class: "tag" }, t)), params.cell || params.task || params.tag || params.q ? h("a", { href: ui.link("run", run.id, { tab: "attempts" }) }, " all attempts") : "");
 		list.set([]);
 		return more();
 	}
@@ -1945,7 +2138,13 @@ function attemptsTab(route, ui, run, body) {
 	}), true);
 	harnessSelect.addEventListener("change", change);
 	verdictSelect.addEventListener("change", change);
-	put(body, h("div", { class: "toolbar" }, harnessSelect, verdictSelect, scope, status), h("div", { class: "attempt-head" }, ...[
+	sortSelect.addEventListener("change", () => ui.go(withParams(route, { sort: sortSelect.value }), true));
+	let typing = null;
+	search.addEventListener("input", () => {
+		clearTimeout(typing);
+		typing = setTimeout(() => ui.go(withParams(route, { q: search.value.trim() }), true), 250);
+	});
+	put(body, h("div", { class: "toolbar" }, search, harnessSelect, verdictSelect, sortSelect, scope, status), h("div", { class: "attempt-head" }, ...[
 		"Attempt",
 		"Harness",
 		"Task",
@@ -1954,6 +2153,8 @@ function attemptsTab(route, ui, run, body) {
 		"Wall",
 		"Rewards",
 		"Events",
+		"Tokens",
+		"Cost",
 		"Outcome"
 	].map((t) => h("span", {}, t))), list.el);
 	return reset().then(() => ({ update(next) {

@@ -54,7 +54,44 @@ test('runs -> report -> compare -> criterion table -> attempt, URL state survive
     await page.waitForSelector('.attempt-row');
     assert.match(await page.locator('#attempts-status').innerText(), /^7 attempts$/);
     assert.equal(await page.locator('.attempt-row[data-verdict="failed"]').count(), 7);
-    await page.goBack();
+
+    // attempts: sorted and searched in the URL, then Prev / Next through that list
+    const seconds = (t) => (t.endsWith('ms') ? Number(t.slice(0, -2)) / 1000 : Number(t.replace(/s$/, '')));
+    await page.selectOption('#attempt-sort', '-duration');
+    await page.waitForFunction(() => location.hash.includes('sort=-duration'));
+    await page.waitForFunction(() => /^7 of 7 attempts$/.test(document.querySelector('#attempts-status').textContent));
+    const walls = (await page.locator('.attempt-row span:nth-child(6)').allInnerTexts()).map(seconds);
+    assert.deepEqual(walls, [...walls].sort((x, y) => y - x));
+    await page.fill('#attempt-search', 'text-stats');
+    await page.waitForFunction(() => location.hash.includes('q=text-stats'));
+    await page.waitForFunction(() => /^1 of 7 attempts$/.test(document.querySelector('#attempts-status').textContent));
+    assert.match(await page.locator('.attempt-row').first().innerText(), /text-stats/);
+    await reloadKeeps(page, '.attempt-row');
+    assert.equal(await page.inputValue('#attempt-search'), 'text-stats');
+    assert.equal(await page.inputValue('#attempt-sort'), '-duration');
+    await page.fill('#attempt-search', '');
+    await page.waitForFunction(() => !location.hash.includes('q='));
+    await page.waitForFunction(() => /^7 of 7 attempts$/.test(document.querySelector('#attempts-status').textContent));
+    const order = await page.locator('.attempt-row a.attempt-link').allInnerTexts();
+    await page.locator('.attempt-row a.attempt-link').nth(1).click();
+    await page.waitForSelector('#list-nav .position');
+    assert.equal(await page.locator('#list-nav .position').innerText(), '2 of 7');
+    await page.locator('#list-nav a.next').click();
+    await page.waitForFunction((id) => location.hash.startsWith(`#/attempts/${id}?`), order[2]);
+    // the new attempt's page replaces the old one once its attempt is read: wait for its position
+    await page.waitForFunction(() => document.querySelector('#list-nav .position')?.textContent === '3 of 7');
+    assert.match(page.url(), /list=.*sort%3D-duration/);
+    await page.locator('#list-nav a.prev').click();
+    await page.waitForFunction((id) => location.hash.startsWith(`#/attempts/${id}?`), order[1]);
+    await page.waitForFunction(() => document.querySelector('#list-nav .position')?.textContent === '2 of 7');
+    await page.locator('#list-nav a.prev').click();
+    await page.waitForFunction((id) => location.hash.startsWith(`#/attempts/${id}?`), order[0]);
+    await page.waitForFunction(() => document.querySelector('#list-nav .position')?.textContent === '1 of 7');
+    assert.equal(await page.locator('#list-nav span.prev[aria-disabled="true"]').count(), 1);
+    await page.locator('#list-nav a.back').click();
+    await page.waitForSelector('.attempt-row');
+    assert.equal(await page.inputValue('#attempt-sort'), '-duration');
+    await page.goto(`${URL_}/#/runs/${runId}`);
     await page.waitForSelector('table.report');
 
     // charts: pass rate with its interval, reward distribution, wall time and events per attempt

@@ -9,6 +9,7 @@ import { JUDGMENT_FILTERS, filterJudgments, judgmentCounts, judgmentFilter, judg
 import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType } from '../lib/trace.js';
 import { buildRoute, withParams } from '../lib/route.js';
 import { problem } from './common.js';
+import { listNav } from './lists.js';
 
 const EVENT_PAGE = 1000;
 // While a filter is on, pages are read on until this many events match (or MAX_AUTO_PAGES).
@@ -64,7 +65,7 @@ export async function attemptView(route, ui) {
     detail.show(params.event ? Number(params.event) : null, trace.events);
   }
 
-  ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el,
+  ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el,
     status, layout);
   apply(route);
   await more();

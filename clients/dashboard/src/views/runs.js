@@ -1,11 +1,13 @@
 // Runs and imports, and one run: progress, its report, charts and its attempts.
-import { formatNumber, formatPercent, formatSeconds, ranWallTime, rewardsText, verdictOf, wallTime } from '../format.js';
+import { formatCost, formatNumber, formatPercent, formatSeconds, ranWallTime, rewardsText, verdictOf, wallTime } from '../format.js';
 import { histogramChart, intervalBars, stripChart } from '../charts.js';
 import { api, card, h, put, q, table, verdictTag, virtualList } from '../dom.js';
 import { sidesOf, withParams } from '../lib/route.js';
 import { attemptsTaken, repairCommands, unscoredRows } from '../lib/repairs.js';
 import { retriedRows, retryLines } from '../lib/retries.js';
+import { encodeList } from '../lib/attemptlist.js';
 import { specRows } from '../lib/spec.js';
+import { loadList, LIST_CAP } from './lists.js';
 import { heatClass, histogram, rewardValues, versusLines, wilson } from '../lib/stats.js';
 import { anchor, empty, problem, provenance, when } from './common.js';
 
@@ -273,8 +275,16 @@ function attemptsTab(route, ui, run, body) {
     [...new Set(run.cells.map((c) => c.harness_name))].map((n) => h('option', { value: n }, n)));
   const verdictSelect = h('select', { id: 'attempt-verdict', 'aria-label': 'verdict' },
     ['', 'passed', 'failed', 'errored', 'cancelled', 'unfinished'].map((v) => h('option', { value: v }, v || 'any verdict')));
+  const search = h('input', { type: 'search', id: 'attempt-search', 'aria-label': 'search attempts',
+    placeholder: 'search: task, harness, outcome, error, ID' });
+  const sortSelect = h('select', { id: 'attempt-sort', 'aria-label': 'sort' },
+    [['', 'ID order'], ['outcome', 'outcome'], ['-duration', 'longest first'], ['duration', 'shortest first'],
+      ['-tokens', 'most tokens'], ['tokens', 'fewest tokens'], ['-cost', 'most costly'], ['cost', 'least costly'],
+      ['-errors', 'errors first']].map(([v, t]) => h('option', { value: v }, t)));
   const status = h('div', { class: 'status-line', id: 'attempts-status' });
   const scope = h('div', { class: 'scope' });
+  // Each attempt opens with its list in the URL, for Prev / Next on its page.
+  const open = (a) => ui.link('attempt', a.id, { list: encodeList(run.id, params) });
   let attempts = [];
   let token = '';
   let done = false;
@@ -282,13 +292,16 @@ function attemptsTab(route, ui, run, body) {
   const list = virtualList({
     rowClass: 'attempt-row',
     renderRow: (a) => h('div', { dataset: { key: a.id, verdict: verdictOf(a) } },
-      h('span', {}, h('a', { class: 'attempt-link', href: ui.link('attempt', a.id), dataset: { verdict: verdictOf(a) } }, a.id)),
+      h('span', {}, h('a', { class: 'attempt-link', href: open(a), dataset: { verdict: verdictOf(a) } }, a.id)),
       h('span', {}, a.harness_name), h('span', { title: a.task_name }, a.task_name),
       h('span', {}, `#${a.repetition}.${a.number}`), h('span', {}, verdictTag(a)),
       h('span', {}, formatSeconds(wallTime(a))), h('span', {}, rewardsText(a.score && a.score.rewards)),
-      h('span', { class: 'num' }, formatNumber(Number(a.event_count))), h('span', {}, a.outcome || a.state)),
+      h('span', { class: 'num' }, formatNumber(Number(a.event_count))),
+      h('span', { class: 'num' }, a.usage && a.usage.usage_events ? formatNumber(Number(a.usage.input_tokens || 0) + Number(a.usage.output_tokens || 0)) : '–'),
+      h('span', { class: 'num' }, a.usage && a.usage.usage_events ? formatCost(a.usage.cost_usd || 0) : '–'),
+      h('span', {}, a.outcome || a.state)),
     onNeedMore: () => more(),
-    onClick: (a) => ui.go({ view: 'attempt', id: a.id, params: {} }),
+    onClick: (a) => { location.hash = open(a); },
   });
   // Not oneAtATime: reset() drops a load in flight (its page belongs to the old filters).
   let loading = null;
@@ -299,6 +312,15 @@ function attemptsTab(route, ui, run, body) {
   async function load() {
     if (done) return;
     const mine = generation;
+    if (params.q || params.sort) {
+      // Searched or sorted: the whole list (up to LIST_CAP) is read, then arranged here.
+      const found = await loadList(run.id, params, true);
+      if (mine !== generation) return;
+      done = true;
+      list.set(found.attempts);
+      status.textContent = `${formatNumber(found.attempts.length)} of ${formatNumber(found.read)}${found.more ? ` (the first ${formatNumber(LIST_CAP)})` : ''} attempts`;
+      return;
+    }
     const page = await api(`/api/runs/${run.id}/attempts?${q({ page_size: ATTEMPT_PAGE, page_token: token, harness: params.harness,
       verdict: params.verdict, cell: params.cell, task: params.task, tag: params.tag })}`);
     if (mine !== generation) return;
@@ -316,19 +338,27 @@ function attemptsTab(route, ui, run, body) {
     loading = null;
     harnessSelect.value = params.harness || '';
     verdictSelect.value = params.verdict || '';
+    sortSelect.value = params.sort || '';
+    if (document.activeElement !== search) search.value = params.q || '';
     const cell = run.cells.find((c) => c.id === params.cell);
     put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : '', params.task ? `task ${params.task.slice(7, 19)}` : '',
       params.tag ? `tag ${params.tag}` : '']
       .filter(Boolean).map((t) => h('span', { class: 'tag' }, t)),
-    params.cell || params.task || params.tag ? h('a', { href: ui.link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
+    params.cell || params.task || params.tag || params.q ? h('a', { href: ui.link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
     list.set([]);
     return more();
   }
   const change = () => ui.go(withParams(route, { harness: harnessSelect.value, verdict: verdictSelect.value }), true);
   harnessSelect.addEventListener('change', change);
   verdictSelect.addEventListener('change', change);
-  put(body, h('div', { class: 'toolbar' }, harnessSelect, verdictSelect, scope, status),
-    h('div', { class: 'attempt-head' }, ...['Attempt', 'Harness', 'Task', 'Try', 'Verdict', 'Wall', 'Rewards', 'Events', 'Outcome'].map((t) => h('span', {}, t))),
+  sortSelect.addEventListener('change', () => ui.go(withParams(route, { sort: sortSelect.value }), true));
+  let typing = null;
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => ui.go(withParams(route, { q: search.value.trim() }), true), 250);
+  });
+  put(body, h('div', { class: 'toolbar' }, search, harnessSelect, verdictSelect, sortSelect, scope, status),
+    h('div', { class: 'attempt-head' }, ...['Attempt', 'Harness', 'Task', 'Try', 'Verdict', 'Wall', 'Rewards', 'Events', 'Tokens', 'Cost', 'Outcome'].map((t) => h('span', {}, t))),
     list.el);
   return reset().then(() => ({
     update(next) {
