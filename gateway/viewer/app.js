@@ -1,3 +1,4 @@
+const __vite__mapDeps=(i,m=__vite__mapDeps,d=(m.f||(m.f=["./katex.css"])))=>i.map(i=>d[i]);
 // Built from clients/dashboard (src/viewer.js) by `make viewer`: edit the sources, not this file.
 function formatSeconds(s) {
 	if (s === null || s === void 0 || Number.isNaN(s)) return "–";
@@ -454,7 +455,7 @@ function table(head, rows, attrs = {}) {
 function virtualList({ rowClass, rowHeight = 26, renderRow, onNeedMore, onClick }) {
 	const spacer = h("div", { class: "spacer" });
 	const box = h("div", {
-		class: "vlist",
+		class: "virtual-list",
 		tabindex: "0"
 	}, spacer);
 	let items = [];
@@ -736,6 +737,225 @@ function provenance(run) {
 		id: "provenance"
 	}, text) : null;
 }
+// src/lib/math.js
+var DELIMITERS = [
+	[
+		"$$",
+		"$$",
+		true
+	],
+	[
+		"\\[",
+		"\\]",
+		true
+	],
+	[
+		"\\(",
+		"\\)",
+		false
+	],
+	[
+		"$",
+		"$",
+		false
+	]
+];
+function splitMath(text) {
+	const parts = [];
+	let plain = "";
+	let i = 0;
+	while (i < text.length) {
+		if (text[i] === "\\" && text[i + 1] === "$") {
+			plain += "\\$";
+			i += 2;
+			continue;
+		}
+		const found = DELIMITERS.map(([open, close, display]) => text.startsWith(open, i) && closing(text, i, open, close, display)).find(Boolean);
+		if (!found) {
+			plain += text[i++];
+			continue;
+		}
+		if (plain) parts.push({ text: plain });
+		plain = "";
+		parts.push(found);
+		i += found.source.length;
+	}
+	if (plain) parts.push({ text: plain });
+	return parts;
+}
+function closing(text, start, open, close, display) {
+	const from = start + open.length;
+	let end = text.indexOf(close, from);
+	if (open === "$") {
+		if (!text[from] || /\s/.test(text[from])) return null;
+		while (end >= 0 && (text[end - 1] === "\\" || /\s/.test(text[end - 1]) || /\d/.test(text[end + 1] || ""))) end = text.indexOf(close, end + 1);
+		if (end >= 0 && text.slice(from, end).includes("\n")) return null;
+	}
+	if (end < 0 || end === from) return null;
+	return {
+		math: text.slice(from, end).trim(),
+		display,
+		source: text.slice(start, end + close.length)
+	};
+}
+// \0vite/preload-helper.js
+var scriptRel = /* @__PURE__ */ (function detectScriptRel() {
+	const relList = typeof document !== "undefined" && document.createElement("link").relList;
+	return relList && relList.supports && relList.supports("modulepreload") ? "modulepreload" : "preload";
+})();
+var assetsURL = function(dep, importerUrl) {
+	return new URL(dep, importerUrl).href;
+};
+var seen = {};
+var failedCssLinks = {};
+var isCssPreloadUrl = function isCssPreloadUrl(url) {
+	return url.pathname.endsWith(".css");
+};
+var preloadOnce = function preloadOnce(seen, href, preload) {
+	if (href in seen) return seen[href];
+	const promise = preload();
+	if (!promise) {
+		seen[href] = void 0;
+		return;
+	}
+	const preloadPromise = promise.then(() => {
+		seen[href] = void 0;
+	}, (err) => {
+		delete seen[href];
+		throw err;
+	});
+	seen[href] = preloadPromise;
+	return preloadPromise;
+};
+var __vitePreload = function preload(baseModule, deps, importerUrl) {
+	let promise = Promise.resolve();
+	if (deps && deps.length > 0) {
+		let preloadedHrefs;
+		const cspNonceMeta = document.querySelector("meta[property=csp-nonce]");
+		const cspNonce = cspNonceMeta?.nonce || cspNonceMeta?.getAttribute("nonce");
+		function allSettled(promises) {
+			return Promise.all(promises.map((p) => Promise.resolve(p).then((value) => ({
+				status: "fulfilled",
+				value
+			}), (reason) => ({
+				status: "rejected",
+				reason
+			}))));
+		}
+		function importMetaResolve(specifier) {
+			if (import.meta.resolve) return new URL(import.meta.resolve(specifier));
+			return new URL(
+				specifier,
+				/** #__KEEP__ */
+				import.meta.url
+			);
+		}
+		promise = allSettled(deps.map((depString) => {
+			depString = assetsURL(depString, importerUrl);
+			const dep = importMetaResolve(depString);
+			const isCss = isCssPreloadUrl(dep);
+			return preloadOnce(seen, dep.href, () => {
+				if (preloadedHrefs === void 0) {
+					preloadedHrefs = {
+						all: /* @__PURE__ */ new Set(),
+						styles: /* @__PURE__ */ new Set()
+					};
+					const links = document.getElementsByTagName("link");
+					for (let i = links.length - 1; i >= 0; i--) {
+						const link = links[i];
+						preloadedHrefs.all.add(link.href);
+						if (link.rel === "stylesheet") preloadedHrefs.styles.add(link.href);
+					}
+				}
+				const preloadedHrefSet = isCss ? preloadedHrefs.styles : preloadedHrefs.all;
+				const failedCssLink = isCss ? failedCssLinks[dep.href] : void 0;
+				if (!failedCssLink && preloadedHrefSet.has(dep.href)) return;
+				const link = document.createElement("link");
+				link.rel = isCss ? "stylesheet" : scriptRel;
+				if (!isCss) link.as = "script";
+				link.crossOrigin = "";
+				link.href = dep.href;
+				if (cspNonce) link.setAttribute("nonce", cspNonce);
+				if (failedCssLink) delete failedCssLinks[dep.href];
+				if (failedCssLink?.isConnected) failedCssLink.replaceWith(link);
+				else document.head.appendChild(link);
+				if (isCss) return new Promise((res, rej) => {
+					const handleSettle = (e) => {
+						link.removeEventListener("load", handleSettle);
+						link.removeEventListener("error", handleSettle);
+						if (e.type === "error") {
+							failedCssLinks[dep.href] = link;
+							rej(/* @__PURE__ */ new Error(`Unable to preload CSS for ${dep}`));
+						} else res(e);
+					};
+					link.addEventListener("load", handleSettle);
+					link.addEventListener("error", handleSettle);
+				});
+			});
+		}).filter((p) => p !== void 0));
+	}
+	function handlePreloadError(err) {
+		const e = new Event("vite:preloadError", { cancelable: true });
+		e.payload = err;
+		window.dispatchEvent(e);
+		if (!e.defaultPrevented) throw err;
+	}
+	return promise.then((res) => {
+		for (const item of res || []) {
+			if (item.status !== "rejected") continue;
+			handlePreloadError(item.reason);
+		}
+		return baseModule().catch(handlePreloadError);
+	});
+};
+// src/views/math.js
+var loading = null;
+function katex() {
+	loading ||= Promise.all([__vitePreload(() => import("./katex.js"), [], import.meta.url), __vitePreload(() => Promise.resolve({}), __vite__mapDeps([0]), import.meta.url)]).then(([module]) => module.default);
+	return loading;
+}
+function typeset(render, part) {
+	const el = h("span", {
+		class: part.display ? "math math-display" : "math",
+		title: part.source
+	});
+	try {
+		render(part.math, el, {
+			displayMode: part.display,
+			throwOnError: true,
+			strict: "ignore",
+			trust: false,
+			maxSize: 50,
+			maxExpand: 200
+		});
+		return el;
+	} catch {
+		return part.source;
+	}
+}
+function mathText(text, tag = "div", attrs = {}) {
+	const el = h(tag, attrs, text);
+	const parts = splitMath(String(text ?? ""));
+	if (!parts.some((p) => p.math !== void 0)) return el;
+	katex().then((k) => {
+		put(el, parts.map((p) => p.math === void 0 ? p.text : typeset(k.render, p)));
+		el.classList.add("typeset");
+	}).catch(() => {});
+	return el;
+}
+// src/views/instruction.js
+function instructionPanel(attemptId) {
+	const el = h("details", {
+		class: "instruction",
+		id: "instruction"
+	}, h("summary", {}, "Task instruction"));
+	api(`/api/attempts/${encodeURIComponent(attemptId)}/task`).then((task) => {
+		put(el, h("summary", {}, `Task instruction · ${task.task_name}`, (task.tags || []).length ? h("span", { class: "muted" }, ` · ${task.tags.join(", ")}`) : null), mathText(task.instruction || "(no instruction recorded)", "div", { class: "instruction-text" }));
+	}).catch(() => {
+		el.hidden = true;
+	});
+	return el;
+}
 // src/lib/attemptlist.js
 var SERVER_FILTERS = [
 	"harness",
@@ -959,7 +1179,7 @@ async function attemptView(route, ui) {
 		judged.show(route);
 		detail.show(params.event ? Number(params.event) : null, trace.events);
 	}
-	ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
+	ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), instructionPanel(id), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
 	apply(route);
 	await more();
 	bar.show(filter, params, trace.events);
@@ -1220,7 +1440,7 @@ function eventDetail(ui, id, here) {
 			put(el, h("p", { class: "error-box" }, String(err.message)));
 			return;
 		}
-		const body = h("pre", { class: "payload" }, prettyLines(event.payload));
+		const body = event.type === "message" ? mathText(prettyLines(event.payload), "pre", { class: "payload" }) : h("pre", { class: "payload" }, prettyLines(event.payload));
 		const note = h("p", {
 			class: "muted",
 			id: "shortened-note"

@@ -10,7 +10,7 @@ import { launch } from './chromium.mjs';
 const URL_ = process.env.GATEWAY_URL;
 const SHOTS = process.env.SCREENSHOT_DIR || tmpdir();
 const LABEL = process.env.RUN_LABEL || 'gw';
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 async function reloadKeeps(page, ready) {
   const url = page.url();
@@ -27,6 +27,8 @@ test('runs -> report -> compare -> criterion table -> attempt, URL state survive
     const page = await browser.newPage();
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    // no page here holds mathematics: KaTeX is never fetched
+    page.on('request', (r) => { if (/katex/i.test(r.url())) problems.push(`fetched ${r.url()}`); });
     const response = await page.goto(`${URL_}/`);
     assert.equal(response.status(), 200);
     assert.equal(response.headers()['content-security-policy'], CSP);
