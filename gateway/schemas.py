@@ -148,6 +148,7 @@ def _converter(field: FieldDescriptor):
 
 Run = model_of(pb.Run.DESCRIPTOR)
 Attempt = model_of(pb.Attempt.DESCRIPTOR)
+Task = model_of(pb.Task.DESCRIPTOR)
 Report = model_of(spb.Report.DESCRIPTOR)
 Comparison = model_of(spb.Comparison.DESCRIPTOR)
 DatasetsList = model_of(spb.ListDatasetsResponse.DESCRIPTOR)

@@ -48,7 +48,10 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
             else:
                 render.print_report(console, report)
             return
-        comparison = (await services.store.CompareSides(spb.CompareSidesRequest(a=a, b=b, judge=judge))).comparison
+        # Text prints at most SHOWN names of a per-task list: ask for no more (--json has all).
+        limit = 0 if as_json else SHOWN
+        request = spb.CompareSidesRequest(a=a, b=b, judge=judge, list_limit=limit)
+        comparison = (await services.store.CompareSides(request)).comparison
     if as_json:  # criteria included whenever there are any
         print(render.dumps(render.message_json(comparison, BULK)))
         return
@@ -81,7 +84,12 @@ def print_criteria(c) -> None:
                 f"{100 * x.a_pass_rate:.0f}% / {100 * x.b_pass_rate:.0f}%",
             )
         console.print(table)
-    _listing("criteria not comparable", [f"{x.task_name}: {x.reason}" for x in c.criteria_not_comparable])
+    _listing(
+        c,
+        "criteria not comparable",
+        "criteria_not_comparable",
+        [f"{x.task_name}: {x.reason}" for x in c.criteria_not_comparable],
+    )
 
 
 def print_comparison(c) -> None:
@@ -126,9 +134,9 @@ def print_comparison(c) -> None:
             f"{m.a_pass_b_fail} a pass/b fail, p = {m.p_value:.4g}",
             highlight=False,
         )
-    _listing("flipped to pass (a 0 -> b 1)", c.flipped_to_pass)
-    _listing("flipped to fail (a 1 -> b 0)", c.flipped_to_fail)
-    _listing("not comparable", [f"{x.task_name}: {x.reason}" for x in c.not_comparable])
+    _listing(c, "flipped to pass (a 0 -> b 1)", "flipped_to_pass", c.flipped_to_pass)
+    _listing(c, "flipped to fail (a 1 -> b 0)", "flipped_to_fail", c.flipped_to_fail)
+    _listing(c, "not comparable", "not_comparable", [f"{x.task_name}: {x.reason}" for x in c.not_comparable])
     for flag in c.flags:
         console.print(plain(f"! {flag}", style="yellow"))
 
@@ -139,12 +147,15 @@ def _k(side, k: int) -> str:
     return f"{side.pass_at_k[k]:.3f} / {side.pass_hat_k[k]:.3f}"
 
 
-def _listing(title: str, items) -> None:
+def _listing(c, title: str, field: str, items) -> None:
+    """The first SHOWN entries of a per-task list, which the store cut to those (list_limit)
+    and whose full length it gives in list_lengths."""
     items = list(items)
-    if not items:
+    total = c.list_lengths.get(field, len(items))
+    if not total:
         return
-    console.print(f"{title} ({len(items)}):", highlight=False)
+    console.print(f"{title} ({total}):", highlight=False)
     for item in items[:SHOWN]:
         console.print(plain(f"  {item}"))
-    if len(items) > SHOWN:
-        console.print(f"  ... and {len(items) - SHOWN} more (--json lists all)", highlight=False)
+    if total > SHOWN:
+        console.print(f"  ... and {total - SHOWN} more (--json lists all)", highlight=False)

@@ -210,8 +210,7 @@ def versus(row) -> str:
     paired = row.vs_baseline
     parts = []
     if paired.binary_tasks:
-        delta = 100 * (paired.passed - paired.baseline_passed) / paired.binary_tasks
-        parts.append(f"{delta:+.1f} pts on {paired.binary_tasks} tasks")
+        parts.append(f"{paired.delta_points:+.1f} pts on {paired.binary_tasks} tasks")
     if paired.numeric_tasks:
         parts += [
             f"{clean(k)} {paired.mean_rewards[k] - paired.baseline_mean_rewards.get(k, 0):+.3f}"

@@ -124,6 +124,9 @@ def serve(
             "used, made once); HEMRA_WORKER_TOKEN and HEMRA_ADMIN_TOKEN give the other roles their own.",
         ),
     ] = auth.DEFAULT_TOKEN_ENV,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the served URL in your web browser once it answers.")
+    ] = False,
 ) -> None:
     """Serve the read-only HTTP API and trace viewer, and work the store's queue until stopped.
 
@@ -144,12 +147,32 @@ def serve(
     if (tls_cert is None) != (tls_key is None):
         fail("--tls-cert and --tls-key go together")
     tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert else None
-    _serve(concurrency, store_listen, tls, token_env, listen, ui, expose)
+    _serve(concurrency, store_listen, tls, token_env, listen, ui, expose, open_browser)
+
+
+async def _open_browser(url: str) -> None:
+    """Open `url` with the user's browser (webbrowser: $BROWSER, else the desktop's); off the
+    event loop, since a $BROWSER command is waited for. No browser is a note, not an error."""
+    import webbrowser
+
+    try:
+        opened = await asyncio.to_thread(webbrowser.open, url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        console.print(f"hemra serve: no web browser to open; open {url} yourself", highlight=False)
 
 
 @command
 async def _serve(
-    concurrency: int, store_listen: str, tls, token_env: str, listen: str, ui: Path | None, expose: bool
+    concurrency: int,
+    store_listen: str,
+    tls,
+    token_env: str,
+    listen: str,
+    ui: Path | None,
+    expose: bool,
+    open_browser: bool = False,
 ) -> None:
     configure_logging()
     try:
@@ -173,6 +196,8 @@ async def _serve(
             f"{' (no authentication: anyone who can reach it can read the store)' if expose else ''}",
             highlight=False,
         )
+        if open_browser:
+            await _open_browser(url_of(web))
         if concurrency == 0:
             console.print(f"hemra serve: serving only (concurrency 0); {where}", highlight=False)
             await _until_stop_signal()

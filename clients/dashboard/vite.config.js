@@ -6,6 +6,17 @@
 // script or style, and no CDN.
 import { defineConfig } from 'vite';
 
+// KaTeX's stylesheet names each font three times (woff2, woff, ttf); every browser the
+// dashboard supports reads woff2, so only those are bundled (and committed in gateway/viewer).
+const woff2Only = {
+  name: 'katex-woff2-only',
+  enforce: 'pre',
+  transform(code, id) {
+    if (!/katex(\.min)?\.css$/.test(id)) return null;
+    return code.replace(/,\s*url\([^)]+\.(woff|ttf)\)\s*format\("(woff|truetype)"\)/g, '');
+  },
+};
+
 const plainFiles = {
   // No inline module-preload polyfill, no inlined assets: everything is a file of its own.
   modulePreload: { polyfill: false },
@@ -15,6 +26,7 @@ const plainFiles = {
 
 const dashboard = {
   base: '/',
+  plugins: [woff2Only],
   build: { ...plainFiles, outDir: 'dist', emptyOutDir: true },
   server: {
     // `npm run dev` forwards the API to a `hemra serve` on its default address.
@@ -28,6 +40,7 @@ const viewer = {
   root: 'viewer',
   base: './',
   publicDir: '../public',
+  plugins: [woff2Only],
   build: {
     ...plainFiles,
     outDir: '../dist/viewer',
@@ -36,7 +49,11 @@ const viewer = {
     rolldownOptions: {
       output: {
         entryFileNames: 'app.js',
-        assetFileNames: 'app[extname]',
+        // KaTeX (loaded only on pages with math) is a chunk of its own, its stylesheet and
+        // fonts files beside it, in the one folder (package data is viewer/*): fixed names
+        // too, so the committed copy changes only with them.
+        chunkFileNames: '[name].js',
+        assetFileNames: (asset) => ((asset.names || []).some((n) => /^(viewer|index|app)\.css$/.test(n)) ? 'app[extname]' : '[name][extname]'),
         postBanner: '// Built from clients/dashboard (src/viewer.js) by `make viewer`: edit the sources, not this file.',
       },
     },

@@ -9,7 +9,17 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from gateway.deps import AttemptId, StoreDep
-from gateway.schemas import PREVIEW_CHARS, Attempt, Event, EventsPage, JSONResponse, event_json, seconds_of, to_json
+from gateway.schemas import (
+    PREVIEW_CHARS,
+    Attempt,
+    Event,
+    EventsPage,
+    JSONResponse,
+    Task,
+    event_json,
+    seconds_of,
+    to_json,
+)
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 
@@ -33,6 +43,14 @@ async def _attempt(store, attempt: str):
 @router.get("/{attempt}", response_model=Attempt)
 async def get_attempt(store: StoreDep, attempt: AttemptId):
     return JSONResponse(to_json(await _attempt(store, attempt)))
+
+
+@router.get("/{attempt}/task", response_model=Task)
+async def get_attempt_task(store: StoreDep, attempt: AttemptId):
+    """The task the attempt worked, as pinned: its name, instruction, tags, timeouts and files
+    (paths and blob digests; their contents are never served)."""
+    task_digest = (await _attempt(store, attempt)).task_digest
+    return JSONResponse(to_json((await store.GetTask(spb.GetTaskRequest(name=task_digest))).task))
 
 
 @router.get("/{attempt}/events", response_model=EventsPage)

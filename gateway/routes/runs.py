@@ -46,8 +46,10 @@ async def list_run_attempts(
     task: Annotated[str, Query(max_length=80, pattern=r"^(sha256:[0-9a-f]{1,64})?$")] = "",
     harness: Annotated[str, Query(max_length=300, pattern=r"^[^\x00-\x1f\x7f]*$")] = "",
     verdict: Literal["", "passed", "failed", "errored", "cancelled", "unfinished"] = "",
+    tag: Annotated[str, Query(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")] = "",
 ):
-    """The run's attempts, in ID order; `cell`, `task` (digest), `harness` and `verdict` filter them."""
+    """The run's attempts, in ID order; `cell`, `task` (digest), `harness`, `verdict` and `tag` (a
+    task tag) filter them."""
     page = await store.ListAttempts(
         spb.ListAttemptsRequest(
             parent=f"runs/{run}",
@@ -57,6 +59,7 @@ async def list_run_attempts(
             task_digest=task,
             harness_name=harness,
             verdict=verdict,
+            task_tag=tag,
         )
     )
     return JSONResponse({"attempts": [to_json(a) for a in page.attempts], "next_page_token": page.next_page_token})

@@ -1,3 +1,4 @@
+const __vite__mapDeps=(i,m=__vite__mapDeps,d=(m.f||(m.f=["./katex.css"])))=>i.map(i=>d[i]);
 // Built from clients/dashboard (src/viewer.js) by `make viewer`: edit the sources, not this file.
 function formatSeconds(s) {
 	if (s === null || s === void 0 || Number.isNaN(s)) return "–";
@@ -39,6 +40,10 @@ function wallTime(attempt) {
 	const start = secondsOf(attempt.start_time);
 	const end = secondsOf(attempt.end_time);
 	return start !== null && end !== null ? end - start : null;
+}
+function ranWallTime(attempt) {
+	if (attempt.state !== "finished" || ["cancelled", "infra_failed"].includes(attempt.outcome)) return null;
+	return wallTime(attempt);
 }
 var TEXT_KEYS = [
 	"content",
@@ -450,7 +455,7 @@ function table(head, rows, attrs = {}) {
 function virtualList({ rowClass, rowHeight = 26, renderRow, onNeedMore, onClick }) {
 	const spacer = h("div", { class: "spacer" });
 	const box = h("div", {
-		class: "vlist",
+		class: "virtual-list",
 		tabindex: "0"
 	}, spacer);
 	let items = [];
@@ -732,6 +737,389 @@ function provenance(run) {
 		id: "provenance"
 	}, text) : null;
 }
+// src/lib/math.js
+var DELIMITERS = [
+	[
+		"$$",
+		"$$",
+		true
+	],
+	[
+		"\\[",
+		"\\]",
+		true
+	],
+	[
+		"\\(",
+		"\\)",
+		false
+	],
+	[
+		"$",
+		"$",
+		false
+	]
+];
+function splitMath(text) {
+	const parts = [];
+	let plain = "";
+	let i = 0;
+	while (i < text.length) {
+		if (text[i] === "\\" && text[i + 1] === "$") {
+			plain += "\\$";
+			i += 2;
+			continue;
+		}
+		const found = DELIMITERS.map(([open, close, display]) => text.startsWith(open, i) && closing(text, i, open, close, display)).find(Boolean);
+		if (!found) {
+			plain += text[i++];
+			continue;
+		}
+		if (plain) parts.push({ text: plain });
+		plain = "";
+		parts.push(found);
+		i += found.source.length;
+	}
+	if (plain) parts.push({ text: plain });
+	return parts;
+}
+function closing(text, start, open, close, display) {
+	const from = start + open.length;
+	let end = text.indexOf(close, from);
+	if (open === "$") {
+		if (!text[from] || /\s/.test(text[from])) return null;
+		while (end >= 0 && (text[end - 1] === "\\" || /\s/.test(text[end - 1]) || /\d/.test(text[end + 1] || ""))) end = text.indexOf(close, end + 1);
+		if (end >= 0 && text.slice(from, end).includes("\n")) return null;
+	}
+	if (end < 0 || end === from) return null;
+	return {
+		math: text.slice(from, end).trim(),
+		display,
+		source: text.slice(start, end + close.length)
+	};
+}
+// \0vite/preload-helper.js
+var scriptRel = /* @__PURE__ */ (function detectScriptRel() {
+	const relList = typeof document !== "undefined" && document.createElement("link").relList;
+	return relList && relList.supports && relList.supports("modulepreload") ? "modulepreload" : "preload";
+})();
+var assetsURL = function(dep, importerUrl) {
+	return new URL(dep, importerUrl).href;
+};
+var seen = {};
+var failedCssLinks = {};
+var isCssPreloadUrl = function isCssPreloadUrl(url) {
+	return url.pathname.endsWith(".css");
+};
+var preloadOnce = function preloadOnce(seen, href, preload) {
+	if (href in seen) return seen[href];
+	const promise = preload();
+	if (!promise) {
+		seen[href] = void 0;
+		return;
+	}
+	const preloadPromise = promise.then(() => {
+		seen[href] = void 0;
+	}, (err) => {
+		delete seen[href];
+		throw err;
+	});
+	seen[href] = preloadPromise;
+	return preloadPromise;
+};
+var __vitePreload = function preload(baseModule, deps, importerUrl) {
+	let promise = Promise.resolve();
+	if (deps && deps.length > 0) {
+		let preloadedHrefs;
+		const cspNonceMeta = document.querySelector("meta[property=csp-nonce]");
+		const cspNonce = cspNonceMeta?.nonce || cspNonceMeta?.getAttribute("nonce");
+		function allSettled(promises) {
+			return Promise.all(promises.map((p) => Promise.resolve(p).then((value) => ({
+				status: "fulfilled",
+				value
+			}), (reason) => ({
+				status: "rejected",
+				reason
+			}))));
+		}
+		function importMetaResolve(specifier) {
+			if (import.meta.resolve) return new URL(import.meta.resolve(specifier));
+			return new URL(
+				specifier,
+				/** #__KEEP__ */
+				import.meta.url
+			);
+		}
+		promise = allSettled(deps.map((depString) => {
+			depString = assetsURL(depString, importerUrl);
+			const dep = importMetaResolve(depString);
+			const isCss = isCssPreloadUrl(dep);
+			return preloadOnce(seen, dep.href, () => {
+				if (preloadedHrefs === void 0) {
+					preloadedHrefs = {
+						all: /* @__PURE__ */ new Set(),
+						styles: /* @__PURE__ */ new Set()
+					};
+					const links = document.getElementsByTagName("link");
+					for (let i = links.length - 1; i >= 0; i--) {
+						const link = links[i];
+						preloadedHrefs.all.add(link.href);
+						if (link.rel === "stylesheet") preloadedHrefs.styles.add(link.href);
+					}
+				}
+				const preloadedHrefSet = isCss ? preloadedHrefs.styles : preloadedHrefs.all;
+				const failedCssLink = isCss ? failedCssLinks[dep.href] : void 0;
+				if (!failedCssLink && preloadedHrefSet.has(dep.href)) return;
+				const link = document.createElement("link");
+				link.rel = isCss ? "stylesheet" : scriptRel;
+				if (!isCss) link.as = "script";
+				link.crossOrigin = "";
+				link.href = dep.href;
+				if (cspNonce) link.setAttribute("nonce", cspNonce);
+				if (failedCssLink) delete failedCssLinks[dep.href];
+				if (failedCssLink?.isConnected) failedCssLink.replaceWith(link);
+				else document.head.appendChild(link);
+				if (isCss) return new Promise((res, rej) => {
+					const handleSettle = (e) => {
+						link.removeEventListener("load", handleSettle);
+						link.removeEventListener("error", handleSettle);
+						if (e.type === "error") {
+							failedCssLinks[dep.href] = link;
+							rej(/* @__PURE__ */ new Error(`Unable to preload CSS for ${dep}`));
+						} else res(e);
+					};
+					link.addEventListener("load", handleSettle);
+					link.addEventListener("error", handleSettle);
+				});
+			});
+		}).filter((p) => p !== void 0));
+	}
+	function handlePreloadError(err) {
+		const e = new Event("vite:preloadError", { cancelable: true });
+		e.payload = err;
+		window.dispatchEvent(e);
+		if (!e.defaultPrevented) throw err;
+	}
+	return promise.then((res) => {
+		for (const item of res || []) {
+			if (item.status !== "rejected") continue;
+			handlePreloadError(item.reason);
+		}
+		return baseModule().catch(handlePreloadError);
+	});
+};
+// src/views/math.js
+var loading = null;
+function katex() {
+	loading ||= Promise.all([__vitePreload(() => import("./katex.js"), [], import.meta.url), __vitePreload(() => Promise.resolve({}), __vite__mapDeps([0]), import.meta.url)]).then(([module]) => module.default);
+	return loading;
+}
+function typeset(render, part) {
+	const el = h("span", {
+		class: part.display ? "math math-display" : "math",
+		title: part.source
+	});
+	try {
+		render(part.math, el, {
+			displayMode: part.display,
+			throwOnError: true,
+			strict: "ignore",
+			trust: false,
+			maxSize: 50,
+			maxExpand: 200
+		});
+		return el;
+	} catch {
+		return part.source;
+	}
+}
+function mathText(text, tag = "div", attrs = {}) {
+	const el = h(tag, attrs, text);
+	const parts = splitMath(String(text ?? ""));
+	if (!parts.some((p) => p.math !== void 0)) return el;
+	katex().then((k) => {
+		put(el, parts.map((p) => p.math === void 0 ? p.text : typeset(k.render, p)));
+		el.classList.add("typeset");
+	}).catch(() => {});
+	return el;
+}
+// src/views/instruction.js
+function instructionPanel(attemptId) {
+	const el = h("details", {
+		class: "instruction",
+		id: "instruction"
+	}, h("summary", {}, "Task instruction"));
+	api(`/api/attempts/${encodeURIComponent(attemptId)}/task`).then((task) => {
+		put(el, h("summary", {}, `Task instruction · ${task.task_name}`, (task.tags || []).length ? h("span", { class: "muted" }, ` · ${task.tags.join(", ")}`) : null), mathText(task.instruction || "(no instruction recorded)", "div", { class: "instruction-text" }));
+	}).catch(() => {
+		el.hidden = true;
+	});
+	return el;
+}
+// src/lib/attemptlist.js
+var SERVER_FILTERS = [
+	"harness",
+	"verdict",
+	"cell",
+	"task",
+	"tag"
+];
+var LIST_PARAMS = [
+	...SERVER_FILTERS,
+	"q",
+	"sort"
+];
+var VERDICT_ORDER = [
+	"passed",
+	"failed",
+	"errored",
+	"cancelled",
+	"queued",
+	"leased",
+	"running"
+];
+var SORTS = {
+	outcome: (a) => `${String(VERDICT_ORDER.indexOf(verdictOf(a)) + 1).padStart(2, "0")} ${a.outcome || a.state || ""}`,
+	duration: (a) => ranWallTime(a),
+	tokens: (a) => a.usage && a.usage.usage_events ? Number(a.usage.input_tokens || 0) + Number(a.usage.output_tokens || 0) : null,
+	cost: (a) => a.usage && a.usage.usage_events ? Number(a.usage.cost_usd || 0) : null,
+	errors: (a) => (a.error ? 1 : 0) + (verdictOf(a) === "errored" ? 1 : 0)
+};
+function haystack(a) {
+	return [
+		a.id,
+		a.task_name,
+		a.harness_name,
+		a.model,
+		verdictOf(a),
+		a.outcome,
+		a.error,
+		`#${a.repetition}.${a.number}`
+	].filter(Boolean).join("\n").toLowerCase();
+}
+function compare(x, y) {
+	if (x === y) return 0;
+	if (x === null || x === void 0) return 1;
+	if (y === null || y === void 0) return -1;
+	return x < y ? -1 : 1;
+}
+function arrange(attempts, { q = "", sort = "" } = {}) {
+	const words = q.toLowerCase().split(/\s+/).filter(Boolean);
+	let shown = words.length ? attempts.filter((a) => {
+		const text = haystack(a);
+		return words.every((w) => text.includes(w));
+	}) : attempts.slice();
+	const desc = sort.startsWith("-");
+	const key = SORTS[sort.replace(/^-/, "")];
+	if (key) {
+		const keyed = shown.map((a) => [key(a), a]);
+		keyed.sort(([x, a], [y, b]) => {
+			const nulls = (x === null || x === void 0) - (y === null || y === void 0);
+			if (nulls) return nulls;
+			return (desc ? compare(y, x) : compare(x, y)) || compare(a.id, b.id);
+		});
+		shown = keyed.map(([, a]) => a);
+	}
+	return shown;
+}
+function listParams(params) {
+	return Object.fromEntries(LIST_PARAMS.filter((k) => params[k]).map((k) => [k, params[k]]));
+}
+function encodeList(runId, params) {
+	return new URLSearchParams({
+		run: runId,
+		...listParams(params)
+	}).toString();
+}
+function decodeList(text) {
+	const all = Object.fromEntries(new URLSearchParams(text || ""));
+	return {
+		run: all.run || "",
+		params: listParams(all)
+	};
+}
+function neighbours(list, id) {
+	const index = list.findIndex((a) => a.id === id);
+	if (index < 0) return {
+		index,
+		prev: null,
+		next: null
+	};
+	return {
+		index,
+		prev: list[index - 1] || null,
+		next: list[index + 1] || null
+	};
+}
+// src/views/lists.js
+var LIST_CAP = 5e3;
+var read = /* @__PURE__ */ new Map();
+async function readAll(runId, params) {
+	let attempts = [];
+	let token = "";
+	do {
+		const page = await api(`/api/runs/${encodeURIComponent(runId)}/attempts?${q({
+			page_size: 1e3,
+			page_token: token,
+			...Object.fromEntries(SERVER_FILTERS.map((k) => [k, params[k]]))
+		})}`);
+		attempts = attempts.concat(page.attempts);
+		token = page.next_page_token;
+	} while (token && attempts.length < 5e3);
+	return {
+		attempts,
+		more: Boolean(token)
+	};
+}
+async function loadList(runId, params, fresh = false) {
+	const key = JSON.stringify([runId, ...SERVER_FILTERS.map((k) => params[k] || "")]);
+	if (fresh || !read.has(key)) {
+		read.set(key, readAll(runId, params).catch((err) => {
+			read.delete(key);
+			throw err;
+		}));
+		if (read.size > 8) read.delete(read.keys().next().value);
+	}
+	const { attempts, more } = await read.get(key);
+	return {
+		attempts: arrange(attempts, params),
+		more,
+		read: attempts.length
+	};
+}
+function listNav(ui, route, attempt) {
+	const el = h("nav", {
+		class: "list-nav",
+		id: "list-nav",
+		"aria-label": "attempts of the list"
+	});
+	const text = route.params.list;
+	if (!text) return el;
+	const { run, params } = decodeList(text);
+	const back = ui.link("run", run, {
+		tab: "attempts",
+		...params
+	});
+	const step = (a, label, rel) => a ? h("a", {
+		class: `button ${rel}`,
+		rel,
+		href: ui.link("attempt", a.id, { list: text })
+	}, label) : h("span", {
+		class: `button disabled ${rel}`,
+		"aria-disabled": "true"
+	}, label);
+	loadList(run, params).then(({ attempts, more }) => {
+		const { index, prev, next } = neighbours(attempts, attempt.id);
+		put(el, step(prev, "‹ Prev", "prev"), h("span", { class: "position" }, index < 0 ? "not in the list" : `${formatNumber(index + 1)} of ${formatNumber(attempts.length)}${more ? "+" : ""}`), step(next, "Next ›", "next"), back ? h("a", {
+			class: "back",
+			href: back
+		}, "the list") : null);
+	}).catch(() => put(el, back ? h("a", {
+		class: "back",
+		href: back
+	}, "the list") : null));
+	return el;
+}
 // src/views/attempt.js
 var EVENT_PAGE = 1e3;
 var FILTER_FILL = 40;
@@ -791,7 +1179,7 @@ async function attemptView(route, ui) {
 		judged.show(route);
 		detail.show(params.event ? Number(params.event) : null, trace.events);
 	}
-	ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
+	ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), instructionPanel(id), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
 	apply(route);
 	await more();
 	bar.show(filter, params, trace.events);
@@ -1052,7 +1440,7 @@ function eventDetail(ui, id, here) {
 			put(el, h("p", { class: "error-box" }, String(err.message)));
 			return;
 		}
-		const body = h("pre", { class: "payload" }, prettyLines(event.payload));
+		const body = event.type === "message" ? mathText(prettyLines(event.payload), "pre", { class: "payload" }) : h("pre", { class: "payload" }, prettyLines(event.payload));
 		const note = h("p", {
 			class: "muted",
 			id: "shortened-note"
@@ -1141,6 +1529,20 @@ function ticks(max, count = 4) {
 	const out = [];
 	for (let v = 0; v <= max + nice * 1e-9; v += nice) out.push(Number(v.toPrecision(12)));
 	return out;
+}
+function signed(x, digits) {
+	return `${x < 0 || Object.is(x, -0) ? "" : "+"}${x.toFixed(digits)}`;
+}
+function versusLines(vs) {
+	if (!vs || !vs.paired_tasks) return ["–"];
+	const parts = [];
+	if (vs.binary_tasks) parts.push(`${signed(vs.delta_points || 0, 1)} pts on ${vs.binary_tasks} tasks`);
+	if (vs.numeric_tasks) {
+		const base = vs.baseline_mean_rewards || {};
+		for (const name of Object.keys(vs.mean_rewards || {}).sort()) parts.push(`${name} ${signed(vs.mean_rewards[name] - (base[name] || 0), 3)}`);
+		parts.push(`(on ${vs.numeric_tasks} tasks)`);
+	}
+	return parts;
 }
 // src/charts.js
 var W = 560;
@@ -1490,6 +1892,36 @@ function retryLines(row) {
 function retriedRows(report) {
 	return (report && report.datasets || []).flatMap((d) => (d.rows || []).filter((r) => r.retried).map((r) => [d, r]));
 }
+// src/lib/spec.js
+var list = (values) => values && values.length ? values.join(", ") : "";
+var joined = (...parts) => parts.filter(Boolean).join(" · ");
+function scopeText(spec, datasets = []) {
+	const counts = datasets.map((d) => `${d.dataset_name}: ${d.tasks} tasks`).join(", ");
+	return `${(spec.tasks || []).length || (spec.exclude || []).length ? "subset" : "full datasets"}${counts ? ` (${counts})` : ""}`;
+}
+function specRows(spec, datasets = []) {
+	if (!spec) return [];
+	return [
+		["Datasets", list(spec.datasets)],
+		["Harnesses", list(spec.harnesses)],
+		["Baseline", spec.baseline || ""],
+		["Model", spec.model || ""],
+		["Scope", scopeText(spec, datasets)],
+		["Tasks", list(spec.tasks)],
+		["Exclude", list(spec.exclude)],
+		["Attempts", `${spec.attempts || 1} per task`],
+		["Concurrency", String(spec.concurrency || 1)],
+		["Timeout", spec.timeout_secs ? `${spec.timeout_secs} s per attempt` : "each task's agent timeout (900 s when it sets none)"],
+		["Infra retries", `at most ${spec.max_infra_retries || 0} per trial`],
+		["Sandbox", joined(spec.sandbox || "host", spec.sandbox_image && `image ${spec.sandbox_image}`, spec.sandbox_network && `network ${spec.sandbox_network}`)],
+		["Require", list(spec.require) || "nothing"],
+		["Verifier", joined(spec.verifier_isolation && `isolation ${spec.verifier_isolation}`, spec.verifier_network && `network ${spec.verifier_network}`, list(spec.verifier_env) && `env ${list(spec.verifier_env)}`)],
+		["Judges", list(spec.judges)],
+		["Pool", spec.pool || ""],
+		["History kept", list(spec.history_kept)],
+		["Run file", spec.run_file || ""]
+	].filter(([, text]) => text !== "");
+}
 // src/views/runs.js
 var ATTEMPT_PAGE = 500;
 var REFRESH_MS = 5e3;
@@ -1578,9 +2010,7 @@ function reportTable(ui, run, dataset) {
 	];
 	const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
 	return table(head.map((t, i) => h("th", { class: i >= 2 && i < head.length - 1 ? "num" : "" }, t)), dataset.rows.map((r, i) => {
-		const vs = r.vs_baseline;
-		let vsText = "–";
-		if (vs && !r.is_baseline && vs.paired_tasks) vsText = vs.binary_tasks ? `${formatNumber(vs.passed - vs.baseline_passed)} on ${vs.binary_tasks} tasks` : `${vs.paired_tasks} paired`;
+		const vsLines = r.is_baseline ? ["–"] : versusLines(r.vs_baseline);
 		const cell = cellOf(r.harness_name);
 		const attempts = ui.link("run", run.id, {
 			tab: "attempts",
@@ -1590,7 +2020,7 @@ function reportTable(ui, run, dataset) {
 		return h("tr", { class: r.is_baseline ? "baseline" : "" }, h("td", {}, h("a", {
 			class: "harness-link",
 			href: attempts
-		}, r.harness_name), r.is_baseline ? h("span", { class: "muted" }, " baseline") : null), h("td", {}, r.model || "–"), h("td", { class: "num" }, r.trials), h("td", { class: "num" }, r.graded), h("td", { class: `num ${passRates[i] === best && best !== null ? "best" : ""}` }, r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : "–"), ...rewardNames.map((n) => h("td", { class: "num" }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : "–")), h("td", { class: "num" }, vsText), ...[
+		}, r.harness_name), r.is_baseline ? h("span", { class: "muted" }, " baseline") : null), h("td", {}, r.model || "–"), h("td", { class: "num" }, r.trials), h("td", { class: "num" }, r.graded), h("td", { class: `num ${passRates[i] === best && best !== null ? "best" : ""}` }, r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : "–"), ...rewardNames.map((n) => h("td", { class: "num" }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : "–")), h("td", { class: "num vs-baseline" }, vsLines.map((line) => h("div", {}, line))), ...[
 			r.harness_failed,
 			r.timed_out,
 			r.verifier_faults || 0,
@@ -1603,6 +2033,41 @@ function reportTable(ui, run, dataset) {
 			href: ui.link("run", run.id, { tab: "mining" })
 		}, r.history_mining) : 0), h("td", { class: "flags" }, (r.flags || []).join("; ")));
 	}), { class: "report" });
+}
+function tagTable(ui, run, dataset) {
+	const rows = dataset.tag_rows || [];
+	if (!rows.length) return null;
+	const harnesses = dataset.rows.map((r) => r.harness_name);
+	const byTag = /* @__PURE__ */ new Map();
+	for (const r of rows) (byTag.get(r.tag) || byTag.set(r.tag, {}).get(r.tag))[r.harness_name] = r;
+	return h("details", {
+		class: "tags",
+		open: true
+	}, h("summary", {}, `Pass rate by task tag (${byTag.size})`), table([
+		h("th", {}, "Tag"),
+		h("th", { class: "num" }, "Tasks"),
+		...harnesses.map((n) => h("th", { class: "num" }, n))
+	], [...byTag].map(([tag, cells]) => h("tr", { class: "tag-row" }, h("th", { scope: "row" }, tag), h("td", { class: "num" }, Object.values(cells)[0].tasks || 0), ...harnesses.map((harness) => {
+		const r = cells[harness];
+		if (!r) return h("td", { class: "num" }, "–");
+		const rate = r.binary_graded ? (r.passed || 0) / r.binary_graded : null;
+		return h("td", { class: `num ${rate === null ? "" : heatClass(rate)}` }, h("a", {
+			class: "tag-link",
+			href: ui.link("run", run.id, {
+				tab: "attempts",
+				tag,
+				harness
+			})
+		}, r.binary_graded ? `${r.passed || 0}/${r.binary_graded} (${formatPercent(r.passed || 0, r.binary_graded)})` : "–"));
+	}))), { class: "tag-table" }));
+}
+function specNote(run, report) {
+	const rows = run.kind === "import" ? [] : specRows(run.spec, report.datasets);
+	if (!rows.length) return null;
+	return h("details", {
+		class: "spec",
+		id: "spec"
+	}, h("summary", {}, "Resolved spec"), h("dl", {}, rows.map(([label, text]) => [h("dt", {}, label), h("dd", { dataset: { key: label } }, text)])));
 }
 function unscoredNote(run, report) {
 	if (run.kind === "import") return null;
@@ -1668,7 +2133,7 @@ async function runView(route, ui) {
 	if (tab === "charts") return chartsTab(ui, run, report, body);
 	const going = (p.queued || 0) + (p.running || 0) > 0;
 	const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
-	put(body, ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))), retriesNote(report), unscoredNote(run, report), h("p", {}, h("a", {
+	put(body, specNote(run, report), ...report.datasets.map((d) => h("section", { class: "dataset" }, h("h2", {}, anchor(ui, ["dataset", d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d), tagTable(ui, run, d))), retriesNote(report), unscoredNote(run, report), h("p", {}, h("a", {
 		class: "button",
 		href: ui.link("compare", "", { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : "" })
 	}, "Compare with…")), going ? h("p", {
@@ -1737,9 +2202,10 @@ async function chartsTab(ui, run, report, body) {
 			id: a.id,
 			label: `${a.task_name} #${a.repetition}.${a.number} (${verdictOf(a)})`
 		};
-		(walls[a.harness_name] ||= []).push({
+		const wall = ranWallTime(a);
+		if (wall !== null) (walls[a.harness_name] ||= []).push({
 			...point,
-			value: wallTime(a)
+			value: wall
 		});
 		(events[a.harness_name] ||= []).push({
 			...point,
@@ -1762,7 +2228,10 @@ async function chartsTab(ui, run, report, body) {
 		id: p.id,
 		params: {}
 	});
-	put(body, more ? h("p", { class: "muted" }, `Charts below use the first ${formatNumber(attempts.length)} attempts.`) : null, h("h2", {}, "Pass rate per harness (0/1 tasks, 95% Wilson interval)"), rates.length ? intervalBars(rates, "pass rate per harness") : h("p", { class: "muted" }, "No 0/1 tasks graded."), h("h2", {}, "Reward distribution"), Object.keys(bins).length ? histogramChart(bins, "reward distribution", (v) => v.toFixed(1)) : h("p", { class: "muted" }, "No scored attempts."), h("h2", {}, "Wall time per attempt"), stripChart(walls, "wall time per attempt", formatSeconds, pick), h("h2", {}, "Cost per attempt"), Object.keys(costs).length ? stripChart(costs, "cost per attempt (USD)", (v) => `$${v.toFixed(v < .1 ? 4 : 2)}`, pick) : h("p", {
+	put(body, more ? h("p", { class: "muted" }, `Charts below use the first ${formatNumber(attempts.length)} attempts.`) : null, h("h2", {}, "Pass rate per harness (0/1 tasks, 95% Wilson interval)"), rates.length ? intervalBars(rates, "pass rate per harness") : h("p", { class: "muted" }, "No 0/1 tasks graded."), h("h2", {}, "Reward distribution"), Object.keys(bins).length ? histogramChart(bins, "reward distribution", (v) => v.toFixed(1)) : h("p", { class: "muted" }, "No scored attempts."), h("h2", {}, "Wall time per attempt"), Object.keys(walls).length ? stripChart(walls, "wall time per attempt", formatSeconds, pick) : h("p", {
+		class: "muted",
+		id: "no-wall"
+	}, "No attempt of this run ran to a result (cancelled or lost attempts have no wall time)."), h("h2", {}, "Cost per attempt"), Object.keys(costs).length ? stripChart(costs, "cost per attempt (USD)", (v) => `$${v.toFixed(v < .1 ? 4 : 2)}`, pick) : h("p", {
 		class: "muted",
 		id: "no-cost"
 	}, "No attempt of this run recorded usage events with a cost."), h("h2", {}, "Events per attempt"), stripChart(events, "events per attempt", (v) => formatNumber(Math.round(v)), pick));
@@ -1785,11 +2254,32 @@ function attemptsTab(route, ui, run, body) {
 		"cancelled",
 		"unfinished"
 	].map((v) => h("option", { value: v }, v || "any verdict")));
+	const search = h("input", {
+		type: "search",
+		id: "attempt-search",
+		"aria-label": "search attempts",
+		placeholder: "search: task, harness, outcome, error, ID"
+	});
+	const sortSelect = h("select", {
+		id: "attempt-sort",
+		"aria-label": "sort"
+	}, [
+		["", "ID order"],
+		["outcome", "outcome"],
+		["-duration", "longest first"],
+		["duration", "shortest first"],
+		["-tokens", "most tokens"],
+		["tokens", "fewest tokens"],
+		["-cost", "most costly"],
+		["cost", "least costly"],
+		["-errors", "errors first"]
+	].map(([v, t]) => h("option", { value: v }, t)));
 	const status = h("div", {
 		class: "status-line",
 		id: "attempts-status"
 	});
 	const scope = h("div", { class: "scope" });
+	const open = (a) => ui.link("attempt", a.id, { list: encodeList(run.id, params) });
 	let attempts = [];
 	let token = "";
 	let done = false;
@@ -1801,15 +2291,13 @@ function attemptsTab(route, ui, run, body) {
 			verdict: verdictOf(a)
 		} }, h("span", {}, h("a", {
 			class: "attempt-link",
-			href: ui.link("attempt", a.id),
+			href: open(a),
 			dataset: { verdict: verdictOf(a) }
-		}, a.id)), h("span", {}, a.harness_name), h("span", { title: a.task_name }, a.task_name), h("span", {}, `#${a.repetition}.${a.number}`), h("span", {}, verdictTag(a)), h("span", {}, formatSeconds(wallTime(a))), h("span", {}, rewardsText(a.score && a.score.rewards)), h("span", { class: "num" }, formatNumber(Number(a.event_count))), h("span", {}, a.outcome || a.state)),
+		}, a.id)), h("span", {}, a.harness_name), h("span", { title: a.task_name }, a.task_name), h("span", {}, `#${a.repetition}.${a.number}`), h("span", {}, verdictTag(a)), h("span", {}, formatSeconds(wallTime(a))), h("span", {}, rewardsText(a.score && a.score.rewards)), h("span", { class: "num" }, formatNumber(Number(a.event_count))), h("span", { class: "num" }, a.usage && a.usage.usage_events ? formatNumber(Number(a.usage.input_tokens || 0) + Number(a.usage.output_tokens || 0)) : "–"), h("span", { class: "num" }, a.usage && a.usage.usage_events ? formatCost(a.usage.cost_usd || 0) : "–"), h("span", {}, a.outcome || a.state)),
 		onNeedMore: () => more(),
-		onClick: (a) => ui.go({
-			view: "attempt",
-			id: a.id,
-			params: {}
-		})
+		onClick: (a) => {
+			location.hash = open(a);
+		}
 	});
 	let loading = null;
 	function more() {
@@ -1821,13 +2309,22 @@ function attemptsTab(route, ui, run, body) {
 	async function load() {
 		if (done) return;
 		const mine = generation;
+		if (params.q || params.sort) {
+			const found = await loadList(run.id, params, true);
+			if (mine !== generation) return;
+			done = true;
+			list.set(found.attempts);
+			status.textContent = `${formatNumber(found.attempts.length)} of ${formatNumber(found.read)}${found.more ? ` (the first ${formatNumber(LIST_CAP)})` : ""} attempts`;
+			return;
+		}
 		const page = await api(`/api/runs/${run.id}/attempts?${q({
 			page_size: ATTEMPT_PAGE,
 			page_token: token,
 			harness: params.harness,
 			verdict: params.verdict,
 			cell: params.cell,
-			task: params.task
+			task: params.task,
+			tag: params.tag
 		})}`);
 		if (mine !== generation) return;
 		attempts = attempts.concat(page.attempts);
@@ -1844,8 +2341,14 @@ function attemptsTab(route, ui, run, body) {
 		loading = null;
 		harnessSelect.value = params.harness || "";
 		verdictSelect.value = params.verdict || "";
+		sortSelect.value = params.sort || "";
+		if (document.activeElement !== search) search.value = params.q || "";
 		const cell = run.cells.find((c) => c.id === params.cell);
-		put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : "", params.task ? `task ${params.task.slice(7, 19)}` : ""].filter(Boolean).map((t) => h("span", { class: "tag" }, t)), params.cell || params.task ? h("a", { href: ui.link("run", run.id, { tab: "attempts" }) }, " all attempts") : "");
+		put(scope, ...[
+			cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : "",
+			params.task ? `task ${params.task.slice(7, 19)}` : "",
+			params.tag ? `tag ${params.tag}` : ""
+		].filter(Boolean).map((t) => h("span", { class: "tag" }, t)), params.cell || params.task || params.tag || params.q ? h("a", { href: ui.link("run", run.id, { tab: "attempts" }) }, " all attempts") : "");
 		list.set([]);
 		return more();
 	}
@@ -1855,7 +2358,13 @@ function attemptsTab(route, ui, run, body) {
 	}), true);
 	harnessSelect.addEventListener("change", change);
 	verdictSelect.addEventListener("change", change);
-	put(body, h("div", { class: "toolbar" }, harnessSelect, verdictSelect, scope, status), h("div", { class: "attempt-head" }, ...[
+	sortSelect.addEventListener("change", () => ui.go(withParams(route, { sort: sortSelect.value }), true));
+	let typing = null;
+	search.addEventListener("input", () => {
+		clearTimeout(typing);
+		typing = setTimeout(() => ui.go(withParams(route, { q: search.value.trim() }), true), 250);
+	});
+	put(body, h("div", { class: "toolbar" }, search, harnessSelect, verdictSelect, sortSelect, scope, status), h("div", { class: "attempt-head" }, ...[
 		"Attempt",
 		"Harness",
 		"Task",
@@ -1864,6 +2373,8 @@ function attemptsTab(route, ui, run, body) {
 		"Wall",
 		"Rewards",
 		"Events",
+		"Tokens",
+		"Cost",
 		"Outcome"
 	].map((t) => h("span", {}, t))), list.el);
 	return reset().then(() => ({ update(next) {

@@ -187,6 +187,24 @@ def load_task(folder: Path) -> LoadedTask:
     )
 
 
+#: [metadata] keys kept as tags ("difficulty:easy"); a tag is cut to MAX_TAG_CHARS, a task keeps MAX_TAGS.
+TAG_METADATA = ("difficulty", "category")
+MAX_TAG_CHARS = 100
+MAX_TAGS = 50
+
+
+def task_tags(config: dict) -> list[str]:
+    """A task's tags (pb.Task.tags), which the report breaks pass rates down by: each [task]
+    keyword, then [metadata] difficulty and category as "key:value". Values of another type
+    are skipped, not refused: tags describe a task, they never change how it runs."""
+    task = config.get("task") if isinstance(config.get("task"), dict) else {}
+    keywords = task.get("keywords") if isinstance(task.get("keywords"), list) else []
+    tags = [k for k in keywords if isinstance(k, str) and k.strip()]
+    metadata = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+    tags += [f"{key}:{metadata[key]}" for key in TAG_METADATA if isinstance(metadata.get(key), str) and metadata[key]]
+    return list(dict.fromkeys(tag.strip()[:MAX_TAG_CHARS] for tag in tags))[:MAX_TAGS]
+
+
 def _read_toml(path: Path) -> dict:
     try:
         return parsing.read_toml(path)

@@ -29,6 +29,8 @@ from services.store.outputs import (
 )
 from services.store.report import TrialResult, judged_value, load_trials, why_not
 
+#: Comparison's lists with an entry per task: what CompareSidesRequest.list_limit cuts.
+PER_TASK_LISTS = ("tasks", "flipped_to_pass", "flipped_to_fail", "not_comparable", "criteria_not_comparable")
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261202
 LEVEL = 0.95
@@ -110,7 +112,9 @@ def judge_view(side: Side, judge: str) -> None:
     side._graded = None
 
 
-def compare(a: Side, b: Side, judge: str = "") -> Comparison:
+def compare(a: Side, b: Side, judge: str = "", list_limit: int = 0) -> Comparison:
+    """b - a, task by task. `list_limit` (0: none) cuts the per-task lists, after every
+    figure was computed from them whole."""
     if judge:
         judge_view(a, judge)
         judge_view(b, judge)
@@ -129,6 +133,16 @@ def compare(a: Side, b: Side, judge: str = "") -> Comparison:
     result.reward_deltas = numeric_summary(numeric)
     result.paired_tasks = len(result.tasks)
     result.criteria, result.criteria_not_comparable = criteria_summary(a, b, result.tasks)
+    return cut_lists(result, list_limit)
+
+
+def cut_lists(result: Comparison, limit: int) -> Comparison:
+    """Record each per-task list's length, then keep its first `limit` entries (0 keeps all):
+    a caller that prints twenty names need not receive (or convert) thousands of rows."""
+    result.list_lengths = {name: len(getattr(result, name)) for name in PER_TASK_LISTS}
+    if limit:
+        for name in PER_TASK_LISTS:
+            setattr(result, name, getattr(result, name)[:limit])
     return result
 
 

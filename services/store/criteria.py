@@ -107,14 +107,30 @@ async def _latest_attempts(session: AsyncSession, cell_ids: list[str]) -> dict[s
             t.Attempt.start_time,
             t.Attempt.end_time,
             t.Attempt.judge_scores,
+            t.Attempt.input_tokens,
+            t.Attempt.output_tokens,
+            t.Attempt.usage_events,
         )
         .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
         .where(t.Trial.cell_id.in_(cell_ids))
     )
     latest: dict[str, dict] = {}
-    for trial_id, cell_id, digest, name, number, state, outcome, score, start, end, judged in (
-        await session.execute(query)
-    ).all():
+    for (
+        trial_id,
+        cell_id,
+        digest,
+        name,
+        number,
+        state,
+        outcome,
+        score,
+        start,
+        end,
+        judged,
+        tokens_in,
+        tokens_out,
+        usage,
+    ) in (await session.execute(query)).all():
         if trial_id in latest and latest[trial_id]["number"] > number:
             continue
         latest[trial_id] = dict(
@@ -128,6 +144,8 @@ async def _latest_attempts(session: AsyncSession, cell_ids: list[str]) -> dict[s
             start=start,
             end=end,
             judge_scores=judged if isinstance(judged, list) else [],
+            # Tokens only when the attempt's usage events said some: no usage reported is no sample.
+            tokens=(tokens_in or 0) + (tokens_out or 0) if usage else None,
         )
     return latest
 
@@ -156,12 +174,22 @@ def _cells(values: list[list[float]], excluded: list[int], lower_is_better: bool
     return cells
 
 
+def _ran(attempt: dict) -> bool:
+    """Finished with a result of the agent: the efficiency rows' samples. A cancelled attempt
+    (one cancelled while queued has start = end) or one lost to the infrastructure says nothing
+    about how the harness spends time or tokens, so it is no sample, never a 0."""
+    return attempt["state"] == "finished" and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
+
+
 def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> list[CriterionRow]:
     """Overall rows (pass rate over 0/1 tasks, mean reward over the others, apart as the
-    report keeps them), one row per task (by name), then wall time; one cell per source."""
+    report keeps them), one row per task (by name), then the efficiency rows: wall time and
+    tokens per attempt that ran, and the error rate; one cell per source."""
     column = {s.cell_id: i for i, s in enumerate(sources)}
     n = len(sources)
     walls = [[] for _ in range(n)]
+    tokens = [[] for _ in range(n)]
+    errors = [[] for _ in range(n)]
     tasks: dict[str, dict] = {}
     for attempt in attempts.values():
         i = column[attempt["cell_id"]]
@@ -169,8 +197,14 @@ def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> lis
             attempt["task_digest"],
             dict(name=attempt["task_name"], binary=True, values=[[] for _ in range(n)], excluded=[0] * n),
         )
-        if attempt["state"] == "finished" and attempt["start"] and attempt["end"]:
-            walls[i].append(attempt["end"] - attempt["start"])
+        if _ran(attempt):
+            if attempt["start"] and attempt["end"]:
+                walls[i].append(attempt["end"] - attempt["start"])
+            if attempt["tokens"] is not None:
+                tokens[i].append(float(attempt["tokens"]))
+        if attempt["state"] == "finished" and attempt["outcome"] != records.CANCELLED:
+            # Errored as the attempt's verdict says: an infrastructure or scorer failure (rule 5).
+            errors[i].append(float(not _graded(attempt)))
         if not _graded(attempt):
             task["excluded"][i] += 1
             continue
@@ -203,15 +237,20 @@ def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> lis
                 cells=_cells(task["values"], task["excluded"], False),
             )
         )
-    rows.append(
-        CriterionRow(
-            criterion="Wall time per attempt",
-            task_digest="",
-            unit="seconds",
-            lower_is_better=True,
-            cells=_cells(walls, [0] * n, True),
+    for criterion, unit, values in (
+        ("Wall time per attempt", "seconds", walls),
+        ("Tokens per attempt", "tokens", tokens),
+        ("Error rate (infrastructure or scorer failed)", "rate", errors),
+    ):
+        rows.append(
+            CriterionRow(
+                criterion=criterion,
+                task_digest="",
+                unit=unit,
+                lower_is_better=True,
+                cells=_cells(values, [0] * n, True),
+            )
         )
-    )
     return rows
 
 

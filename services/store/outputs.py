@@ -168,6 +168,8 @@ class PairedSummary(_Record):
     mean_rewards: dict[str, float] = {}
     baseline_mean_rewards: dict[str, float] = {}
     not_comparable: list[str] = []
+    #: Pass rate minus the baseline's on the binary tasks, in percentage points.
+    delta_points: float = 0.0
 
 
 class CellJudge(_Record):
@@ -219,11 +221,20 @@ class ReportRow(_Record):
         return self.unfinished + self.cancelled + self.infra_failed
 
 
+class TagRow(_Record):
+    tag: str
+    harness_name: str
+    tasks: int = 0
+    binary_graded: int = 0
+    passed: int = 0
+
+
 class DatasetReport(_Record):
     dataset_name: str
     dataset_digest: str
     tasks: int
     rows: list[ReportRow]
+    tag_rows: list[TagRow] = []
 
 
 class ImportProvenance(_Record):
@@ -360,3 +371,5 @@ class Comparison(_Record):
     flags: list[str] = []
     criteria: list[CriterionDelta] = []
     criteria_not_comparable: list[NotComparable] = []
+    #: Full length of each per-task list, by field name (compare.PER_TASK_LISTS).
+    list_lengths: dict[str, int] = {}

@@ -475,7 +475,7 @@ async def list_attempts(
     session: AsyncSession, run_id: str, page_size: int, page_token: str, filters: dict | None = None
 ) -> tuple[list[tuple[t.Attempt, t.Trial, t.Cell]], str]:
     """A run's attempts in ID order (keyset paging), optionally only those matching `filters`
-    (cell_id, task_digest, harness_name, verdict)."""
+    (cell_id, task_digest, harness_name, verdict, task_tag)."""
     page_size = page_size if 0 < page_size <= 1000 else 1000
     query = (
         select(t.Attempt, t.Trial, t.Cell)
@@ -486,12 +486,21 @@ async def list_attempts(
         .limit(page_size + 1)
     )
     query = _filter_attempts(query, filters or {})
+    if (filters or {}).get("task_tag"):
+        query = query.where(t.Trial.task_digest.in_(await _tagged_tasks(session, run_id, filters["task_tag"])))
     if page_token:
         query = query.where(t.Attempt.id > page_token)
     rows = [tuple(row) for row in (await session.execute(query)).all()]
     more = len(rows) > page_size
     rows = rows[:page_size]
     return rows, (rows[-1][0].id if more else "")
+
+
+async def _tagged_tasks(session: AsyncSession, run_id: str, tag: str) -> list[str]:
+    """The digests of the run's tasks carrying `tag` (Task.tags)."""
+    run_tasks = select(t.Trial.task_digest).where(t.Trial.run_id == run_id).distinct()
+    rows = await session.execute(select(t.Task.digest, t.Task.record).where(t.Task.digest.in_(run_tasks)))
+    return [digest for digest, record in rows if isinstance(record, dict) and tag in (record.get("tags") or ())]
 
 
 def _filter_attempts(query, filters: dict):

@@ -22,6 +22,7 @@ from services.store.outputs import (
     RetryReason,
     RunChange,
     RunRepair,
+    TagRow,
 )
 
 SCORED = "SCORE_STATE_SCORED"
@@ -244,12 +245,27 @@ async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[
         CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {}), kept, retries[cell.id])
         for cell in cells
     ]
-    built = report_of(run, results)
+    built = report_of(run, results, await task_tags(session, {x.task_digest for c in results for x in c.trials}))
     if run.kind == "run":
         built.repairs = [repair_record(row) for row in await repair.repairs_of(session, run.id)]
         built.trials_by_attempts = await repair.trials_by_attempts(session, run.id)
         built.unfair = any(r.allowed_changes for r in built.repairs)
     return built, loaded.newly_settled
+
+
+async def task_tags(session: AsyncSession, digests: set[str]) -> dict[str, list[str]]:
+    """Task.tags by task digest, for those that have any (tasks pinned before tags have none)."""
+    found: dict[str, list[str]] = {}
+    ordered = sorted(digests)
+    for start in range(0, len(ordered), 500):  # bounded IN lists, whatever the run's size
+        rows = await session.execute(
+            select(t.Task.digest, t.Task.record).where(t.Task.digest.in_(ordered[start : start + 500]))
+        )
+        for digest, record in rows:
+            tags = record.get("tags") if isinstance(record, dict) else None
+            if isinstance(tags, list) and tags:
+                found[digest] = [str(tag) for tag in tags]
+    return found
 
 
 def repair_record(row: t.RunRepair) -> RunRepair:
@@ -309,7 +325,7 @@ def _spec(run: t.Run) -> dict:
     return run.spec if isinstance(run.spec, dict) else {}
 
 
-def report_of(run: t.Run, cells) -> Report:
+def report_of(run: t.Run, cells, tags: dict[str, list[str]] | None = None) -> Report:
     harnesses = list(dict.fromkeys(c.cell.harness_name for c in cells))
     baseline = _spec(run).get("baseline") or (harnesses[0] if harnesses else "")
     if not isinstance(baseline, str):
@@ -317,7 +333,7 @@ def report_of(run: t.Run, cells) -> Report:
     by_dataset: dict[str, list[CellResults]] = defaultdict(list)
     for cell in cells:
         by_dataset[cell.cell.dataset_digest].append(cell)
-    datasets = [dataset_table(group, baseline) for group in by_dataset.values()]
+    datasets = [dataset_table(group, baseline, tags or {}) for group in by_dataset.values()]
     complete = all(row.not_finished == 0 for table in datasets for row in table.rows)
     return Report(
         run_id=run.id,
@@ -336,14 +352,36 @@ def _imported(run: t.Run) -> dict:
     return dict(import_format=run.import_format, source=run.source, provenance=records.provenance(run))
 
 
-def dataset_table(group: list[CellResults], baseline: str) -> DatasetReport:
+def dataset_table(group: list[CellResults], baseline: str, tags: dict[str, list[str]]) -> DatasetReport:
     base = next((c for c in group if c.cell.harness_name == baseline), None)
     rows = [row_of(cell, base) for cell in group]
     tasks = {trial.task_digest for cell in group for trial in cell.trials}
     first = group[0].cell
     return DatasetReport(
-        dataset_name=first.dataset_name, dataset_digest=first.dataset_digest, tasks=len(tasks), rows=rows
+        dataset_name=first.dataset_name,
+        dataset_digest=first.dataset_digest,
+        tasks=len(tasks),
+        rows=rows,
+        tag_rows=tag_rows(group, tags),
     )
+
+
+def tag_rows(group: list[CellResults], tags: dict[str, list[str]]) -> list[TagRow]:
+    """Per task tag and harness: the tasks with the tag, and the pass rate of their graded 0/1
+    trials as the report's rows count it (the same trials, the same rule)."""
+    found: dict[tuple[str, int], TagRow] = {}
+    tasks: dict[str, set[str]] = defaultdict(set)
+    for position, cells in enumerate(group):
+        for trial in cells.trials:
+            for tag in tags.get(trial.task_digest, ()):
+                tasks[tag].add(trial.task_digest)
+                row = found.setdefault((tag, position), TagRow(tag=tag, harness_name=cells.cell.harness_name))
+                if trial.is_graded and trial.is_binary:
+                    row.binary_graded += 1
+                    row.passed += trial.passed
+    for (tag, _), row in found.items():
+        row.tasks = len(tasks[tag])
+    return [found[key] for key in sorted(found)]
 
 
 def row_of(cells: CellResults, base: CellResults | None) -> ReportRow:
@@ -558,6 +596,9 @@ def paired_summary(base: CellResults, other: CellResults) -> PairedSummary:
             _add_means(sums_b, b[digest])
     summary.baseline_mean_rewards = {k: sum(v) / len(v) for k, v in sums_a.items()}
     summary.mean_rewards = {k: sum(v) / len(v) for k, v in sums_b.items()}
+    if summary.binary_tasks:
+        # The one home of "vs baseline" on 0/1 tasks: the CLI and the dashboard print this.
+        summary.delta_points = 100 * (summary.passed - summary.baseline_passed) / summary.binary_tasks
     return summary
 
 

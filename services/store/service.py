@@ -197,7 +197,9 @@ class Store:
             await self._keep_settled([(run.judge_version, read)])
             return built
 
-    async def compare(self, a: str, b: str, judge: str = "") -> outputs.Comparison:
+    async def compare(self, a: str, b: str, judge: str = "", list_limit: int = 0) -> outputs.Comparison:
+        if list_limit < 0:
+            raise InvalidArgument(f"list_limit must be 0 (all) or more, not {list_limit}")
         # Imported here: it brings numpy (~0.1 s), which no other store call needs.
         from services.store import compare
 
@@ -208,7 +210,7 @@ class Store:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
                 side_a = await compare.resolve_side(session, a, scores, load)
                 side_b = await compare.resolve_side(session, b, scores, load)
-            compared = compare.compare(side_a, side_b, judge)
+            compared = compare.compare(side_a, side_b, judge, list_limit)
             await self._keep_settled(read_settled)
             return compared
 

@@ -42,7 +42,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.GetRunReportResponse(report=convert.message(report, spb.Report))
 
     async def CompareSides(self, request, context):
-        comparison = await self.store.compare(request.a, request.b, request.judge)
+        comparison = await self.store.compare(request.a, request.b, request.judge, request.list_limit)
         return spb.CompareSidesResponse(comparison=convert.message(comparison, spb.Comparison))
 
     async def CancelRun(self, request, context):
@@ -78,6 +78,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
             task_digest=request.task_digest,
             harness_name=request.harness_name,
             verdict=request.verdict,
+            task_tag=request.task_tag,
         )
         rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token, filters)
         return spb.ListAttemptsResponse(

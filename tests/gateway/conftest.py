@@ -147,6 +147,21 @@ def _judge_after_the_fact(env: dict, folder: Path, run: str) -> None:
     assert judged.returncode == 0, judged.stderr
 
 
+def _add_model_message(home: Path, attempt: str, content: str) -> None:
+    """A model's message appended to a finished attempt's events, as a harness would send it."""
+    import json
+    import sqlite3
+
+    with sqlite3.connect(home / "hemra.db") as db:
+        seq = db.execute("SELECT max(seq) FROM events WHERE attempt_id = ?", (attempt,)).fetchone()[0] + 1
+        db.execute(
+            "INSERT INTO events (attempt_id, seq, time, type, name, payload, duration) "
+            "VALUES (?, ?, 0, 'message', 'assistant', ?, 0)",
+            (attempt, seq, json.dumps({"role": "assistant", "content": content})),
+        )
+        db.execute("UPDATE attempts SET event_count = event_count + 1 WHERE id = ?", (attempt,))
+
+
 @pytest.fixture
 def judged_dashboard(tmp_path):
     """(URL, attempt ID): the dashboard over a run of oracle and nop on a task whose verifier
@@ -160,9 +175,15 @@ def judged_dashboard(tmp_path):
     task = copy_task("text-stats", tmp_path / "rubric", "rubric-stats")
     (task / "tests" / "test.sh").write_text(VERIFIER)
     (task / "tests" / "reward-details.json").write_bytes(DETAILS)
+    # mathematics the attempt page typesets (KaTeX), and an expression that does not parse
+    with (task / "instruction.md").open("a") as instruction:
+        instruction.write(
+            "\nThe mean is $\\bar{x} = \\frac{1}{n}\\sum_i x_i$; leave \\(\\nosuchmacro{x}\\) as written.\n"
+        )
     run = hemra(env, "run", "-H", "oracle", "-H", "nop", "-d", str(tmp_path / "rubric"), "--label", "judged")
     assert run.returncode == 0, run.stderr
     _judge_after_the_fact(env, tmp_path, "judged")
     [attempt] = [a for a in show(env, "judged")["attempts"] if a["harness_name"] == "oracle"]
+    _add_model_message(tmp_path / "home", attempt["id"], "So $$\\sqrt{a^2 + b^2}$$ words, costing $5 or $6.")
     for url in _live(tmp_path / "home", ui_dir=_dashboard_dist()):
         yield url, attempt["id"]

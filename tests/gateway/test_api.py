@@ -304,9 +304,13 @@ def test_serve__serves_the_api_and_refuses_non_loopback_without_expose(tmp_path)
     )
     assert refused.returncode == 2 and "add --expose" in refused.stderr
     log = tmp_path / "serve.log"
+    # --open opens the URL with the user's browser: $BROWSER here, a script that records it
+    browser, opened = tmp_path / "browser.sh", tmp_path / "opened.txt"
+    browser.write_text(f'#!/bin/sh\nprintf %s "$1" > {opened}\n')
+    browser.chmod(0o755)
     process = subprocess.Popen(
-        [HEMRA, "serve", "--listen", "127.0.0.1:0", "--store-listen", "127.0.0.1:0"],
-        env=env,
+        [HEMRA, "serve", "--open", "--listen", "127.0.0.1:0", "--store-listen", "127.0.0.1:0"],
+        env={**env, "BROWSER": str(browser)},
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -321,6 +325,11 @@ def test_serve__serves_the_api_and_refuses_non_loopback_without_expose(tmp_path)
             time.sleep(0.1)
         assert url, log.read_text()
         assert httpx.get(url + "api/health").status_code == 200
+        for _ in range(100):
+            if opened.exists() and opened.read_text():
+                break
+            time.sleep(0.1)
+        assert opened.read_text() == url
         page = httpx.get(url)
         assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
         busy = subprocess.run(

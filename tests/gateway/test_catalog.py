@@ -94,8 +94,19 @@ async def test_criterion_table(client):
     task_rows = [r for r in table["rows"] if r["task_digest"]]
     assert len(task_rows) == sources["oracle"]["trials"]
     assert {r["unit"] for r in task_rows} == {"rate", "reward"}
-    wall = table["rows"][-1]
+    wall, tokens, errors = table["rows"][-3:]
     assert wall["unit"] == "seconds" and wall["lower_is_better"] and sum(c["best"] for c in wall["cells"]) >= 1
+    assert all(c["samples"] == sources[h]["trials"] for h, c in zip(column, wall["cells"]))
+    # a token sample per attempt that reported usage (oracle and nop report none): never a 0 for none
+    reported = {u["attempt_id"] for u in (await client.get(f"/api/runs/{LABEL}/usage")).json()["attempts"]}
+    by_harness = (await client.get(f"/api/runs/{LABEL}/attempts")).json()["attempts"]
+    assert tokens["unit"] == "tokens" and tokens["lower_is_better"]
+    for harness, cell in zip(column, tokens["cells"]):
+        assert cell.get("samples", 0) == len(
+            [a for a in by_harness if a["harness_name"] == harness and a["id"] in reported]
+        )
+    assert errors["unit"] == "rate" and errors["lower_is_better"]
+    assert all(c["samples"] == sources[h]["trials"] and not c.get("value") for h, c in zip(column, errors["cells"]))
     # each cell links to the attempts behind it: the run's attempts filtered by cell and task
     row = task_rows[0]
     behind = (
@@ -174,3 +185,16 @@ async def test_huge_event_is_previewed_from_its_first_bytes(gateway_home, tmp_pa
             {"attempt_id": attempt, "input_tokens": 2000, "output_tokens": 400, "cost_usd": 0.02, "usage_events": 2}
         ]
         assert (await client.get("/api/runs/no-such-run/usage")).status_code == 404
+
+
+async def test_report_breaks_pass_rates_down_by_task_tag(client):
+    """task.toml keywords and [metadata] difficulty/category are tags; each links to its attempts."""
+    [dataset] = (await client.get(f"/api/runs/{LABEL}/report")).json()["datasets"]
+    rows = {(r["tag"], r["harness_name"]): r for r in dataset["tag_rows"]}
+    oracle, nop = rows["binary-reward", "oracle"], rows["binary-reward", "nop"]
+    assert oracle["tasks"] == nop["tasks"] == oracle["binary_graded"] == oracle["passed"] == 7
+    assert nop["binary_graded"] == 7 and not nop.get("passed")
+    assert rows["difficulty:medium", "oracle"]["tasks"] == 3
+    tagged = (await client.get(f"/api/runs/{LABEL}/attempts", params={"tag": "binary-reward", "harness": "nop"})).json()
+    assert len(tagged["attempts"]) == 7 and {a["harness_name"] for a in tagged["attempts"]} == {"nop"}
+    assert (await client.get(f"/api/runs/{LABEL}/attempts", params={"tag": "no-such-tag"})).json()["attempts"] == []

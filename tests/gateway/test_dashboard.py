@@ -6,6 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import REPO
@@ -101,6 +102,10 @@ def test_run_page_offers_resume_and_repair_in_chromium(cancelled_home):
     served = _live(home, ui_dir=_dashboard_dist())
     url = next(served)
     try:
+        # attempts cancelled while queued (start = end) are no wall-time samples, never 0 s ones
+        table = httpx.get(f"{url}/api/datasets/hemra-offline/criteria").json()
+        wall = next(r for r in table["rows"] if r["criterion"] == "Wall time per attempt")
+        assert [c.get("samples", 0) for c in wall["cells"]] == [0]
         env = {**os.environ, "GATEWAY_URL": url, "RUN_ID": run_id}
         result = subprocess.run(
             ["node", "--test", "repairs.test.mjs"], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=120

@@ -84,7 +84,8 @@ export function table(head, rows, attrs = {}) {
 // A list of fixed-height rows of which only those in view exist in the page.
 export function virtualList({ rowClass, rowHeight = 26, renderRow, onNeedMore, onClick }) {
   const spacer = h('div', { class: 'spacer' });
-  const box = h('div', { class: 'vlist', tabindex: '0' }, spacer);
+  // Not "vlist": KaTeX's vertical lists (typeset math) use that class.
+  const box = h('div', { class: 'virtual-list', tabindex: '0' }, spacer);
   let items = [];
   let selectedKey = null;
   let pending = false;

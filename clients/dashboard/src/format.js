@@ -51,6 +51,14 @@ export function wallTime(attempt) {
   return start !== null && end !== null ? end - start : null;
 }
 
+// The wall time statistics sample (as the criterion table's row does, services/store/criteria.py):
+// null for an attempt that did not run to a result. One cancelled while queued has start = end,
+// and one lost to the infrastructure says nothing of the harness: no sample, never a 0.
+export function ranWallTime(attempt) {
+  if (attempt.state !== 'finished' || ['cancelled', 'infra_failed'].includes(attempt.outcome)) return null;
+  return wallTime(attempt);
+}
+
 // Keys whose values say most about an event, previewed first.
 const TEXT_KEYS = ['content', 'text', 'message', 'command', 'arguments', 'args', 'input', 'output', 'result', 'error'];
 

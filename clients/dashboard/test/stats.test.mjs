@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { cellText, heatClass, histogram, passRates, rewardValues, sampleNote, ticks, wilson } from '../src/lib/stats.js';
+import { cellText, heatClass, histogram, passRates, rewardValues, sampleNote, ticks, versusLines, wilson } from '../src/lib/stats.js';
 
 const close = (a, b, eps = 1e-4) => assert.ok(Math.abs(a - b) < eps, `${a} != ${b}`);
 
@@ -61,4 +61,13 @@ test('axis ticks are round numbers covering the range', () => {
   assert.equal(t[0], 0);
   assert.ok(t[t.length - 1] >= 30 && t.every((x, i) => i === 0 || x > t[i - 1]));
   assert.deepEqual(ticks(0), [0]);
+});
+
+test('vs baseline: points of pass rate, as the CLI prints them, then mean rewards', () => {
+  assert.deepEqual(versusLines({ paired_tasks: 7, binary_tasks: 7, passed: 0, baseline_passed: 7, delta_points: -100 }), ['-100.0 pts on 7 tasks']);
+  assert.deepEqual(versusLines({ paired_tasks: 3, binary_tasks: 3 }), ['+0.0 pts on 3 tasks']);
+  assert.deepEqual(versusLines({ paired_tasks: 2, numeric_tasks: 2, mean_rewards: { score: 0.5 }, baseline_mean_rewards: { score: 0.8 } }),
+    ['score -0.300', '(on 2 tasks)']);
+  assert.deepEqual(versusLines({ paired_tasks: 0 }), ['–']);
+  assert.deepEqual(versusLines(null), ['–']);
 });

@@ -253,7 +253,7 @@ class CellJudge(_message.Message):
     def __init__(self, judge: _Optional[str] = ..., source: _Optional[str] = ..., judge_model: _Optional[str] = ..., judged: _Optional[int] = ..., mean: _Optional[float] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ...) -> None: ...
 
 class PairedSummary(_message.Message):
-    __slots__ = ("paired_tasks", "passed", "baseline_passed", "binary_tasks", "numeric_tasks", "mean_rewards", "baseline_mean_rewards", "not_comparable")
+    __slots__ = ("paired_tasks", "passed", "baseline_passed", "binary_tasks", "numeric_tasks", "mean_rewards", "baseline_mean_rewards", "not_comparable", "delta_points")
     class MeanRewardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -276,6 +276,7 @@ class PairedSummary(_message.Message):
     MEAN_REWARDS_FIELD_NUMBER: _ClassVar[int]
     BASELINE_MEAN_REWARDS_FIELD_NUMBER: _ClassVar[int]
     NOT_COMPARABLE_FIELD_NUMBER: _ClassVar[int]
+    DELTA_POINTS_FIELD_NUMBER: _ClassVar[int]
     paired_tasks: int
     passed: float
     baseline_passed: float
@@ -284,19 +285,36 @@ class PairedSummary(_message.Message):
     mean_rewards: _containers.ScalarMap[str, float]
     baseline_mean_rewards: _containers.ScalarMap[str, float]
     not_comparable: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, paired_tasks: _Optional[int] = ..., passed: _Optional[float] = ..., baseline_passed: _Optional[float] = ..., binary_tasks: _Optional[int] = ..., numeric_tasks: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., baseline_mean_rewards: _Optional[_Mapping[str, float]] = ..., not_comparable: _Optional[_Iterable[str]] = ...) -> None: ...
+    delta_points: float
+    def __init__(self, paired_tasks: _Optional[int] = ..., passed: _Optional[float] = ..., baseline_passed: _Optional[float] = ..., binary_tasks: _Optional[int] = ..., numeric_tasks: _Optional[int] = ..., mean_rewards: _Optional[_Mapping[str, float]] = ..., baseline_mean_rewards: _Optional[_Mapping[str, float]] = ..., not_comparable: _Optional[_Iterable[str]] = ..., delta_points: _Optional[float] = ...) -> None: ...
 
 class DatasetReport(_message.Message):
-    __slots__ = ("dataset_name", "dataset_digest", "tasks", "rows")
+    __slots__ = ("dataset_name", "dataset_digest", "tasks", "rows", "tag_rows")
     DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
     DATASET_DIGEST_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
+    TAG_ROWS_FIELD_NUMBER: _ClassVar[int]
     dataset_name: str
     dataset_digest: str
     tasks: int
     rows: _containers.RepeatedCompositeFieldContainer[ReportRow]
-    def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., tasks: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[ReportRow, _Mapping]]] = ...) -> None: ...
+    tag_rows: _containers.RepeatedCompositeFieldContainer[TagRow]
+    def __init__(self, dataset_name: _Optional[str] = ..., dataset_digest: _Optional[str] = ..., tasks: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[ReportRow, _Mapping]]] = ..., tag_rows: _Optional[_Iterable[_Union[TagRow, _Mapping]]] = ...) -> None: ...
+
+class TagRow(_message.Message):
+    __slots__ = ("tag", "harness_name", "tasks", "binary_graded", "passed")
+    TAG_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    BINARY_GRADED_FIELD_NUMBER: _ClassVar[int]
+    PASSED_FIELD_NUMBER: _ClassVar[int]
+    tag: str
+    harness_name: str
+    tasks: int
+    binary_graded: int
+    passed: int
+    def __init__(self, tag: _Optional[str] = ..., harness_name: _Optional[str] = ..., tasks: _Optional[int] = ..., binary_graded: _Optional[int] = ..., passed: _Optional[int] = ...) -> None: ...
 
 class Report(_message.Message):
     __slots__ = ("run_id", "label", "baseline", "datasets", "complete", "kind", "import_format", "source", "provenance", "max_infra_retries", "repairs", "trials_by_attempts", "unfair")
@@ -342,14 +360,16 @@ class GetRunReportResponse(_message.Message):
     def __init__(self, report: _Optional[_Union[Report, _Mapping]] = ...) -> None: ...
 
 class CompareSidesRequest(_message.Message):
-    __slots__ = ("a", "b", "judge")
+    __slots__ = ("a", "b", "judge", "list_limit")
     A_FIELD_NUMBER: _ClassVar[int]
     B_FIELD_NUMBER: _ClassVar[int]
     JUDGE_FIELD_NUMBER: _ClassVar[int]
+    LIST_LIMIT_FIELD_NUMBER: _ClassVar[int]
     a: str
     b: str
     judge: str
-    def __init__(self, a: _Optional[str] = ..., b: _Optional[str] = ..., judge: _Optional[str] = ...) -> None: ...
+    list_limit: int
+    def __init__(self, a: _Optional[str] = ..., b: _Optional[str] = ..., judge: _Optional[str] = ..., list_limit: _Optional[int] = ...) -> None: ...
 
 class SideSummary(_message.Message):
     __slots__ = ("ref", "label", "run_id", "kind", "model", "trials", "graded", "infra_failed", "scorer_failed", "cancelled", "unfinished", "pass_at_k", "pass_hat_k")
@@ -506,7 +526,14 @@ class CriterionDelta(_message.Message):
     def __init__(self, judge: _Optional[str] = ..., source: _Optional[str] = ..., criterion: _Optional[str] = ..., judge_model: _Optional[str] = ..., tasks: _Optional[int] = ..., a_mean: _Optional[float] = ..., b_mean: _Optional[float] = ..., delta: _Optional[float] = ..., interval: _Optional[_Union[Interval, _Mapping]] = ..., a_pass_rate: _Optional[float] = ..., b_pass_rate: _Optional[float] = ...) -> None: ...
 
 class Comparison(_message.Message):
-    __slots__ = ("a", "b", "paired_tasks", "binary_tasks", "a_passed", "b_passed", "delta", "delta_interval", "mcnemar", "flipped_to_pass", "flipped_to_fail", "reward_deltas", "not_comparable", "tasks", "flags", "criteria", "criteria_not_comparable")
+    __slots__ = ("a", "b", "paired_tasks", "binary_tasks", "a_passed", "b_passed", "delta", "delta_interval", "mcnemar", "flipped_to_pass", "flipped_to_fail", "reward_deltas", "not_comparable", "tasks", "flags", "criteria", "criteria_not_comparable", "list_lengths")
+    class ListLengthsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     A_FIELD_NUMBER: _ClassVar[int]
     B_FIELD_NUMBER: _ClassVar[int]
     PAIRED_TASKS_FIELD_NUMBER: _ClassVar[int]
@@ -524,6 +551,7 @@ class Comparison(_message.Message):
     FLAGS_FIELD_NUMBER: _ClassVar[int]
     CRITERIA_FIELD_NUMBER: _ClassVar[int]
     CRITERIA_NOT_COMPARABLE_FIELD_NUMBER: _ClassVar[int]
+    LIST_LENGTHS_FIELD_NUMBER: _ClassVar[int]
     a: SideSummary
     b: SideSummary
     paired_tasks: int
@@ -541,7 +569,8 @@ class Comparison(_message.Message):
     flags: _containers.RepeatedScalarFieldContainer[str]
     criteria: _containers.RepeatedCompositeFieldContainer[CriterionDelta]
     criteria_not_comparable: _containers.RepeatedCompositeFieldContainer[NotComparable]
-    def __init__(self, a: _Optional[_Union[SideSummary, _Mapping]] = ..., b: _Optional[_Union[SideSummary, _Mapping]] = ..., paired_tasks: _Optional[int] = ..., binary_tasks: _Optional[int] = ..., a_passed: _Optional[float] = ..., b_passed: _Optional[float] = ..., delta: _Optional[float] = ..., delta_interval: _Optional[_Union[Interval, _Mapping]] = ..., mcnemar: _Optional[_Union[McNemar, _Mapping]] = ..., flipped_to_pass: _Optional[_Iterable[str]] = ..., flipped_to_fail: _Optional[_Iterable[str]] = ..., reward_deltas: _Optional[_Iterable[_Union[RewardDelta, _Mapping]]] = ..., not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[PairedTask, _Mapping]]] = ..., flags: _Optional[_Iterable[str]] = ..., criteria: _Optional[_Iterable[_Union[CriterionDelta, _Mapping]]] = ..., criteria_not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ...) -> None: ...
+    list_lengths: _containers.ScalarMap[str, int]
+    def __init__(self, a: _Optional[_Union[SideSummary, _Mapping]] = ..., b: _Optional[_Union[SideSummary, _Mapping]] = ..., paired_tasks: _Optional[int] = ..., binary_tasks: _Optional[int] = ..., a_passed: _Optional[float] = ..., b_passed: _Optional[float] = ..., delta: _Optional[float] = ..., delta_interval: _Optional[_Union[Interval, _Mapping]] = ..., mcnemar: _Optional[_Union[McNemar, _Mapping]] = ..., flipped_to_pass: _Optional[_Iterable[str]] = ..., flipped_to_fail: _Optional[_Iterable[str]] = ..., reward_deltas: _Optional[_Iterable[_Union[RewardDelta, _Mapping]]] = ..., not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[PairedTask, _Mapping]]] = ..., flags: _Optional[_Iterable[str]] = ..., criteria: _Optional[_Iterable[_Union[CriterionDelta, _Mapping]]] = ..., criteria_not_comparable: _Optional[_Iterable[_Union[NotComparable, _Mapping]]] = ..., list_lengths: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class CompareSidesResponse(_message.Message):
     __slots__ = ("comparison",)
@@ -676,7 +705,7 @@ class RunRepair(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., requested_by: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., reasons: _Optional[_Iterable[str]] = ..., queued: _Optional[int] = ..., allowed_changes: _Optional[_Iterable[_Union[RunChange, _Mapping]]] = ...) -> None: ...
 
 class ListAttemptsRequest(_message.Message):
-    __slots__ = ("parent", "page_size", "page_token", "cell_id", "task_digest", "harness_name", "verdict")
+    __slots__ = ("parent", "page_size", "page_token", "cell_id", "task_digest", "harness_name", "verdict", "task_tag")
     PARENT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -684,6 +713,7 @@ class ListAttemptsRequest(_message.Message):
     TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
     HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
+    TASK_TAG_FIELD_NUMBER: _ClassVar[int]
     parent: str
     page_size: int
     page_token: str
@@ -691,7 +721,8 @@ class ListAttemptsRequest(_message.Message):
     task_digest: str
     harness_name: str
     verdict: str
-    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., verdict: _Optional[str] = ...) -> None: ...
+    task_tag: str
+    def __init__(self, parent: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., harness_name: _Optional[str] = ..., verdict: _Optional[str] = ..., task_tag: _Optional[str] = ...) -> None: ...
 
 class ListAttemptsResponse(_message.Message):
     __slots__ = ("attempts", "next_page_token")

@@ -10,7 +10,7 @@ import { launch } from './chromium.mjs';
 const URL_ = process.env.GATEWAY_URL;
 const SHOTS = process.env.SCREENSHOT_DIR || tmpdir();
 const LABEL = process.env.RUN_LABEL || 'gw';
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 async function reloadKeeps(page, ready) {
   const url = page.url();
@@ -27,6 +27,8 @@ test('runs -> report -> compare -> criterion table -> attempt, URL state survive
     const page = await browser.newPage();
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    // no page here holds mathematics: KaTeX is never fetched
+    page.on('request', (r) => { if (/katex/i.test(r.url())) problems.push(`fetched ${r.url()}`); });
     const response = await page.goto(`${URL_}/`);
     assert.equal(response.status(), 200);
     assert.equal(response.headers()['content-security-policy'], CSP);
@@ -39,6 +41,60 @@ test('runs -> report -> compare -> criterion table -> attempt, URL state survive
     const runId = page.url().match(/#\/runs\/(r-[0-9a-z]+)/)[1];
     assert.ok(await page.locator('table.report tr.baseline').count() >= 1);
     assert.ok(await page.locator('table.report td.best').count() >= 1);
+    // vs baseline in the CLI report's words and unit: points of pass rate
+    assert.equal(await page.locator('table.report tr:not(.baseline) td.vs-baseline div').first().innerText(), '-100.0 pts on 7 tasks');
+    // the resolved spec, and the pass rate per task tag linking to the tag's attempts
+    await page.locator('#spec summary').click();
+    assert.equal(await page.locator('#spec dd[data-key="Sandbox"]').innerText(), 'host');
+    assert.equal(await page.locator('#spec dd[data-key="Require"]').innerText(), 'nothing');
+    assert.match(await page.locator('#spec dd[data-key="Scope"]').innerText(), /^full datasets \(hemra-offline: \d+ tasks\)$/);
+    assert.match(await page.locator('#spec dd[data-key="Timeout"]').innerText(), /agent timeout/);
+    const tagRow = page.locator('table.tag-table tr.tag-row', { has: page.locator('th', { hasText: /^binary-reward$/ }) });
+    assert.deepEqual((await tagRow.locator('td').allInnerTexts()).slice(1), ['7/7 (100.0%)', '0/7 (0.0%)']);
+    await tagRow.locator('a.tag-link').nth(1).click();
+    await page.waitForFunction(() => location.hash.includes('tag=binary-reward'));
+    await page.waitForSelector('.attempt-row');
+    assert.match(await page.locator('#attempts-status').innerText(), /^7 attempts$/);
+    assert.equal(await page.locator('.attempt-row[data-verdict="failed"]').count(), 7);
+
+    // attempts: sorted and searched in the URL, then Prev / Next through that list
+    const seconds = (t) => (t.endsWith('ms') ? Number(t.slice(0, -2)) / 1000 : Number(t.replace(/s$/, '')));
+    await page.selectOption('#attempt-sort', '-duration');
+    await page.waitForFunction(() => location.hash.includes('sort=-duration'));
+    await page.waitForFunction(() => /^7 of 7 attempts$/.test(document.querySelector('#attempts-status').textContent));
+    const walls = (await page.locator('.attempt-row span:nth-child(6)').allInnerTexts()).map(seconds);
+    assert.deepEqual(walls, [...walls].sort((x, y) => y - x));
+    await page.fill('#attempt-search', 'text-stats');
+    await page.waitForFunction(() => location.hash.includes('q=text-stats'));
+    await page.waitForFunction(() => /^1 of 7 attempts$/.test(document.querySelector('#attempts-status').textContent));
+    assert.match(await page.locator('.attempt-row').first().innerText(), /text-stats/);
+    await reloadKeeps(page, '.attempt-row');
+    assert.equal(await page.inputValue('#attempt-search'), 'text-stats');
+    assert.equal(await page.inputValue('#attempt-sort'), '-duration');
+    await page.fill('#attempt-search', '');
+    await page.waitForFunction(() => !location.hash.includes('q='));
+    await page.waitForFunction(() => /^7 of 7 attempts$/.test(document.querySelector('#attempts-status').textContent));
+    const order = await page.locator('.attempt-row a.attempt-link').allInnerTexts();
+    await page.locator('.attempt-row a.attempt-link').nth(1).click();
+    await page.waitForSelector('#list-nav .position');
+    assert.equal(await page.locator('#list-nav .position').innerText(), '2 of 7');
+    await page.locator('#list-nav a.next').click();
+    await page.waitForFunction((id) => location.hash.startsWith(`#/attempts/${id}?`), order[2]);
+    // the new attempt's page replaces the old one once its attempt is read: wait for its position
+    await page.waitForFunction(() => document.querySelector('#list-nav .position')?.textContent === '3 of 7');
+    assert.match(page.url(), /list=.*sort%3D-duration/);
+    await page.locator('#list-nav a.prev').click();
+    await page.waitForFunction((id) => location.hash.startsWith(`#/attempts/${id}?`), order[1]);
+    await page.waitForFunction(() => document.querySelector('#list-nav .position')?.textContent === '2 of 7');
+    await page.locator('#list-nav a.prev').click();
+    await page.waitForFunction((id) => location.hash.startsWith(`#/attempts/${id}?`), order[0]);
+    await page.waitForFunction(() => document.querySelector('#list-nav .position')?.textContent === '1 of 7');
+    assert.equal(await page.locator('#list-nav span.prev[aria-disabled="true"]').count(), 1);
+    await page.locator('#list-nav a.back').click();
+    await page.waitForSelector('.attempt-row');
+    assert.equal(await page.inputValue('#attempt-sort'), '-duration');
+    await page.goto(`${URL_}/#/runs/${runId}`);
+    await page.waitForSelector('table.report');
 
     // charts: pass rate with its interval, reward distribution, wall time and events per attempt
     await page.locator('nav.tabs a', { hasText: 'charts' }).click();
@@ -86,6 +142,14 @@ test('runs -> report -> compare -> criterion table -> attempt, URL state survive
     assert.ok(await page.locator('table.criteria td.heat-10').count() >= 1);
     assert.ok(await page.locator('table.criteria td.heat-0').count() >= 1);
     assert.match(await page.locator('table.criteria td .note').first().innerText(), /^n=\d+ · \d\d-\d\d/);
+    // efficiency rows beside wall time: tokens and the error rate (lower is better, never heat-shaded)
+    const criteria = await page.locator('table.criteria tbody th').allInnerTexts();
+    for (const name of ['Wall time per attempt', 'Tokens per attempt', 'Error rate']) {
+      assert.ok(criteria.some((c) => c.startsWith(name)), `${name} not in ${criteria.join(' | ')}`);
+    }
+    const errorRow = page.locator('table.criteria tr', { has: page.locator('th', { hasText: 'Error rate' }) });
+    assert.deepEqual(await errorRow.locator('a.crit-link').allInnerTexts(), ['0.0%', '0.0%']);
+    assert.equal(await errorRow.locator('td[class*="heat-"]').count(), 0);
     await page.screenshot({ path: join(SHOTS, 'dashboard-criteria.png'), fullPage: true });
     const nopColumn = heads.indexOf('nop');
     const cell = page.locator('table.criteria tr.task-row').first().locator('td').nth(nopColumn - 1).locator('a.crit-link');

@@ -18,6 +18,9 @@ test('a cancelled run offers hemra resume and hemra repair, with its unscored tr
     const cells = await page.locator('#unscored table.unscored tr td').allTextContents();
     assert.deepEqual(cells, ['hemra-offline', 'nop', '0', '0', '2', '0']);
     assert.equal(await page.locator('#unscored button, #unscored form').count(), 0);
+    // attempts cancelled while queued never ran: the charts show no 0-second wall times for them
+    await page.goto(`${process.env.GATEWAY_URL}/#/runs/${process.env.RUN_ID}?tab=charts`);
+    await page.waitForSelector('#no-wall');
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();

@@ -33,6 +33,20 @@ test('the attempt page lists its rubric and filters it from the URL', async () =
     await page.waitForFunction(() => document.querySelectorAll('#rubric tr.judgment').length === 1);
     assert.match(await page.locator('#rubric tr.judgment').textContent(), /not JSON after 3 tries/);
 
+    // mathematics typeset by KaTeX (its own chunk, stylesheet and fonts from the gateway, under
+    // the CSP), in the task's instruction and in a model's message; what does not parse stays
+    await page.locator('#instruction summary').click();
+    await page.waitForSelector('#instruction .instruction-text.typeset .katex');
+    assert.equal(await page.locator('#instruction .katex').count(), 1);
+    assert.match(await page.locator('#instruction .instruction-text').innerText(), /leave \\\(\\nosuchmacro\{x\}\\\) as written/);
+    const message = page.locator('.event-row', { hasText: 'assistant' });
+    await message.click();
+    await page.waitForSelector('#event-detail pre.payload.typeset .katex-display');
+    assert.match(await page.locator('#event-detail pre.payload').innerText(), /costing \$5 or \$6/);
+    // KaTeX's own layout classes (vlist) take none of the page's styles
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('#event-detail .katex .vlist')).borderTopWidth), '0px');
+    assert.ok(await page.evaluate(async () => { await document.fonts.ready; return [...document.fonts].some((f) => f.family.includes('KaTeX') && f.status === 'loaded'); }));
+
     // compare: the criteria both sides were judged on (the error left out), b − a on each
     await page.goto(`${process.env.GATEWAY_URL}/#/compare?a=judged%2Foracle&b=judged%2Fnop`);
     await page.waitForSelector('table.criteria-table');

@@ -8,7 +8,7 @@ import { launch } from './chromium.mjs';
 
 const URL_ = process.env.GATEWAY_URL;
 const SHOTS = process.env.SCREENSHOT_DIR || tmpdir();
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 test('runs -> report -> failing attempt -> event, filters in the URL, reload restores', async () => {
   assert.ok(URL_, 'GATEWAY_URL is not set');

@@ -38,6 +38,7 @@ export function cellText(cell, unit) {
   if (!cell || !cell.samples) return '–';
   if (unit === 'rate') return `${(100 * cell.value).toFixed(1)}%`;
   if (unit === 'seconds') return cell.value < 60 ? `${cell.value.toFixed(1)}s` : `${(cell.value / 60).toFixed(1)}m`;
+  if (unit === 'tokens') return Math.round(cell.value).toLocaleString('en-US');
   return Number(cell.value.toFixed(3)).toString();
 }
 
@@ -80,4 +81,24 @@ export function ticks(max, count = 4) {
   const out = [];
   for (let v = 0; v <= max + nice * 1e-9; v += nice) out.push(Number(v.toPrecision(12)));
   return out;
+}
+
+// "+12.5", "-0.300": a difference with its sign, as Python's `{x:+.Nf}` writes it.
+function signed(x, digits) {
+  return `${x < 0 || Object.is(x, -0) ? '' : '+'}${x.toFixed(digits)}`;
+}
+
+// A report row's "vs baseline", line by line as `hemra show --report` prints it (clients/cli/render.py
+// versus): percentage points of pass rate on the paired 0/1 tasks (the store's delta_points:
+// one number, one unit), then each mean reward's difference on the other paired tasks.
+export function versusLines(vs) {
+  if (!vs || !vs.paired_tasks) return ['–'];
+  const parts = [];
+  if (vs.binary_tasks) parts.push(`${signed(vs.delta_points || 0, 1)} pts on ${vs.binary_tasks} tasks`);
+  if (vs.numeric_tasks) {
+    const base = vs.baseline_mean_rewards || {};
+    for (const name of Object.keys(vs.mean_rewards || {}).sort()) parts.push(`${name} ${signed(vs.mean_rewards[name] - (base[name] || 0), 3)}`);
+    parts.push(`(on ${vs.numeric_tasks} tasks)`);
+  }
+  return parts;
 }

@@ -9,6 +9,9 @@ import { JUDGMENT_FILTERS, filterJudgments, judgmentCounts, judgmentFilter, judg
 import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType } from '../lib/trace.js';
 import { buildRoute, withParams } from '../lib/route.js';
 import { problem } from './common.js';
+import { instructionPanel } from './instruction.js';
+import { listNav } from './lists.js';
+import { mathText } from './math.js';
 
 const EVENT_PAGE = 1000;
 // While a filter is on, pages are read on until this many events match (or MAX_AUTO_PAGES).
@@ -64,7 +67,7 @@ export async function attemptView(route, ui) {
     detail.show(params.event ? Number(params.event) : null, trace.events);
   }
 
-  ui.main(...attemptHeader(attempt, ui), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el,
+  ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), instructionPanel(id), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el,
     status, layout);
   apply(route);
   await more();
@@ -314,7 +317,9 @@ function eventDetail(ui, id, here) {
         put(el, h('p', { class: 'error-box' }, String(err.message))); return;
       }
     }
-    const body = h('pre', { class: 'payload' }, prettyLines(event.payload));
+    // A model's message is read as text, its mathematics typeset (views/math.js).
+    const body = event.type === 'message' ? mathText(prettyLines(event.payload), 'pre', { class: 'payload' })
+      : h('pre', { class: 'payload' }, prettyLines(event.payload));
     const note = h('p', { class: 'muted', id: 'shortened-note' }, shortenedNote(event));
     put(el,
       h('div', { class: 'actions' }, h('strong', {}, `#${event.seq} ${event.type} · ${event.name}`),

@@ -23,7 +23,8 @@ function criterionTable(t, dataset) {
     h('th', { scope: 'row' }, row.criterion, row.lower_is_better ? h('span', { class: 'muted' }, ' (lower is better)') : null),
     row.cells.map((c, i) => {
       const s = sources[i];
-      const heat = row.unit === 'rate' && c.samples ? heatClass(c.value) : '';
+      // Heat shades how good a rate is: an error rate (lower is better) is left plain.
+      const heat = row.unit === 'rate' && !row.lower_is_better && c.samples ? heatClass(c.value) : '';
       const href = link('run', s.run_id, { tab: 'attempts', cell: s.cell_id, task: row.task_digest });
       const title = `${s.harness_name} from ${s.kind} ${s.run_label} (${s.run_id}), ${s.create_time || ''}, ${s.complete ? 'complete' : 'incomplete'}; ${c.samples} graded, ${c.excluded} left out`;
       return h('td', { class: `num crit ${heat} ${c.best ? 'best' : ''} ${s.complete ? '' : 'incomplete'}`, title },

@@ -1,11 +1,14 @@
 // Runs and imports, and one run: progress, its report, charts and its attempts.
-import { formatNumber, formatPercent, formatSeconds, rewardsText, verdictOf, wallTime } from '../format.js';
+import { formatCost, formatNumber, formatPercent, formatSeconds, ranWallTime, rewardsText, verdictOf, wallTime } from '../format.js';
 import { histogramChart, intervalBars, stripChart } from '../charts.js';
 import { api, card, h, put, q, table, verdictTag, virtualList } from '../dom.js';
 import { sidesOf, withParams } from '../lib/route.js';
 import { attemptsTaken, repairCommands, unscoredRows } from '../lib/repairs.js';
 import { retriedRows, retryLines } from '../lib/retries.js';
-import { histogram, rewardValues, wilson } from '../lib/stats.js';
+import { encodeList } from '../lib/attemptlist.js';
+import { specRows } from '../lib/spec.js';
+import { loadList, LIST_CAP } from './lists.js';
+import { heatClass, histogram, rewardValues, versusLines, wilson } from '../lib/stats.js';
 import { anchor, empty, problem, provenance, when } from './common.js';
 
 const ATTEMPT_PAGE = 500;
@@ -55,11 +58,7 @@ function reportTable(ui, run, dataset) {
   const cellOf = (harness) => run.cells.find((c) => c.dataset_name === dataset.dataset_name && c.harness_name === harness);
   return table(head.map((t, i) => h('th', { class: i >= 2 && i < head.length - 1 ? 'num' : '' }, t)),
     dataset.rows.map((r, i) => {
-      const vs = r.vs_baseline;
-      let vsText = '–';
-      if (vs && !r.is_baseline && vs.paired_tasks) {
-        vsText = vs.binary_tasks ? `${formatNumber(vs.passed - vs.baseline_passed)} on ${vs.binary_tasks} tasks` : `${vs.paired_tasks} paired`;
-      }
+      const vsLines = r.is_baseline ? ['–'] : versusLines(r.vs_baseline);
       const cell = cellOf(r.harness_name);
       const attempts = ui.link('run', run.id, { tab: 'attempts', cell: cell ? cell.id : '', harness: cell ? '' : r.harness_name });
       return h('tr', { class: r.is_baseline ? 'baseline' : '' },
@@ -69,7 +68,7 @@ function reportTable(ui, run, dataset) {
         h('td', { class: `num ${passRates[i] === best && best !== null ? 'best' : ''}` },
           r.binary_graded ? `${r.passed}/${r.binary_graded} (${formatPercent(r.passed, r.binary_graded)})` : '–'),
         ...rewardNames.map((n) => h('td', { class: 'num' }, n in (r.mean_rewards || {}) ? formatNumber(r.mean_rewards[n]) : '–')),
-        h('td', { class: 'num' }, vsText),
+        h('td', { class: 'num vs-baseline' }, vsLines.map((line) => h('div', {}, line))),
         ...[r.harness_failed, r.timed_out, r.verifier_faults || 0, r.infra_failed].map((n) => h('td', { class: 'num' }, n)),
         h('td', { class: 'num retried', title: retryLines(r).join('\n') }, r.retried || 0),
         ...[r.scorer_failed, r.unfinished].map((n) => h('td', { class: 'num' }, n)),
@@ -77,6 +76,36 @@ function reportTable(ui, run, dataset) {
           ? h('a', { class: 'mining-link', href: ui.link('run', run.id, { tab: 'mining' }) }, r.history_mining) : 0),
         h('td', { class: 'flags' }, (r.flags || []).join('; ')));
     }), { class: 'report' });
+}
+
+// Pass rate per task tag (task.toml keywords, difficulty, category), harnesses as columns; each
+// cell links to the attempts on the tag's tasks.
+function tagTable(ui, run, dataset) {
+  const rows = dataset.tag_rows || [];
+  if (!rows.length) return null;
+  const harnesses = dataset.rows.map((r) => r.harness_name);
+  const byTag = new Map();
+  for (const r of rows) (byTag.get(r.tag) || byTag.set(r.tag, {}).get(r.tag))[r.harness_name] = r;
+  return h('details', { class: 'tags', open: true }, h('summary', {}, `Pass rate by task tag (${byTag.size})`),
+    table([h('th', {}, 'Tag'), h('th', { class: 'num' }, 'Tasks'), ...harnesses.map((n) => h('th', { class: 'num' }, n))],
+      [...byTag].map(([tag, cells]) => h('tr', { class: 'tag-row' }, h('th', { scope: 'row' }, tag),
+        h('td', { class: 'num' }, Object.values(cells)[0].tasks || 0),
+        ...harnesses.map((harness) => {
+          const r = cells[harness];
+          if (!r) return h('td', { class: 'num' }, '–');
+          const rate = r.binary_graded ? (r.passed || 0) / r.binary_graded : null;
+          return h('td', { class: `num ${rate === null ? '' : heatClass(rate)}` },
+            h('a', { class: 'tag-link', href: ui.link('run', run.id, { tab: 'attempts', tag, harness }) },
+              r.binary_graded ? `${r.passed || 0}/${r.binary_graded} (${formatPercent(r.passed || 0, r.binary_graded)})` : '–'));
+        }))), { class: 'tag-table' }));
+}
+
+// The run's spec as the planner resolved it (defaults filled in): what ran where, under which limits.
+function specNote(run, report) {
+  const rows = run.kind === 'import' ? [] : specRows(run.spec, report.datasets);
+  if (!rows.length) return null;
+  return h('details', { class: 'spec', id: 'spec' }, h('summary', {}, 'Resolved spec'),
+    h('dl', {}, rows.map(([label, text]) => [h('dt', {}, label), h('dd', { dataset: { key: label } }, text)])));
 }
 
 // Per cell, the trials left without a usable score and why, with the commands that queue them
@@ -153,8 +182,9 @@ export async function runView(route, ui) {
   // While attempts are queued or running, the report and progress refresh themselves.
   const going = (p.queued || 0) + (p.running || 0) > 0;
   const timer = going ? setTimeout(() => ui.refresh(), REFRESH_MS) : null;
-  put(body, ...report.datasets.map((d) => h('section', { class: 'dataset' },
-    h('h2', {}, anchor(ui, ['dataset', d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d))),
+  put(body, specNote(run, report), ...report.datasets.map((d) => h('section', { class: 'dataset' },
+    h('h2', {}, anchor(ui, ['dataset', d.dataset_name], {}, d.dataset_name), ` (${d.tasks} tasks)`), reportTable(ui, run, d),
+    tagTable(ui, run, d))),
   retriesNote(report),
   unscoredNote(run, report),
   h('p', {}, h('a', { class: 'button', href: ui.link('compare', '', { a: sidesOf(run)[0] ? sidesOf(run)[0].ref : '' }) }, 'Compare with…')),
@@ -210,7 +240,8 @@ async function chartsTab(ui, run, report, body) {
   const events = {};
   for (const a of attempts) {
     const point = { id: a.id, label: `${a.task_name} #${a.repetition}.${a.number} (${verdictOf(a)})` };
-    (walls[a.harness_name] ||= []).push({ ...point, value: wallTime(a) });
+    const wall = ranWallTime(a);
+    if (wall !== null) (walls[a.harness_name] ||= []).push({ ...point, value: wall });
     (events[a.harness_name] ||= []).push({ ...point, value: Number(a.event_count) });
   }
   const usage = await api(`/api/runs/${run.id}/usage`);
@@ -228,7 +259,8 @@ async function chartsTab(ui, run, report, body) {
     h('h2', {}, 'Reward distribution'),
     Object.keys(bins).length ? histogramChart(bins, 'reward distribution', (v) => v.toFixed(1)) : h('p', { class: 'muted' }, 'No scored attempts.'),
     h('h2', {}, 'Wall time per attempt'),
-    stripChart(walls, 'wall time per attempt', formatSeconds, pick),
+    Object.keys(walls).length ? stripChart(walls, 'wall time per attempt', formatSeconds, pick)
+      : h('p', { class: 'muted', id: 'no-wall' }, 'No attempt of this run ran to a result (cancelled or lost attempts have no wall time).'),
     h('h2', {}, 'Cost per attempt'),
     Object.keys(costs).length ? stripChart(costs, 'cost per attempt (USD)', (v) => `$${v.toFixed(v < 0.1 ? 4 : 2)}`, pick)
       : h('p', { class: 'muted', id: 'no-cost' }, 'No attempt of this run recorded usage events with a cost.'),
@@ -243,8 +275,16 @@ function attemptsTab(route, ui, run, body) {
     [...new Set(run.cells.map((c) => c.harness_name))].map((n) => h('option', { value: n }, n)));
   const verdictSelect = h('select', { id: 'attempt-verdict', 'aria-label': 'verdict' },
     ['', 'passed', 'failed', 'errored', 'cancelled', 'unfinished'].map((v) => h('option', { value: v }, v || 'any verdict')));
+  const search = h('input', { type: 'search', id: 'attempt-search', 'aria-label': 'search attempts',
+    placeholder: 'search: task, harness, outcome, error, ID' });
+  const sortSelect = h('select', { id: 'attempt-sort', 'aria-label': 'sort' },
+    [['', 'ID order'], ['outcome', 'outcome'], ['-duration', 'longest first'], ['duration', 'shortest first'],
+      ['-tokens', 'most tokens'], ['tokens', 'fewest tokens'], ['-cost', 'most costly'], ['cost', 'least costly'],
+      ['-errors', 'errors first']].map(([v, t]) => h('option', { value: v }, t)));
   const status = h('div', { class: 'status-line', id: 'attempts-status' });
   const scope = h('div', { class: 'scope' });
+  // Each attempt opens with its list in the URL, for Prev / Next on its page.
+  const open = (a) => ui.link('attempt', a.id, { list: encodeList(run.id, params) });
   let attempts = [];
   let token = '';
   let done = false;
@@ -252,13 +292,16 @@ function attemptsTab(route, ui, run, body) {
   const list = virtualList({
     rowClass: 'attempt-row',
     renderRow: (a) => h('div', { dataset: { key: a.id, verdict: verdictOf(a) } },
-      h('span', {}, h('a', { class: 'attempt-link', href: ui.link('attempt', a.id), dataset: { verdict: verdictOf(a) } }, a.id)),
+      h('span', {}, h('a', { class: 'attempt-link', href: open(a), dataset: { verdict: verdictOf(a) } }, a.id)),
       h('span', {}, a.harness_name), h('span', { title: a.task_name }, a.task_name),
       h('span', {}, `#${a.repetition}.${a.number}`), h('span', {}, verdictTag(a)),
       h('span', {}, formatSeconds(wallTime(a))), h('span', {}, rewardsText(a.score && a.score.rewards)),
-      h('span', { class: 'num' }, formatNumber(Number(a.event_count))), h('span', {}, a.outcome || a.state)),
+      h('span', { class: 'num' }, formatNumber(Number(a.event_count))),
+      h('span', { class: 'num' }, a.usage && a.usage.usage_events ? formatNumber(Number(a.usage.input_tokens || 0) + Number(a.usage.output_tokens || 0)) : '–'),
+      h('span', { class: 'num' }, a.usage && a.usage.usage_events ? formatCost(a.usage.cost_usd || 0) : '–'),
+      h('span', {}, a.outcome || a.state)),
     onNeedMore: () => more(),
-    onClick: (a) => ui.go({ view: 'attempt', id: a.id, params: {} }),
+    onClick: (a) => { location.hash = open(a); },
   });
   // Not oneAtATime: reset() drops a load in flight (its page belongs to the old filters).
   let loading = null;
@@ -269,8 +312,17 @@ function attemptsTab(route, ui, run, body) {
   async function load() {
     if (done) return;
     const mine = generation;
+    if (params.q || params.sort) {
+      // Searched or sorted: the whole list (up to LIST_CAP) is read, then arranged here.
+      const found = await loadList(run.id, params, true);
+      if (mine !== generation) return;
+      done = true;
+      list.set(found.attempts);
+      status.textContent = `${formatNumber(found.attempts.length)} of ${formatNumber(found.read)}${found.more ? ` (the first ${formatNumber(LIST_CAP)})` : ''} attempts`;
+      return;
+    }
     const page = await api(`/api/runs/${run.id}/attempts?${q({ page_size: ATTEMPT_PAGE, page_token: token, harness: params.harness,
-      verdict: params.verdict, cell: params.cell, task: params.task })}`);
+      verdict: params.verdict, cell: params.cell, task: params.task, tag: params.tag })}`);
     if (mine !== generation) return;
     attempts = attempts.concat(page.attempts);
     token = page.next_page_token;
@@ -286,18 +338,27 @@ function attemptsTab(route, ui, run, body) {
     loading = null;
     harnessSelect.value = params.harness || '';
     verdictSelect.value = params.verdict || '';
+    sortSelect.value = params.sort || '';
+    if (document.activeElement !== search) search.value = params.q || '';
     const cell = run.cells.find((c) => c.id === params.cell);
-    put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : '', params.task ? `task ${params.task.slice(7, 19)}` : '']
+    put(scope, ...[cell ? `cell ${cell.dataset_name} / ${cell.harness_name}` : '', params.task ? `task ${params.task.slice(7, 19)}` : '',
+      params.tag ? `tag ${params.tag}` : '']
       .filter(Boolean).map((t) => h('span', { class: 'tag' }, t)),
-    params.cell || params.task ? h('a', { href: ui.link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
+    params.cell || params.task || params.tag || params.q ? h('a', { href: ui.link('run', run.id, { tab: 'attempts' }) }, ' all attempts') : '');
     list.set([]);
     return more();
   }
   const change = () => ui.go(withParams(route, { harness: harnessSelect.value, verdict: verdictSelect.value }), true);
   harnessSelect.addEventListener('change', change);
   verdictSelect.addEventListener('change', change);
-  put(body, h('div', { class: 'toolbar' }, harnessSelect, verdictSelect, scope, status),
-    h('div', { class: 'attempt-head' }, ...['Attempt', 'Harness', 'Task', 'Try', 'Verdict', 'Wall', 'Rewards', 'Events', 'Outcome'].map((t) => h('span', {}, t))),
+  sortSelect.addEventListener('change', () => ui.go(withParams(route, { sort: sortSelect.value }), true));
+  let typing = null;
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => ui.go(withParams(route, { q: search.value.trim() }), true), 250);
+  });
+  put(body, h('div', { class: 'toolbar' }, search, harnessSelect, verdictSelect, sortSelect, scope, status),
+    h('div', { class: 'attempt-head' }, ...['Attempt', 'Harness', 'Task', 'Try', 'Verdict', 'Wall', 'Rewards', 'Events', 'Tokens', 'Cost', 'Outcome'].map((t) => h('span', {}, t))),
     list.el);
   return reset().then(() => ({
     update(next) {
