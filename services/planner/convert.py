@@ -3,7 +3,7 @@
 from hemra.v1 import common_pb2 as pb
 from services.planner.datasets import LoadedDataset
 from services.planner.harnesses import LoadedHarness
-from services.planner.tasks import LoadedTask
+from services.planner.tasks import LoadedTask, harbor_content_hash
 
 
 def task_to_proto(task: LoadedTask) -> pb.Task:
@@ -22,6 +22,7 @@ def task_to_proto(task: LoadedTask) -> pb.Task:
         has_solution=task.has_solution,
         verifier_isolation=task.verifier_isolation,
         origin=task.origin,
+        harbor_digest=harbor_content_hash(task.files),
         environment=pb.Environment(
             base_image=env.base_image,
             workdir=env.workdir,
