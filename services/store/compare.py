@@ -123,7 +123,7 @@ def compare(a: Side, b: Side, judge: str = "", tasks: dict[str, "TaskIdentity"] 
     changed = changed_definitions(a, b)
     if not a.trials.keys() & b.trials.keys():
         differ = (
-            f": the definitions of {len(changed)} task(s) of the same name differ, e.g. "
+            f"; {len(changed)} task(s) of the same name have other digests, e.g. "
             f"{_name(a, b, changed[0][0])} (a {_short(changed[0][0])}, b {_short(changed[0][1])})"
             if changed
             else ""
@@ -133,10 +133,12 @@ def compare(a: Side, b: Side, judge: str = "", tasks: dict[str, "TaskIdentity"] 
     summaries = side_summary(a), side_summary(b)
     result = Comparison(a=summaries[0], b=summaries[1], flags=flags_of(a, b, summaries))
     for digest_a, digest_b in changed:
+        unknown = any(_unknown((tasks or {}).get(d)) for d in (digest_a, digest_b))
+        what = "task definitions cannot be matched" if unknown else "task definitions differ"
         result.not_comparable.append(
             NotComparable(
                 task_name=_name(a, b, digest_a),
-                reason=f"task definitions differ (a {_short(digest_a)}, b {_short(digest_b)})",
+                reason=f"{what} (a {_short(digest_a)}, b {_short(digest_b)})",
                 a_task_digest=digest_a,
                 b_task_digest=digest_b,
             )
@@ -222,6 +224,12 @@ def changed_definitions(a: Side, b: Side) -> list[tuple[str, str]]:
         for name in sorted(on_a.keys() & on_b.keys())
         if len(on_a[name]) == 1 and len(on_b[name]) == 1
     ]
+
+
+def _unknown(identity: "TaskIdentity | None") -> bool:
+    """An import's task known by neither its files nor Harbor's digest (a job without lock.json,
+    imported without --tasks): whether it is the other side's task cannot be told."""
+    return identity is not None and not identity.has_files and not identity.harbor_digest
 
 
 def _short(digest: str) -> str:
