@@ -61,7 +61,7 @@ def _command_of(argv: list[str]) -> str | None:
     for arg in args:
         if arg == "--server":
             next(args, None)
-        elif not arg.startswith("--server="):
+        elif not arg.startswith("--server=") and arg != "--offline":
             return arg if arg in COMMANDS or arg in GROUPS else None
     return None
 
@@ -91,11 +91,24 @@ def main_options(
         help="A deployment's gateway (https://HOST:PORT): commands work there, not on the local store. "
         "Default: HEMRA_SERVER.",
     ),
+    offline: bool = typer.Option(
+        False,
+        "--offline",
+        help="Fetch nothing (agent CLIs from npm, registry and Hugging Face datasets, Docker base images): "
+        "what would be fetched fails instead, naming it. Default: HEMRA_OFFLINE=1. A deployment's services "
+        "read HEMRA_OFFLINE from their own environment.",
+    ),
 ) -> None:
     """HEMRA: compare agent harnesses, task by task, fairly."""
     from clients.cli import connect
 
     connect.server_option = server
+    if offline:  # read by the services this command starts in its own process
+        import os
+
+        from services.common import offline as offline_mode
+
+        os.environ[offline_mode.VAR] = "1"
 
 
 def main() -> None:

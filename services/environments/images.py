@@ -15,6 +15,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from services.common import offline
 from services.environments import history
 from services.environments.engine import client, docker_errors
 from services.environments.errors import SandboxError
@@ -140,6 +141,8 @@ def _prebuilt(api, errors, task, base_image: str = "") -> str:
 
 
 def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Dockerfile", labels=None) -> None:
+    if offline.enabled():
+        _check_bases(api, errors, task, (context / dockerfile).read_text())
     lines, error = [], ""
     network = os.environ.get(BUILD_NETWORK_VAR) or None
     try:
@@ -170,6 +173,25 @@ def _build(api, errors, task, context: Path, tag: str, dockerfile: str = "Docker
                 "".join(lines),
             )
         raise BuildFailed(f"docker build of task {task.task_name} failed: {error.splitlines()[-1]}", "".join(lines))
+
+
+def _check_bases(api, errors, task, dockerfile: str) -> None:
+    """Offline: every image the Dockerfile starts FROM is in the engine already (the engine would
+    pull a missing one while it builds). An image named through an ARG is left to the engine."""
+    stages: set[str] = set()
+    for match in _FROM.finditer(dockerfile):
+        image = match["image"]
+        if match["alias"]:
+            stages.add(match["alias"].split()[-1].lower())
+        if image.lower() in stages or image == "scratch" or "$" in image:
+            continue
+        try:
+            api.inspect_image(image)
+        except errors.ImageNotFound:
+            why = offline.refused(
+                f"the Docker image {image} (FROM in task {task.task_name}'s Dockerfile; not in the engine)"
+            )
+            raise SandboxError(why) from None
 
 
 #: What the history layer's script says when it fails (the builder may colour its stderr).

@@ -162,9 +162,10 @@ def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]
         task = found.task
         return task, digests.tests_digest((f.path, f.blob_digest) for f in task.files)
     digest = digests.sha256(f"imported task\0{trial.task_pin}".encode())
-    return pb.Task(name=f"tasks/{digest}", digest=digest, task_name=trial.task_name), digests.sha256(
-        f"imported verifier\0{trial.verifier_pin}".encode()
-    )
+    # Harbor's content digest (lock.json) proves which folder ran: compare pairs on it.
+    harbor = trial.task_pin if trial.task_pin.startswith("sha256:") else ""
+    task = pb.Task(name=f"tasks/{digest}", digest=digest, task_name=trial.task_name, harbor_digest=harbor)
+    return task, digests.sha256(f"imported verifier\0{trial.verifier_pin}".encode())
 
 
 def _same_task(trial: ImportedTrial, found: ppb.PinnedTask) -> bool:

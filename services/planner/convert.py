@@ -3,7 +3,7 @@
 from hemra.v1 import common_pb2 as pb
 from services.planner.datasets import LoadedDataset
 from services.planner.harnesses import LoadedHarness
-from services.planner.tasks import LoadedTask, task_tags
+from services.planner.tasks import LoadedTask, harbor_content_hash, task_tags
 
 
 def task_to_proto(task: LoadedTask) -> pb.Task:
@@ -23,6 +23,7 @@ def task_to_proto(task: LoadedTask) -> pb.Task:
         verifier_isolation=task.verifier_isolation,
         origin=task.origin,
         tags=task_tags(task.config),
+        harbor_digest=harbor_content_hash(task.files),
         environment=pb.Environment(
             base_image=env.base_image,
             workdir=env.workdir,

@@ -24,6 +24,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from services.common import offline
 from services.planner import pinned
 from services.planner.errors import NotFound, PlanError
 from services.planner.pinned import SOURCE_FILE
@@ -31,6 +32,7 @@ from services.planner.pinned import SOURCE_FILE
 PREFIX = "hf:"
 MAX_ROWS = 100_000
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _TASK = re.compile(r"[^A-Za-z0-9._-]+")
 _KEYS = {
     "files",
@@ -51,12 +53,14 @@ def resolve(repo: str, revision: str, home: Path, mapping_dirs: list[Path]) -> P
         raise PlanError(f"dataset {PREFIX}{repo}: expected {PREFIX}ORG/NAME@REVISION")
     if not revision:
         raise PlanError(f"dataset {PREFIX}{repo}: give a revision ({PREFIX}{repo}@<commit or branch>)")
-    mapping_path = _mapping_file(repo, mapping_dirs)
+    mapping_path = mapping_file(repo, mapping_dirs)
     mapping = _mapping(mapping_path)
+    digest = mapping_digest(mapping_path)
+    if _COMMIT.match(revision) and (pinned_folder(home, repo, revision, digest) / SOURCE_FILE).is_file():
+        return pinned_folder(home, repo, revision, digest)  # pinned at a commit: the hub is not asked
     fetched = snapshot(repo, revision)
     commit = fetched.name
-    mapping_digest = hashlib.sha256(mapping_path.read_bytes()).hexdigest()[:16]
-    folder = home / "cache" / "hf" / repo / commit / mapping_digest
+    folder = pinned_folder(home, repo, commit, digest)
     if (folder / SOURCE_FILE).is_file():
         return folder
     files = _data_files(repo, fetched, mapping)
@@ -64,7 +68,21 @@ def resolve(repo: str, revision: str, home: Path, mapping_dirs: list[Path]) -> P
     return _write(repo, commit, mapping, mapping_path, files, found, fetched, folder)
 
 
-def _mapping_file(repo: str, dirs: list[Path]) -> Path:
+def pinned_folder(home: Path, repo: str, commit: str, mapping: str) -> Path:
+    return home / "cache" / "hf" / repo / commit / mapping
+
+
+def mapping_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def registry_text(mapping: str) -> str:
+    """Where a copy came from, as its source text shows it: the hub, and which mapping made it
+    (two mappings of one commit are two datasets)."""
+    return f"huggingface, mapping {mapping}"
+
+
+def mapping_file(repo: str, dirs: list[Path]) -> Path:
     for root in dirs:
         path = root / "hf" / f"{repo}.toml"
         if path.is_file():
@@ -100,6 +118,13 @@ def snapshot(repo: str, revision: str, prefix: str = PREFIX) -> Path:
         import huggingface_hub
     except ImportError:  # pragma: no cover - a dependency of the project
         raise PlanError("dataset hf:…: huggingface_hub is not installed") from None
+    if why := offline.refused(f"dataset {prefix}{repo}@{revision} from the Hugging Face Hub"):
+        try:  # offline, the hub's own cache may hold it
+            return Path(
+                huggingface_hub.snapshot_download(repo, repo_type="dataset", revision=revision, local_files_only=True)
+            )
+        except Exception:  # not in the hub's cache
+            raise PlanError(f"{why} (not in its cache)") from None
     try:
         return Path(huggingface_hub.snapshot_download(repo, repo_type="dataset", revision=revision))
     except Exception as exc:  # the hub's many errors: not found, offline and not cached, unreachable
@@ -158,7 +183,7 @@ def _write(repo, commit, mapping, mapping_path, files, rows, snapshot, folder: P
             "source": "hf",
             "name": repo,
             "version": commit,
-            "registry": "huggingface",
+            "registry": registry_text(mapping_digest(mapping_path)),
             "revision": commit,
             "mapping": str(mapping_path),
             "files": [

@@ -15,16 +15,23 @@ SOURCE_FILE = "hemra-source.json"
 @contextlib.contextmanager
 def writing(folder: Path) -> Iterator[Path]:
     """A fresh folder beside `folder` to fill; put in `folder`'s place (replacing it) when the
-    block ends without an error, removed otherwise."""
+    block ends without an error, removed otherwise (with the folders made to hold it): a copy
+    that fails midway leaves nothing in the cache."""
+    made = [p for p in (folder.parent, *folder.parent.parents) if not p.exists()]
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".making-", dir=folder.parent))
+    done = False
     try:
         yield work
         if folder.exists():
             shutil.rmtree(folder)
         work.rename(folder)
+        done = True
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        for parent in made if not done else ():
+            with contextlib.suppress(OSError):  # not empty: another copy is being made there
+                parent.rmdir()
 
 
 def describe(work: Path, name: str, record: dict) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hemra.v1 import common_pb2 as pb
 from services import envtemplate
-from services.common import judges, runspec
+from services.common import judges, offline, runspec, tools
 from services.environments import history
 from services.environments.capabilities import (
     BRIDGE_CAPABLE,
@@ -65,6 +65,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     _check_models(spec, harnesses)
     _check_sandbox(spec)
     _check_sdk_sandbox(spec, harnesses)
+    _check_offline(spec, harnesses)
     _check_verifier_env(spec)
     loaded = []
     for ref in dict.fromkeys(spec.datasets):
@@ -181,6 +182,21 @@ def _check_sandbox(spec: pb.RunSpec) -> None:
     _check_verifier_network(spec)
     if spec.verifier_isolation not in ("", *ISOLATIONS):
         raise PlanError(f"verifier.isolation = {spec.verifier_isolation!r}: must be one of {', '.join(ISOLATIONS)}")
+
+
+def _check_offline(spec: pb.RunSpec, harnesses) -> None:
+    """Offline (HEMRA_OFFLINE), a run that would fetch is refused before it is recorded: an agent
+    CLI not in the tool cache (npm would install it), or the modal sandbox (Modal builds its
+    images from registries). Datasets and Docker images are checked where they are read."""
+    if spec.sandbox == "modal" and (why := offline.refused("the modal sandbox's images, built by Modal")):
+        raise PlanError(why)
+    for harness in harnesses:
+        if harness.kind != "cli" or tools.installed(harness.agent, harness.agent_version):
+            continue
+        version = harness.agent_version or "(newest)"
+        where = f"not in the tool cache {tools.tools_dir()}"
+        if why := offline.refused(f"the {harness.agent} agent CLI {version} from npm ({where})"):
+            raise PlanError(f"harness {harness.harness_name}: {why}")
 
 
 def _check_sdk_sandbox(spec: pb.RunSpec, harnesses) -> None:

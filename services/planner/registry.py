@@ -20,7 +20,7 @@ import urllib.parse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from services.common import parsing
+from services.common import offline, parsing
 from services.planner import pinned as pinned_copy
 from services.planner.errors import NotFound, PlanError
 from services.planner.pinned import SOURCE_FILE, source_of
@@ -68,6 +68,9 @@ def resolve(name: str, version: str, home: Path, allow_head: bool = False, refre
     if version and not refresh and (pinned_folder(home, name, version) / SOURCE_FILE).is_file():
         return pinned_folder(home, name, version)
     where = location()
+    at = f"{PREFIX}{name}@{version}" if version else f"{PREFIX}{name}"
+    if why := offline.refused(f"dataset {at} from the registry {where} and its tasks' git repositories"):
+        raise PlanError(f"{why} (not pinned here, nor in the store)")
     entry = pick(read_registry(where), name, version)
     folder = pinned_folder(home, entry.name, entry.version)
     unpinned = [t for t in entry.tasks if not _COMMIT.match(t.commit)]

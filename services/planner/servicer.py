@@ -11,7 +11,7 @@ from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec
 from services.environments import history
 from services.importer import folders
-from services.planner import auditing, convert, images, plan
+from services.planner import auditing, convert, images, plan, restore
 from services.planner import datasets as ds
 from services.planner.errors import PlanError
 from services.planner.tasks import harbor_content_hash, load_task
@@ -30,6 +30,9 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
 
     async def _resolve(self, request_spec, build_images: bool = False) -> plan.Resolved:
         spec = runspec.with_defaults(request_spec)
+        base = Path(spec.run_file).parent if spec.run_file else None
+        for ref in dict.fromkeys(spec.datasets):  # a pinned copy gone from the cache: from the store
+            await restore.ensure(self.store, ref, self.home, base)
         # Reading and hashing task folders is file I/O: keep it off the event loop.
         resolved = await asyncio.to_thread(plan.resolve, spec, self.home, Path.cwd())
         if build_images and spec.sandbox == "docker":
@@ -120,6 +123,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         return ppb.PinDatasetResponse(dataset=proto, origin_json=json.dumps(_pinned_tasks(dataset)))
 
     async def AuditDataset(self, request, context):
+        await restore.ensure(self.store, request.ref, self.home, None)
         dataset = await asyncio.to_thread(ds.resolve, request.ref, self.home)
         tasks = auditing.selected(dataset, list(request.tasks))
         await asyncio.to_thread(auditing.check_engine)

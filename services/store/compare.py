@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument, NotFound
@@ -112,23 +113,47 @@ def judge_view(side: Side, judge: str) -> None:
     side._graded = None
 
 
-def compare(a: Side, b: Side, judge: str = "", list_limit: int = 0) -> Comparison:
-    """b - a, task by task. `list_limit` (0: none) cuts the per-task lists, after every
-    figure was computed from them whole."""
+def compare(
+    a: Side, b: Side, judge: str = "", tasks: dict[str, "TaskIdentity"] | None = None, list_limit: int = 0
+) -> Comparison:
+    """b - a, task by task. `tasks`: what the store knows of the tasks on one side only
+    (unpaired_tasks), to pair them on Harbor's digest and to tell a changed definition from a
+    task not run. `list_limit` (0: none) cuts the per-task lists, after every figure was
+    computed from them whole."""
     if judge:
         judge_view(a, judge)
         judge_view(b, judge)
         if not any(x for ts in a.trials.values() for x in ts) and not any(x for ts in b.trials.values() for x in ts):
             raise InvalidArgument(f"no trial on either side was scored by judge {judge!r}")
+    pair_by_harbor_digest(a, b, tasks or {})
+    changed = changed_definitions(a, b)
     if not a.trials.keys() & b.trials.keys():
-        raise InvalidArgument(
-            f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)} have no task in common"
+        differ = (
+            f"; {len(changed)} task(s) of the same name have other digests, e.g. "
+            f"{_name(a, b, changed[0][0])} (a {_short(changed[0][0])}, b {_short(changed[0][1])})"
+            if changed
+            else ""
         )
+        sides = f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)}"
+        raise InvalidArgument(f"{sides} have no task in common{differ}")
     summaries = side_summary(a), side_summary(b)
     result = Comparison(a=summaries[0], b=summaries[1], flags=flags_of(a, b, summaries))
+    for digest_a, digest_b in changed:
+        unknown = any(_unknown((tasks or {}).get(d)) for d in (digest_a, digest_b))
+        what = "task definitions cannot be matched" if unknown else "task definitions differ"
+        result.not_comparable.append(
+            NotComparable(
+                task_name=_name(a, b, digest_a),
+                reason=f"{what} (a {_short(digest_a)}, b {_short(digest_b)})",
+                a_task_digest=digest_a,
+                b_task_digest=digest_b,
+            )
+        )
+    skipped = {d for pair in changed for d in pair}
     binary, numeric = [], []
     for digest in sorted(a.trials.keys() | b.trials.keys(), key=lambda d: _name(a, b, d)):
-        _pair_task(digest, a, b, result, binary, numeric)
+        if digest not in skipped:
+            _pair_task(digest, a, b, result, binary, numeric)
     binary_summary(result, binary)
     result.reward_deltas = numeric_summary(numeric)
     result.paired_tasks = len(result.tasks)
@@ -144,6 +169,87 @@ def cut_lists(result: Comparison, limit: int) -> Comparison:
         for name in PER_TASK_LISTS:
             setattr(result, name, getattr(result, name)[:limit])
     return result
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """What pairing asks of a task seen on one side only: Harbor's content digest of its folder,
+    and whether HEMRA holds its files (an import that could not pin the folder does not)."""
+
+    harbor_digest: str
+    has_files: bool
+
+
+async def unpaired_tasks(session: AsyncSession, a: Side, b: Side) -> dict[str, TaskIdentity]:
+    """The identities of the tasks on one side only (few, unless the sides share no dataset)."""
+    digests = sorted(a.trials.keys() ^ b.trials.keys())
+    found: dict[str, TaskIdentity] = {}
+    for start in range(0, len(digests), 500):
+        query = select(t.Task.digest, t.Task.record).where(t.Task.digest.in_(digests[start : start + 500]))
+        for digest, record in (await session.execute(query)).all():
+            record = record or {}
+            found[digest] = TaskIdentity(str(record.get("harborDigest") or ""), bool(record.get("files")))
+    return found
+
+
+def pair_by_harbor_digest(a: Side, b: Side, tasks: dict[str, TaskIdentity]) -> None:
+    """A task imported without its folder is known by Harbor's content digest alone (its job's
+    lock.json); when the other side ran a folder of that digest, it is that task. Its trials move
+    under the other side's task digest, graded by that side's scorer: Harbor's digest covers the
+    task's tests, so the verifier is the same one."""
+    only_a = a.trials.keys() - b.trials.keys()
+    by_harbor = {tasks[d].harbor_digest: d for d in only_a if d in tasks and tasks[d].harbor_digest}
+    for digest_b in sorted(b.trials.keys() - a.trials.keys()):
+        identity_b = tasks.get(digest_b)
+        digest_a = by_harbor.get(identity_b.harbor_digest) if identity_b and identity_b.harbor_digest else None
+        if digest_a is None or tasks[digest_a].has_files == identity_b.has_files:
+            continue  # two pinned folders of one Harbor digest differ in files Harbor leaves out
+        if identity_b.has_files:
+            _adopt(a, digest_a, digest_b, b)
+        else:
+            _adopt(b, digest_b, digest_a, a)
+
+
+def _adopt(side: Side, old: str, new: str, other: Side) -> None:
+    keys = {x.key for x in other.graded().get(new, [])}
+    key = next(iter(keys)) if len(keys) == 1 else None
+    moved = []
+    for trial in side.trials.pop(old):
+        copy = trial.of(new, trial.task_name, trial.repetition)
+        if key is not None and trial.is_graded and trial.key[1:] == key[1:]:
+            copy.fingerprint, copy.key = key[0], key
+        moved.append(copy)
+    side.trials[new] = moved
+    side._graded = None
+
+
+def changed_definitions(a: Side, b: Side) -> list[tuple[str, str]]:
+    """(digest on a, digest on b) of each task name run on both sides under one digest each,
+    a different one: its definition changed between them (not a task one side did not run)."""
+
+    def names(side: Side, digests) -> dict[str, list[str]]:
+        found = defaultdict(list)
+        for digest in digests:
+            found[side.trials[digest][0].task_name].append(digest) if side.trials[digest] else None
+        return found
+
+    on_a = names(a, a.trials.keys() - b.trials.keys())
+    on_b = names(b, b.trials.keys() - a.trials.keys())
+    return [
+        (on_a[name][0], on_b[name][0])
+        for name in sorted(on_a.keys() & on_b.keys())
+        if len(on_a[name]) == 1 and len(on_b[name]) == 1
+    ]
+
+
+def _unknown(identity: "TaskIdentity | None") -> bool:
+    """An import's task known by neither its files nor Harbor's digest (a job without lock.json,
+    imported without --tasks): whether it is the other side's task cannot be told."""
+    return identity is not None and not identity.has_files and not identity.harbor_digest
+
+
+def _short(digest: str) -> str:
+    return digest[:19] if digest.startswith("sha256:") else digest[:12]
 
 
 def _name(a: Side, b: Side, digest: str) -> str:

@@ -328,6 +328,9 @@ class PairedTask(_Record):
 class NotComparable(_Record):
     task_name: str
     reason: str
+    #: A task whose definition changed between the sides: its digest on each.
+    a_task_digest: str = ""
+    b_task_digest: str = ""
 
 
 class RewardDelta(_Record):

@@ -210,7 +210,8 @@ class Store:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
                 side_a = await compare.resolve_side(session, a, scores, load)
                 side_b = await compare.resolve_side(session, b, scores, load)
-            compared = compare.compare(side_a, side_b, judge, list_limit)
+                tasks = await compare.unpaired_tasks(session, side_a, side_b)
+            compared = compare.compare(side_a, side_b, judge, tasks, list_limit)
             await self._keep_settled(read_settled)
             return compared
 

@@ -10,7 +10,8 @@ else:
 * a task with files: the digest over its files (path, executable bit, blob
   digest), then the files themselves (from the blob store, whose blobs are
   checked against their names) loaded as the planner loads a task folder;
-* a task without files (an import's "imported task"): nothing but its name;
+* a task without files (an import's "imported task"): nothing but its name, and Harbor's
+  digest of it when its digest was made of that (services/importer/record.py);
 * a harness file: the sha256 of its TOML text, then that text loaded as the
   planner loads a harness file;
 * a built-in: its name's digest and the built-in's own record;
@@ -36,7 +37,7 @@ from services.common.errors import InvalidArgument
 #: The largest task file a restore loads to check it (imports keep files of at most 200 MiB).
 MAX_FILE_BYTES = 256 * 1024 * 1024
 #: Fields a file-less (imported) task record may carry.
-_IMPORTED_TASK = {"name", "digest", "task_name"}
+_IMPORTED_TASK = {"name", "digest", "task_name", "harbor_digest"}
 _IMPORT_HARNESS = {"name", "digest", "harness_name", "kind", "agent", "agent_version", "model"}
 
 
@@ -72,7 +73,12 @@ def verify_task(row: dict, blob: Callable[[str], bytes]) -> dict:
         extra = sorted(f.name for f, _ in claimed.ListFields() if f.name not in _IMPORTED_TASK)
         if extra:
             raise InvalidArgument(f"{what}: a task without files can only be an imported one, yet it has {extra[0]}")
-        return json_format.MessageToDict(pb.Task(name=f"tasks/{digest}", digest=digest, task_name=claimed.task_name))
+        harbor = claimed.harbor_digest
+        if harbor and digests.sha256(f"imported task\0{harbor}".encode()) != digest:
+            raise InvalidArgument(f"{what}: its Harbor digest is not the one its digest was made of; refused")
+        return json_format.MessageToDict(
+            pb.Task(name=f"tasks/{digest}", digest=digest, task_name=claimed.task_name, harbor_digest=harbor)
+        )
     files = [(f.path, f.executable, f.blob_digest) for f in claimed.files]
     if digests.task_digest(files) != digest:
         raise InvalidArgument(f"{what}: its files do not hash to its digest (a crafted or damaged export); refused")

@@ -5,6 +5,7 @@ the rows become tasks pinned by revision and HEMRA's digests, and run."""
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -91,6 +92,14 @@ def test_rows_become_pinned_tasks_that_run(env, tmp_path):
     # The same revision gives the same digest: the run's dataset is the pinned one.
     [listed] = [d for d in json.loads(hemra(env, "datasets", "list", "--json").stdout) if "acme" in d["source"]]
     assert listed["digest"] == pinned["digest"] and listed["runs"] == 1
+    # With HEMRA's copy and the hub's cache both gone, offline: written back from the store.
+    shutil.rmtree(Path(env["HEMRA_HOME"]) / "cache" / "hf")
+    shutil.rmtree(tmp_path / "hub")
+    again = hemra({**env, "HEMRA_OFFLINE": "1"}, "run", str(run_file(tmp_path / "eval", f"hf:acme/tiny@{COMMIT}")))
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert "2/2" in again.stdout, again.stdout
+    [listed] = [d for d in json.loads(hemra(env, "datasets", "list", "--json").stdout) if "acme" in d["source"]]
+    assert listed["digest"] == pinned["digest"] and listed["runs"] == 2
 
 
 @pytest.mark.parametrize(

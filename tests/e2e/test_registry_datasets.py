@@ -139,3 +139,55 @@ def test_bad_input_is_one_line_and_records_nothing(env, tmp_path, setup, ref, me
     assert runs(env) == []
     assert json.loads(hemra(env, "datasets", "list", "--json").stdout) == []
     assert not list((Path(env["HEMRA_HOME"]) / "cache" / "harbor").rglob("task.toml"))
+
+
+def test_a_pin_whose_cache_is_gone_is_restored_from_the_store_offline(env, repository, tmp_path, database_url):
+    """The store keeps the pinned tasks' files: with the cache folder, the repository and the
+    registry all gone (and fetching forbidden), the dataset runs again, identical."""
+    repo, older, _ = repository
+    env = {**env, "HEMRA_DATABASE_URL": database_url}
+    pinned = pin(env, "harbor:local-ds@1.0")
+    cache = Path(env["HEMRA_HOME"]) / "cache" / "harbor"
+    shutil.rmtree(cache)
+    shutil.rmtree(repo)
+    (tmp_path / "registry.json").unlink()
+    offline = {**env, "HEMRA_OFFLINE": "1"}
+    result = hemra(offline, "run", "-H", "oracle", "-d", "harbor:local-ds@1.0", "--label", "back")
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "2/2" in result.stdout, result.stdout
+    copy = cache / "local-ds" / "1.0"
+    source = json.loads((copy / "hemra-source.json").read_text())
+    assert "the store" in source["restored_from"] and {t["commit"] for t in source["tasks"]} == {older}
+    assert sorted(p.name for p in copy.iterdir() if p.is_dir()) == sorted(TASKS)  # named as the registry names them
+    # One dataset in the store: the copy written back has the digest pinned, task by task.
+    [listed] = json.loads(hemra(env, "datasets", "list", "--json").stdout)
+    assert listed["digest"] == pinned["digest"]
+    shown = json.loads(hemra(env, "datasets", "show", "local-ds", "--json").stdout)
+    assert all(f"@{older}:" in t["origin"] for t in shown["tasks"]), shown["tasks"]
+    # NAME@version alone is restored too.
+    shutil.rmtree(cache)
+    assert hemra(offline, "run", "-H", "nop", "-d", "local-ds@1.0@" + pinned["digest"][7:19]).returncode == 0
+
+
+def test_a_pin_that_fails_midway_leaves_nothing_in_the_cache(env, repository, tmp_path):
+    repo, older, _ = repository
+    entries = json.loads((tmp_path / "registry.json").read_text())
+    entries[0]["tasks"][1]["path"] = "datasets/local/nothing-here"  # the second task fails, after the first is copied
+    (tmp_path / "registry.json").write_text(json.dumps(entries))
+    result = hemra(env, "datasets", "pin", "harbor:local-ds@1.0")
+    assert result.returncode == 2, result.stdout
+    [line] = result.stderr.strip().splitlines()
+    assert "nothing-here/task.toml: missing" in line, line
+    cache = Path(env["HEMRA_HOME"]) / "cache"
+    assert not (cache / "harbor").exists(), sorted(str(p) for p in cache.rglob("*"))
+    assert json.loads(hemra(env, "datasets", "list", "--json").stdout) == []
+
+
+def test_offline_a_dataset_not_pinned_here_is_refused_not_fetched(env):
+    for command in (["datasets", "pin", "harbor:local-ds@1.0"], ["run", "-H", "nop", "-d", "harbor:local-ds@1.0"]):
+        result = hemra({**env, "HEMRA_OFFLINE": "1"}, *command)
+        assert result.returncode == 2, result.stdout
+        [line] = result.stderr.strip().splitlines()
+        assert "offline (HEMRA_OFFLINE=1): HEMRA would fetch dataset harbor:local-ds@1.0 from the registry" in line
+    assert not (Path(env["HEMRA_HOME"]) / "cache" / "harbor").exists()
+    assert runs(env) == [] and json.loads(hemra(env, "datasets", "list", "--json").stdout) == []

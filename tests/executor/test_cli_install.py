@@ -67,3 +67,13 @@ def test_with_node_copies_the_hosts_node(tools):
     folder = install._ensure("tiny", PACKAGE, VERSION, with_node=True)
     node = folder / "node" / "bin" / "node"
     assert node.is_file() and os.access(node, os.X_OK)
+
+
+def test_offline_a_version_not_in_the_cache_is_refused_and_an_installed_one_used(tools, monkeypatch):
+    """HEMRA_OFFLINE where the planner cannot see (an ACP agent, an MCP server, a worker's cache)."""
+    folder = install._ensure("tiny", PACKAGE, VERSION)
+    monkeypatch.setenv("HEMRA_OFFLINE", "1")
+    assert install._ensure("tiny", PACKAGE, VERSION) == folder
+    with pytest.raises(install.InstallError, match=f"HEMRA would fetch {PACKAGE}@7.0.1 from npm"):
+        install._ensure("tiny", PACKAGE, "7.0.1")
+    assert not (tools / "tiny@7.0.1").exists()

@@ -4,6 +4,7 @@ HEMRA exports; byte-for-byte copies; pairing with HEMRA's own runs; bad input.""
 import filecmp
 import json
 import os
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -273,3 +274,45 @@ def test_export__refuses_a_non_empty_target_and_compare_needs_common_tasks(hemra
     )
     result = hemra(hemra_env, "compare", "a", "r")
     assert result.returncode == 2 and "no task in common" in result.stderr
+
+
+def test_harbor_imports_with_and_without_the_task_folders_pair_on_harbors_digest(hemra_env, tmp_path):
+    """One import pins the folders (HEMRA's task digest), the other cannot (Harbor's lock.json
+    digest only): Harbor's digest, kept beside HEMRA's, proves they ran the same folders."""
+    bare = unpack("harbor-0.25-nop.tar", tmp_path / "bare")
+    pinned = unpack("harbor-0.25-oracle.tar", tmp_path / "pinned")
+    assert hemra(hemra_env, "import", str(bare), "--label", "bare").returncode == 0  # first: nothing to pair with yet
+    assert hemra(hemra_env, "import", str(pinned), "--label", "pinned", "--tasks", str(TASKS)).returncode == 0
+    digests = {a["task_digest"] for a in attempts(hemra_env, "pinned")}
+    assert not digests & {a["task_digest"] for a in attempts(hemra_env, "bare")}  # two identities of each task
+    for a, b in (("pinned", "bare"), ("bare", "pinned")):
+        compared = json.loads(hemra(hemra_env, "compare", a, b, "--json").stdout)
+        assert compared["paired_tasks"] == 3 and compared["not_comparable"] == [], compared
+        assert {t["task_digest"] for t in compared["tasks"]} == digests  # under HEMRA's digests
+    compared = json.loads(hemra(hemra_env, "compare", "pinned", "bare", "--json").stdout)
+    assert sorted(compared["flipped_to_fail"]) == ["hemra/fix-median", "hemra/text-stats"]
+    # HEMRA's own run of those folders pairs with the import that could not pin them.
+    assert hemra(hemra_env, "run", "-H", "oracle", "-d", str(TASKS), "--label", "mine").returncode == 0
+    compared = json.loads(hemra(hemra_env, "compare", "bare", "mine", "--json").stdout)
+    assert compared["paired_tasks"] == 3 and sorted(compared["flipped_to_pass"]) == [
+        "hemra/fix-median",
+        "hemra/text-stats",
+    ]
+
+
+def test_a_task_whose_definition_changed_is_named_so_with_both_digests(hemra_env, tmp_path):
+    assert hemra(hemra_env, "run", "-H", "oracle", "-d", str(TASKS), "--label", "before").returncode == 0
+    changed = tmp_path / "tasks"
+    shutil.copytree(TASKS, changed)
+    (changed / "text-stats" / "instruction.md").write_text("Changed.\n")
+    assert hemra(hemra_env, "run", "-H", "oracle", "-d", str(changed), "--label", "after").returncode == 0
+    old = {a["task_name"]: a["task_digest"] for a in show(hemra_env, "before")["attempts"]}["hemra/text-stats"]
+    new = {a["task_name"]: a["task_digest"] for a in show(hemra_env, "after")["attempts"]}["hemra/text-stats"]
+    compared = json.loads(hemra(hemra_env, "compare", "before", "after", "--json").stdout)
+    assert compared["paired_tasks"] == 2
+    [entry] = compared["not_comparable"]  # once, not "not run on side a" and "not run on side b"
+    assert entry["task_name"] == "hemra/text-stats" and entry["a_task_digest"] == old and entry["b_task_digest"] == new
+    assert entry["reason"] == f"task definitions differ (a {old[:19]}, b {new[:19]})"
+    text = hemra(hemra_env, "compare", "before", "after").stdout
+    assert "task definitions differ" in text and old[:19] in text and new[:19] in text, text
+    assert "not run on side" not in text

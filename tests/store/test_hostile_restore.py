@@ -219,6 +219,15 @@ def _file_less_task(rows):
     }
 
 
+def _file_less_task_claiming_a_harbor_digest(rows):
+    """A file-less task claiming Harbor's digest of a folder: it would pair with that folder."""
+    rows["tasks"][0]["record"] = {
+        "digest": rows["tasks"][0]["digest"],
+        "taskName": rows["tasks"][0]["task_name"],
+        "harborDigest": "sha256:" + "ab" * 32,
+    }
+
+
 def _escaping_file(rows):
     rows["tasks"][0]["record"]["files"][0]["path"] = "../outside"
 
@@ -276,6 +285,7 @@ CRAFTED = {
     "always-pass test under the real digest": (_planted_test, "do not hash to its digest"),
     "a timeout its task.toml does not say": (_lying_timeout, "verifier_timeout"),
     "a file-less task with an instruction": (_file_less_task, "imported one"),
+    "a file-less task claiming a Harbor digest": (_file_less_task_claiming_a_harbor_digest, "Harbor digest"),
     "a task file outside its folder": (_escaping_file, "do not hash to its digest"),
     "a duplicate attempt": (_duplicate_attempt, "appears twice"),
     "an attempt ID that is a path": (_attempt_id("../../x/a-01m8xjg59vwvt8s65g"), "is not a HEMRA attempt ID"),

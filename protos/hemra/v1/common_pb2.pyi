@@ -96,7 +96,7 @@ class Environment(_message.Message):
     def __init__(self, base_image: _Optional[str] = ..., workdir: _Optional[str] = ..., env: _Optional[_Mapping[str, str]] = ..., copies: _Optional[_Iterable[_Union[CopyStep, _Mapping]]] = ..., cpus: _Optional[float] = ..., memory_mb: _Optional[int] = ..., host_unsupported: _Optional[_Iterable[str]] = ..., base_commit: _Optional[str] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("name", "digest", "task_name", "instruction", "files", "agent_timeout", "verifier_timeout", "verifier_env", "solution_env", "environment", "has_solution", "verifier_isolation", "origin", "tags")
+    __slots__ = ("name", "digest", "task_name", "instruction", "files", "agent_timeout", "verifier_timeout", "verifier_env", "solution_env", "environment", "has_solution", "verifier_isolation", "origin", "tags", "harbor_digest")
     class VerifierEnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +125,7 @@ class Task(_message.Message):
     VERIFIER_ISOLATION_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    HARBOR_DIGEST_FIELD_NUMBER: _ClassVar[int]
     name: str
     digest: str
     task_name: str
@@ -139,7 +140,8 @@ class Task(_message.Message):
     verifier_isolation: str
     origin: str
     tags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., task_name: _Optional[str] = ..., instruction: _Optional[str] = ..., files: _Optional[_Iterable[_Union[TaskFile, _Mapping]]] = ..., agent_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_env: _Optional[_Mapping[str, str]] = ..., solution_env: _Optional[_Mapping[str, str]] = ..., environment: _Optional[_Union[Environment, _Mapping]] = ..., has_solution: _Optional[bool] = ..., verifier_isolation: _Optional[str] = ..., origin: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+    harbor_digest: str
+    def __init__(self, name: _Optional[str] = ..., digest: _Optional[str] = ..., task_name: _Optional[str] = ..., instruction: _Optional[str] = ..., files: _Optional[_Iterable[_Union[TaskFile, _Mapping]]] = ..., agent_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., verifier_env: _Optional[_Mapping[str, str]] = ..., solution_env: _Optional[_Mapping[str, str]] = ..., environment: _Optional[_Union[Environment, _Mapping]] = ..., has_solution: _Optional[bool] = ..., verifier_isolation: _Optional[str] = ..., origin: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., harbor_digest: _Optional[str] = ...) -> None: ...
 
 class Dataset(_message.Message):
     __slots__ = ("name", "digest", "dataset_name", "source", "tasks")

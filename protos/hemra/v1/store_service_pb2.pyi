@@ -476,12 +476,16 @@ class PairedTask(_message.Message):
     def __init__(self, task_name: _Optional[str] = ..., task_digest: _Optional[str] = ..., binary: _Optional[bool] = ..., a_trials: _Optional[int] = ..., b_trials: _Optional[int] = ..., a_pass_rate: _Optional[float] = ..., b_pass_rate: _Optional[float] = ..., a_means: _Optional[_Mapping[str, float]] = ..., b_means: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class NotComparable(_message.Message):
-    __slots__ = ("task_name", "reason")
+    __slots__ = ("task_name", "reason", "a_task_digest", "b_task_digest")
     TASK_NAME_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    A_TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    B_TASK_DIGEST_FIELD_NUMBER: _ClassVar[int]
     task_name: str
     reason: str
-    def __init__(self, task_name: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    a_task_digest: str
+    b_task_digest: str
+    def __init__(self, task_name: _Optional[str] = ..., reason: _Optional[str] = ..., a_task_digest: _Optional[str] = ..., b_task_digest: _Optional[str] = ...) -> None: ...
 
 class RewardDelta(_message.Message):
     __slots__ = ("name", "tasks", "a_mean", "b_mean", "delta", "interval")

@@ -18,8 +18,9 @@ import tempfile
 from pathlib import Path
 
 import filelock
-import platformdirs
 
+from services.common import offline
+from services.common.tools import tools_dir
 from services.executor.sandboxes import SandboxError
 
 NPM_TIMEOUT_SECS = 900
@@ -29,11 +30,6 @@ _unpinned: dict[str, Path] = {}
 
 class InstallError(SandboxError):
     """npm could not install the agent (an infrastructure failure: registry, disk, or a bad pin)."""
-
-
-def tools_dir() -> Path:
-    configured = os.environ.get("HEMRA_TOOLS_DIR")
-    return Path(configured).expanduser() if configured else platformdirs.user_cache_path("hemra") / "tools"
 
 
 async def ensure(agent: str, package: str, version: str, with_node: bool = False) -> Path:
@@ -85,10 +81,12 @@ def _copy_node(into: Path) -> None:
 
 def _npm_install(prefix: Path, package: str, version: str, extra: tuple[str, ...] = ()) -> str:
     """Install into `prefix` (with `extra` specs beside it); the version of `package` npm installed."""
+    spec = f"{package}@{version}" if version else package
+    if why := offline.refused(f"{spec} from npm (not in the tool cache {prefix.parent})"):
+        raise InstallError(why)
     npm = shutil.which("npm")
     if npm is None:
         raise InstallError(f"installing {package} needs npm (Node.js) on the executor's host")
-    spec = f"{package}@{version}" if version else package
     command = [
         npm,
         "install",
