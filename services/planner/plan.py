@@ -65,6 +65,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     _check_models(spec, harnesses)
     _check_sandbox(spec)
     _check_sdk_sandbox(spec, harnesses)
+    _check_harbor_sandbox(spec, harnesses)
     _check_verifier_env(spec)
     loaded = []
     for ref in dict.fromkeys(spec.datasets):
@@ -191,6 +192,24 @@ def _check_sdk_sandbox(spec: pb.RunSpec, harnesses) -> None:
         raise PlanError(
             f"harness {sdk.harness_name}: an sdk harness runs in the host or docker sandbox "
             "(the modal sandbox cannot relay the harness protocol to it yet)"
+        )
+
+
+def _check_harbor_sandbox(spec: pb.RunSpec, harnesses) -> None:
+    """A harbor harness runs Harbor's own Docker environment on the executor's engine, offline:
+    only a docker run says what it enforces, and no [sandbox] setting of ours reaches it."""
+    harbor = next((h for h in harnesses if h.kind == "harbor"), None)
+    if harbor is None:
+        return
+    if spec.sandbox != "docker":
+        raise PlanError(
+            f"harness {harbor.harness_name}: a harbor harness runs Harbor's docker environment "
+            f"(run it with --sandbox docker; this run's sandbox is {spec.sandbox or 'host'})"
+        )
+    if spec.sandbox_image or spec.sandbox_network not in ("", "none"):
+        raise PlanError(
+            f"harness {harbor.harness_name}: Harbor builds each task's own environment with no network; "
+            "[sandbox] image and network are for HEMRA's own sandboxes"
         )
 
 
