@@ -94,9 +94,13 @@ def test_harbor__pairs_with_hemras_own_oracle_by_task_digest(harbor_run):
     assert report["paired_tasks"] == len(TASKS), report
     assert not report.get("not_comparable"), report
     # The run's own report is HEMRA's, from the trials: Harbor's oracle passes everything.
-    rows = {row["harness"]: row for row in data["report"]["datasets"][0]["rows"]}
-    assert rows["harbor-oracle"]["passed"] == len(TASKS), rows
-    assert rows["harbor-nop"].get("passed", 0) == 0, rows
+    rows = {row["harness_name"]: row for row in data["report"]["datasets"][0]["rows"]}
+    oracle, nop = rows["harbor-oracle"], rows["harbor-nop"]
+    assert oracle["graded"] == nop["graded"] == len(TASKS), rows
+    assert oracle["binary_graded"] >= 1 and oracle["passed"] == oracle["binary_graded"], oracle
+    assert oracle["mean_rewards"] == {"reward": 1.0, "format_ok": 1.0}, oracle
+    assert nop.get("passed", 0) == 0 and nop["mean_rewards"]["reward"] == 0.0, nop
+    assert oracle["vs_baseline"]["paired_tasks"] == len(TASKS), oracle
 
 
 def test_harbor__ctrl_c_stops_harbor_and_counts_its_trials_cancelled(tmp_path, docker_engine):
@@ -108,7 +112,20 @@ def test_harbor__ctrl_c_stops_harbor_and_counts_its_trials_cancelled(tmp_path, d
     harness(tmp_path, "harbor-oracle", "oracle")
     env = environment(tmp_path)
     process = subprocess.Popen(
-        [HEMRA, "run", "-H", "harbor-oracle", "-d", "./slow", "--sandbox", "docker", "--label", "stopped"],
+        [
+            HEMRA,
+            "run",
+            "-H",
+            "harbor-oracle",
+            "-d",
+            "./slow",
+            "--sandbox",
+            "docker",
+            "--concurrency",
+            "2",
+            "--label",
+            "stopped",
+        ],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -117,7 +134,7 @@ def test_harbor__ctrl_c_stops_harbor_and_counts_its_trials_cancelled(tmp_path, d
     )
     try:
         ids: list[str] = []
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline and process.poll() is None:
             listed = hemra(env, "show", "stopped")
             if listed.returncode == 0:
