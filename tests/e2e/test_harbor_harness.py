@@ -4,13 +4,14 @@ in the local Docker engine. Its trials are the run's attempts, paired with HEMRA
 oracle by task digest; Ctrl-C stops Harbor and leaves no container; bad files are refused."""
 
 import json
+import shutil
 import signal
 import subprocess
 import time
 
 import pytest
 
-from tests.conftest import HEMRA, clean_env
+from tests.conftest import HEMRA, REPO, clean_env
 from tests.e2e.helpers import copy_task, hemra, runs, show
 from tests.e2e.test_cli_agents import TOOLS
 
@@ -18,6 +19,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("docker_engine")]
 #: Two tasks are enough: one reward.txt grader, one reward.json grader with two reward names.
 TASKS = ("hemra/text-stats", "hemra/json-transform")
 VERSION = "0.25.0"
+EXAMPLES = REPO / "examples" / "harnesses" / "harnesses"
 
 
 def harness(folder, name: str, agent: str, extra: str = "") -> None:
@@ -45,8 +47,10 @@ def containers_of(engine, attempt_ids) -> list[dict]:
 def harbor_run(tmp_path_factory):
     """One run: HEMRA's own oracle, and Harbor's oracle and nop, on two bundled tasks."""
     tmp = tmp_path_factory.mktemp("harbor")
-    harness(tmp, "harbor-oracle", "oracle")
-    harness(tmp, "harbor-nop", "nop", "[options]\n")
+    # The documented examples (docs/harnesses.md), as they are.
+    (tmp / "harnesses").mkdir()
+    for name in ("harbor-oracle", "harbor-nop"):
+        shutil.copy(EXAMPLES / f"{name}.toml", tmp / "harnesses")
     env = environment(tmp)
     args = ["run", "-H", "oracle", "-H", "harbor-oracle", "-H", "harbor-nop", "-d", "hemra-offline"]
     args += [x for t in TASKS for x in ("-t", t)] + ["--sandbox", "docker", "--concurrency", "6"]

@@ -14,6 +14,7 @@ containers of its trials are left are removed. A job no trial finished is cancel
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import os
 import shutil
@@ -47,6 +48,8 @@ STOP_GRACE_SECS = 30.0
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: The most of Harbor's own output kept (as the cell's log artifact).
 MAX_LOG_BYTES = 1024 * 1024
+#: prctl's option: the signal a child gets when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
 #: Variables Harbor itself needs from the executor's environment, besides the harness's own.
 _PASSED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CERT_PATH")
 
@@ -189,9 +192,17 @@ async def _start(tool: Path, first, jobs: list, folder: Path, overlay: Path) -> 
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stopped whole
+            preexec_fn=_die_with_parent,
         )
     finally:
         log.close()
+
+
+def _die_with_parent() -> None:
+    """In the child, before Harbor starts: SIGTERM when the executor dies (Linux), so a killed
+    executor leaves no Harbor running on (Harbor cancels its trials on SIGTERM)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 async def _follow(process, follower, slugs, pending, deps, control) -> int | None:
