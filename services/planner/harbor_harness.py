@@ -14,13 +14,13 @@ The executor reads the same keys back from the harness's text (services/executor
 import re
 from pathlib import Path
 
+from services.common import harbor_options
 from services.planner.errors import PlanError
 
 #: An exact PyPI release (0.25.0, 1.2.3rc1, 1.2.3.post1): no ranges, so a pin means one build.
 VERSION = re.compile(r"^\d+\.\d+\.\d+((a|b|rc|\.post|\.dev)\d+)?$")
 #: What Harbor takes after -a: its built-in agent names are lower-case words and dashes.
 AGENT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-OPTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 #: Keys of other kinds, refused by name rather than ignored.
 _NOT_FOR_HARBOR = {
     "command": "Harbor runs its own agent; command is for program and sdk harnesses",
@@ -50,16 +50,7 @@ def check(data: dict, path: Path) -> None:
 
 def options(data: dict, path: Path | str) -> list[str]:
     """The [options] table as `key=value` agent kwargs, in file order."""
-    table = data.get("options", {})
-    if not isinstance(table, dict):
-        raise PlanError(f"{path}: options must be a table of Harbor agent kwargs (key = value)")
-    found = []
-    for key, value in table.items():
-        if not OPTION.match(key):
-            raise PlanError(f"{path}: options key {key!r} must be a name (letters, digits, _)")
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        if not isinstance(value, (str, int, float)):
-            raise PlanError(f"{path}: options.{key} must be a string, number or boolean")
-        found.append(f"{key}={value}")
-    return found
+    try:
+        return harbor_options.agent_kwargs(data)
+    except harbor_options.BadOption as exc:
+        raise PlanError(f"{path}: {exc}") from None

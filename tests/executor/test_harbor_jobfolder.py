@@ -7,9 +7,9 @@ import shutil
 import tarfile
 from pathlib import Path
 
+from services.common import harbor_options
 from services.executor.harbor.jobfolder import Follower
 from services.executor.harbor.supervise import command
-from services.planner import harbor_harness
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "harbor"
 
@@ -77,4 +77,4 @@ def test_command__runs_harbor_offline_on_the_gathered_tasks(tmp_path):
     assert "-I" in argv and " run -p " in joined and "-a nop" in joined and "-e docker" in joined
     assert "-n 3 -k 2 -r 0" in joined and "--job-name hemra-a-1" in joined
     assert "--ak max_turns=3 --ak fast=true" in joined and "--extra-docker-compose" in joined
-    assert harbor_harness.options({"options": {"a": 1.5}}, "f") == ["a=1.5"]
+    assert harbor_options.agent_kwargs({"options": {"a": 1.5}}) == ["a=1.5"]

@@ -28,13 +28,12 @@ from pathlib import Path
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
-from services.common import errors, parsing, vocabulary
+from services.common import errors, harbor_options, parsing, vocabulary
 from services.environments.engine import LABEL_ATTEMPT, client, container_labels
 from services.executor import attempt
 from services.executor.events import EventLog, event
 from services.executor.harbor import jobfolder, toolenv
 from services.executor.harnesses.cli.install import InstallError
-from services.planner import harbor_harness
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +163,7 @@ def command(tool: Path, first, jobs: list, folder: Path, overlay: Path) -> list[
     argv = [*toolenv.command(tool), "run", "-p", str(folder / "tasks"), "-a", harness.agent]
     if harness.model or first.spec.model:
         argv += ["-m", harness.model or first.spec.model]
-    for option in harbor_harness.options(_settings(first), harness.source_path or harness.harness_name):
+    for option in harbor_options.agent_kwargs(_settings(first)):  # checked at resolve
         argv += ["--ak", option]
     argv += ["-e", "docker", "-o", str(folder / "jobs"), "--job-name", _job_name(first)]
     argv += ["-n", str(len(jobs)), "-k", str(max(repetitions.values())), "-r", "0"]
