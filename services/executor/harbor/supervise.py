@@ -97,6 +97,9 @@ async def supervise(jobs: list, deps: attempt.Deps, control: attempt.Control) ->
     try:
         slugs = await _dataset(jobs, deps, folder / "tasks")
         tool = await toolenv.ensure(first.harness.agent_version)
+        if control.event.is_set():  # cancelled (or released) while Harbor was installed
+            await _close_rest(pending, deps, control, None, folder)
+            return
         overlay = _overlay(folder, first.attempt.id)
         process = await _start(tool, first, jobs, folder, overlay)
         await _note(pending, "harbor_start", pid=process.pid, jobs=len(jobs), version=first.harness.agent_version)
@@ -109,6 +112,11 @@ async def supervise(jobs: list, deps: attempt.Deps, control: attempt.Control) ->
     except (InstallError, OSError, parsing.Unreadable) as exc:
         logger.error("harbor cell %s: %s", first.attempt.cell_id, exc)
         await _close_rest(pending, deps, control, None, folder, str(exc))
+    except (errors.LeaseLost, errors.StoreUnwritable):
+        raise  # nothing more can be recorded here: the leases run out (worker.py says why)
+    except Exception as exc:  # our own code failed: an infrastructure failure, retried
+        logger.error("harbor cell %s: the supervisor failed", first.attempt.cell_id, exc_info=exc)
+        await _close_rest(pending, deps, control, None, folder, f"HEMRA's harbor supervisor failed: {exc}")
     finally:
         beats.cancel()
         if process is not None and process.returncode is None:
@@ -210,8 +218,11 @@ async def _follow(process, follower, slugs, pending, deps, control) -> int | Non
     try:
         while True:
             await _finish(follower, slugs, pending, deps)
-            if not pending:
-                return await process.wait()
+            if not pending:  # every trial is in: Harbor only writes its summary and exits
+                try:
+                    return await asyncio.wait_for(process.wait(), STOP_GRACE_SECS)
+                except TimeoutError:
+                    return await _stop(process)
             exited = asyncio.ensure_future(process.wait())
             done, _ = await asyncio.wait({exited, stop}, timeout=POLL_SECS, return_when=asyncio.FIRST_COMPLETED)
             if exited in done:
