@@ -211,6 +211,17 @@ def _check_harbor_sandbox(spec: pb.RunSpec, harnesses) -> None:
             f"harness {harbor.harness_name}: Harbor builds each task's own environment with no network; "
             "[sandbox] image and network are for HEMRA's own sandboxes"
         )
+    # What Harbor does its own way, or not at all: refused by name, never silently dropped.
+    unsupported = [
+        (spec.timeout_secs, "timeout_secs (--timeout): Harbor keeps each task's own timeouts"),
+        (spec.verifier_env, "[verifier] env (--verifier-env): Harbor's verifier is handed no variables by HEMRA"),
+        (spec.verifier_network, "[verifier] network: Harbor's verifier runs in the task's own container"),
+        (spec.verifier_isolation, "[verifier] isolation: Harbor's verifier runs in the task's own container"),
+        (spec.judges, "[[judge]] (--judge): judge the run's attempts afterwards with hemra judge"),
+    ]
+    for value, why in unsupported:
+        if value:
+            raise PlanError(f"harness {harbor.harness_name}: a harbor harness cannot take {why}")
 
 
 def _check_network(spec: pb.RunSpec) -> None:

@@ -6,6 +6,7 @@ import pytest
 from services.planner import harnesses
 from services.planner.errors import PlanError
 from tests.planner.test_harnesses import write_harness
+from tests.planner.test_plan import _resolve, project  # noqa: F401  (project: a fixture)
 
 
 def test_resolve__harbor_harness(tmp_path):
@@ -50,3 +51,26 @@ def test_resolve__options_refused_for_other_kinds(tmp_path):
     write_harness(tmp_path, "p", 'kind = "program"\ncommand = "true"\n[options]\nx = 1\n')
     with pytest.raises(PlanError, match="options is a key of harbor harnesses only"):
         harnesses.resolve("p", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"sandbox": "host"}, "run it with --sandbox docker"),
+        ({"sandbox_image": "img:1"}, "image and network are for HEMRA's own sandboxes"),
+        ({"timeout_secs": 60}, "cannot take timeout_secs"),
+        ({"verifier_env": ["TOKEN"]}, r"cannot take \[verifier\] env"),
+        ({"verifier_isolation": "fresh"}, r"cannot take \[verifier\] isolation"),
+        ({"verifier_network": "bridge"}, r"cannot take \[verifier\] network"),
+    ],
+)
+def test_plan__what_harbor_does_its_own_way_is_refused_by_name(project, fields, message):
+    write_harness(project, "hb", 'kind = "harbor"\nagent = "oracle"\nversion = "0.25.0"\n')
+    with pytest.raises(PlanError, match=message):
+        _resolve(project, harnesses=["oracle", "hb"], **{"sandbox": "docker", **fields})
+
+
+def test_plan__a_harbor_cell_beside_hemras_own(project):
+    write_harness(project, "hb", 'kind = "harbor"\nagent = "oracle"\nversion = "0.25.0"\n')
+    resolved = _resolve(project, harnesses=["oracle", "hb"], sandbox="docker")
+    assert [h.kind for h in resolved.harnesses] == ["builtin", "harbor"] and len(resolved.trials) == 4
