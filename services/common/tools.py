@@ -1,4 +1,4 @@
-"""Where agent CLIs installed from npm are kept, one folder per agent and version: read by the
+"""Where agent CLIs (from npm) and Harbor (from PyPI) are kept, one folder per tool and version: read by the
 executors that install them and by the planner, which refuses an offline run (HEMRA_OFFLINE)
 whose agent is not there."""
 

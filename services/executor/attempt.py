@@ -575,6 +575,10 @@ async def _complete(
     return None
 
 
+#: For supervisors that complete jobs of their own (services/executor/harbor).
+complete = _complete
+
+
 async def release(deps: Deps, job) -> None:
     """Hand `job` back to the queue: it is retried at once as a new attempt, without using up
     a retry (the worker is shutting down; nothing went wrong with the attempt)."""

@@ -8,6 +8,7 @@ import socket
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
 from services.executor import attempt, sandboxes
+from services.executor.harbor import supervise as harbor
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,11 @@ class Worker:
             if job is not None and self._stopping:  # claimed while stop() was handing back
                 await attempt.release(self.deps, job)
                 return
+            if job is not None and harbor.is_harbor(job):
+                idle = IDLE_POLL_SECS[0]
+                # Gathered before the next claim: no other slot of ours takes a job of its cell.
+                self._start_harbor(await harbor.gather(self.deps, job, self._claim_request()))
+                continue
             if job is not None:
                 idle = IDLE_POLL_SECS[0]
                 self._start(job)
@@ -94,6 +100,22 @@ class Worker:
 
     def _start(self, job) -> None:
         self._take(asyncio.create_task(self._slot(job)), job)
+
+    def _start_harbor(self, jobs: list) -> None:
+        """One slot supervises one `harbor run` for all of `jobs` (one harbor cell's)."""
+        first = jobs[0].attempt.id
+        control = attempt.Control()
+        self.active[first] = asyncio.create_task(self._harbor_slot(jobs, control))
+        for job in jobs:
+            self._controls[job.attempt.id] = control
+
+    async def _harbor_slot(self, jobs: list, control: attempt.Control) -> None:
+        try:
+            await harbor.supervise(jobs, self.deps, control)
+        finally:
+            for job in jobs[1:]:
+                self._controls.pop(job.attempt.id, None)
+            self._done(jobs[0].attempt.id)
 
     def _take(self, slot: asyncio.Task, job) -> attempt.Control:
         """`job` holds a slot from now on: counted before the claim loop runs again."""

@@ -68,6 +68,16 @@ def read_job(root: Path, entries: list[Entry]) -> ImportedResults:
     return ImportedResults("harbor", version, trials)
 
 
+def read_trial(root: Path, folder: str, entries: list[Entry]) -> ImportedTrial:
+    """One trial of a job Harbor is still writing (a supervised run, services/executor/harbor):
+    `entries` are read_tree's of root/folder. A result.json Harbor has not finished writing is
+    an ImportProblem: the caller reads the folder again."""
+    inside = [Entry(folder, True)] + [
+        Entry(f"{folder}/{e.path}", e.is_dir, e.executable, e.data, e.digest) for e in entries
+    ]
+    return _trial(Job(root, inside), folder, {})
+
+
 class Job:
     """A job directory as read_tree read it: file bytes by relative path, and each top-level
     folder's files in path order."""

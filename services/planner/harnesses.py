@@ -7,17 +7,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common import mcp, parsing
-from services.planner import acp_harness, sdk_harness
+from services.planner import acp_harness, harbor_harness, sdk_harness
 from services.planner.errors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")
 KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
 #: Kinds this version can drive; the others are refused at resolve, by name.
-SUPPORTED_KINDS = ("program", "cli", "acp", "sdk")
+SUPPORTED_KINDS = ("program", "cli", "acp", "sdk", "harbor")
 #: kind = "cli": the agent CLIs the executor installs from npm and drives.
 CLI_AGENTS = ("claude-code", "codex", "pi")
-KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_server", "permission", "sdk"}
+KEYS = {
+    "name",
+    "description",
+    "kind",
+    "agent",
+    "version",
+    "model",
+    "env",
+    "command",
+    "mcp_server",
+    "permission",
+    "sdk",
+    "options",
+}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: An exact npm version (or "" for unpinned); no ranges or tags, so a pin means one build.
 _VERSION = re.compile(r"^(|\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?)$")
@@ -82,6 +95,10 @@ def load(path: Path) -> LoadedHarness:
         sdk_harness.check(data, path)
     elif "sdk" in data:
         raise PlanError(f"{path}: sdk is a key of sdk harnesses only (this one is {kind!r})")
+    if kind == "harbor":
+        harbor_harness.check(data, path)
+    elif "options" in data:
+        raise PlanError(f"{path}: options is a key of harbor harnesses only (this one is {kind!r})")
     servers = _mcp_servers(data, path, kind)
     identity = text + ("\0" + mcp.rendered(servers, kind, str(data.get("agent", ""))) if servers else "")
     if kind == "sdk":  # the program is the harness: a changed script is a new harness

@@ -66,6 +66,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     _check_sandbox(spec)
     _check_sdk_sandbox(spec, harnesses)
     _check_offline(spec, harnesses)
+    _check_harbor_sandbox(spec, harnesses)
     _check_verifier_env(spec)
     loaded = []
     for ref in dict.fromkeys(spec.datasets):
@@ -191,11 +192,14 @@ def _check_offline(spec: pb.RunSpec, harnesses) -> None:
     if spec.sandbox == "modal" and (why := offline.refused("the modal sandbox's images, built by Modal")):
         raise PlanError(why)
     for harness in harnesses:
-        if harness.kind != "cli" or tools.installed(harness.agent, harness.agent_version):
-            continue
-        version = harness.agent_version or "(newest)"
         where = f"not in the tool cache {tools.tools_dir()}"
-        if why := offline.refused(f"the {harness.agent} agent CLI {version} from npm ({where})"):
+        if harness.kind == "cli" and not tools.installed(harness.agent, harness.agent_version):
+            what = f"the {harness.agent} agent CLI {harness.agent_version or '(newest)'} from npm ({where})"
+        elif harness.kind == "harbor" and not tools.installed("harbor", harness.agent_version):
+            what = f"harbor=={harness.agent_version} from PyPI ({where})"
+        else:
+            continue
+        if why := offline.refused(what):
             raise PlanError(f"harness {harness.harness_name}: {why}")
 
 
@@ -208,6 +212,35 @@ def _check_sdk_sandbox(spec: pb.RunSpec, harnesses) -> None:
             f"harness {sdk.harness_name}: an sdk harness runs in the host or docker sandbox "
             "(the modal sandbox cannot relay the harness protocol to it yet)"
         )
+
+
+def _check_harbor_sandbox(spec: pb.RunSpec, harnesses) -> None:
+    """A harbor harness runs Harbor's own Docker environment on the executor's engine, offline:
+    only a docker run says what it enforces, and no [sandbox] setting of ours reaches it."""
+    harbor = next((h for h in harnesses if h.kind == "harbor"), None)
+    if harbor is None:
+        return
+    if spec.sandbox != "docker":
+        raise PlanError(
+            f"harness {harbor.harness_name}: a harbor harness runs Harbor's docker environment "
+            f"(run it with --sandbox docker; this run's sandbox is {spec.sandbox or 'host'})"
+        )
+    if spec.sandbox_image or spec.sandbox_network not in ("", "none"):
+        raise PlanError(
+            f"harness {harbor.harness_name}: Harbor builds each task's own environment with no network; "
+            "[sandbox] image and network are for HEMRA's own sandboxes"
+        )
+    # What Harbor does its own way, or not at all: refused by name, never silently dropped.
+    unsupported = [
+        (spec.timeout_secs, "timeout_secs (--timeout): Harbor keeps each task's own timeouts"),
+        (spec.verifier_env, "[verifier] env (--verifier-env): Harbor's verifier is handed no variables by HEMRA"),
+        (spec.verifier_network, "[verifier] network: Harbor's verifier runs in the task's own container"),
+        (spec.verifier_isolation, "[verifier] isolation: Harbor's verifier runs in the task's own container"),
+        (spec.judges, "[[judge]] (--judge): judge the run's attempts afterwards with hemra judge"),
+    ]
+    for value, why in unsupported:
+        if value:
+            raise PlanError(f"harness {harbor.harness_name}: a harbor harness cannot take {why}")
 
 
 def _check_network(spec: pb.RunSpec) -> None:

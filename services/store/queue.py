@@ -231,6 +231,7 @@ async def claim(
     recover: bool = True,
     pool: str = "",
     after: str = "",
+    cell: str = "",
 ) -> Claimed | None:
     """Lease the oldest eligible job; None when the queue has nothing for us.
 
@@ -240,7 +241,7 @@ async def claim(
     worker. On PostgreSQL SKIP LOCKED lets racing claimers pass over each other's job
     rows; on SQLite BEGIN IMMEDIATE serializes them. Either way the update repeats
     `state = 'queued'`, so it is a compare-and-set. `after`: the job whose completion claims
-    this one (see claimed_after).
+    this one (see claimed_after). `cell`: only that cell's jobs (a harbor supervisor's gathering).
     """
     if recover:
         await recover_expired(conn, pinned, now)
@@ -256,6 +257,9 @@ async def claim(
         pick = pick.where(JOBS.c.run_id == run_id)
     if pool:
         pick = pick.where(RUNS.c.pool == pool)
+    if cell:
+        of_cell = select(ATTEMPTS.c.id).join(TRIALS, TRIALS.c.id == ATTEMPTS.c.trial_id).where(TRIALS.c.cell_id == cell)
+        pick = pick.where(JOBS.c.attempt_id.in_(of_cell))
     lease = (
         update(JOBS)
         .where(JOBS.c.id == pick.scalar_subquery(), JOBS.c.state == "queued")

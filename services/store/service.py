@@ -421,8 +421,11 @@ class Store:
                 session, dataset, source, progress=lambda run_ids: self._progress(session, run_ids)
             )
 
-    async def claim_job(self, worker: str, lease_secs: float, run_id: str = "", pool: str = "", after: str = ""):
-        """Lease the next job for `worker`; `after`: the job whose completion claims it."""
+    async def claim_job(
+        self, worker: str, lease_secs: float, run_id: str = "", pool: str = "", after: str = "", cell: str = ""
+    ):
+        """Lease the next job for `worker`; `after`: the job whose completion claims it; `cell`:
+        only that cell's (off the hot path: a harbor supervisor gathers its cell once)."""
         worker = _owner(worker)
         now = self.clock()
         # Looking for expired leases on every claim costs a query each; once a
@@ -430,11 +433,13 @@ class Store:
         recover = now >= self._next_recovery
         if recover:
             self._next_recovery = now + RECOVERY_INTERVAL_SECS
-        if self.fast is not None:
+        if self.fast is not None and not cell:
             return await self._claim_fast(worker, lease_secs, now, run_id, pool, recover, after)
         try:
             async with self.engine.begin() as conn:
-                return await queue.claim(conn, self.pinned, worker, lease_secs, now, run_id, recover, pool, after)
+                return await queue.claim(
+                    conn, self.pinned, worker, lease_secs, now, run_id, recover, pool, after, cell=cell
+                )
         except queue.NoSlot:
             return None
 

@@ -148,7 +148,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def _claim(self, request: spb.ClaimJobRequest, after: str = "") -> spb.Job | None:
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
-        work = await self.store.claim_job(request.worker, lease, request.run, request.pool, after)
+        work = await self.store.claim_job(request.worker, lease, request.run, request.pool, after, request.cell)
         return None if work is None else self._job(work)
 
     def _job(self, work) -> spb.Job:

@@ -72,6 +72,27 @@ async def test_claim__only_the_executor_pools_runs(store):
     assert gpu.pool == "gpu" and default.pool == "default"
 
 
+async def test_claim__only_the_cells_jobs_and_within_the_run_concurrency(store):
+    two_cells = dataclasses.replace(
+        plan(concurrency=3),
+        harnesses=[
+            dict(digest="sha256:h", harness_name="h", record={}),
+            dict(digest="sha256:g", harness_name="g", record={}),
+        ],
+        cells=[("sha256:d", "ds", "sha256:h", "h", ""), ("sha256:d", "ds", "sha256:g", "g", "")],
+        trials=[(c, "sha256:t", "task", k + 1, None) for k in range(2) for c in (0, 1)],
+    )
+    run, _ = await store.record_run(two_cells)
+    first = await store.claim_job("w1", 30, run.id)  # a harbor supervisor's first job: oldest, cell 0
+    cell = first.trial.cell_id
+    gathered = await store.claim_job("w1", 30, run.id, cell=cell)
+    assert gathered.trial.cell_id == cell and gathered.trial.repetition == 2
+    assert await store.claim_job("w1", 30, run.id, cell=cell) is None  # the cell has no more
+    other = await store.claim_job("w2", 30, run.id)
+    assert other.trial.cell_id != cell
+    assert await store.claim_job("w2", 30, run.id) is None  # concurrency 3: every slot is taken
+
+
 async def test_heartbeat__stale_token_is_lease_lost(store):
     run, _ = await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w1", 30)

@@ -771,16 +771,18 @@ class ListEventsResponse(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ClaimJobRequest(_message.Message):
-    __slots__ = ("worker", "lease", "run", "pool")
+    __slots__ = ("worker", "lease", "run", "pool", "cell")
     WORKER_FIELD_NUMBER: _ClassVar[int]
     LEASE_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
+    CELL_FIELD_NUMBER: _ClassVar[int]
     worker: str
     lease: _duration_pb2.Duration
     run: str
     pool: str
-    def __init__(self, worker: _Optional[str] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., run: _Optional[str] = ..., pool: _Optional[str] = ...) -> None: ...
+    cell: str
+    def __init__(self, worker: _Optional[str] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., run: _Optional[str] = ..., pool: _Optional[str] = ..., cell: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ("id", "lease_token", "lease_expire_time", "attempt", "task", "harness", "spec")
