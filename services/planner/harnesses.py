@@ -7,17 +7,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common import mcp, parsing
-from services.planner import acp_harness, sdk_harness
+from services.planner import acp_harness, computer_use_harness, sdk_harness
 from services.planner.errors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")
 KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
 #: Kinds this version can drive; the others are refused at resolve, by name.
-SUPPORTED_KINDS = ("program", "cli", "acp", "sdk")
+SUPPORTED_KINDS = ("program", "cli", "acp", "sdk", "computer-use")
 #: kind = "cli": the agent CLIs the executor installs from npm and drives.
 CLI_AGENTS = ("claude-code", "codex", "pi")
-KEYS = {"name", "description", "kind", "agent", "version", "model", "env", "command", "mcp_server", "permission", "sdk"}
+KEYS = {
+    "name",
+    "description",
+    "kind",
+    "agent",
+    "version",
+    "model",
+    "env",
+    "command",
+    "mcp_server",
+    "permission",
+    "sdk",
+    "computer",
+}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: An exact npm version (or "" for unpinned); no ranges or tags, so a pin means one build.
 _VERSION = re.compile(r"^(|\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?)$")
@@ -78,6 +91,10 @@ def load(path: Path) -> LoadedHarness:
         _check_cli(data, path)
     if kind == "acp":
         acp_harness.check(data, path)
+    if kind == "computer-use":
+        computer_use_harness.check(data, path)
+    elif "computer" in data:
+        raise PlanError(f"{path}: computer is a key of computer-use harnesses only (this one is {kind!r})")
     if kind == "sdk":
         sdk_harness.check(data, path)
     elif "sdk" in data:

@@ -65,6 +65,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     _check_models(spec, harnesses)
     _check_sandbox(spec)
     _check_sdk_sandbox(spec, harnesses)
+    _check_computer_use_sandbox(spec, harnesses)
     _check_verifier_env(spec)
     loaded = []
     for ref in dict.fromkeys(spec.datasets):
@@ -191,6 +192,18 @@ def _check_sdk_sandbox(spec: pb.RunSpec, harnesses) -> None:
         raise PlanError(
             f"harness {sdk.harness_name}: an sdk harness runs in the host or docker sandbox "
             "(the modal sandbox cannot relay the harness protocol to it yet)"
+        )
+
+
+def _check_computer_use_sandbox(spec: pb.RunSpec, harnesses) -> None:
+    """A computer-use harness works a desktop inside a container (its X server, window manager
+    and programs would otherwise run on the executor's own machine)."""
+    computer = next((h for h in harnesses if h.kind == "computer-use"), None)
+    if computer is not None and spec.sandbox != "docker":
+        raise PlanError(
+            f"harness {computer.harness_name}: a computer-use harness runs in the docker sandbox "
+            f"(this run's is {spec.sandbox}); "
+            'a run file\'s [sandbox] kind = "docker", image = "hemra-desktop:bookworm"'
         )
 
 
