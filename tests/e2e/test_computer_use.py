@@ -9,20 +9,26 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
 from services.environments import engine
 from tests.conftest import REPO
 from tests.e2e.helpers import hemra, show
+from tests.gateway.conftest import _live
+from tests.gateway.test_browser import BROWSER, CHROMIUM, _skip_or_fail
 from tests.modelserver import ModelServer, parse
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.usefixtures("docker_engine")]
 
 EXAMPLE = REPO / "examples" / "computer-use"
 KEY = "scripted-key-0123"
-SOLVE = "tac /app/data/steps.txt > /app/reversed.txt"
+#: It solves the task, and (as a hostile agent might) leaves an SVG page named like a screenshot.
+HOSTILE = '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'
+SOLVE = f"tac /app/data/steps.txt > /app/reversed.txt; echo '{HOSTILE}' > /logs/agent/evil.png"
 #: The box is at (600, 400)-(1000, 440) on the real screen: (640, 336) * 1.25 = (800, 420).
 CLICK = [640, 336]
 SCRIPT = [
@@ -135,3 +141,40 @@ def test_computer_use__model_gets_the_tool_at_its_screen_size_and_each_screensho
     ]
     assert len(images) == 3  # only the most recent screenshots travel with each request
     assert all(i["source"]["media_type"] == "image/png" for i in images)
+
+
+@pytest.fixture(scope="module")
+def gateway(solved):
+    yield from _live(Path(solved["env"]["HEMRA_HOME"]))
+
+
+def test_gateway__serves_screenshots_as_png_images_and_no_other_file_as_one(solved, gateway):
+    attempt = solved["attempt"]["id"]
+    shot = httpx.get(f"{gateway}/api/attempts/{attempt}/images/logs/agent/screenshots/0001.png")
+    assert shot.status_code == 200
+    assert shot.headers["content-type"] == "image/png"
+    assert shot.headers["x-content-type-options"] == "nosniff"
+    assert shot.headers["content-disposition"] == "inline"
+    assert png_size(shot.content) == (1024, 640)
+    # What the agent left under a .png name is no image: refused, and only ever a download.
+    evil = httpx.get(f"{gateway}/api/attempts/{attempt}/images/logs/agent/evil.png")
+    assert evil.status_code == 415 and "svg" not in evil.headers["content-type"]
+    assert HOSTILE not in evil.text
+    download = httpx.get(f"{gateway}/api/attempts/{attempt}/artifacts/logs/agent/evil.png")
+    assert download.status_code == 200 and download.content.strip() == HOSTILE.encode()
+    assert download.headers["content-type"] == "application/octet-stream"
+    assert download.headers["content-disposition"].startswith("attachment;")
+    for path in ("logs/agent/nothing.png", "logs/%2e%2e/logs/agent/screenshots/0001.png"):
+        assert httpx.get(f"{gateway}/api/attempts/{attempt}/images/{path}").status_code in (400, 404)
+
+
+def test_viewer__timeline_shows_the_screenshots_as_images(solved, gateway):
+    if not Path(CHROMIUM).exists() or shutil.which("node") is None:
+        _skip_or_fail("needs /usr/bin/chromium and node (apt-get install -y chromium)")
+    if not (BROWSER / "node_modules" / "playwright-core").exists():
+        _skip_or_fail("needs playwright-core: cd tests/gateway/browser && npm ci")
+    env = {**os.environ, "GATEWAY_URL": gateway, "ATTEMPT_ID": solved["attempt"]["id"]}
+    result = subprocess.run(
+        ["node", "--test", "computer_use.test.mjs"], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

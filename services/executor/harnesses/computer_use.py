@@ -47,7 +47,7 @@ SCREENSHOTS = "/logs/agent/screenshots"
 #: Screenshots sent with each request: older ones are replaced by a note (requests stay small).
 RECENT_IMAGES = 3
 #: How long the desktop and the start programs may take to show a window.
-START_SECS = 20.0
+START_SECS = 30.0
 #: The longest `wait` a model may ask for, and the tries of a model call answered 429/5xx.
 MAX_WAIT_SECS = 10.0
 RETRIES = 3
@@ -113,6 +113,19 @@ def png_size(data: bytes) -> tuple[int, int] | None:
     return struct.unpack(">II", data[16:24])
 
 
+#: Wait (up to {secs} s) for a window to show, then until two screenshots half a second apart
+#: are the same: the start programs have drawn themselves. Niced and at a slow pace: the
+#: sandbox may have one CPU, which the programs starting need.
+_SETTLE = """end=$(( $(date +%s) + {secs} ))
+until xdotool search --onlyvisible --name . >/dev/null 2>&1; do
+  [ "$(date +%s)" -ge "$end" ] && exit 0; sleep 0.5; done
+last=""
+while [ "$(date +%s)" -lt "$end" ]; do
+  now="$(import -window root rgb:- 2>/dev/null | md5sum)"
+  [ "$now" = "$last" ] && exit 0
+  last="$now"; sleep 0.5; done"""
+
+
 class Desktop:
     """The X display inside the sandbox, worked through xdotool and ImageMagick."""
 
@@ -145,11 +158,9 @@ class Desktop:
         started = await self.sh("\n".join(launch) + "\nxdotool getdisplaygeometry", timeout=START_SECS)
         if started.exit_code != 0:
             return f"the desktop did not start: {started.stderr.decode(errors='replace').strip()[-300:]}"
-        if self.computer.start:  # the model's first screenshot should show them
+        if self.computer.start:  # the model's first screenshot should show them, drawn
             await self.sh(
-                "for i in $(seq 100); do xdotool search --onlyvisible --name . >/dev/null 2>&1 && exit 0; "
-                "sleep 0.1; done",
-                timeout=START_SECS,
+                f"exec nice -n 19 bash -c {shlex.quote(_SETTLE.format(secs=int(START_SECS)))}", timeout=START_SECS + 5
             )
         return ""
 
