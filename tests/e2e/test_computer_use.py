@@ -178,3 +178,70 @@ def test_viewer__timeline_shows_the_screenshots_as_images(solved, gateway):
         ["node", "--test", "computer_use.test.mjs"], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+
+
+def _copy_example(root: Path, harness: str) -> tuple[Path, dict]:
+    shutil.copytree(EXAMPLE, root / "example")
+    (root / "example" / "harnesses" / "computer.toml").write_text(harness)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    env.update(HEMRA_HOME=str(root / "home"), HEMRA_WARM_STORE="0")
+    return root / "example", env
+
+
+OPENAI_HARNESS = """kind = "computer-use"
+model = "computer-use-preview"
+env = ["OPENAI_API_KEY", "OPENAI_BASE_URL"]
+
+[computer]
+api = "openai"
+screen = [1280, 800]
+model_screen = [1024, 640]
+start = ["python3 /opt/hemra/harness/runbox.py"]
+"""
+
+
+def test_computer_use__openai_responses_api_computer_calls(desktop_image, tmp_path):
+    folder, env = _copy_example(tmp_path, OPENAI_HARNESS)
+    script = [
+        {"tool": "computer", "arguments": {"type": "screenshot"}},
+        {"tool": "computer", "arguments": {"type": "click", "button": "left", "x": CLICK[0], "y": CLICK[1]}},
+        {"tool": "computer", "arguments": {"type": "type", "text": "tac /app/data/steps.txt > /app/reversed.txt"}},
+        {"tool": "computer", "arguments": {"type": "keypress", "keys": ["ENTER"]}},
+        {"tool": "computer", "arguments": {"type": "wait"}},
+        {"text": "Done."},
+    ]
+    with ModelServer(parse(script)) as server:
+        env.update(OPENAI_API_KEY=KEY, OPENAI_BASE_URL=server.url + "/v1")
+        result = hemra(env, "run", "run.toml", "--label", "cu-openai", cwd=folder, timeout=500)
+        requests = server.model_requests()
+    assert result.returncode == 0, result.stderr + result.stdout
+    [attempt] = show(env, "cu-openai")["attempts"]
+    assert attempt["score"]["rewards"] == {"reward": 1.0}, attempt.get("error")
+    assert [r.path for r in requests] == ["/v1/responses"] * len(script)
+    assert requests[0].body["tools"] == [
+        {"type": "computer_use_preview", "display_width": 1024, "display_height": 640, "environment": "linux"}
+    ]
+    outputs = [i for i in requests[-1].body["input"] if i.get("type") == "computer_call_output"]
+    assert len(outputs) == len(script) - 1
+    assert outputs[-1]["output"]["image_url"].startswith("data:image/png;base64,iVBOR")
+    clicks = [a for a in attempt["artifacts"] if a["path"] == "/logs/agent/runbox-clicks.txt"]
+    assert blob(env, clicks[0]["blob_digest"]).decode().split() == ["800", "420"]
+
+
+ON_HOST = ("-H", "computer", "-d", "hemra-offline")  # flags alone: the host sandbox
+
+
+@pytest.mark.parametrize(
+    ("harness", "args", "said"),
+    [
+        ('kind = "computer-use"\n[computer]\nscreen = [10, 10]\n', ("run.toml",), "computer.screen must be [width"),
+        ('kind = "computer-use"\n', ON_HOST, "a computer-use harness runs in the docker sandbox"),
+    ],
+)
+def test_computer_use__bad_harness_files_one_line_exit_2_nothing_recorded(tmp_path, harness, args, said):
+    folder, env = _copy_example(tmp_path, harness)
+    result = hemra(env, "run", *args, cwd=folder)
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert said in line
+    assert hemra(env, "runs", "--json").stdout.strip() in ("", "[]")
