@@ -104,6 +104,8 @@ def test_computer_use__clicks_and_types_into_a_gui_program_and_the_verifier_scor
     assert len(_of(events, "usage", "model_call")) == len(SCRIPT)
     usage = attempt["usage"]
     assert (int(usage["input_tokens"]), int(usage["output_tokens"])) == (100 * len(SCRIPT), 20 * len(SCRIPT))
+    [observed] = _of(events, "usage_observed", "computer-use")  # what HEMRA read itself
+    assert (observed["model_calls"], observed["input_tokens"], observed["unreadable"]) == (len(SCRIPT), 700, 0)
     assert _of(events, "message", "assistant")[-1]["text"] == "Wrote /app/reversed.txt."
 
 

@@ -29,7 +29,7 @@ import httpx
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services import envtemplate
-from services.common import computer_use
+from services.common import computer_use, vocabulary
 from services.executor.events import event
 from services.executor.harnesses.base import (
     COMPLETED,
@@ -44,10 +44,18 @@ from services.executor.sandboxes import SandboxError
 
 DISPLAY = ":1"
 SCREENSHOTS = "/logs/agent/screenshots"
+#: The X server's, window manager's and start programs' output (an artifact like the agent's).
+DESKTOP_LOG = "/logs/agent/desktop.log"
+#: The end of a shell loop that waits until $end.
+_UNTIL_END = '[ "$(date +%s)" -ge "$end" ] && break; sleep 0.1; done'
+#: The file openbox touches once it manages the screen (its --startup command).
+WM_READY = "/tmp/.hemra-wm-ready"
 #: Screenshots sent with each request: older ones are replaced by a note (requests stay small).
 RECENT_IMAGES = 3
 #: How long the desktop and the start programs may take to show a window.
 START_SECS = 30.0
+#: How long a screenshot waits at most for the screen to stop changing after an action.
+SETTLE_SECS = 3
 #: The longest `wait` a model may ask for, and the tries of a model call answered 429/5xx.
 MAX_WAIT_SECS = 10.0
 RETRIES = 3
@@ -119,11 +127,21 @@ def png_size(data: bytes) -> tuple[int, int] | None:
 _SETTLE = """end=$(( $(date +%s) + {secs} ))
 until xdotool search --onlyvisible --name . >/dev/null 2>&1; do
   [ "$(date +%s)" -ge "$end" ] && exit 0; sleep 0.5; done
+echo shown
 last=""
 while [ "$(date +%s)" -lt "$end" ]; do
   now="$(import -window root rgb:- 2>/dev/null | md5sum)"
   [ "$now" = "$last" ] && exit 0
   last="$now"; sleep 0.5; done"""
+
+
+#: Until two looks at the screen a quarter second apart are the same (at most SETTLE_SECS).
+_STILL_TEMPLATE = """end=$(( $(date +%s) + {secs} )); last=""
+while [ "$(date +%s)" -lt "$end" ]; do
+  now="$(import -window root rgb:- 2>/dev/null | md5sum)"
+  [ "$now" = "$last" ] && exit 0
+  last="$now"; sleep 0.25; done"""
+_STILL = _STILL_TEMPLATE.format(secs=SETTLE_SECS)
 
 
 class Desktop:
@@ -133,6 +151,8 @@ class Desktop:
         self.trial, self.computer = trial, computer
         self.scale = Scale(computer.model_screen, computer.screen)
         self.shots = 0
+        #: Whether a window of the start programs showed (None: there are none).
+        self.window_shown: bool | None = None
 
     async def sh(self, command: str, timeout: float = 30.0):
         return await self.trial.sandbox.exec(command, env={"DISPLAY": DISPLAY, "HOME": "/root"}, timeout=timeout)
@@ -148,27 +168,33 @@ class Desktop:
                 f'(a run file\'s [sandbox] image = "{computer_use.DESKTOP_IMAGE}")'
             )
         # Detached, with their output in files: the exec returns while they run on.
+        # The programs start once the window manager manages the screen: a window mapped
+        # before it (a full-screen one above all) may never be shown.
         launch = [
-            f"Xvfb {DISPLAY} -screen 0 {w}x{h}x24 -nolisten tcp >/tmp/.hemra-xvfb.log 2>&1 &",
-            "for i in $(seq 100); do xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done",
-            "openbox >/tmp/.hemra-openbox.log 2>&1 &",
-            *(f"( {command} ) >>/tmp/.hemra-start.log 2>&1 &" for command in self.computer.start),
-            "sleep 0.3",
+            f"end=$(( $(date +%s) + {int(START_SECS)} )); rm -f {WM_READY}",
+            f"Xvfb {DISPLAY} -screen 0 {w}x{h}x24 -nolisten tcp >>{DESKTOP_LOG} 2>&1 &",
+            f"until xdotool getdisplaygeometry >/dev/null 2>&1; do {_UNTIL_END}",
+            f"openbox --startup 'touch {WM_READY}' >>{DESKTOP_LOG} 2>&1 &",
+            f"until [ -e {WM_READY} ]; do {_UNTIL_END}",
+            *(f"( {command} ) >>{DESKTOP_LOG} 2>&1 &" for command in self.computer.start),
         ]
-        started = await self.sh("\n".join(launch) + "\nxdotool getdisplaygeometry", timeout=START_SECS)
+        started = await self.sh("\n".join(launch) + "\nxdotool getdisplaygeometry", timeout=START_SECS + 5)
         if started.exit_code != 0:
             return f"the desktop did not start: {started.stderr.decode(errors='replace').strip()[-300:]}"
         if self.computer.start:  # the model's first screenshot should show them, drawn
-            await self.sh(
+            settled = await self.sh(
                 f"exec nice -n 19 bash -c {shlex.quote(_SETTLE.format(secs=int(START_SECS)))}", timeout=START_SECS + 5
             )
+            self.window_shown = b"shown" in settled.stdout
         return ""
 
-    async def screenshot(self) -> tuple[bytes, str]:
-        """The screen as the model sees it (PNG), kept as an artifact; (data, artifact path)."""
+    async def screenshot(self, settle: bool = True) -> tuple[bytes, str]:
+        """The screen as the model sees it (PNG), kept as an artifact; (data, artifact path).
+        With `settle`, first until the screen stops changing (what an action set off has drawn)."""
         w, h = self.computer.model_screen
         resize = "" if self.computer.model_screen == self.computer.screen else f" -resize {w}x{h}!"
-        shot = await self.sh(f"import -window root{resize} -depth 8 png:-")
+        wait = f"nice -n 19 bash -c {shlex.quote(_STILL)}; " if settle else ""
+        shot = await self.sh(f"{wait}import -window root{resize} -depth 8 png:-")
         if shot.exit_code != 0 or png_size(shot.stdout) is None:
             raise SandboxError(f"screenshot failed: {shot.stderr.decode(errors='replace').strip()[-300:]}")
         self.shots += 1
@@ -323,6 +349,9 @@ class ModelError(Exception):
     pass
 
 
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
 class Loop:
     """One conversation with the model, its turns carried out on the desktop."""
 
@@ -330,6 +359,9 @@ class Loop:
         self.trial, self.desktop, self.computer = trial, desktop, computer
         self.env = envtemplate.pass_through(trial.harness.env)
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(300.0, connect=30.0))
+        #: What HEMRA read of the model's usage itself (as the model relay does for the
+        #: harnesses that call their models from the sandbox): a usage_observed event.
+        self.observed = dict.fromkeys(_USAGE_KEYS, 0) | {"model_calls": 0, "unreadable": 0}
 
     async def post(self, url: str, headers: dict, body: dict) -> dict:
         started = time.monotonic()
@@ -351,8 +383,11 @@ class Loop:
         raise ModelError(problem)
 
     async def _usage(self, usage: dict, seconds: float) -> None:
-        keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        counted = {k: usage[k] for k in keys if isinstance(usage.get(k), int)}
+        counted = {k: usage[k] for k in _USAGE_KEYS if isinstance(usage.get(k), int) and usage[k] >= 0}
+        self.observed["model_calls"] += 1
+        self.observed["unreadable"] += not counted
+        for key, value in counted.items():
+            self.observed[key] += value
         await self.trial.events.emit(event("usage", "model_call", seconds, model=self.trial.model, **counted))
 
     async def act(self, name: str, call_id: str, arguments: dict, do) -> tuple[str, bytes, bool]:
@@ -363,7 +398,9 @@ class Loop:
             said, failed = await do(self.desktop, arguments), False
         except ActionError as exc:
             said, failed = str(exc), True
-        image, path = await self.desktop.screenshot()
+        image, path = await self.desktop.screenshot(
+            settle=arguments.get("action", arguments.get("type")) != "screenshot"
+        )
         w, h = png_size(image)
         await self.trial.events.emit(
             event(
@@ -521,7 +558,9 @@ class ComputerUseDriver(HarnessDriver):
         desktop = Desktop(trial, computer)
         started = time.monotonic()
         problem = await desktop.start()
-        await trial.events.emit_own(event("status", "desktop", time.monotonic() - started, problem=problem))
+        await trial.events.emit_own(
+            event("status", "desktop", time.monotonic() - started, problem=problem, window_shown=desktop.window_shown)
+        )
         if problem:
             return HarnessResult(HARNESS_FAILED, -1, problem)
         loop = Loop(trial, desktop, computer)
@@ -536,6 +575,8 @@ class ComputerUseDriver(HarnessDriver):
             return HarnessResult(HARNESS_FAILED, -1, f"the model answered outside its API's schema: {exc!r:.300}")
         finally:
             await loop.http.aclose()
+            if loop.observed["model_calls"]:
+                await trial.events.emit_own(event(vocabulary.USAGE_OBSERVED, "computer-use", **loop.observed))
         await trial.events.emit(
             event("status", "stop", time.monotonic() - started, stop_reason=ended, screenshots=desktop.shots)
         )
