@@ -476,6 +476,11 @@ class Loop:
             if not calls:
                 return answer.get("status") or "completed"
             for call in calls:
+                if call.get("pending_safety_checks"):  # acknowledged: the sandbox is what contains it
+                    checks = call["pending_safety_checks"]
+                    await self.trial.events.emit(
+                        event("status", "safety_checks", id=call.get("call_id", ""), checks=checks)
+                    )
                 _, image, _ = await self.act(
                     "computer", call.get("call_id", ""), call.get("action") or {}, openai_action
                 )
