@@ -24,6 +24,10 @@
 #      certificates, Debian's Docker engine for the executors' own engines, and
 #      the C++ runtime Node.js links), the base deploy/build-image.sh builds on
 #      offline.
+#   8. If the image hemra-desktop:bookworm is missing or its recipe label is not the digest
+#      of DESKTOP_PACKAGES and DESKTOP_PRUNE: debootstrap a bookworm with a desktop (Xvfb, the openbox window
+#      manager, xdotool, ImageMagick for screenshots, xterm and python3-tk for GUI programs),
+#      the base of tasks that kind = "computer-use" harnesses work (docs/harnesses.md).
 set -euo pipefail
 
 BASE_IMAGE="${HEMRA_BASE_IMAGE:-hemra-base:bookworm}"
@@ -86,14 +90,16 @@ debian_mirror() {
 # Debootstrap a minbase $SUITE with PACKAGES (comma-separated) from the Debian mirror
 # apt uses, and import it as the image IMAGE.
 debootstrap_image() {
-  local image="$1" packages="$2"
+  local image="$1" packages="$2" change="${3:-}" prune="${4:-}"
   command -v debootstrap >/dev/null 2>&1 || { log "installing debootstrap"; apt_install debootstrap; }
   MIRROR="$(debian_mirror)" || { log "no Debian mirror for $SUITE found in apt sources"; exit 1; }
   ROOTFS="$(mktemp -d /tmp/hemra-rootfs.XXXXXX)"
   trap '$SUDO rm -rf "$ROOTFS"' EXIT
   log "debootstrap $SUITE with $packages from $MIRROR into $ROOTFS, imported as $image"
   $SUDO debootstrap --variant=minbase --include="$packages" "$SUITE" "$ROOTFS" "$MIRROR" >/dev/null
-  $SUDO tar -C "$ROOTFS" -c . | docker import - "$image" >/dev/null
+  # PRUNE: paths (globs) of the root file system that nothing in the image needs, removed.
+  [ -z "$prune" ] || (cd "$ROOTFS" && for p in $prune; do $SUDO rm -rf ./$p; done)
+  $SUDO tar -C "$ROOTFS" -c . | docker import ${change:+--change "$change"} - "$image" >/dev/null
   $SUDO rm -rf "$ROOTFS"
   trap - EXIT
 }
@@ -169,6 +175,18 @@ fi
 RUNTIME_IMAGE="hemra-runtime:bookworm"
 if ! docker image inspect "$RUNTIME_IMAGE" >/dev/null 2>&1; then
   debootstrap_image "$RUNTIME_IMAGE" python3,bash,coreutils,git,patch,ca-certificates,docker.io,libstdc++6
+fi
+
+# --- 8. A desktop for computer-use harnesses: X server, window manager, input and screenshots --
+# The recipe (its package list) is the image's label: a changed list rebuilds it, else it is kept.
+DESKTOP_IMAGE="hemra-desktop:bookworm"
+DESKTOP_PACKAGES="python3,bash,coreutils,xvfb,openbox,xdotool,imagemagick,xterm,python3-tk,fonts-dejavu-core"
+# Xvfb draws in software without them: Mesa's GPU drivers and the LLVM (and Z3) they load,
+# and documentation and translations (about 230 MB of the image's 750).
+DESKTOP_PRUNE="usr/lib/x86_64-linux-gnu/libLLVM* usr/lib/x86_64-linux-gnu/libz3.so* usr/lib/x86_64-linux-gnu/dri usr/share/doc usr/share/locale usr/share/man var/cache/apt/archives/*.deb"
+DESKTOP_RECIPE="$(printf '%s|%s' "$DESKTOP_PACKAGES" "$DESKTOP_PRUNE" | sha256sum | cut -c1-16)"
+if [ "$(docker image inspect -f '{{index .Config.Labels "dev.hemra.recipe"}}' "$DESKTOP_IMAGE" 2>/dev/null)" != "$DESKTOP_RECIPE" ]; then
+  debootstrap_image "$DESKTOP_IMAGE" "$DESKTOP_PACKAGES" "LABEL dev.hemra.recipe=$DESKTOP_RECIPE" "$DESKTOP_PRUNE"
 fi
 
 log "ready: $(docker version --format 'engine {{.Server.Version}}'), $(docker compose version --short 2>/dev/null || echo compose), image $BASE_IMAGE"

@@ -49,8 +49,8 @@ def test_the_index_links_install_and_concepts_and_its_not_yet_list_agrees_with_t
     index = (REPO / "docs" / "index.md").read_text()
     assert "(install.md)" in index and "(concepts.md)" in index
     not_yet = index[index.index("| Not yet |") :]
-    for kind in harnesses.KINDS:
-        assert (f"`{kind}`" in not_yet) == (kind not in harnesses.SUPPORTED_KINDS), kind
+    for kind in harnesses.KINDS:  # every harness kind is driven
+        assert f"`{kind}`" not in not_yet, kind
     for sandbox in plan.SANDBOXES:
         assert f"`--sandbox {sandbox}`" not in not_yet
     for prefix in datasets.SOURCES:  # every dataset source the planner resolves is available

@@ -34,6 +34,8 @@ STREAM_PAGE = 500
 #: (a full-context prompt of megabytes) is previewed as the text of its first bytes.
 LIST_PAYLOAD_BYTES = 64 * 1024
 DOWNLOAD = "application/octet-stream"
+PNG = "image/png"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 async def _attempt(store, attempt: str):
@@ -179,6 +181,36 @@ async def download_attempt_artifact(store: StoreDep, attempt: AttemptId, path: s
         raise HTTPException(404, f"attempt {attempt} has no artifact {path!r}")
     blob = (await store.GetBlobs(spb.GetBlobsRequest(digests=[artifact.blob_digest]))).blobs[0]
     return _download(blob.data, path.rsplit("/", 1)[-1])
+
+
+@router.get(
+    "/{attempt}/images/{path:path}",
+    response_class=Response,
+    responses={200: {"content": {PNG: {}}}, 415: {"description": "The artifact is not a PNG image."}},
+)
+async def get_attempt_image(store: StoreDep, attempt: AttemptId, path: str):
+    """An artifact that is a PNG image (a computer-use harness's screenshot), to show inline.
+
+    Served as image/png only when its bytes are a PNG (its signature and header chunk), with
+    nosniff: whatever a harness left under a .png name, it can never be taken for a page or
+    an SVG. Any other artifact: 415 (its download is /artifacts/{path})."""
+    path = _clean(path)
+    record = await _attempt(store, attempt)
+    artifact = next((a for a in record.artifacts if a.path.lstrip("/") == path), None)
+    if artifact is None:
+        raise HTTPException(404, f"attempt {attempt} has no artifact {path!r}")
+    data = (await store.GetBlobs(spb.GetBlobsRequest(digests=[artifact.blob_digest]))).blobs[0].data
+    if not (data.startswith(PNG_MAGIC) and data[12:16] == b"IHDR"):
+        raise HTTPException(415, f"artifact {path!r} is not a PNG image")
+    return Response(
+        data,
+        media_type=PNG,
+        headers={
+            "Content-Disposition": "inline",
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "private, no-cache",
+        },
+    )
 
 
 @router.get("/{attempt}/verifier-output", response_class=Response, responses={200: {"content": {DOWNLOAD: {}}}})

@@ -385,6 +385,13 @@ function barOf(event, window, minWidth = .002) {
 function visibleRange(scrollTop, viewportHeight, rowHeight, count, overscan = 10) {
 	return [Math.max(0, Math.floor(scrollTop / rowHeight) - overscan), Math.min(count, Math.ceil((scrollTop + viewportHeight) / rowHeight) + overscan)];
 }
+function screenshotUrl(attemptId, event) {
+	const path = event?.payload?.screenshot;
+	if (typeof path !== "string" || !/^\/[^\0]*\.png$/.test(path) || path.length > 1024) return null;
+	const segments = path.replace(/^\/+/, "").split("/");
+	if (segments.some((s) => s === "" || s === "." || s === "..")) return null;
+	return `/api/attempts/${encodeURIComponent(attemptId)}/images/${segments.map(encodeURIComponent).join("/")}`;
+}
 // src/dom.js
 var SVG = "http://www.w3.org/2000/svg";
 function fill(el, attrs, children) {
@@ -1145,6 +1152,7 @@ async function attemptView(route, ui) {
 	const bar = filterBar(ui, here);
 	const detail = eventDetail(ui, id, here);
 	const rows = waterfall({
+		id,
 		onNeedMore: () => more(),
 		onPick: (e) => ui.go(withParams(route, { event: e.seq }))
 	});
@@ -1384,11 +1392,11 @@ function filterBar(ui, here) {
 		}
 	};
 }
-function waterfall({ onNeedMore, onPick }) {
+function waterfall({ id, onNeedMore, onPick }) {
 	let span = [0, 1];
 	const list = virtualList({
 		rowClass: "event-row",
-		renderRow: (e) => eventRow(e, span),
+		renderRow: (e) => eventRow(id, e, span),
 		onNeedMore,
 		onClick: onPick
 	});
@@ -1409,7 +1417,7 @@ function waterfall({ onNeedMore, onPick }) {
 		scrollTo: (index) => list.scrollTo(index)
 	};
 }
-function eventRow(e, span) {
+function eventRow(id, e, span) {
 	const bar = barOf(e, span);
 	const barEl = h("span", { class: `bar type-${e.type}` });
 	barEl.style.left = `${(bar.left * 100).toFixed(3)}%`;
@@ -1422,7 +1430,28 @@ function eventRow(e, span) {
 			seq: e.seq,
 			type: e.type
 		}
-	}, h("span", { class: "mono" }, formatOffset(e.offset)), h("span", { class: "mono" }, formatSeconds(e.duration)), h("span", {}, h("span", { class: `tag type-${e.type}` }, e.type)), h("span", { title: e.name }, e.name), h("span", { class: failed ? "status-error" : "status-ok" }, failed ? "error" : "ok"), h("span", { class: "track" }, barEl), h("span", { class: "preview" }, e.payload_cut ? `[${formatNumber(e.payload_bytes)} bytes] ${previewText(e.payload)}` : previewText(e.payload)));
+	}, h("span", { class: "mono" }, formatOffset(e.offset)), h("span", { class: "mono" }, formatSeconds(e.duration)), h("span", {}, h("span", { class: `tag type-${e.type}` }, e.type)), h("span", { title: e.name }, e.name), h("span", { class: failed ? "status-error" : "status-ok" }, failed ? "error" : "ok"), h("span", { class: "track" }, barEl), h("span", { class: "preview" }, thumbnail(id, e), e.payload_cut ? `[${formatNumber(e.payload_bytes)} bytes] ${previewText(e.payload)}` : previewText(e.payload)));
+}
+function thumbnail(id, e) {
+	const src = screenshotUrl(id, e);
+	return src ? h("img", {
+		class: "shot-thumb",
+		src,
+		alt: `screenshot ${e.payload.screenshot}`,
+		loading: "lazy"
+	}) : null;
+}
+function screenshot(id, e) {
+	const src = screenshotUrl(id, e);
+	return src ? h("a", {
+		href: src,
+		target: "_blank",
+		rel: "noopener"
+	}, h("img", {
+		class: "shot",
+		src,
+		alt: `screenshot ${e.payload.screenshot}`
+	})) : null;
 }
 function eventDetail(ui, id, here) {
 	const el = h("aside", {
@@ -1453,7 +1482,7 @@ function eventDetail(ui, id, here) {
 			id: "raw-download",
 			href: `/api/attempts/${id}/events/${seq}/raw`,
 			download: `${id}-event-${seq}.json`
-		}, "Download raw JSON")), note, body);
+		}, "Download raw JSON")), note, screenshot(id, event), body);
 	}
 	return {
 		el,

@@ -7,14 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common import mcp, parsing
-from services.planner import acp_harness, harbor_harness, sdk_harness
+from services.planner import acp_harness, computer_use_harness, harbor_harness, sdk_harness
 from services.planner.errors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")
 KINDS = ("program", "cli", "sdk", "acp", "computer-use", "harbor")
-#: Kinds this version can drive; the others are refused at resolve, by name.
-SUPPORTED_KINDS = ("program", "cli", "acp", "sdk", "harbor")
 #: kind = "cli": the agent CLIs the executor installs from npm and drives.
 CLI_AGENTS = ("claude-code", "codex", "pi")
 KEYS = {
@@ -30,6 +28,7 @@ KEYS = {
     "permission",
     "sdk",
     "options",
+    "computer",
 }
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: An exact npm version (or "" for unpinned); no ranges or tags, so a pin means one build.
@@ -85,12 +84,14 @@ def load(path: Path) -> LoadedHarness:
     kind = data.get("kind")
     if kind not in KINDS:
         raise PlanError(f"{path}: kind must be one of {', '.join(KINDS)} (got {kind!r})")
-    if kind not in SUPPORTED_KINDS:
-        raise PlanError(f"{path}: harness kind {kind!r} is not supported by this version yet")
     if kind == "cli":
         _check_cli(data, path)
     if kind == "acp":
         acp_harness.check(data, path)
+    if kind == "computer-use":
+        computer_use_harness.check(data, path)
+    elif "computer" in data:
+        raise PlanError(f"{path}: computer is a key of computer-use harnesses only (this one is {kind!r})")
     if kind == "sdk":
         sdk_harness.check(data, path)
     elif "sdk" in data:

@@ -67,6 +67,7 @@ def resolve(spec: pb.RunSpec, home: Path, cwd: Path) -> Resolved:
     _check_sdk_sandbox(spec, harnesses)
     _check_offline(spec, harnesses)
     _check_harbor_sandbox(spec, harnesses)
+    _check_computer_use_sandbox(spec, harnesses)
     _check_verifier_env(spec)
     loaded = []
     for ref in dict.fromkeys(spec.datasets):
@@ -241,6 +242,18 @@ def _check_harbor_sandbox(spec: pb.RunSpec, harnesses) -> None:
     for value, why in unsupported:
         if value:
             raise PlanError(f"harness {harbor.harness_name}: a harbor harness cannot take {why}")
+
+
+def _check_computer_use_sandbox(spec: pb.RunSpec, harnesses) -> None:
+    """A computer-use harness works a desktop inside a container (its X server, window manager
+    and programs would otherwise run on the executor's own machine)."""
+    computer = next((h for h in harnesses if h.kind == "computer-use"), None)
+    if computer is not None and spec.sandbox != "docker":
+        raise PlanError(
+            f"harness {computer.harness_name}: a computer-use harness runs in the docker sandbox "
+            f"(this run's is {spec.sandbox}); "
+            'a run file\'s [sandbox] kind = "docker", image = "hemra-desktop:bookworm"'
+        )
 
 
 def _check_network(spec: pb.RunSpec) -> None:

@@ -14,6 +14,9 @@ from tests.modelserver.script import Script, Turn
 #: Tool names a client's shell tool goes by; otherwise any tool taking "command" or "cmd".
 SHELL_NAMES = ("bash", "shell", "exec_command", "run_shell_command", "terminal")
 SIDE_ANSWER = "OK."
+#: A computer-use tool (Anthropic's computer_2025*, OpenAI's computer_use_preview): a script's
+#: {"tool": "computer", "arguments": {"action": ...}} turns call it.
+COMPUTER = "computer"
 _ids = itertools.count(1)
 
 
@@ -137,14 +140,28 @@ def answer_responses(body: dict, script: Script, forced: Turn | None = None) -> 
                 qualified = f"{t.get('name', '')}__{inner.get('name', '')}"
                 tools.append((qualified, inner.get("parameters") or {}))
                 namespaced[qualified] = (t.get("name", ""), inner.get("name", ""))
+        elif t.get("type") == "computer_use_preview":
+            tools.append((COMPUTER, {}))
     items = body.get("input") if isinstance(body.get("input"), list) else []
     done = sum(
-        1 for i in items if isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
+        1
+        for i in items
+        if isinstance(i, dict)
+        and i.get("type") in ("function_call_output", "custom_tool_call_output", "computer_call_output")
     )
     turn, call = (forced, None) if forced else _pick(tools, done, script)
     if turn.error:
         return Reply(turn.error, _error_body("openai", turn))
-    if call:
+    if call and call[0] == COMPUTER:  # the script's arguments are the action
+        item = {
+            "type": "computer_call",
+            "id": _id("cu"),
+            "call_id": _id("call"),
+            "action": call[1],
+            "status": "completed",
+        }
+        item["pending_safety_checks"] = []
+    elif call:
         item = {
             "type": "function_call",
             "id": _id("fc"),
@@ -264,7 +281,7 @@ def _pick(tools: list[tuple[str, dict]], done: int, script: Script) -> tuple[Tur
 
     A request that offers no shell tool is a client's side request (a title, a
     summary): it gets a short text and does not play a turn."""
-    if shell_arguments(tools, "true") is None:
+    if shell_arguments(tools, "true") is None and not any(name == COMPUTER for name, _ in tools):
         return Turn(text=SIDE_ANSWER), None
     turn = script.turn(done)
     if turn.tool is not None:

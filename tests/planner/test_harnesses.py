@@ -98,14 +98,6 @@ def test_resolve__env_bad_names_refused(tmp_path, env):
         harnesses.resolve("mine", tmp_path)
 
 
-def test_resolve__reserved_kind_not_supported_yet(tmp_path):
-    path = write_harness(tmp_path, "cu", 'kind = "computer-use"\nagent = "x"\n')
-    with pytest.raises(PlanError, match="not supported by this version yet") as info:
-        harnesses.resolve("cu", tmp_path)
-    assert "'computer-use'" in str(info.value)
-    assert str(path) in str(info.value)
-
-
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "pi"])
 def test_resolve__cli_harness(tmp_path, agent):
     write_harness(
@@ -323,3 +315,48 @@ def test_resolve__sdk_harness_records_sdk_and_pinned_version(tmp_path):
     # The script is the harness: changing it changes the digest, as changing the file does.
     (tmp_path / "harnesses" / "agent.mjs").write_text("// two\n")
     assert harnesses.resolve("mine", tmp_path).digest != harness.digest
+
+
+CU = 'kind = "computer-use"\nmodel = "m-1"\nenv = ["ANTHROPIC_API_KEY"]\n'
+
+
+def test_resolve__computer_use_harness_with_defaults(tmp_path):
+    harness = harnesses.resolve(str(write_harness(tmp_path, "cu", CU)), tmp_path)
+    assert (harness.kind, harness.model, harness.env, harness.command) == (
+        "computer-use",
+        "m-1",
+        ["ANTHROPIC_API_KEY"],
+        [],
+    )
+    from services.common import computer_use
+
+    assert computer_use.settings({}) == computer_use.Computer("anthropic", (1280, 800), (1280, 800), (), 50)
+    both = computer_use.settings({"computer": {"screen": [1920, 1080], "start": "xterm", "api": "openai"}})
+    assert (both.model_screen, both.start, both.api) == ((1920, 1080), ("xterm",), "openai")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('agent = "claude-code"\n', "agent is not a key of a computer-use harness"),
+        ('command = "python3 x.py"\n', "command is not a key of a computer-use harness"),
+        ('[computer]\napi = "gemini"\n', "computer.api must be one of anthropic, openai (got 'gemini')"),
+        ("[computer]\nscreen = [1280]\n", "computer.screen must be [width, height] in pixels, each 200 to 4096"),
+        ("[computer]\nmodel_screen = [100, 100]\n", "computer.model_screen must be [width, height]"),
+        ("[computer]\nmax_turns = 0\n", "computer.max_turns must be a whole number from 1 to 500"),
+        ("[computer]\nstart = [1]\n", "computer.start must be a list of shell commands"),
+        ("[computer]\nscren = [1280, 800]\n", "unknown key computer.scren"),
+        ("computer = 3\n", "computer must be a table"),
+    ],
+)
+def test_resolve__bad_computer_use_harness_refused(tmp_path, extra, message):
+    path = write_harness(tmp_path, "cu", CU + extra)
+    with pytest.raises(PlanError, match=re.escape(message)) as info:
+        harnesses.resolve("cu", tmp_path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_resolve__computer_table_refused_for_other_kinds(tmp_path):
+    write_harness(tmp_path, "p", 'kind = "program"\ncommand = "x"\n[computer]\napi = "openai"\n')
+    with pytest.raises(PlanError, match="computer is a key of computer-use harnesses only"):
+        harnesses.resolve("p", tmp_path)

@@ -4,7 +4,7 @@ import test from 'node:test';
 import { formatSeconds, isErrorEvent, parseEmbedded, parsePython, prettyLines, previewText, summarize, usageOf,
   verdictOf } from '../src/format.js';
 import { buildRoute, parseRoute, withParams } from '../src/lib/route.js';
-import { barOf, filterOf, matchesFilter, timeWindow, toggleType, visibleRange } from '../src/lib/trace.js';
+import { barOf, filterOf, matchesFilter, screenshotUrl, timeWindow, toggleType, visibleRange } from '../src/lib/trace.js';
 
 test('formatSeconds', () => {
   assert.equal(formatSeconds(null), '–');
@@ -88,4 +88,14 @@ test('filtering and the zoomed time window', () => {
   assert.equal(bar.width, 0.5);
   assert.deepEqual(visibleRange(260, 260, 26, 1_000_000, 0), [10, 20]);
   assert.deepEqual(visibleRange(0, 260, 26, 5, 10), [0, 5]);
+});
+
+test('screenshotUrl: a .png artifact path as the gateway image URL, nothing else', () => {
+  const shot = { payload: { screenshot: '/logs/agent/screenshots/0001.png' } };
+  assert.equal(screenshotUrl('a-1', shot), '/api/attempts/a-1/images/logs/agent/screenshots/0001.png');
+  assert.equal(screenshotUrl('a-1', { payload: { screenshot: '/logs/a b#.png' } }), '/api/attempts/a-1/images/logs/a%20b%23.png');
+  for (const bad of ['/logs/agent/x.svg', 'logs/x.png', '/logs/../etc/x.png', '/logs//x.png', 42, null]) {
+    assert.equal(screenshotUrl('a-1', { payload: { screenshot: bad } }), null, String(bad));
+  }
+  assert.equal(screenshotUrl('a-1', { payload: 'text' }), null);
 });

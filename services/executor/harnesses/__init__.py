@@ -25,6 +25,10 @@ def driver_for(harness) -> HarnessDriver:
         from services.executor.harnesses.sdk import SdkDriver
 
         return SdkDriver()
+    if harness.kind == "computer-use":
+        from services.executor.harnesses.computer_use import ComputerUseDriver
+
+        return ComputerUseDriver()
     raise LookupError(f"harness kind {harness.kind!r} has no driver in this executor")
 
 

@@ -71,3 +71,13 @@ export function visibleRange(scrollTop, viewportHeight, rowHeight, count, oversc
   const last = Math.min(count, Math.ceil((scrollTop + viewportHeight) / rowHeight) + overscan);
   return [first, last];
 }
+
+// The screenshot an event names (a computer-use harness's tool_result: payload.screenshot, an
+// artifact path ending in .png), as the gateway's image URL; null when it names none.
+export function screenshotUrl(attemptId, event) {
+  const path = event?.payload?.screenshot;
+  if (typeof path !== 'string' || !/^\/[^\0]*\.png$/.test(path) || path.length > 1024) return null;
+  const segments = path.replace(/^\/+/, '').split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) return null;
+  return `/api/attempts/${encodeURIComponent(attemptId)}/images/${segments.map(encodeURIComponent).join('/')}`;
+}

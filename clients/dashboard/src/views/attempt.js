@@ -6,7 +6,7 @@ import { formatCost, formatNumber, formatOffset, formatSeconds, isErrorEvent, pr
   shorten, summarize, wallTime } from '../format.js';
 import { api, card, h, oneAtATime, put, q, table, verdictTag, virtualList } from '../dom.js';
 import { JUDGMENT_FILTERS, filterJudgments, judgmentCounts, judgmentFilter, judgmentState } from '../lib/judgments.js';
-import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, timeWindow, toggleType } from '../lib/trace.js';
+import { EVENT_TYPES, barOf, filterOf, isFiltering, matchesFilter, screenshotUrl, timeWindow, toggleType } from '../lib/trace.js';
 import { buildRoute, withParams } from '../lib/route.js';
 import { problem } from './common.js';
 import { instructionPanel } from './instruction.js';
@@ -33,7 +33,7 @@ export async function attemptView(route, ui) {
   const status = h('div', { class: 'status-line', id: 'events-status' });
   const bar = filterBar(ui, here);
   const detail = eventDetail(ui, id, here);
-  const rows = waterfall({ onNeedMore: () => more(), onPick: (e) => ui.go(withParams(route, { event: e.seq })) });
+  const rows = waterfall({ id, onNeedMore: () => more(), onPick: (e) => ui.go(withParams(route, { event: e.seq })) });
   const layout = h('div', { class: 'layout' }, rows.el, detail.el);
   const rubric = rubricPanel(attempt.score);
   const judged = judgesPanel(attempt);
@@ -274,9 +274,9 @@ function filterBar(ui, here) {
 
 // --- the waterfall: one row an event, its bar on the (possibly zoomed) time window ----------
 
-function waterfall({ onNeedMore, onPick }) {
+function waterfall({ id, onNeedMore, onPick }) {
   let span = [0, 1];
-  const list = virtualList({ rowClass: 'event-row', renderRow: (e) => eventRow(e, span), onNeedMore, onClick: onPick });
+  const list = virtualList({ rowClass: 'event-row', renderRow: (e) => eventRow(id, e, span), onNeedMore, onClick: onPick });
   return {
     el: h('section', {}, h('div', { class: 'event-head' },
       ...['Offset', 'Duration', 'Type', 'Name', 'Status', 'Timeline', 'Preview'].map((t) => h('span', {}, t))), list.el),
@@ -288,7 +288,7 @@ function waterfall({ onNeedMore, onPick }) {
   };
 }
 
-function eventRow(e, span) {
+function eventRow(id, e, span) {
   const bar = barOf(e, span);
   const barEl = h('span', { class: `bar type-${e.type}` });
   barEl.style.left = `${(bar.left * 100).toFixed(3)}%`;
@@ -299,7 +299,20 @@ function eventRow(e, span) {
     h('span', {}, h('span', { class: `tag type-${e.type}` }, e.type)), h('span', { title: e.name }, e.name),
     h('span', { class: failed ? 'status-error' : 'status-ok' }, failed ? 'error' : 'ok'),
     h('span', { class: 'track' }, barEl),
-    h('span', { class: 'preview' }, e.payload_cut ? `[${formatNumber(e.payload_bytes)} bytes] ${previewText(e.payload)}` : previewText(e.payload)));
+    h('span', { class: 'preview' }, thumbnail(id, e),
+      e.payload_cut ? `[${formatNumber(e.payload_bytes)} bytes] ${previewText(e.payload)}` : previewText(e.payload)));
+}
+
+// A computer-use screenshot, small in its row and whole in the event's detail.
+function thumbnail(id, e) {
+  const src = screenshotUrl(id, e);
+  return src ? h('img', { class: 'shot-thumb', src, alt: `screenshot ${e.payload.screenshot}`, loading: 'lazy' }) : null;
+}
+
+function screenshot(id, e) {
+  const src = screenshotUrl(id, e);
+  return src ? h('a', { href: src, target: '_blank', rel: 'noopener' },
+    h('img', { class: 'shot', src, alt: `screenshot ${e.payload.screenshot}` })) : null;
 }
 
 // --- one event in full: its fields laid out, the whole value on demand, a raw download -------
@@ -329,7 +342,7 @@ function eventDetail(ui, id, here) {
         h('dt', {}, 'size'), h('dd', {}, `${formatNumber(event.payload_bytes)} bytes`)),
       h('div', { class: 'actions' }, untruncateButton(id, event, body, note),
         h('a', { class: 'button', id: 'raw-download', href: `/api/attempts/${id}/events/${seq}/raw`, download: `${id}-event-${seq}.json` }, 'Download raw JSON')),
-      note, body);
+      note, screenshot(id, event), body);
   }
   return { el, show };
 }
