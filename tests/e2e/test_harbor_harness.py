@@ -86,6 +86,9 @@ def test_harbor__trials_are_the_runs_attempts_oracle_passes_nop_fails(harbor_run
         for attempt in by_harness[name]:
             events = show(env, attempt["id"], "--events")["events"]
             starts += [e["payload"] for e in events if e.get("name") == "harbor_start"]
+            # Harbor's verifier ran where the agent did: the attempt says so.
+            [verifier] = [e["payload"] for e in events if e.get("name") == "verifier_sandbox"]
+            assert verifier["isolation"] == "shared" and verifier["by"] == "harbor", verifier
         assert len({s["pid"] for s in starts}) == 1 and starts[0]["jobs"] == len(TASKS), starts
     assert containers_of(docker_engine, [a["id"] for a in data["attempts"]]) == []
 

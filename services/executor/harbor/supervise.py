@@ -275,6 +275,10 @@ async def _complete_trial(waiting: Pending, finished: jobfolder.FinishedTrial, d
             error=trial.error,
         )
     )
+    if score is not None:
+        # Harbor runs its verifier in the trial's own container, after the agent: what the
+        # agent changed there, the verifier sees (HEMRA's "shared" isolation, said as such).
+        await waiting.events.emit_own(event("status", "verifier_sandbox", isolation="shared", by="harbor"))
     await _flush(waiting.events)
     started = trial.start_time or waiting.started
     await attempt.complete(
