@@ -131,7 +131,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
             where = "--" + _FLAG.get(key, key).replace("_", "-") if flag is not None else f"{run_file}: {key}"
             raise RunFileError(f"{where} must be {bound} (got {_shown(value)})")
     spec = pb.RunSpec(
-        label=flags.label or data.get("name", runspec.DEFAULTS["label"]),
+        label=flags.label or data.get("name", ""),  # none: the planner names it (runspec.default_label)
         baseline=baseline,
         harnesses=harnesses,
         datasets=flags.datasets or data.get("datasets", []),

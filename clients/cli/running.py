@@ -1,6 +1,7 @@
 """hemra run and hemra cancel."""
 
 import asyncio
+import os
 import signal
 import uuid
 from pathlib import Path
@@ -10,11 +11,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from clients.cli import connect, render
-from clients.cli.common import EXIT_INCOMPLETE, command, console, err_console
+from clients.cli.common import EXIT_INCOMPLETE, RunFileError, command, console, err_console
 from clients.cli.runfile import Flags, merge
 from clients.cli.safe import plain
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
+from services.common import judges
 from services.importer import folders
 from services.store.ids import kind_of
 
@@ -111,6 +113,8 @@ def run(
 async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
     spec = merge(run_file, flags)
     async with connect.services() as services:
+        if not services.remote:  # this process scores: its judges must be able to call their models
+            check_judges(spec.judge_specs)
         sent = []
         if services.remote:  # contents, not paths: the deployment reads no path of this machine
             sent = await _send_local_folders(services, spec)
@@ -121,8 +125,10 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         run = (await services.planner.PlanRun(request)).run
         if detach:
             print(run.id)
+            await _print_jobs(services, run, err_console)  # stdout stays the run's ID alone, for scripts
             return True
         console.print(plain(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}"))
+        await _print_jobs(services, run, console)
         if services.remote:  # the deployment's executors work it; this follows its progress
             work = _until_finished(services, run.id)
         else:
@@ -137,6 +143,37 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
         render.print_report(console, report)
         return report.complete
+
+
+#: Jobs a submitted run names by ID (`hemra runs` lists the unfinished ones later).
+SHOWN_JOBS = 20
+
+
+async def _print_jobs(services, run, where) -> None:
+    """The run's queued jobs by ID, one a line: `hemra cancel <job>` stops that one trial."""
+    page = await services.store.ListAttempts(
+        spb.ListAttemptsRequest(parent=f"runs/{run.id}", page_size=SHOWN_JOBS, verdict="unfinished")
+    )
+    for attempt in page.attempts:
+        line = render.job_line(
+            attempt.job_id, "queued", attempt.dataset_name, attempt.harness_name, attempt.task_name, attempt.repetition
+        )
+        where.print(plain(f"  job {line}"), highlight=False, soft_wrap=True)
+    if page.next_page_token:
+        where.print(
+            plain(f"  ... more jobs: hemra runs lists the unfinished ones, hemra show {run.id} every one"),
+            soft_wrap=True,
+        )
+
+
+def check_judges(specs) -> None:
+    """RunFileError naming the first judge whose endpoint or key variable is not set here: every
+    judgment it made would fail, so nothing is recorded. (A deployment's executors judge with
+    their own environment; it is theirs to have the variables.)"""
+    for spec in specs:
+        missing = judges.missing_variable(judges.from_spec(spec), os.environ)
+        if missing:
+            raise RunFileError(missing)
 
 
 async def _send_local_folders(services, spec) -> list:
@@ -227,6 +264,9 @@ async def _cancel(ref: str) -> None:
     async with connect.services(store_only=True) as services:
         response = await services.store.CancelRun(spb.CancelRunRequest(run=ref))
     run = response.run
+    note = render.label_note(ref, response.label_matches, run.id)
+    if note:
+        err_console.print(plain(note), highlight=False, soft_wrap=True)
     if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
         console.print(
             plain(

@@ -72,7 +72,9 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         del spec.judge_specs[:]
         spec.judge_specs.extend(resolved.judges)
         spec.judges[:] = [j.name for j in resolved.judges]
-        spec.label = spec.label or runspec.DEFAULTS["label"]
+        spec.label = spec.label or runspec.default_label(
+            [h.harness_name for h in resolved.harnesses], [d.name for d, _ in resolved.datasets]
+        )
         spec.history_kept[:] = resolved.history_kept
         spec.history_layer = history.STRIPPED if runspec.with_defaults(spec).sandbox != "host" else ""
         # Recorded as the caller wrote them, not as the folders sent were written back here: a

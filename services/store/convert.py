@@ -295,11 +295,19 @@ def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
     return message
 
 
-def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:
+def with_open_jobs(run: pb.Run, jobs: list[dict]) -> pb.Run:
+    """`run` naming its unfinished jobs (records.open_jobs)."""
+    run.open_jobs.extend(pb.OpenJob(**job) for job in jobs)
+    return run
+
+
+def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell, job_id: str = "") -> pb.Attempt:
     """An attempt row as an Attempt; what does not read as HEMRA writes it is left unset and
     named in Attempt.problem (see run_to_proto)."""
     try:
-        return _attempt_message(attempt, trial, cell)
+        message = _attempt_message(attempt, trial, cell)
+        message.job_id = job_id
+        return message
     except _UNREADABLE as exc:
         return pb.Attempt(
             name=f"runs/{attempt.run_id}/attempts/{attempt.id}",

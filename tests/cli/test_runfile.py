@@ -272,7 +272,7 @@ def test_merge__verifier_env_non_string_is_run_file_error(tmp_path):
 
 def test_merge__defaults_without_run_file():
     spec = merge(None, Flags(harnesses=["oracle"], datasets=["bench"]))
-    assert spec.label == "run"
+    assert spec.label == ""  # the planner names it (runspec.default_label)
     assert spec.attempts == 1
     assert spec.concurrency == 1
     assert spec.sandbox == "host"
@@ -288,7 +288,7 @@ def test_merge__defaults_without_run_file():
 
 def test_merge__defaults_with_minimal_run_file(tmp_path):
     spec = merge(write(tmp_path, 'harnesses = ["oracle"]\ndatasets = ["bench"]\n'), Flags())
-    assert (spec.label, spec.attempts, spec.concurrency, spec.sandbox) == ("run", 1, 1, "host")
+    assert (spec.label, spec.attempts, spec.concurrency, spec.sandbox) == ("", 1, 1, "host")
     assert spec.verifier_network == ""
 
 
