@@ -26,7 +26,7 @@ def when(ts) -> str:
 
 def runs_table(runs) -> Table:
     """One row per run or import, then one per cell (dataset/harness) with its own progress."""
-    table = Table(title="runs and imports, newest first", title_justify="left")
+    table = Table(title="runs, imports and loose attempts, newest first", title_justify="left")
     for column in ("run / cell", "kind", "label", "created (UTC)", *_COUNTS):
         table.add_column(
             column,

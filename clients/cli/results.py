@@ -82,11 +82,16 @@ async def _show(ref: str, report: bool, events: bool) -> None:
             render.print_report(console, response.report)
             return
         attempts = await _all_attempts(store, run.id)
-        result = (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
+        # A loose attempt (hemra try) has no report: it is never compared with anything.
+        result = None if run.kind == "loose" else (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
         print(
             safe_json(
                 json.dumps(
-                    {"run": _dict(run), "report": _dict(result), "attempts": [_dict(a) for a in attempts]},
+                    {
+                        "run": _dict(run),
+                        "report": None if result is None else _dict(result),
+                        "attempts": [_dict(a) for a in attempts],
+                    },
                     indent=2,
                     ensure_ascii=False,
                 )

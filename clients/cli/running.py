@@ -11,9 +11,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from clients.cli import connect, render
-from clients.cli.common import EXIT_INCOMPLETE, RunFileError, command, console, err_console
+from clients.cli.common import EXIT_INCOMPLETE, RunFileError, command, console, err_console, fail
 from clients.cli.runfile import Flags, merge
 from clients.cli.safe import plain
+from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import judges
@@ -248,6 +249,61 @@ async def _update(services, progress: Progress, bar, run_id: str) -> None:
         errored=p.errored,
         cancelled=p.cancelled,
     )
+
+
+def try_(
+    harness: Annotated[
+        str, typer.Option("-H", "--harness", help="The harness: built-in (oracle, nop), name in harnesses/, or file.")
+    ],
+    task: Annotated[Path, typer.Option("-t", "--task", help="The task's folder (the one holding task.toml).")],
+    sandbox: Annotated[str | None, typer.Option("--sandbox", help="Where it runs: host, docker or modal.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The model the harness must use.")] = None,
+    timeout: Annotated[int | None, typer.Option("--timeout", help="Seconds for the attempt.")] = None,
+    verifier_env: Annotated[
+        list[str], typer.Option("--verifier-env", help="An environment variable name the verifier may read.")
+    ] = [],
+    label: Annotated[str | None, typer.Option("--label", help="Its label (default: harness_task_time).")] = None,
+) -> None:
+    """Run one attempt of a harness on a task, outside any run (a loose attempt), to debug either."""
+    if not (task / "task.toml").is_file():
+        fail(f"-t {task}: no task.toml in that folder (give the folder of one task)")
+    flags = Flags(
+        harnesses=[harness],
+        datasets=[str(task.resolve())],
+        sandbox=sandbox,
+        model=model,
+        timeout_secs=timeout,
+        verifier_env=verifier_env,
+        label=label,
+    )
+    if not _try(flags):
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+@command
+async def _try(flags: Flags) -> bool:
+    spec = merge(None, flags)
+    async with connect.services() as services:
+        if services.remote:
+            raise RunFileError("hemra try runs on this machine's store; unset HEMRA_SERVER (or --server)")
+        request = ppb.PlanRunRequest(spec=spec, request_id=uuid.uuid4().hex, loose=True)
+        run = (await services.planner.PlanRun(request)).run
+        console.print(plain(f"loose attempt {run.id} ({run.label}): not part of any run, never in a report"))
+        await _print_jobs(services, run, console)
+        await (await services.start_executor(1, run_id=run.id)).run(until_idle=True)
+        [attempt] = (await services.store.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run.id}"))).attempts
+    rewards = ", ".join(f"{k} {v:g}" for k, v in sorted(attempt.score.rewards.items())) or "none"
+    console.print(
+        plain(
+            f"{attempt.task_name} with {attempt.harness_name}: {attempt.verdict or 'unfinished'} "
+            f"(outcome {pb.Outcome.Name(attempt.outcome).removeprefix('OUTCOME_').lower()}, rewards {rewards})"
+            + (f"; {attempt.error}" if attempt.error else "")
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(plain(f"hemra show {attempt.id} --events   # what it did"), highlight=False, soft_wrap=True)
+    return attempt.state == pb.ATTEMPT_STATE_FINISHED
 
 
 def cancel(

@@ -62,6 +62,7 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
     `load(session, run, cells, scores)`: each cell's trials (default: report.load_trials; the
     store keeps settled cells' trials)."""
     run, rest = await _find_prefix(session, ref)
+    records.refuse_loose(run, "a compare")
     matches = await records.label_matches(session, ref.removesuffix(rest).removesuffix("/") if rest else ref, run)
     cells = await records.cells_of(session, run.id)
     if rest:

@@ -231,9 +231,9 @@ def _run_message(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | 
     spec = problems.parsed("spec", run.spec, pb.RunSpec)
     if spec is not None:
         made.spec.CopyFrom(spec)
-    if run.kind not in ("run", "import"):
+    if run.kind not in ("run", "import", "loose"):
         problems.add(f"kind {run.kind!r} is not one HEMRA knows")
-    if run.kind == "import":
+    if run.kind == "import" or (run.kind == "loose" and run.original_id):  # a loose attempt restored
         made.provenance.CopyFrom(message(records.provenance(run), pb.ImportProvenance))
     if total is not None:
         made.progress.CopyFrom(pb.RunProgress(**total))

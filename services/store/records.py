@@ -337,6 +337,15 @@ class AttemptView:
         self.__dict__.update(fields)
 
 
+def refuse_loose(run: t.Run, what: str) -> None:
+    """A loose attempt (`hemra try`) is for looking at one attempt: never in a report or compare."""
+    if run.kind == "loose":
+        raise InvalidArgument(
+            f"{run.label} ({run.id}) is a loose attempt (hemra try): loose attempts are never in {what}; "
+            f"hemra show {run.id} shows it"
+        )
+
+
 def shown(ref: str, limit: int = 200, quote: bool = True) -> str:
     """A reference as an error message quotes it: a 100,000-character one is cut."""
     cut = ref if len(ref) <= limit else ref[:limit]
@@ -396,8 +405,8 @@ async def list_runs(session: AsyncSession, page_size: int, page_token: str, kind
     page_size = page_size if 0 < page_size <= 1000 else 100
     query = select(t.Run).order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(page_size + 1)
     if kind:
-        if kind not in ("run", "import"):
-            raise InvalidArgument(f"kind {kind!r}: expected run or import")
+        if kind not in ("run", "import", "loose"):
+            raise InvalidArgument(f"kind {kind!r}: expected run, import or loose")
         query = query.where(t.Run.kind == kind)
     if page_token:
         after, last_id = pagetokens.after_run(page_token)
@@ -422,7 +431,7 @@ async def job_ids(session: AsyncSession, attempt_ids: list[str]) -> dict[str, st
     if not attempt_ids:
         return {}
     query = select(t.Job.attempt_id, t.Job.id).where(t.Job.attempt_id.in_(attempt_ids))
-    return dict((await session.execute(query)).tuples().all())
+    return {attempt_id: job_id for attempt_id, job_id in (await session.execute(query)).all()}
 
 
 async def open_jobs(session: AsyncSession, run_ids: list[str]) -> dict[str, list[dict]]:

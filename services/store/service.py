@@ -190,6 +190,7 @@ class Store:
         with gc_paused():
             async with self.sessions() as session:
                 run = await records.find_run(session, ref)
+                records.refuse_loose(run, "a report")
                 kept = self._reports.get(run.id)
                 if kept is not None and kept[0] == run.judge_version:
                     return kept[1]
