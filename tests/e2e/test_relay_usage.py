@@ -76,4 +76,4 @@ def test_relay_usage__the_same_figures_reported_are_shown_both_and_equal(model_s
     reported, observed = _numbers(attempt["usage"]), _numbers(attempt["usage_observed"])
     assert {k: reported[k] for k in USAGE} == {k: observed[k] for k in USAGE} == USAGE
     assert observed["model_calls"] == 1
-    assert "usage_differs" not in attempt  # false: left out of the JSON
+    assert attempt["usage_differs"] is False  # --json prints every field, false ones too
