@@ -128,7 +128,7 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
             print(run.id)
             await _print_jobs(services, run, err_console)  # stdout stays the run's ID alone, for scripts
             return True
-        console.print(plain(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}"))
+        console.print(plain(_header(run)), highlight=False, soft_wrap=True)
         await _print_jobs(services, run, console)
         if services.remote:  # the deployment's executors work it; this follows its progress
             work = _until_finished(services, run.id)
@@ -144,6 +144,14 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
         render.print_report(console, report)
         return report.complete
+
+
+def _header(run) -> str:
+    """The run's first line: its ID, label and concurrency, and where it runs when an image decided it."""
+    header = f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}"
+    if run.spec.sandbox_image:  # where an image means something: tasks are built on it there
+        header += f", sandbox {run.spec.sandbox}: every task built on {run.spec.sandbox_image}"
+    return header
 
 
 #: Jobs a submitted run names by ID (`hemra runs` lists the unfinished ones later).
