@@ -3,13 +3,12 @@
 from typing import Annotated
 
 import typer
-from google.protobuf import json_format
 from rich.table import Table
 from rich.text import Text
 
 from clients.cli import connect, render
-from clients.cli.common import command, console, fail
-from clients.cli.safe import clean, plain, safe_json
+from clients.cli.common import command, console, err_console, fail
+from clients.cli.safe import clean, plain
 from hemra.v1 import store_service_pb2 as spb
 
 #: Lists longer than this are cut in text output (--json has everything).
@@ -42,9 +41,11 @@ def compare(
 async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: str) -> None:
     async with connect.services(read_only=True) as services:
         if b is None:
-            report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=a))).report
+            found = await services.store.GetRun(spb.GetRunRequest(run=a))
+            _note(a, found.label_matches, found.run.id)
+            report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=found.run.id))).report
             if as_json:
-                print(safe_json(json_format.MessageToJson(report, preserving_proto_field_name=True)))
+                print(render.dumps(render.message_json(report)))
             else:
                 render.print_report(console, report)
             return
@@ -52,6 +53,8 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
         limit = 0 if as_json else SHOWN
         request = spb.CompareSidesRequest(a=a, b=b, judge=judge, list_limit=limit)
         comparison = (await services.store.CompareSides(request)).comparison
+    for side in (comparison.a, comparison.b):
+        _note(side.ref, side.label_matches, side.run_id)
     if as_json:  # criteria included whenever there are any
         print(render.dumps(render.message_json(comparison, BULK)))
         return
@@ -63,6 +66,13 @@ async def _compare(a: str, b: str | None, as_json: bool, criteria: bool, judge: 
             f"{len(comparison.criteria)} rubric criteria were judged on both sides: --criteria lists them",
             highlight=False,
         )
+
+
+def _note(ref: str, matches: int, run_id: str) -> None:
+    """Which run a side's label resolved to, when several runs carry it (on stderr)."""
+    note = render.label_note(ref, matches, run_id)
+    if note:
+        err_console.print(plain(note), highlight=False, soft_wrap=True)
 
 
 def print_criteria(c) -> None:

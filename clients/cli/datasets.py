@@ -26,7 +26,10 @@ _SHOWN_FINDINGS = 3
 
 
 def _json(message) -> dict:
-    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+    # Every field, zero or not (a missing key would read as unknown, not as 0).
+    return json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
 
 
 @app.command("list")

@@ -8,6 +8,7 @@ import typer
 
 from clients.cli import connect
 from clients.cli.common import command, console, fail
+from clients.cli.running import check_judges
 from clients.cli.safe import plain
 from hemra.v1 import scorer_service_pb2 as scpb
 from services.common import judges
@@ -44,6 +45,8 @@ def judge(
 async def _judge(run: str, specs: list, only_missing: bool, as_json: bool) -> None:
     results = []
     async with connect.services() as services:
+        if not services.remote:
+            check_judges(specs)
         for spec in specs:
             request = scpb.JudgeRunRequest(run=run, judge=spec, only_missing=only_missing)
             response = await services.scorer.JudgeRun(request, timeout=JUDGE_TIMEOUT_SECS)

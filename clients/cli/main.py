@@ -9,6 +9,7 @@ import typer
 #: module is imported only when it runs: start-up is most of a read command's time.
 COMMANDS = {
     "run": ("running", "run"),
+    "try": ("running", "try_"),
     "cancel": ("running", "cancel"),
     "resume": ("repairing", "resume"),
     "repair": ("repairing", "repair"),

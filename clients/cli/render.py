@@ -26,7 +26,7 @@ def when(ts) -> str:
 
 def runs_table(runs) -> Table:
     """One row per run or import, then one per cell (dataset/harness) with its own progress."""
-    table = Table(title="runs and imports, newest first", title_justify="left")
+    table = Table(title="runs, imports and loose attempts, newest first", title_justify="left")
     for column in ("run / cell", "kind", "label", "created (UTC)", *_COUNTS):
         table.add_column(
             column,
@@ -45,7 +45,28 @@ def runs_table(runs) -> Table:
         )
         for cell in run.cells:
             table.add_row(plain(f"  {cell.dataset_name}/{cell.harness_name}"), "", "", "", *_counts(cell.progress))
+        for job in run.open_jobs:  # what `hemra cancel <job>` takes, to stop one trial
+            line = job_line(job.id, job.state, job.dataset_name, job.harness_name, job.task_name, job.repetition)
+            table.add_row(plain(f"  {line}"), "job", "", "", *[""] * len(_COUNTS))
+        more = run.progress.queued + run.progress.running - len(run.open_jobs)
+        if run.open_jobs and more > 0:
+            table.add_row(plain(f"  ... {more} more unfinished jobs (hemra show {run.id})"), "", "", "")
     return table
+
+
+def label_note(ref: str, matches: int, run_id: str) -> str:
+    """The note a command prints when `ref` named its run by a label several runs carry, or ""."""
+    if matches <= 1:
+        return ""
+    return (
+        f"note: {ref!r}: {matches} runs or imports carry that label; it names the newest, {run_id} "
+        f"(name another by its ID)"
+    )
+
+
+def job_line(job_id: str, state: str, dataset: str, harness: str, task: str, repetition: int) -> str:
+    """One unfinished job: its ID (what `hemra cancel` takes), its state and its trial."""
+    return f"{job_id} {state:<7} {dataset}/{harness} {task} #{repetition}"
 
 
 def problem_lines(records) -> list[Text]:

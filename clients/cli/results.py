@@ -74,23 +74,37 @@ async def _show(ref: str, report: bool, events: bool) -> None:
             return
         if events:
             raise typer.BadParameter("--events takes an attempt ID")
+        found = await store.GetRun(spb.GetRunRequest(run=ref))
+        run = found.run
+        _label_note(ref, found.label_matches, run.id)
         if report:
-            response = await store.GetRunReport(spb.GetRunReportRequest(run=ref))
+            response = await store.GetRunReport(spb.GetRunReportRequest(run=run.id))
             render.print_report(console, response.report)
             return
-        run = (await store.GetRun(spb.GetRunRequest(run=ref))).run
         attempts = await _all_attempts(store, run.id)
-        result = (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
+        # A loose attempt (hemra try) has no report: it is never compared with anything.
+        result = None if run.kind == "loose" else (await store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
         print(
             safe_json(
                 json.dumps(
-                    {"run": _dict(run), "report": _dict(result), "attempts": [_dict(a) for a in attempts]},
+                    {
+                        "run": _dict(run),
+                        "report": None if result is None else _dict(result),
+                        "attempts": [_dict(a) for a in attempts],
+                    },
                     indent=2,
                     ensure_ascii=False,
                 )
             )
         )
         _problem_notes([run, *attempts])
+
+
+def _label_note(ref: str, matches: int, run_id: str) -> None:
+    """Which run a label several runs carry resolved to (on stderr: the output stays as it is)."""
+    note = render.label_note(ref, matches, run_id)
+    if note:
+        typer.echo(clean(note), err=True)
 
 
 def _problem_notes(records) -> None:
@@ -132,7 +146,10 @@ def _usage_note(attempt) -> str:
 
 
 def _dict(message) -> dict:
-    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+    # Every field, zero or not: a script reads `"failed": 0`, never a missing key.
+    return json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
 
 
 def _event(event) -> dict:

@@ -131,7 +131,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
             where = "--" + _FLAG.get(key, key).replace("_", "-") if flag is not None else f"{run_file}: {key}"
             raise RunFileError(f"{where} must be {bound} (got {_shown(value)})")
     spec = pb.RunSpec(
-        label=flags.label or data.get("name", runspec.DEFAULTS["label"]),
+        label=flags.label or data.get("name", ""),  # none: the planner names it (runspec.default_label)
         baseline=baseline,
         harnesses=harnesses,
         datasets=flags.datasets or data.get("datasets", []),
@@ -140,7 +140,7 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
         tasks=flags.tasks or data.get("tasks", []),
         exclude=flags.exclude or data.get("exclude", []),
         require=list(dict.fromkeys(data.get("require", []) + flags.require)),
-        sandbox=flags.sandbox or sandbox.get("kind", runspec.DEFAULTS["sandbox"]),
+        sandbox=flags.sandbox or sandbox.get("kind") or _implied_sandbox(sandbox),
         sandbox_network=sandbox.get("network", ""),
         sandbox_image=sandbox.get("image", ""),
         verifier_env=list(dict.fromkeys(verifier.get("env", []) + flags.verifier_env)),
@@ -158,6 +158,12 @@ def merge(run_file: Path | None, flags: Flags) -> pb.RunSpec:
     if not all(isinstance(v, str) and v.isidentifier() for v in spec.verifier_env):
         raise RunFileError(f"{run_file or 'flags'}: verifier env lists variable names only")
     return spec
+
+
+def _implied_sandbox(sandbox: dict) -> str:
+    """The sandbox of a run file that names none: docker when it names an image (an image means
+    something only where tasks run in containers built from it), else the default (host)."""
+    return "docker" if sandbox.get("image") else runspec.DEFAULTS["sandbox"]
 
 
 #: The flag of a run file key when its name differs.

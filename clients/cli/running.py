@@ -1,6 +1,7 @@
 """hemra run and hemra cancel."""
 
 import asyncio
+import os
 import signal
 import uuid
 from pathlib import Path
@@ -10,11 +11,13 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from clients.cli import connect, render
-from clients.cli.common import EXIT_INCOMPLETE, command, console, err_console
+from clients.cli.common import EXIT_INCOMPLETE, RunFileError, command, console, err_console, fail
 from clients.cli.runfile import Flags, merge
 from clients.cli.safe import plain
+from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
+from services.common import judges
 from services.importer import folders
 from services.store.ids import kind_of
 
@@ -111,6 +114,8 @@ def run(
 async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
     spec = merge(run_file, flags)
     async with connect.services() as services:
+        if not services.remote:  # this process scores: its judges must be able to call their models
+            check_judges(spec.judge_specs)
         sent = []
         if services.remote:  # contents, not paths: the deployment reads no path of this machine
             sent = await _send_local_folders(services, spec)
@@ -121,8 +126,10 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         run = (await services.planner.PlanRun(request)).run
         if detach:
             print(run.id)
+            await _print_jobs(services, run, err_console)  # stdout stays the run's ID alone, for scripts
             return True
-        console.print(plain(f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}"))
+        console.print(plain(_header(run)), highlight=False, soft_wrap=True)
+        await _print_jobs(services, run, console)
         if services.remote:  # the deployment's executors work it; this follows its progress
             work = _until_finished(services, run.id)
         else:
@@ -137,6 +144,45 @@ async def _run(run_file: Path | None, flags: Flags, detach: bool) -> bool:
         report = (await services.store.GetRunReport(spb.GetRunReportRequest(run=run.id))).report
         render.print_report(console, report)
         return report.complete
+
+
+def _header(run) -> str:
+    """The run's first line: its ID, label and concurrency, and where it runs when an image decided it."""
+    header = f"run {run.id} ({run.label}), concurrency {run.spec.concurrency}"
+    if run.spec.sandbox_image:  # where an image means something: tasks are built on it there
+        header += f", sandbox {run.spec.sandbox}: every task built on {run.spec.sandbox_image}"
+    return header
+
+
+#: Jobs a submitted run names by ID (`hemra runs` lists the unfinished ones later).
+SHOWN_JOBS = 20
+
+
+async def _print_jobs(services, run, where) -> None:
+    """The run's queued jobs by ID, one a line: `hemra cancel <job>` stops that one trial."""
+    page = await services.store.ListAttempts(
+        spb.ListAttemptsRequest(parent=f"runs/{run.id}", page_size=SHOWN_JOBS, verdict="unfinished")
+    )
+    for attempt in page.attempts:
+        line = render.job_line(
+            attempt.job_id, "queued", attempt.dataset_name, attempt.harness_name, attempt.task_name, attempt.repetition
+        )
+        where.print(plain(f"  job {line}"), highlight=False, soft_wrap=True)
+    if page.next_page_token:
+        where.print(
+            plain(f"  ... more jobs: hemra runs lists the unfinished ones, hemra show {run.id} every one"),
+            soft_wrap=True,
+        )
+
+
+def check_judges(specs) -> None:
+    """RunFileError naming the first judge whose endpoint or key variable is not set here: every
+    judgment it made would fail, so nothing is recorded. (A deployment's executors judge with
+    their own environment; it is theirs to have the variables.)"""
+    for spec in specs:
+        missing = judges.missing_variable(judges.from_spec(spec), os.environ)
+        if missing:
+            raise RunFileError(missing)
 
 
 async def _send_local_folders(services, spec) -> list:
@@ -213,6 +259,61 @@ async def _update(services, progress: Progress, bar, run_id: str) -> None:
     )
 
 
+def try_(
+    harness: Annotated[
+        str, typer.Option("-H", "--harness", help="The harness: built-in (oracle, nop), name in harnesses/, or file.")
+    ],
+    task: Annotated[Path, typer.Option("-t", "--task", help="The task's folder (the one holding task.toml).")],
+    sandbox: Annotated[str | None, typer.Option("--sandbox", help="Where it runs: host, docker or modal.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The model the harness must use.")] = None,
+    timeout: Annotated[int | None, typer.Option("--timeout", help="Seconds for the attempt.")] = None,
+    verifier_env: Annotated[
+        list[str], typer.Option("--verifier-env", help="An environment variable name the verifier may read.")
+    ] = [],
+    label: Annotated[str | None, typer.Option("--label", help="Its label (default: harness_task_time).")] = None,
+) -> None:
+    """Run one attempt of a harness on a task, outside any run (a loose attempt), to debug either."""
+    if not (task / "task.toml").is_file():
+        fail(f"-t {task}: no task.toml in that folder (give the folder of one task)")
+    flags = Flags(
+        harnesses=[harness],
+        datasets=[str(task.resolve())],
+        sandbox=sandbox,
+        model=model,
+        timeout_secs=timeout,
+        verifier_env=verifier_env,
+        label=label,
+    )
+    if not _try(flags):
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+@command
+async def _try(flags: Flags) -> bool:
+    spec = merge(None, flags)
+    async with connect.services() as services:
+        if services.remote:
+            raise RunFileError("hemra try runs on this machine's store; unset HEMRA_SERVER (or --server)")
+        request = ppb.PlanRunRequest(spec=spec, request_id=uuid.uuid4().hex, loose=True)
+        run = (await services.planner.PlanRun(request)).run
+        console.print(plain(f"loose attempt {run.id} ({run.label}): not part of any run, never in a report"))
+        await _print_jobs(services, run, console)
+        await (await services.start_executor(1, run_id=run.id)).run(until_idle=True)
+        [attempt] = (await services.store.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run.id}"))).attempts
+    rewards = ", ".join(f"{k} {v:g}" for k, v in sorted(attempt.score.rewards.items())) or "none"
+    console.print(
+        plain(
+            f"{attempt.task_name} with {attempt.harness_name}: {attempt.verdict or 'unfinished'} "
+            f"(outcome {pb.Outcome.Name(attempt.outcome).removeprefix('OUTCOME_').lower()}, rewards {rewards})"
+            + (f"; {attempt.error}" if attempt.error else "")
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(plain(f"hemra show {attempt.id} --events   # what it did"), highlight=False, soft_wrap=True)
+    return attempt.state == pb.ATTEMPT_STATE_FINISHED
+
+
 def cancel(
     ref: Annotated[
         str, typer.Argument(help="A run's ID or label, or an attempt ID or job ID (cancels only that trial).")
@@ -227,6 +328,9 @@ async def _cancel(ref: str) -> None:
     async with connect.services(store_only=True) as services:
         response = await services.store.CancelRun(spb.CancelRunRequest(run=ref))
     run = response.run
+    note = render.label_note(ref, response.label_matches, run.id)
+    if note:
+        err_console.print(plain(note), highlight=False, soft_wrap=True)
     if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
         console.print(
             plain(

@@ -220,6 +220,19 @@ class Judge:
         return weighted
 
 
+def missing_variable(judge: Judge, env) -> str:
+    """The one line saying which variable this judge needs and `env` lacks (its endpoint's,
+    then its key's), or "" when it can call its model. The scorer refuses to call without them,
+    so a run (or `hemra judge`) checks first: every judgment would fail."""
+    for variable, what in (
+        (judge.base_url_env, "its endpoint, model.base_url_env"),
+        (judge.api_key_env, "its key, model.api_key_env"),
+    ):
+        if variable and not env.get(variable, ""):
+            return f"judge {judge.name!r}: environment variable {variable} ({what}) is not set"
+    return ""
+
+
 def failed_score(spec: pb.JudgeSpec, error: str) -> pb.Score:
     """The score of a judge that could not judge at all: its failure, no reward."""
     return pb.Score(

@@ -3,12 +3,12 @@ bounds of its numbers. hemra.v1.RunSpec is the contract; the run file and flags
 (clients/cli/runfile.py), the planner and the store read these, never their own copies."""
 
 import re
+import time
 
 from hemra.v1 import common_pb2 as pb
 
 #: What an unset (empty or zero) field of a RunSpec means.
 DEFAULTS = {
-    "label": "run",
     "attempts": 1,
     "concurrency": 1,
     "timeout_secs": 0,
@@ -46,6 +46,24 @@ def with_defaults(spec: pb.RunSpec) -> pb.RunSpec:
         if not getattr(filled, name):
             setattr(filled, name, value)
     return filled
+
+
+#: The longest part of a default label one harness or dataset name makes.
+_LABEL_PART = 40
+
+
+def default_label(harnesses: list[str], datasets: list[str], now: float | None = None) -> str:
+    """The label of a run that names none: its harnesses, its datasets and the time (UTC, to the
+    second), "oracle+nop_hemra-offline_1206-115431", so runs of the same setup stay apart by
+    name (a label several runs carry names the newest, and commands say so)."""
+
+    def part(names: list[str]) -> str:
+        cut = [n.rstrip("/").rsplit("/", 1)[-1].removesuffix(".toml").split("@")[0][:_LABEL_PART] for n in names]
+        shown = "+".join(dict.fromkeys(c for c in cut if c))
+        return shown if len(shown) <= 2 * _LABEL_PART else shown[: 2 * _LABEL_PART] + "+..."
+
+    stamp = time.strftime("%m%d-%H%M%S", time.gmtime(time.time() if now is None else now))
+    return f"{part(harnesses)}_{part(datasets)}_{stamp}"
 
 
 def out_of_bounds(name: str, value: int) -> str:

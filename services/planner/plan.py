@@ -329,6 +329,7 @@ def _check_tasks(spec: pb.RunSpec, tasks: list[LoadedTask]) -> None:
         return
     for task in tasks:
         _check_host_workdir(task)
+        _check_host_image(task)
         if task.environment.host_unsupported:
             problem = task.environment.host_unsupported[0]
             raise PlanError(
@@ -353,6 +354,24 @@ def _check_task_verifier_network(spec: pb.RunSpec, task: LoadedTask) -> None:
             else f"{task.folder / 'task.toml'}: [verifier] network"
         )
         raise PlanError(f'{where} is "bridge", but task {task.task_name} cannot have it: {refusal}')
+
+
+def _check_host_image(task: LoadedTask) -> None:
+    """A task whose workspace comes from its image cannot run on the host, which starts the
+    workspace empty and has no image: every attempt would run and score as failed. A task says
+    so with [environment] base_commit (a repository in its image at that commit: SWE-bench's
+    /testbed), or by naming a prebuilt docker_image without a Dockerfile to make it from."""
+    toml = task.folder / "task.toml"
+    if task.environment.base_commit:
+        raise PlanError(
+            f"{toml}: [environment] base_commit: task {task.task_name} needs the repository its image "
+            f"holds at {task.environment.workdir}; the host sandbox has no image (run it with --sandbox docker)"
+        )
+    if not any(f.path == "environment/Dockerfile" for f in task.files) and task.environment.base_image:
+        raise PlanError(
+            f"{toml}: [environment] docker_image = {task.environment.base_image!r}: task {task.task_name} "
+            f"needs that image; the host sandbox has none (run it with --sandbox docker)"
+        )
 
 
 def _check_host_workdir(task: LoadedTask) -> None:

@@ -70,12 +70,19 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
     async def PlanRun(self, request, context):
         spec, harness_files = await self._received(request.spec, request.folders)
         resolved = await self._resolve(spec, build_images=self.build_images)
+        if request.loose:
+            _check_loose(resolved, spec)
         await self._upload_task_files(resolved)
         spec.baseline = resolved.baseline
         del spec.judge_specs[:]
         spec.judge_specs.extend(resolved.judges)
         spec.judges[:] = [j.name for j in resolved.judges]
-        spec.label = spec.label or runspec.DEFAULTS["label"]
+        spec.label = spec.label or runspec.default_label(
+            [h.harness_name for h in resolved.harnesses],
+            [t.task_name for _, tasks in resolved.datasets for t in tasks]
+            if request.loose
+            else [d.name for d, _ in resolved.datasets],
+        )
         spec.history_kept[:] = resolved.history_kept
         spec.history_layer = history.STRIPPED if runspec.with_defaults(spec).sandbox != "host" else ""
         # Recorded as the caller wrote them, not as the folders sent were written back here: a
@@ -94,6 +101,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
             cells=[_cell(resolved, d, h, harnesses[h]) for d, h in resolved.cells],
             trials=[spb.PlannedTrial(cell_index=c, task_digest=t.digest, repetition=k) for c, t, k in resolved.trials],
             request_id=request.request_id,  # a repeated PlanRun answers the run its first recorded
+            kind="loose" if request.loose else "run",
         )
         response = await self.store.RecordRun(record)
         return ppb.PlanRunResponse(run=response.run)
@@ -181,3 +189,13 @@ def _cell(resolved: plan.Resolved, d: int, h: int, harness: pb.Harness) -> pb.Ce
         harness_digest=harness.digest,
         model=harness.model,
     )
+
+
+def _check_loose(resolved, spec) -> None:
+    """A loose attempt is one harness on one task, once (PlanError naming what is more)."""
+    tasks = [t.task_name for _, selected in resolved.datasets for t in selected]
+    if len(resolved.harnesses) != 1 or len(resolved.datasets) != 1 or len(tasks) != 1 or spec.attempts > 1:
+        raise PlanError(
+            f"a loose attempt is one harness on one task, once (got {len(resolved.harnesses)} harnesses, "
+            f"{len(tasks)} tasks: {', '.join(tasks[:3])}{', ...' if len(tasks) > 3 else ''}; attempts {spec.attempts})"
+        )

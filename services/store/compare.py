@@ -42,6 +42,8 @@ class Side:
     ref: str
     run: t.Run
     cells: list[t.Cell]
+    #: Runs carrying the label the side named its run by, when more than one (the newest is used).
+    label_matches: int = 0
     #: task digest -> the latest attempt of each trial on this side
     trials: dict[str, list[TrialResult]] = field(default_factory=lambda: defaultdict(list))
     _graded: dict[str, list[TrialResult]] | None = field(default=None, init=False, repr=False)
@@ -63,6 +65,8 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
     `load(session, run, cells, scores)`: each cell's trials (default: report.load_trials; the
     store keeps settled cells' trials)."""
     run, rest = await _find_prefix(session, ref)
+    records.refuse_loose(run, "a compare")
+    matches = await records.label_matches(session, ref.removesuffix(rest).removesuffix("/") if rest else ref, run)
     cells = await records.cells_of(session, run.id)
     if rest:
         chosen = [c for c in cells if rest in (c.harness_name, f"{c.dataset_name}/{c.harness_name}")]
@@ -78,7 +82,7 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
             f"{records.shown(ref, quote=False)}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
             f"name one, e.g. {run.label}/{harnesses[0]}"
         )
-    side = Side(ref, run, cells)
+    side = Side(ref, run, cells, label_matches=matches)
     by_cell = await (load or _load_cells)(session, run, cells, scores)
     for cell in cells:
         for trial in by_cell[cell.id]:
@@ -308,7 +312,12 @@ def _means(trials: list[TrialResult]) -> dict[str, float]:
 def side_summary(side: Side) -> SideSummary:
     models = sorted({c.model for c in side.cells})
     summary = SideSummary(
-        ref=side.ref, label=side.label, run_id=side.run.id, kind=side.run.kind, model=", ".join(models)
+        ref=side.ref,
+        label=side.label,
+        run_id=side.run.id,
+        kind=side.run.kind,
+        model=", ".join(models),
+        label_matches=side.label_matches,
     )
     summary.trials = sum(map(len, side.trials.values()))
     summary.graded = sum(map(len, side.graded().values()))

@@ -231,9 +231,9 @@ def _run_message(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | 
     spec = problems.parsed("spec", run.spec, pb.RunSpec)
     if spec is not None:
         made.spec.CopyFrom(spec)
-    if run.kind not in ("run", "import"):
+    if run.kind not in ("run", "import", "loose"):
         problems.add(f"kind {run.kind!r} is not one HEMRA knows")
-    if run.kind == "import":
+    if run.kind == "import" or (run.kind == "loose" and run.original_id):  # a loose attempt restored
         made.provenance.CopyFrom(message(records.provenance(run), pb.ImportProvenance))
     if total is not None:
         made.progress.CopyFrom(pb.RunProgress(**total))
@@ -295,11 +295,19 @@ def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
     return message
 
 
-def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:
+def with_open_jobs(run: pb.Run, jobs: list[dict]) -> pb.Run:
+    """`run` naming its unfinished jobs (records.open_jobs)."""
+    run.open_jobs.extend(pb.OpenJob(**job) for job in jobs)
+    return run
+
+
+def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell, job_id: str = "") -> pb.Attempt:
     """An attempt row as an Attempt; what does not read as HEMRA writes it is left unset and
     named in Attempt.problem (see run_to_proto)."""
     try:
-        return _attempt_message(attempt, trial, cell)
+        message = _attempt_message(attempt, trial, cell)
+        message.job_id = job_id
+        return message
     except _UNREADABLE as exc:
         return pb.Attempt(
             name=f"runs/{attempt.run_id}/attempts/{attempt.id}",

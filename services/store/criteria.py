@@ -40,7 +40,7 @@ async def _candidates(session: AsyncSession, digest: str, progress) -> list[dict
                 t.Cell.position,
             )
             .join(t.Run, t.Cell.run_id == t.Run.id)
-            .where(t.Cell.dataset_digest == digest)
+            .where(t.Cell.dataset_digest == digest, t.Run.kind != "loose")  # never compared
         )
     ).all()
     counts = await progress(sorted({c[3] for c in cells}))

@@ -163,7 +163,9 @@ def check_rows(rows, now: float) -> None:
     [run] = rows["runs"]
     # An executed run has a run ID; an import has an import ID, or a run ID when a store marked a
     # restored run as the import it was (migration 0018). Nothing else is either.
-    if run["kind"] not in ("run", "import") or kind_of(run["id"]) not in ("run", run["kind"]):
+    # A loose attempt has a run ID, or an import ID once restored from an export.
+    allowed = ("run",) if run["kind"] == "run" else ("run", "import")
+    if run["kind"] not in ("run", "import", "loose") or kind_of(run["id"]) not in allowed:
         raise InvalidArgument(f"manifest: run {run['id']} has kind {run['kind'][:40]!r}")
     cells = {c["id"] for c in rows["cells"]}
     trials = {x["id"] for x in rows["trials"]}
@@ -489,7 +491,8 @@ def _as_import(rows: dict, origin: Origin, now: float) -> None:
     run.update(
         id=new_id,
         label=label,
-        kind="import",
+        # A loose attempt stays one (never in a report or compare); anything else is an import.
+        kind="loose" if run["kind"] == "loose" else "import",
         import_format=run["import_format"] if run["kind"] == "import" and run["import_format"] else RESTORED_FORMAT,
         source=origin.source,
         export_digest=origin.export_digest,

@@ -297,6 +297,7 @@ class SideSummary(_Record):
     unfinished: int = 0
     pass_at_k: dict[int, float] = {}
     pass_hat_k: dict[int, float] = {}
+    label_matches: int = 0
 
 
 class Interval(_Record):

@@ -337,6 +337,15 @@ class AttemptView:
         self.__dict__.update(fields)
 
 
+def refuse_loose(run: t.Run, what: str) -> None:
+    """A loose attempt (`hemra try`) is for looking at one attempt: never in a report or compare."""
+    if run.kind == "loose":
+        raise InvalidArgument(
+            f"{run.label} ({run.id}) is a loose attempt (hemra try): loose attempts are never in {what}; "
+            f"hemra show {run.id} shows it"
+        )
+
+
 def shown(ref: str, limit: int = 200, quote: bool = True) -> str:
     """A reference as an error message quotes it: a 100,000-character one is cut."""
     cut = ref if len(ref) <= limit else ref[:limit]
@@ -380,14 +389,24 @@ async def find_run(session: AsyncSession, ref: str) -> t.Run:
     return run
 
 
+async def label_matches(session: AsyncSession, ref: str, run: t.Run) -> int:
+    """How many runs and imports carry `ref` as their label, when `ref` found `run` by a label
+    more than one carries (the newest was taken, and commands say so); else 0."""
+    ref = ref.removeprefix("runs/")
+    if ref in (run.id, run.original_id) or run.label != ref:
+        return 0
+    count = (await session.execute(select(func.count()).select_from(t.Run).where(t.Run.label == ref))).scalar_one()
+    return count if count > 1 else 0
+
+
 async def list_runs(session: AsyncSession, page_size: int, page_token: str, kind: str = "") -> tuple[list[t.Run], str]:
     """Runs and imports (or only `kind`), newest first; the page token is the last (time, ID)
     returned (keyset paging)."""
     page_size = page_size if 0 < page_size <= 1000 else 100
     query = select(t.Run).order_by(t.Run.create_time.desc(), t.Run.id.desc()).limit(page_size + 1)
     if kind:
-        if kind not in ("run", "import"):
-            raise InvalidArgument(f"kind {kind!r}: expected run or import")
+        if kind not in ("run", "import", "loose"):
+            raise InvalidArgument(f"kind {kind!r}: expected run, import or loose")
         query = query.where(t.Run.kind == kind)
     if page_token:
         after, last_id = pagetokens.after_run(page_token)
@@ -401,6 +420,53 @@ async def list_runs(session: AsyncSession, page_size: int, page_token: str, kind
 async def cells_of(session: AsyncSession, run_id: str) -> list[t.Cell]:
     query = select(t.Cell).where(t.Cell.run_id == run_id).order_by(t.Cell.position)
     return list((await session.execute(query)).scalars())
+
+
+#: Unfinished jobs ListRuns names per run (Run.open_jobs); the progress counts them all.
+MAX_OPEN_JOBS = 20
+
+
+async def job_ids(session: AsyncSession, attempt_ids: list[str]) -> dict[str, str]:
+    """The ID of the job that works each attempt (imported attempts have none)."""
+    if not attempt_ids:
+        return {}
+    query = select(t.Job.attempt_id, t.Job.id).where(t.Job.attempt_id.in_(attempt_ids))
+    return {attempt_id: job_id for attempt_id, job_id in (await session.execute(query)).all()}
+
+
+async def open_jobs(session: AsyncSession, run_ids: list[str]) -> dict[str, list[dict]]:
+    """Each run's unfinished jobs (queued or leased), oldest first, at most MAX_OPEN_JOBS a run,
+    in one query (a window numbers each run's jobs, so a run of 100,000 queued reads 20)."""
+    found: dict[str, list[dict]] = {run_id: [] for run_id in run_ids}
+    if not run_ids:
+        return found
+    place = func.row_number().over(partition_by=t.Job.run_id, order_by=(t.Job.create_time, t.Job.id)).label("place")
+    numbered = (
+        select(t.Job.run_id, t.Job.id, t.Job.attempt_id, t.Job.state, place)
+        .where(t.Job.run_id.in_(run_ids), t.Job.state.in_(("queued", "leased")))
+        .subquery()
+    )
+    query = (
+        select(numbered.c.run_id, numbered.c.id, numbered.c.attempt_id, numbered.c.state, t.Cell, t.Trial)
+        .join(t.Attempt, t.Attempt.id == numbered.c.attempt_id)
+        .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
+        .join(t.Cell, t.Trial.cell_id == t.Cell.id)
+        .where(numbered.c.place <= MAX_OPEN_JOBS)
+        .order_by(numbered.c.run_id, numbered.c.place)
+    )
+    for run_id, job_id, attempt_id, state, cell, trial in (await session.execute(query)).all():
+        found[run_id].append(
+            dict(
+                id=job_id,
+                attempt_id=attempt_id,
+                state=state,
+                dataset_name=cell.dataset_name,
+                harness_name=cell.harness_name,
+                task_name=trial.task_name,
+                repetition=trial.repetition,
+            )
+        )
+    return found
 
 
 def _empty_progress() -> dict[str, int]:

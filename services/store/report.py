@@ -555,18 +555,35 @@ def version_flags(cells: CellResults) -> list[str]:
 
 
 def agent_flags(cells: CellResults) -> list[str]:
-    """Attempts that say they ran another agent than the harness pins."""
+    """Attempts that say they ran another agent than the harness pins: another agent's name,
+    or (for a harness that pins a version) the pinned agent at another version than the one
+    its harness file pins, as the agent itself reported it (a cli agent's `--version` or
+    stream, a harness's Finish). "Agent" here is the agent as pinned: name and version."""
     pinned = cells.harness.get("agent", "")
     if not pinned:
         return []
-    others = sorted({x.agent_name for x in cells.trials if x.agent_name and x.agent_name != pinned})
+    version = (
+        cells.harness.get("agentVersion", "") if cells.harness.get("kind", "") not in ("builtin", "import") else ""
+    )
+    pinned_as = f"{pinned} {version}" if version else pinned
+    ran = [_ran_as(x, pinned, version) for x in cells.trials]
+    # A trial that named no version is judged by its name alone.
+    others = sorted({r for r in ran if r and r not in (pinned_as, pinned)})
     if not others:
         return []
-    count = sum(1 for x in cells.trials if x.agent_name in others)
+    count = sum(1 for r in ran if r in others)
     return [
-        f"agent other than the one pinned: pinned {pinned}, ran {', '.join(others)} "
+        f"agent other than the one pinned: pinned {pinned_as}, ran {', '.join(others)} "
         f"in {count} of {len(cells.trials)} trials"
     ]
+
+
+def _ran_as(trial: TrialResult, pinned: str, version: str) -> str:
+    """The agent a trial says it ran, as agent_flags compares it ("" when it said nothing)."""
+    name = trial.agent_name or (pinned if trial.agent_version else "")
+    if not name:
+        return ""
+    return f"{name} {trial.agent_version}" if version and trial.agent_version else name
 
 
 def scorer_key(trial: TrialResult) -> tuple[str, tuple[str, ...], str]:

@@ -37,7 +37,7 @@ def planned_run(request: spb.RecordRunRequest) -> PlannedRun:
         trials.append(
             (trial.cell_index, trial.task_digest, tasks[trial.task_digest].task_name, trial.repetition, result)
         )
-    if request.kind not in ("", "run", "import"):
+    if request.kind not in ("", "run", "import", "loose"):
         raise InvalidArgument(f"unknown kind {request.kind!r}")
     if len(request.request_id) > MAX_REQUEST_ID or not request.request_id.isprintable():
         raise InvalidArgument(f"RecordRun: request_id must be at most {MAX_REQUEST_ID} printable characters")

@@ -150,6 +150,11 @@ class Store:
             cells, progress = await records.cells_of_runs(session, ids), await self._progress(session, ids, versions)
             return [(run, cells[run.id], progress[run.id]) for run in runs], token
 
+    async def open_jobs(self, run_ids: list[str]) -> dict[str, list[dict]]:
+        """The unfinished jobs of these runs (records.open_jobs)."""
+        async with self.sessions() as session:
+            return await records.open_jobs(session, run_ids)
+
     async def _progress(
         self, session, run_ids: list[str], versions: dict[str, int] | None = None
     ) -> dict[str, tuple[dict, dict]]:
@@ -185,6 +190,7 @@ class Store:
         with gc_paused():
             async with self.sessions() as session:
                 run = await records.find_run(session, ref)
+                records.refuse_loose(run, "a report")
                 kept = self._reports.get(run.id)
                 if kept is not None and kept[0] == run.judge_version:
                     return kept[1]
@@ -318,6 +324,16 @@ class Store:
     async def get_attempt(self, attempt_id: str):
         async with self.sessions() as session:
             return await records.get_attempt(session, attempt_id)
+
+    async def label_matches(self, ref: str, run: t.Run) -> int:
+        """Runs and imports carrying the label `ref` found `run` by (records.label_matches)."""
+        async with self.sessions() as session:
+            return await records.label_matches(session, ref, run)
+
+    async def job_ids(self, attempt_ids: list[str]) -> dict[str, str]:
+        """The job that works each of these attempts, by attempt ID."""
+        async with self.sessions() as session:
+            return await records.job_ids(session, attempt_ids)
 
     async def record_dataset(self, dataset: dict, tasks: list[dict]) -> None:
         """A dataset and its tasks, pinned without a run."""

@@ -31,11 +31,17 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def GetRun(self, request, context):
         run, cells, progress = await self.store.get_run(request.run)
-        return spb.GetRunResponse(run=convert.run_to_proto(run, cells, progress))
+        matches = await self.store.label_matches(request.run, run)
+        return spb.GetRunResponse(run=convert.run_to_proto(run, cells, progress), label_matches=matches)
 
     async def ListRuns(self, request, context):
         runs, token = await self.store.list_runs(request.page_size, request.page_token, request.kind)
-        return spb.ListRunsResponse(runs=[convert.run_to_proto(*r) for r in runs], next_page_token=token)
+        # Settled runs have no open jobs: only the others are asked.
+        jobs = await self.store.open_jobs([r[0].id for r in runs if r[2][0]["queued"] or r[2][0]["running"]])
+        return spb.ListRunsResponse(
+            runs=[convert.with_open_jobs(convert.run_to_proto(*r), jobs.get(r[0].id, [])) for r in runs],
+            next_page_token=token,
+        )
 
     async def GetRunReport(self, request, context):
         report = await self.store.run_report(request.run)
@@ -47,8 +53,9 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def CancelRun(self, request, context):
         run, cells, cancelled, attempt_id = await self.store.cancel(request.run)
+        matches = await self.store.label_matches(request.run, run)
         return spb.CancelRunResponse(
-            run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled, attempt_id=attempt_id
+            run=convert.run_to_proto(run, cells), cancelled_jobs=cancelled, attempt_id=attempt_id, label_matches=matches
         )
 
     async def ResumeRun(self, request, context):
@@ -81,12 +88,16 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
             task_tag=request.task_tag,
         )
         rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token, filters)
+        jobs = await self.store.job_ids([row[0].id for row in rows])
         return spb.ListAttemptsResponse(
-            attempts=[convert.attempt_to_proto(*row) for row in rows], next_page_token=token
+            attempts=[convert.attempt_to_proto(*row, job_id=jobs.get(row[0].id, "")) for row in rows],
+            next_page_token=token,
         )
 
     async def GetAttempt(self, request, context):
-        return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*await self.store.get_attempt(request.attempt)))
+        row = await self.store.get_attempt(request.attempt)
+        jobs = await self.store.job_ids([row[0].id])
+        return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*row, job_id=jobs.get(row[0].id, "")))
 
     async def RecordDataset(self, request, context):
         await self.store.record_dataset(requests.dataset_row(request.dataset), requests.task_rows(request.dataset))

@@ -36,7 +36,7 @@ def test_cancel__by_attempt_and_job_cancels_only_that_trial(hemra_env):
     assert "cancelled its trial's unfinished attempt" in result.stdout
     assert states(hemra_env, "later") == {
         first: ("ATTEMPT_STATE_FINISHED", "OUTCOME_CANCELLED"),
-        second: ("ATTEMPT_STATE_QUEUED", ""),
+        second: ("ATTEMPT_STATE_QUEUED", "OUTCOME_UNSPECIFIED"),  # --json prints every field
     }
     again = hemra(hemra_env, "cancel", first)
     assert again.returncode == 0 and "nothing to cancel" in again.stdout
@@ -71,7 +71,7 @@ def test_cancel__a_running_attempt_stops_and_the_run_goes_on(hemra_env, tmp_path
         assert _sleepers() == 1, "the cancelled attempt's process still runs"
         assert states(hemra_env, "busy") == {
             first: ("ATTEMPT_STATE_FINISHED", "OUTCOME_CANCELLED"),
-            second: ("ATTEMPT_STATE_RUNNING", ""),
+            second: ("ATTEMPT_STATE_RUNNING", "OUTCOME_UNSPECIFIED"),  # --json prints every field
         }
         assert hemra(hemra_env, "cancel", "busy").returncode == 0
         process.wait(timeout=30)
@@ -140,8 +140,10 @@ def test_show_and_export__take_every_kind_of_reference(hemra_env, tmp_path):
         import_id = "i-" + attempt["run_id"][2:]
         assert restored["attempt"]["run_id"] == import_id
         assert restored["attempt"]["name"] == f"runs/{import_id}/attempts/{attempt['id']}"
+        # No job worked the import's copy: only the original names its job.
+        assert restored["attempt"]["job_id"] == "" and original["attempt"]["job_id"].startswith("j-")
         for shown in (restored, original):
-            del shown["attempt"]["run_id"], shown["attempt"]["name"]
+            del shown["attempt"]["run_id"], shown["attempt"]["name"], shown["attempt"]["job_id"]
         assert restored == original
     swe_attempt = next(a for a in imported["attempts"] if a.get("artifacts"))
     out = tmp_path / "swe-attempt"

@@ -272,7 +272,7 @@ def test_merge__verifier_env_non_string_is_run_file_error(tmp_path):
 
 def test_merge__defaults_without_run_file():
     spec = merge(None, Flags(harnesses=["oracle"], datasets=["bench"]))
-    assert spec.label == "run"
+    assert spec.label == ""  # the planner names it (runspec.default_label)
     assert spec.attempts == 1
     assert spec.concurrency == 1
     assert spec.sandbox == "host"
@@ -288,7 +288,7 @@ def test_merge__defaults_without_run_file():
 
 def test_merge__defaults_with_minimal_run_file(tmp_path):
     spec = merge(write(tmp_path, 'harnesses = ["oracle"]\ndatasets = ["bench"]\n'), Flags())
-    assert (spec.label, spec.attempts, spec.concurrency, spec.sandbox) == ("run", 1, 1, "host")
+    assert (spec.label, spec.attempts, spec.concurrency, spec.sandbox) == ("", 1, 1, "host")
     assert spec.verifier_network == ""
 
 
@@ -363,3 +363,12 @@ def test_merge__pool_must_be_a_dns_label(tmp_path, name):
     path = write(tmp_path, f'pool = "{name}"\n')
     with pytest.raises(RunFileError, match=f"^{path}: pool: pool"):
         merge(path, Flags())
+
+
+def test_merge__an_image_without_a_sandbox_means_docker(tmp_path):
+    spec = merge(write(tmp_path, 'harnesses = ["oracle"]\n[sandbox]\nimage = "alpine:3.20"\n'), Flags())
+    assert (spec.sandbox, spec.sandbox_image) == ("docker", "alpine:3.20")
+    # A sandbox named, in the file or by flag, is the run's (the planner refuses host with an image).
+    named = merge(write(tmp_path, 'harnesses = ["oracle"]\n[sandbox]\nkind = "host"\nimage = "a:1"\n'), Flags())
+    assert named.sandbox == "host"
+    assert merge(write(tmp_path, '[sandbox]\nimage = "a:1"\n'), Flags(sandbox="modal")).sandbox == "modal"

@@ -249,6 +249,9 @@ def test_cli_version_drift_is_recorded_and_flagged(model_server, hemra_env, tmp_
     assert attempt["agent_version"] == "0.0.2"
     report = hemra(dict(hemra_env), "show", "drift", "--report", cwd=tmp_path)
     assert "agent version drifted: pinned 0.0.1-drift, ran 0.0.2" in report.stdout
+    # The agent that reported another version is not the agent the harness file pinned.
+    expected = "agent other than the one pinned: pinned claude-code 0.0.1-drift, ran claude-code 0.0.2 in 1 of 1 trials"
+    assert expected in report.stdout, report.stdout
 
 
 def test_cli_unknown_agent_is_refused_before_anything_is_recorded(hemra_env, tmp_path):

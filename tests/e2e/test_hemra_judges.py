@@ -195,3 +195,36 @@ def test_bad_judge_input_is_one_line_and_records_nothing(hemra_env, tmp_path, ju
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("error:") and message in line and "quality" in line, line
     assert runs(hemra_env) == []
+
+
+@pytest.mark.parametrize(("unset", "what"), [("JUDGE_URL", "its endpoint"), ("JUDGE_KEY", "its key")])
+def test_a_judge_without_its_endpoint_or_key_is_refused_at_plan_time(hemra_env, tmp_path, unset, what):
+    env = {**hemra_env, "JUDGE_URL": "http://127.0.0.1:9/v1", "JUDGE_KEY": "k"}
+    del env[unset]
+    write_judge(tmp_path / "eval")
+    result = hemra(env, "run", str(run_file(tmp_path / "eval", "unjudgeable", ["oracle"])))
+    assert result.returncode == 2, result.stdout
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error:") and "'quality'" in line and unset in line and what in line, line
+    assert runs(env) == []
+    # Judging after the fact checks the same, before it judges anything.
+    judged = hemra(env, "judge", "some-run", "--judge", "quality", cwd=tmp_path / "eval")
+    assert judged.returncode == 2 and unset in judged.stderr, judged.stderr
+
+
+def test_only_missing__matches_the_judge_by_name_and_fingerprint(hemra_env, tmp_path, model_server):
+    env = judged_env(hemra_env, model_server)
+    job = unpack("harbor-0.25-oracle.tar", tmp_path)
+    assert hemra(env, "import", str(job), "--label", "harbor").returncode == 0
+    write_judge(tmp_path, name="quality")
+    write_judge(tmp_path, name="twin")  # the same definition: the same fingerprint, another judge
+    assert hemra(env, "judge", "harbor", "--judge", "quality", cwd=tmp_path).returncode == 0
+    attempts = show(env, "harbor")["attempts"]
+    twin = hemra(env, "judge", "harbor", "--judge", "twin", "--only-missing", "--json", cwd=tmp_path)
+    assert twin.returncode == 0, twin.stderr
+    [summary] = json.loads(twin.stdout)
+    assert summary["judged"] == len(attempts) and summary["skipped"] == 0, summary
+    fingerprints = {s["judge"]: s["scorer_fingerprint"] for s in show(env, "harbor")["attempts"][0]["judge_scores"]}
+    assert fingerprints["twin"] == fingerprints["quality"]
+    again = hemra(env, "judge", "harbor", "--judge", "twin", "--only-missing", "--json", cwd=tmp_path)
+    assert json.loads(again.stdout)[0]["skipped"] == len(attempts)

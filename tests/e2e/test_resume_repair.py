@@ -109,7 +109,7 @@ def test_killed_workers__finished_run_repaired_only_its_infra_failures(env, tmp_
     before = show(env, "lost")
     row = before["report"]["datasets"][0]["rows"][0]
     assert (row.get("graded", 0), row["infra_failed"]) == (9, 2)
-    assert "repairs" not in before["report"]  # a repair that queued nothing records nothing
+    assert before["report"]["repairs"] == []  # a repair that queued nothing records nothing
 
     dry = hemra(env, "repair", "lost", "--dry-run", cwd=tmp_path)
     assert dry.stdout.count("would queue hemra-offline/stuck") == 2 and "infra (attempt 2" in dry.stdout, dry.stdout
@@ -145,7 +145,7 @@ def test_cancelled_run__changed_task_refused_then_allowed_and_flagged(hemra_env,
         assert refused.returncode == 2, refused.stdout + refused.stderr
         line = refused.stderr.strip()
         assert "\n" not in line and "dataset tasks changed since the run was planned" in line, line
-    assert "repairs" not in show(hemra_env, "edited")["report"]  # nothing recorded
+    assert show(hemra_env, "edited")["report"]["repairs"] == []  # nothing recorded
 
     allowed = hemra(hemra_env, "resume", "edited", "--allow-changed", cwd=tmp_path)
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr

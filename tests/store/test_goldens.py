@@ -174,7 +174,7 @@ async def test_golden__report_text_and_json(crafted):
         "nothing graded",
         "scorers differ",
         "agent version drifted: pinned 2.0, ran 2.1",
-        "agent other than the one pinned: pinned agent-other, ran impostor in 1 of 11 trials",
+        "agent other than the one pinned: pinned agent-other 2.0, ran impostor 2.1 in 1 of 11 trials",
         "agent version not pinned (ran 0.9)",
         "scorer changed between trials on 1 tasks",
     ):

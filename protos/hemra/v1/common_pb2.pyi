@@ -278,7 +278,7 @@ class JudgeCall(_message.Message):
     def __init__(self, sample: _Optional[int] = ..., retry: _Optional[int] = ..., criterion: _Optional[str] = ..., request_blob_digest: _Optional[str] = ..., response_blob_digest: _Optional[str] = ..., http_status: _Optional[int] = ..., outcome: _Optional[str] = ..., served_model: _Optional[str] = ..., latency_ms: _Optional[int] = ..., error: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ...) -> None: ...
 
 class Run(_message.Message):
-    __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source", "problem", "provenance")
+    __slots__ = ("name", "id", "label", "create_time", "spec", "cells", "cancel_requested", "progress", "kind", "import_format", "source", "problem", "provenance", "open_jobs")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
@@ -292,6 +292,7 @@ class Run(_message.Message):
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     PROBLEM_FIELD_NUMBER: _ClassVar[int]
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
+    OPEN_JOBS_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     label: str
@@ -305,7 +306,26 @@ class Run(_message.Message):
     source: str
     problem: str
     provenance: ImportProvenance
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., problem: _Optional[str] = ..., provenance: _Optional[_Union[ImportProvenance, _Mapping]] = ...) -> None: ...
+    open_jobs: _containers.RepeatedCompositeFieldContainer[OpenJob]
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., label: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., spec: _Optional[_Union[RunSpec, _Mapping]] = ..., cells: _Optional[_Iterable[_Union[Cell, _Mapping]]] = ..., cancel_requested: _Optional[bool] = ..., progress: _Optional[_Union[RunProgress, _Mapping]] = ..., kind: _Optional[str] = ..., import_format: _Optional[str] = ..., source: _Optional[str] = ..., problem: _Optional[str] = ..., provenance: _Optional[_Union[ImportProvenance, _Mapping]] = ..., open_jobs: _Optional[_Iterable[_Union[OpenJob, _Mapping]]] = ...) -> None: ...
+
+class OpenJob(_message.Message):
+    __slots__ = ("id", "attempt_id", "state", "dataset_name", "harness_name", "task_name", "repetition")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DATASET_NAME_FIELD_NUMBER: _ClassVar[int]
+    HARNESS_NAME_FIELD_NUMBER: _ClassVar[int]
+    TASK_NAME_FIELD_NUMBER: _ClassVar[int]
+    REPETITION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    attempt_id: str
+    state: str
+    dataset_name: str
+    harness_name: str
+    task_name: str
+    repetition: int
+    def __init__(self, id: _Optional[str] = ..., attempt_id: _Optional[str] = ..., state: _Optional[str] = ..., dataset_name: _Optional[str] = ..., harness_name: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ...) -> None: ...
 
 class ImportProvenance(_message.Message):
     __slots__ = ("export_digest", "imported_by", "import_time", "original_id", "original_kind", "original_label")
@@ -364,7 +384,7 @@ class RunProgress(_message.Message):
     def __init__(self, trials: _Optional[int] = ..., queued: _Optional[int] = ..., running: _Optional[int] = ..., done: _Optional[int] = ..., passed: _Optional[int] = ..., failed: _Optional[int] = ..., errored: _Optional[int] = ..., cancelled: _Optional[int] = ..., unreadable: _Optional[int] = ...) -> None: ...
 
 class Attempt(_message.Message):
-    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict", "judge_scores", "usage", "usage_observed", "usage_differs", "problem")
+    __slots__ = ("name", "id", "run_id", "trial_id", "cell_id", "task_digest", "task_name", "repetition", "number", "state", "outcome", "exit_code", "error", "start_time", "end_time", "score", "artifacts", "agent_version", "model", "harness_name", "dataset_name", "event_count", "verdict", "judge_scores", "usage", "usage_observed", "usage_differs", "problem", "job_id")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -393,6 +413,7 @@ class Attempt(_message.Message):
     USAGE_OBSERVED_FIELD_NUMBER: _ClassVar[int]
     USAGE_DIFFERS_FIELD_NUMBER: _ClassVar[int]
     PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
     name: str
     id: str
     run_id: str
@@ -421,7 +442,8 @@ class Attempt(_message.Message):
     usage_observed: ObservedUsage
     usage_differs: bool
     problem: str
-    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ..., usage: _Optional[_Union[ReportedUsage, _Mapping]] = ..., usage_observed: _Optional[_Union[ObservedUsage, _Mapping]] = ..., usage_differs: _Optional[bool] = ..., problem: _Optional[str] = ...) -> None: ...
+    job_id: str
+    def __init__(self, name: _Optional[str] = ..., id: _Optional[str] = ..., run_id: _Optional[str] = ..., trial_id: _Optional[str] = ..., cell_id: _Optional[str] = ..., task_digest: _Optional[str] = ..., task_name: _Optional[str] = ..., repetition: _Optional[int] = ..., number: _Optional[int] = ..., state: _Optional[_Union[AttemptState, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., score: _Optional[_Union[Score, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[Artifact, _Mapping]]] = ..., agent_version: _Optional[str] = ..., model: _Optional[str] = ..., harness_name: _Optional[str] = ..., dataset_name: _Optional[str] = ..., event_count: _Optional[int] = ..., verdict: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[Score, _Mapping]]] = ..., usage: _Optional[_Union[ReportedUsage, _Mapping]] = ..., usage_observed: _Optional[_Union[ObservedUsage, _Mapping]] = ..., usage_differs: _Optional[bool] = ..., problem: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
 
 class ReportedUsage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cost_usd", "usage_events")

@@ -26,7 +26,7 @@ from hemra.v1 import common_pb2 as hemra_dot_v1_dot_common__pb2
 from hemra.v1 import store_service_pb2 as hemra_dot_v1_dot_store__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ehemra/v1/planner_service.proto\x12\x08hemra.v1\x1a\x15hemra/v1/common.proto\x1a\x1chemra/v1/store_service.proto\"H\n\x13\x41uditDatasetRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\r\n\x05tasks\x18\x02 \x03(\t\x12\x15\n\rallow_history\x18\x03 \x03(\t\"=\n\x14\x41uditDatasetResponse\x12%\n\x05\x61udit\x18\x01 \x01(\x0b\x32\x16.hemra.v1.DatasetAudit\"4\n\x11PinDatasetRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x12\n\nallow_head\x18\x02 \x01(\x08\"M\n\x12PinDatasetResponse\x12\"\n\x07\x64\x61taset\x18\x01 \x01(\x0b\x32\x11.hemra.v1.Dataset\x12\x13\n\x0borigin_json\x18\x02 \x01(\t\" \n\x0fPinTasksRequest\x12\r\n\x05paths\x18\x01 \x03(\t\"^\n\nPinnedTask\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x15\n\rharbor_digest\x18\x04 \x01(\t\"7\n\x10PinTasksResponse\x12#\n\x05tasks\x18\x01 \x03(\x0b\x32\x14.hemra.v1.PinnedTask\"l\n\x0ePlanRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\x12%\n\x07\x66olders\x18\x02 \x03(\x0b\x32\x14.hemra.v1.SentFolder\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"-\n\x0fPlanRunResponse\x12\x1a\n\x03run\x18\x01 \x01(\x0b\x32\r.hemra.v1.Run\"[\n\x11ResolveRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\x12%\n\x07\x66olders\x18\x02 \x03(\x0b\x32\x14.hemra.v1.SentFolder\"o\n\x12ResolveRunResponse\x12#\n\x08\x64\x61tasets\x18\x01 \x03(\x0b\x32\x11.hemra.v1.Dataset\x12$\n\tharnesses\x18\x02 \x03(\x0b\x32\x11.hemra.v1.Harness\x12\x0e\n\x06trials\x18\x03 \x01(\x05\x32\xf4\x02\n\x0ePlannerService\x12>\n\x07PlanRun\x12\x18.hemra.v1.PlanRunRequest\x1a\x19.hemra.v1.PlanRunResponse\x12G\n\nResolveRun\x12\x1b.hemra.v1.ResolveRunRequest\x1a\x1c.hemra.v1.ResolveRunResponse\x12\x41\n\x08PinTasks\x12\x19.hemra.v1.PinTasksRequest\x1a\x1a.hemra.v1.PinTasksResponse\x12G\n\nPinDataset\x12\x1b.hemra.v1.PinDatasetRequest\x1a\x1c.hemra.v1.PinDatasetResponse\x12M\n\x0c\x41uditDataset\x12\x1d.hemra.v1.AuditDatasetRequest\x1a\x1e.hemra.v1.AuditDatasetResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ehemra/v1/planner_service.proto\x12\x08hemra.v1\x1a\x15hemra/v1/common.proto\x1a\x1chemra/v1/store_service.proto\"H\n\x13\x41uditDatasetRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\r\n\x05tasks\x18\x02 \x03(\t\x12\x15\n\rallow_history\x18\x03 \x03(\t\"=\n\x14\x41uditDatasetResponse\x12%\n\x05\x61udit\x18\x01 \x01(\x0b\x32\x16.hemra.v1.DatasetAudit\"4\n\x11PinDatasetRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x12\n\nallow_head\x18\x02 \x01(\x08\"M\n\x12PinDatasetResponse\x12\"\n\x07\x64\x61taset\x18\x01 \x01(\x0b\x32\x11.hemra.v1.Dataset\x12\x13\n\x0borigin_json\x18\x02 \x01(\t\" \n\x0fPinTasksRequest\x12\r\n\x05paths\x18\x01 \x03(\t\"^\n\nPinnedTask\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12\r\n\x05\x65rror\x18\x03 \x01(\t\x12\x15\n\rharbor_digest\x18\x04 \x01(\t\"7\n\x10PinTasksResponse\x12#\n\x05tasks\x18\x01 \x03(\x0b\x32\x14.hemra.v1.PinnedTask\"{\n\x0ePlanRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\x12%\n\x07\x66olders\x18\x02 \x03(\x0b\x32\x14.hemra.v1.SentFolder\x12\x12\n\nrequest_id\x18\x03 \x01(\t\x12\r\n\x05loose\x18\x04 \x01(\x08\"-\n\x0fPlanRunResponse\x12\x1a\n\x03run\x18\x01 \x01(\x0b\x32\r.hemra.v1.Run\"[\n\x11ResolveRunRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.hemra.v1.RunSpec\x12%\n\x07\x66olders\x18\x02 \x03(\x0b\x32\x14.hemra.v1.SentFolder\"o\n\x12ResolveRunResponse\x12#\n\x08\x64\x61tasets\x18\x01 \x03(\x0b\x32\x11.hemra.v1.Dataset\x12$\n\tharnesses\x18\x02 \x03(\x0b\x32\x11.hemra.v1.Harness\x12\x0e\n\x06trials\x18\x03 \x01(\x05\x32\xf4\x02\n\x0ePlannerService\x12>\n\x07PlanRun\x12\x18.hemra.v1.PlanRunRequest\x1a\x19.hemra.v1.PlanRunResponse\x12G\n\nResolveRun\x12\x1b.hemra.v1.ResolveRunRequest\x1a\x1c.hemra.v1.ResolveRunResponse\x12\x41\n\x08PinTasks\x12\x19.hemra.v1.PinTasksRequest\x1a\x1a.hemra.v1.PinTasksResponse\x12G\n\nPinDataset\x12\x1b.hemra.v1.PinDatasetRequest\x1a\x1c.hemra.v1.PinDatasetResponse\x12M\n\x0c\x41uditDataset\x12\x1d.hemra.v1.AuditDatasetRequest\x1a\x1e.hemra.v1.AuditDatasetResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -48,13 +48,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PINTASKSRESPONSE']._serialized_start=497
   _globals['_PINTASKSRESPONSE']._serialized_end=552
   _globals['_PLANRUNREQUEST']._serialized_start=554
-  _globals['_PLANRUNREQUEST']._serialized_end=662
-  _globals['_PLANRUNRESPONSE']._serialized_start=664
-  _globals['_PLANRUNRESPONSE']._serialized_end=709
-  _globals['_RESOLVERUNREQUEST']._serialized_start=711
-  _globals['_RESOLVERUNREQUEST']._serialized_end=802
-  _globals['_RESOLVERUNRESPONSE']._serialized_start=804
-  _globals['_RESOLVERUNRESPONSE']._serialized_end=915
-  _globals['_PLANNERSERVICE']._serialized_start=918
-  _globals['_PLANNERSERVICE']._serialized_end=1290
+  _globals['_PLANRUNREQUEST']._serialized_end=677
+  _globals['_PLANRUNRESPONSE']._serialized_start=679
+  _globals['_PLANRUNRESPONSE']._serialized_end=724
+  _globals['_RESOLVERUNREQUEST']._serialized_start=726
+  _globals['_RESOLVERUNREQUEST']._serialized_end=817
+  _globals['_RESOLVERUNRESPONSE']._serialized_start=819
+  _globals['_RESOLVERUNRESPONSE']._serialized_end=930
+  _globals['_PLANNERSERVICE']._serialized_start=933
+  _globals['_PLANNERSERVICE']._serialized_end=1305
 # @@protoc_insertion_point(module_scope)

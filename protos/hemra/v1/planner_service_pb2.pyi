@@ -65,14 +65,16 @@ class PinTasksResponse(_message.Message):
     def __init__(self, tasks: _Optional[_Iterable[_Union[PinnedTask, _Mapping]]] = ...) -> None: ...
 
 class PlanRunRequest(_message.Message):
-    __slots__ = ("spec", "folders", "request_id")
+    __slots__ = ("spec", "folders", "request_id", "loose")
     SPEC_FIELD_NUMBER: _ClassVar[int]
     FOLDERS_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    LOOSE_FIELD_NUMBER: _ClassVar[int]
     spec: _common_pb2.RunSpec
     folders: _containers.RepeatedCompositeFieldContainer[_common_pb2.SentFolder]
     request_id: str
-    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., folders: _Optional[_Iterable[_Union[_common_pb2.SentFolder, _Mapping]]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    loose: bool
+    def __init__(self, spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ..., folders: _Optional[_Iterable[_Union[_common_pb2.SentFolder, _Mapping]]] = ..., request_id: _Optional[str] = ..., loose: _Optional[bool] = ...) -> None: ...
 
 class PlanRunResponse(_message.Message):
     __slots__ = ("run",)

@@ -142,10 +142,12 @@ class GetRunRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class GetRunResponse(_message.Message):
-    __slots__ = ("run",)
+    __slots__ = ("run", "label_matches")
     RUN_FIELD_NUMBER: _ClassVar[int]
+    LABEL_MATCHES_FIELD_NUMBER: _ClassVar[int]
     run: _common_pb2.Run
-    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ...) -> None: ...
+    label_matches: int
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., label_matches: _Optional[int] = ...) -> None: ...
 
 class ListRunsRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "kind")
@@ -372,7 +374,7 @@ class CompareSidesRequest(_message.Message):
     def __init__(self, a: _Optional[str] = ..., b: _Optional[str] = ..., judge: _Optional[str] = ..., list_limit: _Optional[int] = ...) -> None: ...
 
 class SideSummary(_message.Message):
-    __slots__ = ("ref", "label", "run_id", "kind", "model", "trials", "graded", "infra_failed", "scorer_failed", "cancelled", "unfinished", "pass_at_k", "pass_hat_k")
+    __slots__ = ("ref", "label", "run_id", "kind", "model", "trials", "graded", "infra_failed", "scorer_failed", "cancelled", "unfinished", "pass_at_k", "pass_hat_k", "label_matches")
     class PassAtKEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -400,6 +402,7 @@ class SideSummary(_message.Message):
     UNFINISHED_FIELD_NUMBER: _ClassVar[int]
     PASS_AT_K_FIELD_NUMBER: _ClassVar[int]
     PASS_HAT_K_FIELD_NUMBER: _ClassVar[int]
+    LABEL_MATCHES_FIELD_NUMBER: _ClassVar[int]
     ref: str
     label: str
     run_id: str
@@ -413,7 +416,8 @@ class SideSummary(_message.Message):
     unfinished: int
     pass_at_k: _containers.ScalarMap[int, float]
     pass_hat_k: _containers.ScalarMap[int, float]
-    def __init__(self, ref: _Optional[str] = ..., label: _Optional[str] = ..., run_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., pass_at_k: _Optional[_Mapping[int, float]] = ..., pass_hat_k: _Optional[_Mapping[int, float]] = ...) -> None: ...
+    label_matches: int
+    def __init__(self, ref: _Optional[str] = ..., label: _Optional[str] = ..., run_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., trials: _Optional[int] = ..., graded: _Optional[int] = ..., infra_failed: _Optional[int] = ..., scorer_failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., unfinished: _Optional[int] = ..., pass_at_k: _Optional[_Mapping[int, float]] = ..., pass_hat_k: _Optional[_Mapping[int, float]] = ..., label_matches: _Optional[int] = ...) -> None: ...
 
 class Interval(_message.Message):
     __slots__ = ("low", "high", "level", "resamples", "seed")
@@ -589,14 +593,16 @@ class CancelRunRequest(_message.Message):
     def __init__(self, run: _Optional[str] = ...) -> None: ...
 
 class CancelRunResponse(_message.Message):
-    __slots__ = ("run", "cancelled_jobs", "attempt_id")
+    __slots__ = ("run", "cancelled_jobs", "attempt_id", "label_matches")
     RUN_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_JOBS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    LABEL_MATCHES_FIELD_NUMBER: _ClassVar[int]
     run: _common_pb2.Run
     cancelled_jobs: int
     attempt_id: str
-    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ..., attempt_id: _Optional[str] = ...) -> None: ...
+    label_matches: int
+    def __init__(self, run: _Optional[_Union[_common_pb2.Run, _Mapping]] = ..., cancelled_jobs: _Optional[int] = ..., attempt_id: _Optional[str] = ..., label_matches: _Optional[int] = ...) -> None: ...
 
 class RunChange(_message.Message):
     __slots__ = ("what", "pinned", "current")

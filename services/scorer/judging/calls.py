@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from services.common.judges import Judge
+from services.common.judges import Judge, missing_variable
 
 #: The most of one response read; a larger one is cut there and is a failed call.
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -75,11 +75,7 @@ class ModelClient:
         base = env.get(judge.base_url_env, "") if judge.base_url_env else ""
         self.url = (base or DEFAULT_BASE_URL[judge.api]).rstrip("/") + PATH[judge.api]
         self.key = env.get(judge.api_key_env, "") if judge.api_key_env else ""
-        self.missing = ""
-        if judge.api_key_env and not self.key:
-            self.missing = f"judge {judge.name!r}: environment variable {judge.api_key_env} is not set"
-        if judge.base_url_env and not base:
-            self.missing = f"judge {judge.name!r}: environment variable {judge.base_url_env} is not set"
+        self.missing = missing_variable(judge, env)
 
     async def ask(self, system: str, messages: list[tuple[str, str]]) -> Answer:
         """The model's answer to `messages` ((role, text), user first); CallFailed after the

@@ -67,7 +67,7 @@ class Judges:
         spec = judge.spec()  # its fingerprint as its definition gives it
         run = (await self.store.GetRun(spb.GetRunRequest(run=run_ref))).run
         attempts = [a for a in await _attempts(self.store, run.id) if a.outcome not in NOT_JUDGED]
-        todo = [a for a in attempts if not (only_missing and _judged(a, spec.fingerprint))]
+        todo = [a for a in attempts if not (only_missing and _judged(a, spec))]
         tasks: dict[str, asyncio.Future] = {}  # one fetch per task, however many attempts wait for it
         slots = asyncio.Semaphore(ATTEMPTS_AT_ONCE)
         recorder = _Recorder(self.store)
@@ -135,8 +135,14 @@ def _judge_or_error(spec: pb.JudgeSpec):
         return spec, str(exc)
 
 
-def _judged(attempt, fingerprint: str) -> bool:
-    return any(s.scorer_fingerprint == fingerprint and s.state == pb.SCORE_STATE_SCORED for s in attempt.judge_scores)
+def _judged(attempt, spec: pb.JudgeSpec) -> bool:
+    """Whether this judge, by its name and as now defined (its fingerprint), scored the attempt.
+    Two judges may share a fingerprint (a copy under another name): each is its own column of
+    scores, so one's judging never stands for the other's."""
+    return any(
+        s.judge == spec.name and s.scorer_fingerprint == spec.fingerprint and s.state == pb.SCORE_STATE_SCORED
+        for s in attempt.judge_scores
+    )
 
 
 async def _attempts(store, run_id: str) -> list:
