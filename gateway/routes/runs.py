@@ -17,9 +17,10 @@ async def list_runs(
     store: StoreDep,
     page_size: Annotated[int, Query(ge=1, le=1000)] = 50,
     page_token: PageToken = "",
-    kind: Literal["", "run", "import"] = "",
+    kind: Literal["", "run", "import", "loose"] = "",
 ):
-    """Runs and imports, newest first (`kind=run` or `kind=import` for only those)."""
+    """Runs, imports and loose attempts (`hemra try`), newest first (`kind=run`, `kind=import`
+    or `kind=loose` for only those)."""
     page = await store.ListRuns(spb.ListRunsRequest(page_size=page_size, page_token=page_token, kind=kind))
     return JSONResponse({"runs": [to_json(r) for r in page.runs], "next_page_token": page.next_page_token})
 

@@ -1969,7 +1969,7 @@ async function runsView(route, ui, kind = "") {
 		return h("tr", { class: "run-row" }, h("td", {}, h("a", {
 			class: "run-link",
 			href: ui.link("run", run.id)
-		}, run.label || run.id), problem(run)), h("td", { class: "mono" }, run.id), h("td", {}, run.kind === "import" ? `import (${run.import_format})` : "run"), h("td", {}, when(run.create_time)), h("td", {}, [...new Set(run.cells.map((c) => c.harness_name))].join(", ")), h("td", {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ", " : "", anchor(ui, ["dataset", d], {}, d)])), h("td", { class: "num" }, `${p.done || 0}/${p.trials || 0}`), h("td", { class: "num verdict-passed" }, p.passed || 0), h("td", { class: "num verdict-failed" }, p.failed || 0), h("td", { class: "num verdict-errored" }, p.errored || 0), h("td", {}, sides.length ? h("a", { href: ui.link("compare", "", { a: sides[0].ref }) }, "compare…") : ""));
+		}, run.label || run.id), problem(run)), h("td", { class: "mono" }, run.id), h("td", {}, run.kind === "import" ? `import (${run.import_format})` : run.kind === "loose" ? "loose attempt" : "run"), h("td", {}, when(run.create_time)), h("td", {}, [...new Set(run.cells.map((c) => c.harness_name))].join(", ")), h("td", {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ", " : "", anchor(ui, ["dataset", d], {}, d)])), h("td", { class: "num" }, `${p.done || 0}/${p.trials || 0}`), h("td", { class: "num verdict-passed" }, p.passed || 0), h("td", { class: "num verdict-failed" }, p.failed || 0), h("td", { class: "num verdict-errored" }, p.errored || 0), h("td", {}, sides.length ? h("a", { href: ui.link("compare", "", { a: sides[0].ref }) }, "compare…") : ""));
 	});
 	const filter = imports ? null : h("select", {
 		id: "runs-kind",
@@ -1979,9 +1979,10 @@ async function runsView(route, ui, kind = "") {
 			page: ""
 		}))
 	}, [
-		["", "runs and imports"],
+		["", "runs, imports and loose attempts"],
 		["run", "runs only"],
-		["import", "imports only"]
+		["import", "imports only"],
+		["loose", "loose attempts only"]
 	].map(([v, t]) => h("option", {
 		value: v,
 		selected: (route.params.kind || "") === v
@@ -2145,7 +2146,16 @@ function tabs(route, ui, names) {
 }
 async function runView(route, ui) {
 	const ref = encodeURIComponent(route.id);
-	const [run, report] = await Promise.all([api(`/api/runs/${ref}`), api(`/api/runs/${ref}/report`)]);
+	const run = await api(`/api/runs/${ref}`);
+	if (run.kind === "loose") {
+		const only = await api(`/api/runs/${ref}/attempts?page_size=1`);
+		if (only.attempts.length) return ui.go({
+			view: "attempt",
+			id: only.attempts[0].id,
+			params: {}
+		}, true);
+	}
+	const report = await api(`/api/runs/${ref}/report`);
 	const listView = run.kind === "import" ? "imports" : "runs";
 	ui.crumbs(anchor(ui, [listView], {}, run.kind === "import" ? "Imports" : "Runs"), h("span", {}, run.label || run.id));
 	const p = run.progress || {};

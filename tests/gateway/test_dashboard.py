@@ -87,6 +87,10 @@ def cancelled_home(tmp_path):
     planned = hemra(env, "run", "--detach", "-H", "nop", "-d", "hemra-offline", "-t", "fix-*", "--label", "cut")
     assert planned.returncode == 0, planned.stderr
     assert hemra(env, "cancel", "cut").returncode == 0
+    # and one loose attempt (hemra try), which the runs list offers as its attempt's page
+    task = Path(__file__).resolve().parents[2] / "examples" / "hemra-offline" / "text-stats"
+    tried = hemra(env, "try", "-H", "oracle", "-t", str(task), "--label", "tried")
+    assert tried.returncode == 0, tried.stderr
     return tmp_path / "home", planned.stdout.strip()
 
 
@@ -106,6 +110,8 @@ def test_run_page_offers_resume_and_repair_in_chromium(cancelled_home):
         table = httpx.get(f"{url}/api/datasets/hemra-offline/criteria").json()
         wall = next(r for r in table["rows"] if r["criterion"] == "Wall time per attempt")
         assert [c.get("samples", 0) for c in wall["cells"]] == [0]
+        loose = httpx.get(f"{url}/api/runs", params={"kind": "loose"}).json()["runs"]
+        assert [(r["label"], r["kind"]) for r in loose] == [("tried", "loose")]
         env = {**os.environ, "GATEWAY_URL": url, "RUN_ID": run_id}
         result = subprocess.run(
             ["node", "--test", "repairs.test.mjs"], cwd=BROWSER, env=env, capture_output=True, text=True, timeout=120

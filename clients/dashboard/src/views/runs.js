@@ -26,7 +26,7 @@ export async function runsView(route, ui, kind = '') {
     return h('tr', { class: 'run-row' },
       h('td', {}, h('a', { class: 'run-link', href: ui.link('run', run.id) }, run.label || run.id), problem(run)),
       h('td', { class: 'mono' }, run.id),
-      h('td', {}, run.kind === 'import' ? `import (${run.import_format})` : 'run'),
+      h('td', {}, run.kind === 'import' ? `import (${run.import_format})` : run.kind === 'loose' ? 'loose attempt' : 'run'),
       h('td', {}, when(run.create_time)),
       h('td', {}, [...new Set(run.cells.map((c) => c.harness_name))].join(', ')),
       h('td', {}, [...new Set(run.cells.map((c) => c.dataset_name))].map((d, i) => [i ? ', ' : '', anchor(ui, ['dataset', d], {}, d)])),
@@ -37,7 +37,7 @@ export async function runsView(route, ui, kind = '') {
       h('td', {}, sides.length ? h('a', { href: ui.link('compare', '', { a: sides[0].ref }) }, 'compare…') : ''));
   });
   const filter = imports ? null : h('select', { id: 'runs-kind', 'aria-label': 'kind', onchange: (e) => ui.go(withParams(route, { kind: e.target.value, page: '' })) },
-    [['', 'runs and imports'], ['run', 'runs only'], ['import', 'imports only']].map(([v, t]) => h('option', { value: v, selected: (route.params.kind || '') === v }, t)));
+    [['', 'runs, imports and loose attempts'], ['run', 'runs only'], ['import', 'imports only'], ['loose', 'loose attempts only']].map(([v, t]) => h('option', { value: v, selected: (route.params.kind || '') === v }, t)));
   ui.main(
     h('h1', {}, imports ? 'Imports' : 'Runs'),
     filter ? h('div', { class: 'toolbar' }, filter) : null,
@@ -158,7 +158,12 @@ function tabs(route, ui, names) {
 
 export async function runView(route, ui) {
   const ref = encodeURIComponent(route.id);
-  const [run, report] = await Promise.all([api(`/api/runs/${ref}`), api(`/api/runs/${ref}/report`)]);
+  const run = await api(`/api/runs/${ref}`);
+  if (run.kind === 'loose') {  // one attempt outside any run (hemra try): no report, its attempt's page
+    const only = await api(`/api/runs/${ref}/attempts?page_size=1`);
+    if (only.attempts.length) return ui.go({ view: 'attempt', id: only.attempts[0].id, params: {} }, true);
+  }
+  const report = await api(`/api/runs/${ref}/report`);
   const listView = run.kind === 'import' ? 'imports' : 'runs';
   ui.crumbs(anchor(ui, [listView], {}, run.kind === 'import' ? 'Imports' : 'Runs'), h('span', {}, run.label || run.id));
   const p = run.progress || {};
