@@ -136,6 +136,9 @@ class Worker:
             if self._stopping:  # handed over while stop() was releasing
                 await attempt.release(self.deps, next_job)
                 return
+            if harbor.is_harbor(next_job):  # a harbor cell's trial, handed over with a completion
+                self._start_harbor(await harbor.gather(self.deps, next_job, self._claim_request()))
+                return
             job, control = next_job, self._take(asyncio.current_task(), next_job)
 
     def _done(self, attempt_id: str) -> None:

@@ -241,14 +241,17 @@ async def claim(
     worker. On PostgreSQL SKIP LOCKED lets racing claimers pass over each other's job
     rows; on SQLite BEGIN IMMEDIATE serializes them. Either way the update repeats
     `state = 'queued'`, so it is a compare-and-set. `after`: the job whose completion claims
-    this one (see claimed_after). `cell`: only that cell's jobs (a harbor supervisor's gathering).
+    this one (see claimed_after). `cell`: only that cell's jobs, free slot or not: a harbor
+    supervisor gathers its whole cell for one `harbor run`, which runs them at most the run's
+    concurrency at a time (its -n); the slots they hold keep the run's other cells waiting.
     """
     if recover:
         await recover_expired(conn, pinned, now)
+    free = [] if cell else [~RUNS.c.limited | (RUNS.c.leased < RUNS.c.concurrency)]
     pick = (
         select(JOBS.c.id)
         .join_from(JOBS, RUNS, RUNS.c.id == JOBS.c.run_id)
-        .where(JOBS.c.state == "queued", ~RUNS.c.limited | (RUNS.c.leased < RUNS.c.concurrency))
+        .where(JOBS.c.state == "queued", *free)
         .order_by(JOBS.c.create_time, JOBS.c.id)
         .limit(1)
         .with_for_update(of=JOBS, skip_locked=True)
@@ -280,11 +283,9 @@ async def claim(
     claimed = await _claimed(conn, pinned, job, attempt)
     if claimed.run.limited:
         # Last, so the run row stays locked for one statement and the commit.
+        below = [] if cell else [RUNS.c.leased < RUNS.c.concurrency]
         slot = await conn.execute(
-            update(RUNS)
-            .where(RUNS.c.id == job.run_id, RUNS.c.leased < RUNS.c.concurrency)
-            .values(leased=RUNS.c.leased + 1)
-            .returning(RUNS.c.id)
+            update(RUNS).where(RUNS.c.id == job.run_id, *below).values(leased=RUNS.c.leased + 1).returning(RUNS.c.id)
         )
         if slot.first() is None:
             raise NoSlot(job.run_id)

@@ -67,7 +67,7 @@ def test_command__runs_harbor_offline_on_the_gathered_tasks(tmp_path):
     class Job:
         harness = Harness()
         attempt = type("A", (), {"id": "a-1"})()
-        spec = type("S", (), {"model": ""})()
+        spec = type("S", (), {"model": "", "concurrency": 2})()
 
         def __init__(self, digest):
             self.task = type("T", (), {"digest": digest})()
@@ -75,6 +75,7 @@ def test_command__runs_harbor_offline_on_the_gathered_tasks(tmp_path):
     argv = command(tmp_path / "tool", Job("x"), [Job("x"), Job("x"), Job("y")], tmp_path, tmp_path / "o.yaml")
     joined = " ".join(argv)
     assert "-I" in argv and " run -p " in joined and "-a nop" in joined and "-e docker" in joined
-    assert "-n 3 -k 2 -r 0" in joined and "--job-name hemra-a-1" in joined
+    # the three gathered trials, two at a time (the run's concurrency)
+    assert "-n 2 -k 2 -r 0" in joined and "--job-name hemra-a-1" in joined
     assert "--ak max_turns=3 --ak fast=true" in joined and "--extra-docker-compose" in joined
     assert harbor_options.agent_kwargs({"options": {"a": 1.5}}) == ["a=1.5"]

@@ -72,9 +72,9 @@ async def test_claim__only_the_executor_pools_runs(store):
     assert gpu.pool == "gpu" and default.pool == "default"
 
 
-async def test_claim__only_the_cells_jobs_and_within_the_run_concurrency(store):
+async def test_claim__a_cell_gathers_all_its_jobs_and_holds_the_runs_slots_until_they_finish(store):
     two_cells = dataclasses.replace(
-        plan(concurrency=3),
+        plan(concurrency=1),
         harnesses=[
             dict(digest="sha256:h", harness_name="h", record={}),
             dict(digest="sha256:g", harness_name="g", record={}),
@@ -85,12 +85,17 @@ async def test_claim__only_the_cells_jobs_and_within_the_run_concurrency(store):
     run, _ = await store.record_run(two_cells)
     first = await store.claim_job("w1", 30, run.id)  # a harbor supervisor's first job: oldest, cell 0
     cell = first.trial.cell_id
-    gathered = await store.claim_job("w1", 30, run.id, cell=cell)
+    assert await store.claim_job("w2", 30, run.id) is None  # concurrency 1: the slot is taken
+    gathered = await store.claim_job("w1", 30, run.id, cell=cell)  # its cell's, beyond the free slots
     assert gathered.trial.cell_id == cell and gathered.trial.repetition == 2
     assert await store.claim_job("w1", 30, run.id, cell=cell) is None  # the cell has no more
+    done = queue.Completion(records.COMPLETED)
+    await store.complete_job(first.job.id, first.job.lease_token, done)
+    assert await store.claim_job("w2", 30, run.id) is None  # one of the cell's still holds a slot
+    await store.complete_job(gathered.job.id, gathered.job.lease_token, done)
     other = await store.claim_job("w2", 30, run.id)
     assert other.trial.cell_id != cell
-    assert await store.claim_job("w2", 30, run.id) is None  # concurrency 3: every slot is taken
+    assert await store.claim_job("w2", 30, run.id) is None  # concurrency 1 again
 
 
 async def test_heartbeat__stale_token_is_lease_lost(store):

@@ -58,7 +58,8 @@ def is_harbor(job) -> bool:
 
 
 async def gather(deps: attempt.Deps, first, request: spb.ClaimJobRequest) -> list:
-    """`first` and every other queued job of its cell this worker can lease now."""
+    """`first` and every other queued job of its cell (the store leases them beyond the run's
+    free slots: Harbor's -n keeps to its concurrency)."""
     jobs = [first]
     ask = spb.ClaimJobRequest()
     ask.CopyFrom(request)
@@ -174,7 +175,9 @@ def command(tool: Path, first, jobs: list, folder: Path, overlay: Path) -> list[
     for option in harbor_options.agent_kwargs(_settings(first)):  # checked at resolve
         argv += ["--ak", option]
     argv += ["-e", "docker", "-o", str(folder / "jobs"), "--job-name", _job_name(first)]
-    argv += ["-n", str(len(jobs)), "-k", str(max(repetitions.values())), "-r", "0"]
+    # The whole cell in one harbor run, at most the run's concurrency of its trials at a time.
+    at_once = min(len(jobs), first.spec.concurrency) if first.spec.concurrency > 0 else len(jobs)
+    argv += ["-n", str(at_once), "-k", str(max(repetitions.values())), "-r", "0"]
     return [*argv, "--extra-docker-compose", str(overlay), "-q", "-y"]
 
 
