@@ -49,6 +49,8 @@ class Store:
     def __init__(self, engine: AsyncEngine, blob_dir: Path, clock: Clock = time.time):
         self.engine = engine
         self.sessions = db.session_factory(engine)
+        #: For operations that only read: on SQLite they take no lock (db.reading).
+        self.reads = db.session_factory(db.reading(engine))
         #: Trials, cells, run specs, tasks and harnesses: immutable once recorded.
         self.pinned = queue.Pinned()
         self.blobs = BlobStore(blob_dir)
@@ -137,13 +139,13 @@ class Store:
         return run, cells
 
     async def get_run(self, ref: str) -> tuple[t.Run, list[t.Cell], dict]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             run = await records.find_run(session, ref)
             progress = await self._progress(session, [run.id], {run.id: run.judge_version})
             return run, await records.cells_of(session, run.id), progress[run.id]
 
     async def list_runs(self, page_size: int, page_token: str, kind: str = ""):
-        async with self.sessions() as session:
+        async with self.reads() as session:
             runs, token = await records.list_runs(session, page_size, page_token, kind)
             ids = [run.id for run in runs]
             versions = {run.id: run.judge_version for run in runs}
@@ -183,7 +185,7 @@ class Store:
         """The report; a settled run's is built once per process and judge_version (only judging
         changes it)."""
         with gc_paused():
-            async with self.sessions() as session:
+            async with self.reads() as session:
                 run = await records.find_run(session, ref)
                 kept = self._reports.get(run.id)
                 if kept is not None and kept[0] == run.judge_version:
@@ -206,7 +208,7 @@ class Store:
         with gc_paused():
             read_settled: list = []
             load = functools.partial(self._trials_of, read_settled=read_settled)
-            async with self.sessions() as session:
+            async with self.reads() as session:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
                 side_a = await compare.resolve_side(session, a, scores, load)
                 side_b = await compare.resolve_side(session, b, scores, load)
@@ -311,12 +313,12 @@ class Store:
         return run, cells, progress, done
 
     async def list_attempts(self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None):
-        async with self.sessions() as session:
+        async with self.reads() as session:
             run = await records.find_run(session, run_ref)
             return await records.list_attempts(session, run.id, page_size, page_token, filters)
 
     async def get_attempt(self, attempt_id: str):
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await records.get_attempt(session, attempt_id)
 
     async def record_dataset(self, dataset: dict, tasks: list[dict]) -> None:
@@ -348,7 +350,7 @@ class Store:
             await records.judged(session, {a.run_id for a in attempts.values()})
 
     async def get_task(self, ref: str) -> dict:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             task = await session.get(t.Task, ref.rpartition("/")[2])
             if task is None:
                 raise NotFound(f"no task {records.shown(ref)}")
@@ -357,28 +359,28 @@ class Store:
     async def list_events(
         self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0, after_seq: int = 0
     ):
-        async with self.sessions() as session:
+        async with self.reads() as session:
             attempt, _, _ = await records.get_attempt(session, attempt_id)
             return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes, after_seq)
 
     async def list_datasets(self) -> list[outputs.DatasetSummary]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_datasets(session)
 
     async def list_tasks(self, dataset: str, page_size: int, page_token: str) -> outputs.TaskPage:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_tasks(session, dataset, page_size, page_token, self._facts_of(session))
 
     async def list_harnesses(self) -> list[outputs.HarnessSummary]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_harnesses(session)
 
     async def list_scorers(self) -> list[outputs.ScorerSummary]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_scorers(session, self._facts_of(session))
 
     async def list_judges(self) -> tuple[list[outputs.JudgeSummary], str]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_judges(session)
 
     def _facts_of(self, session):
@@ -408,15 +410,15 @@ class Store:
         return facts_of
 
     async def attempt_usage(self, run: str) -> list[outputs.AttemptUsage]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.attempt_usage(session, run)
 
     async def history_mining(self, run: str) -> outputs.HistoryMining:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await mined.history_mining(session, run)
 
     async def criterion_table(self, dataset: str, source: str = "") -> outputs.CriterionTable:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await criteria.criterion_table(
                 session, dataset, source, progress=lambda run_ids: self._progress(session, run_ids)
             )
@@ -512,7 +514,7 @@ class Store:
 
     async def export_run(self, ref: str) -> tuple[dict, set[str]]:
         """A run's or import's rows (ID or label), or one trial's (an attempt or job ID)."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             if kind_of(ref.rpartition("/")[2]) in ("attempt", "job"):
                 attempt, trial, _ = await records.get_attempt(session, ref)
                 rows = await exporting.export_rows(session, await session.get(t.Run, attempt.run_id), trial.id)
