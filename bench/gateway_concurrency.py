@@ -225,7 +225,7 @@ def summarize(repeats: list[list[dict]], args) -> tuple[list[str], list[dict]]:
     for i, first in enumerate(repeats[0]):
         rows = [rep[i] for rep in repeats]
 
-        def med(side: str, key: str) -> float:
+        def med(side: str, key: str, rows=rows) -> float:
             return statistics.median(r[side][key] for r in rows)
 
         speedups = [r["many"]["rps"] / r["one"]["rps"] for r in rows]
