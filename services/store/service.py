@@ -41,6 +41,8 @@ RECOVERY_INTERVAL_SECS = 1.0
 SETTLED_CACHE_SIZE = 4096
 #: Trials of settled runs' cells a store process keeps for compare (a few hundred bytes each).
 SETTLED_TRIALS_KEPT = 200_000
+#: Attempts in settled runs' pages a store process keeps shaped for ListAttempts (~1.5 KB each).
+SETTLED_PAGE_ATTEMPTS_KEPT = 20_000
 
 
 class Store:
@@ -77,6 +79,9 @@ class Store:
         #: cells; how many kept.
         self._trials: dict[str, tuple[int, list]] = {}
         self._trials_kept = 0
+        #: (run ID, page request, shape) -> (judge_version, attempts, the shaped page) of settled runs.
+        self._pages: dict[tuple, tuple[int, int, object]] = {}
+        self._pages_kept = 0
 
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time, migrate: bool = True) -> "Store":
@@ -97,6 +102,8 @@ class Store:
         self._facts.clear()
         self._trials.clear()
         self._trials_kept = 0
+        self._pages.clear()
+        self._pages_kept = 0
 
     async def close(self) -> None:
         if self.fast is not None:
@@ -312,10 +319,37 @@ class Store:
         run, cells, progress = await self.get_run(run.id)
         return run, cells, progress, done
 
-    async def list_attempts(self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None):
+    async def list_attempts(
+        self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None, shape=None
+    ):
+        """A page of a run's attempts: (rows, next page token), or `shape(rows, token)`. Shaped
+        pages of a settled run are kept per process and judge_version, as its report is (only
+        judging, a resume or a repair changes them), once this process has seen it settled
+        (its progress read by GetRun, ListRuns or the report: no query is added for it here)."""
         async with self.reads() as session:
             run = await records.find_run(session, run_ref)
-            return await records.list_attempts(session, run.id, page_size, page_token, filters)
+            seen = self._settled.get(run.id)
+            settled_now = shape is not None and seen is not None and seen[0] == run.judge_version
+            key = (run.id, page_size, page_token, tuple(sorted((filters or {}).items())), shape)
+            kept = self._pages.get(key) if settled_now else None
+            if kept is not None and kept[0] == run.judge_version:
+                return kept[2]
+            rows, token = await records.list_attempts(session, run.id, page_size, page_token, filters)
+        if shape is None:
+            return rows, token
+        page = shape(rows, token)
+        if settled_now:
+            self._keep_page(key, run.judge_version, len(rows), page)
+        return page
+
+    def _keep_page(self, key: tuple, judge_version: int, attempts: int, page) -> None:
+        old = self._pages.pop(key, None)
+        self._pages_kept -= old[1] if old else 0
+        while self._pages and self._pages_kept + attempts > SETTLED_PAGE_ATTEMPTS_KEPT:
+            self._pages_kept -= self._pages.pop(next(iter(self._pages)))[1]
+        if attempts <= SETTLED_PAGE_ATTEMPTS_KEPT:
+            self._pages[key] = (judge_version, attempts, page)
+            self._pages_kept += attempts
 
     async def get_attempt(self, attempt_id: str):
         async with self.reads() as session:

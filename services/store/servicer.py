@@ -80,9 +80,8 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
             verdict=request.verdict,
             task_tag=request.task_tag,
         )
-        rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token, filters)
-        return spb.ListAttemptsResponse(
-            attempts=[convert.attempt_to_proto(*row) for row in rows], next_page_token=token
+        return await self.store.list_attempts(
+            request.parent, request.page_size, request.page_token, filters, shape=_attempts_page
         )
 
     async def GetAttempt(self, request, context):
@@ -233,3 +232,8 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def FindMissingBlobs(self, request, context):
         return spb.FindMissingBlobsResponse(missing=self.store.missing_blobs(list(request.digests)))
+
+
+def _attempts_page(rows: list, token: str) -> spb.ListAttemptsResponse:
+    """ListAttempts' answer; the store keeps a settled run's (Store.list_attempts)."""
+    return spb.ListAttemptsResponse(attempts=[convert.attempt_to_proto(*row) for row in rows], next_page_token=token)
