@@ -9,7 +9,7 @@ from fastapi.staticfiles import StaticFiles
 from gateway import errors
 from gateway.routes import attempts, catalog, compare, health, runs
 from gateway.security import LOOPBACK_HOSTS, SecurityHeaders
-from services.bulk import freeze_for_good
+from services.common.heap import freeze_for_good
 
 VIEWER = Path(__file__).parent / "viewer"
 TITLE = "HEMRA gateway"

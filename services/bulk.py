@@ -3,16 +3,7 @@
 import contextlib
 import gc
 
-#: True once this process froze its start-up heap for good (freeze_for_good: the gateway's).
-_frozen_for_good = False
-
-
-def freeze_for_good() -> None:
-    """Move every object alive now out of the collector's generations for the process's life
-    (modules, services, an app), and tell gc_paused to leave them there."""
-    global _frozen_for_good
-    gc.freeze()
-    _frozen_for_good = True
+from services.common.heap import frozen_for_good
 
 
 @contextlib.contextmanager
@@ -37,7 +28,7 @@ def gc_paused():
     finally:
         # The flag first: gc.get_freeze_count() walks every frozen object, some ms on the
         # gateway's heap, paid by every report and compare of `hemra serve` (under the GIL).
-        if not _frozen_for_good and not gc.get_freeze_count():
+        if not frozen_for_good() and not gc.get_freeze_count():
             gc.freeze()
             gc.unfreeze()
         if enabled:
