@@ -1,6 +1,5 @@
 """The gateway: a read-only HTTP API over the store, and the trace viewer at /."""
 
-import gc
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -10,6 +9,7 @@ from fastapi.staticfiles import StaticFiles
 from gateway import errors
 from gateway.routes import attempts, catalog, compare, health, runs
 from gateway.security import LOOPBACK_HOSTS, SecurityHeaders
+from services.common.heap import freeze_for_good
 
 VIEWER = Path(__file__).parent / "viewer"
 TITLE = "HEMRA gateway"
@@ -46,5 +46,5 @@ def create_app(store, *, ui_dir: Path | None = None, allowed_hosts: tuple[str, .
     # What is loaded by now (modules, services, the app) lives as long as the process: keep it
     # out of the collector's full passes, which otherwise stop a request for up to ~100 ms on
     # the heap of a big store (measured by bench/gateway.py).
-    gc.freeze()
+    freeze_for_good()
     return app

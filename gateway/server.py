@@ -6,16 +6,22 @@ import socket
 from services.common.transport import split_listen
 
 
-async def start_http(app, listen: str):
-    """uvicorn serving `app` on `listen`, started; returns (server, task). Raises OSError when
-    it cannot listen there (bound here: uvicorn exits the whole process when it cannot bind)."""
-    import uvicorn
-
+def listening_socket(listen: str) -> socket.socket:
+    """A TCP socket listening on `listen` (HOST:PORT). Raises OSError when it cannot."""
     host, port = split_listen(listen)
     sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     # Accepted connections inherit this: without it a response's separate writes (headers, body)
     # wait for the client's delayed ACK, ~45 ms on every kept-alive request after the first.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+async def start_http(app, listen: str):
+    """uvicorn serving `app` on `listen`, started; returns (server, task). Raises OSError when
+    it cannot listen there (bound here: uvicorn exits the whole process when it cannot bind)."""
+    import uvicorn
+
+    sock = listening_socket(listen)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None  # the caller's handlers decide the order of stopping
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -3,6 +3,8 @@
 import contextlib
 import gc
 
+from services.common.heap import frozen_for_good
+
 
 @contextlib.contextmanager
 def gc_paused():
@@ -24,7 +26,9 @@ def gc_paused():
     try:
         yield
     finally:
-        if not gc.get_freeze_count():
+        # The flag first: gc.get_freeze_count() walks every frozen object, some ms on the
+        # gateway's heap, paid by every report and compare of `hemra serve` (under the GIL).
+        if not frozen_for_good() and not gc.get_freeze_count():
             gc.freeze()
             gc.unfreeze()
         if enabled:

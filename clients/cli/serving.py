@@ -19,6 +19,8 @@ from services.common.runspec import BOUNDS
 
 DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
 DEFAULT_LISTEN = "127.0.0.1:7878"
+#: hemra serve --http-processes at most.
+MAX_HTTP_PROCESSES = 64
 
 
 class ServiceName(str, Enum):
@@ -127,6 +129,14 @@ def serve(
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the served URL in your web browser once it answers.")
     ] = False,
+    http_processes: Annotated[
+        int,
+        typer.Option(
+            "--http-processes",
+            help="Serve the HTTP API from this many processes of their own, reading the store over "
+            "loopback gRPC (0: in this process). More cores for many readers at once.",
+        ),
+    ] = 0,
 ) -> None:
     """Serve the read-only HTTP API and trace viewer, and work the store's queue until stopped.
 
@@ -146,8 +156,10 @@ def serve(
         fail(f"--ui {ui}: no index.html there (build the dashboard first: npm run build)")
     if (tls_cert is None) != (tls_key is None):
         fail("--tls-cert and --tls-key go together")
+    if not 0 <= http_processes <= MAX_HTTP_PROCESSES:
+        fail(f"--http-processes must be from 0 to {MAX_HTTP_PROCESSES} (got {http_processes})")
     tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert else None
-    _serve(concurrency, store_listen, tls, token_env, listen, ui, expose, open_browser)
+    _serve(concurrency, store_listen, tls, token_env, listen, ui, expose, open_browser, http_processes)
 
 
 async def _open_browser(url: str) -> None:
@@ -173,6 +185,7 @@ async def _serve(
     ui: Path | None,
     expose: bool,
     open_browser: bool = False,
+    http_processes: int = 0,
 ) -> None:
     configure_logging()
     try:
@@ -186,18 +199,18 @@ async def _serve(
         fail(f"{exc} (is another hemra serve using it? pass --store-listen 127.0.0.1:0 for a second one)")
     web = None
     try:
-        web = await _start_gateway(services, listen, ui, expose)
+        web = await _start_gateway(services, listen, ui, expose, http_processes, credentials)
         where = (
             f"store for workers on {services.addresses.get('store_public', services.addresses['store'])}"
             f"{' (TLS)' if tls else ''}, {credentials.source}"
         )
         console.print(
-            f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {url_of(web)}"
+            f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {_url(web)}"
             f"{' (no authentication: anyone who can reach it can read the store)' if expose else ''}",
             highlight=False,
         )
         if open_browser:
-            await _open_browser(url_of(web))
+            await _open_browser(_url(web))
         if concurrency == 0:
             console.print(f"hemra serve: serving only (concurrency 0); {where}", highlight=False)
             await _until_stop_signal()
@@ -207,17 +220,30 @@ async def _serve(
         await _until_signalled(worker)
     finally:
         if web is not None:
-            await stop_http(web)
+            await (web.stop() if hasattr(web, "stop") else stop_http(web))
         await context.__aexit__(None, None, None)
 
 
-async def _start_gateway(services, listen: str, ui: Path | None, expose: bool):
-    """The HTTP API on this event loop; the app reads through the store service only."""
-    from gateway.app import create_app
-    from gateway.server import start_http
+def _url(web) -> str:
+    return web.url if hasattr(web, "url") else url_of(web)
 
-    app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
+
+async def _start_gateway(
+    services, listen: str, ui: Path | None, expose: bool, processes: int = 0, credentials: auth.Credentials = None
+):
+    """The HTTP API on this event loop, or in `processes` processes of their own
+    (gateway/processes.py); the app reads through the store service only."""
+    from gateway.app import create_app
+    from gateway.server import listening_socket, start_http
+
     try:
+        if processes:
+            from gateway import processes as http_processes
+
+            token = credentials.token(auth.SENDS["gateway"])
+            sock = listening_socket(listen)
+            return await http_processes.start(processes, sock, services.addresses["store"], token, ui, expose)
+        app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
         return await start_http(app, listen)
     except OSError as exc:
         fail(f"--listen {listen}: cannot listen there: {exc.strerror or exc}")

@@ -132,7 +132,11 @@ def _configure_sqlite(engine: AsyncEngine, foreign_keys: bool, wal: bool = True)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # A reading transaction (reading(engine)) takes no lock: WAL gives it a snapshot while
+        # others write. Were it IMMEDIATE, concurrent reads would queue for the one write lock,
+        # each loser sleeping in SQLite's busy handler (up to 100 ms a try) while others went
+        # ahead: seconds for some requests of a dashboard read by a few clients at once.
+        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READING) else "BEGIN IMMEDIATE")
 
 
 def _use_wal(cursor) -> None:
@@ -151,6 +155,16 @@ def _use_wal(cursor) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+#: The execution option of an engine whose transactions only read (reading()).
+READING = "hemra_reading"
+
+
+def reading(engine: AsyncEngine) -> AsyncEngine:
+    """`engine` (the same pool) for transactions that only read: on SQLite they begin deferred,
+    not IMMEDIATE, so they neither wait for nor hold up each other or a writer."""
+    return engine.execution_options(**{READING: True})
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker:
@@ -446,4 +460,4 @@ def ensure_sqlite_parent(url: str) -> None:
             raise refused from None
 
 
-__all__ = ["create_engine", "session_factory", "migrate", "schema_state", "normalize_url", "sqlite_url"]
+__all__ = ["create_engine", "reading", "session_factory", "migrate", "schema_state", "normalize_url", "sqlite_url"]

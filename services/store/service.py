@@ -41,6 +41,8 @@ RECOVERY_INTERVAL_SECS = 1.0
 SETTLED_CACHE_SIZE = 4096
 #: Trials of settled runs' cells a store process keeps for compare (a few hundred bytes each).
 SETTLED_TRIALS_KEPT = 200_000
+#: Attempts in settled runs' pages a store process keeps shaped for ListAttempts (~1.5 KB each).
+SETTLED_PAGE_ATTEMPTS_KEPT = 20_000
 
 
 class Store:
@@ -49,6 +51,8 @@ class Store:
     def __init__(self, engine: AsyncEngine, blob_dir: Path, clock: Clock = time.time):
         self.engine = engine
         self.sessions = db.session_factory(engine)
+        #: For operations that only read: on SQLite they take no lock (db.reading).
+        self.reads = db.session_factory(db.reading(engine))
         #: Trials, cells, run specs, tasks and harnesses: immutable once recorded.
         self.pinned = queue.Pinned()
         self.blobs = BlobStore(blob_dir)
@@ -75,6 +79,9 @@ class Store:
         #: cells; how many kept.
         self._trials: dict[str, tuple[int, list]] = {}
         self._trials_kept = 0
+        #: (run ID, page request, shape) -> (judge_version, attempts, the shaped page) of settled runs.
+        self._pages: dict[tuple, tuple[int, int, object]] = {}
+        self._pages_kept = 0
 
     @classmethod
     async def open(cls, database_url: str, blob_dir: Path, clock: Clock = time.time, migrate: bool = True) -> "Store":
@@ -95,6 +102,8 @@ class Store:
         self._facts.clear()
         self._trials.clear()
         self._trials_kept = 0
+        self._pages.clear()
+        self._pages_kept = 0
 
     async def close(self) -> None:
         if self.fast is not None:
@@ -137,13 +146,13 @@ class Store:
         return run, cells
 
     async def get_run(self, ref: str) -> tuple[t.Run, list[t.Cell], dict]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             run = await records.find_run(session, ref)
             progress = await self._progress(session, [run.id], {run.id: run.judge_version})
             return run, await records.cells_of(session, run.id), progress[run.id]
 
     async def list_runs(self, page_size: int, page_token: str, kind: str = ""):
-        async with self.sessions() as session:
+        async with self.reads() as session:
             runs, token = await records.list_runs(session, page_size, page_token, kind)
             ids = [run.id for run in runs]
             versions = {run.id: run.judge_version for run in runs}
@@ -188,7 +197,7 @@ class Store:
         """The report; a settled run's is built once per process and judge_version (only judging
         changes it)."""
         with gc_paused():
-            async with self.sessions() as session:
+            async with self.reads() as session:
                 run = await records.find_run(session, ref)
                 records.refuse_loose(run, "a report")
                 kept = self._reports.get(run.id)
@@ -212,7 +221,7 @@ class Store:
         with gc_paused():
             read_settled: list = []
             load = functools.partial(self._trials_of, read_settled=read_settled)
-            async with self.sessions() as session:
+            async with self.reads() as session:
                 scores: dict = {}  # parsed scores, shared: the sides' tasks mostly share their scorers
                 side_a = await compare.resolve_side(session, a, scores, load)
                 side_b = await compare.resolve_side(session, b, scores, load)
@@ -316,23 +325,52 @@ class Store:
         run, cells, progress = await self.get_run(run.id)
         return run, cells, progress, done
 
-    async def list_attempts(self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None):
-        async with self.sessions() as session:
+    async def list_attempts(
+        self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None, shape=None
+    ):
+        """A page of a run's attempts: (rows, next page token), or `shape(rows, token, job IDs by
+        attempt ID)`. Shaped
+        pages of a settled run are kept per process and judge_version, as its report is (only
+        judging, a resume or a repair changes them), once this process has seen it settled
+        (its progress read by GetRun, ListRuns or the report: no query is added for it here)."""
+        async with self.reads() as session:
             run = await records.find_run(session, run_ref)
-            return await records.list_attempts(session, run.id, page_size, page_token, filters)
+            seen = self._settled.get(run.id)
+            settled_now = shape is not None and seen is not None and seen[0] == run.judge_version
+            key = (run.id, page_size, page_token, tuple(sorted((filters or {}).items())), shape)
+            kept = self._pages.get(key) if settled_now else None
+            if kept is not None and kept[0] == run.judge_version:
+                return kept[2]
+            rows, token = await records.list_attempts(session, run.id, page_size, page_token, filters)
+            if shape is None:
+                return rows, token
+            jobs = await records.job_ids(session, [row[0].id for row in rows])
+        page = shape(rows, token, jobs)
+        if settled_now:
+            self._keep_page(key, run.judge_version, len(rows), page)
+        return page
+
+    def _keep_page(self, key: tuple, judge_version: int, attempts: int, page) -> None:
+        old = self._pages.pop(key, None)
+        self._pages_kept -= old[1] if old else 0
+        while self._pages and self._pages_kept + attempts > SETTLED_PAGE_ATTEMPTS_KEPT:
+            self._pages_kept -= self._pages.pop(next(iter(self._pages)))[1]
+        if attempts <= SETTLED_PAGE_ATTEMPTS_KEPT:
+            self._pages[key] = (judge_version, attempts, page)
+            self._pages_kept += attempts
 
     async def get_attempt(self, attempt_id: str):
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await records.get_attempt(session, attempt_id)
 
     async def label_matches(self, ref: str, run: t.Run) -> int:
         """Runs and imports carrying the label `ref` found `run` by (records.label_matches)."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await records.label_matches(session, ref, run)
 
     async def job_ids(self, attempt_ids: list[str]) -> dict[str, str]:
         """The job that works each of these attempts, by attempt ID."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await records.job_ids(session, attempt_ids)
 
     async def record_dataset(self, dataset: dict, tasks: list[dict]) -> None:
@@ -364,7 +402,7 @@ class Store:
             await records.judged(session, {a.run_id for a in attempts.values()})
 
     async def get_task(self, ref: str) -> dict:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             task = await session.get(t.Task, ref.rpartition("/")[2])
             if task is None:
                 raise NotFound(f"no task {records.shown(ref)}")
@@ -373,28 +411,28 @@ class Store:
     async def list_events(
         self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0, after_seq: int = 0
     ):
-        async with self.sessions() as session:
+        async with self.reads() as session:
             attempt, _, _ = await records.get_attempt(session, attempt_id)
             return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes, after_seq)
 
     async def list_datasets(self) -> list[outputs.DatasetSummary]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_datasets(session)
 
     async def list_tasks(self, dataset: str, page_size: int, page_token: str) -> outputs.TaskPage:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_tasks(session, dataset, page_size, page_token, self._facts_of(session))
 
     async def list_harnesses(self) -> list[outputs.HarnessSummary]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_harnesses(session)
 
     async def list_scorers(self) -> list[outputs.ScorerSummary]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_scorers(session, self._facts_of(session))
 
     async def list_judges(self) -> tuple[list[outputs.JudgeSummary], str]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.list_judges(session)
 
     def _facts_of(self, session):
@@ -424,15 +462,15 @@ class Store:
         return facts_of
 
     async def attempt_usage(self, run: str) -> list[outputs.AttemptUsage]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await catalog.attempt_usage(session, run)
 
     async def history_mining(self, run: str) -> outputs.HistoryMining:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await mined.history_mining(session, run)
 
     async def criterion_table(self, dataset: str, source: str = "") -> outputs.CriterionTable:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return await criteria.criterion_table(
                 session, dataset, source, progress=lambda run_ids: self._progress(session, run_ids)
             )
@@ -528,7 +566,7 @@ class Store:
 
     async def export_run(self, ref: str) -> tuple[dict, set[str]]:
         """A run's or import's rows (ID or label), or one trial's (an attempt or job ID)."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             if kind_of(ref.rpartition("/")[2]) in ("attempt", "job"):
                 attempt, trial, _ = await records.get_attempt(session, ref)
                 rows = await exporting.export_rows(session, await session.get(t.Run, attempt.run_id), trial.id)

@@ -87,11 +87,8 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
             verdict=request.verdict,
             task_tag=request.task_tag,
         )
-        rows, token = await self.store.list_attempts(request.parent, request.page_size, request.page_token, filters)
-        jobs = await self.store.job_ids([row[0].id for row in rows])
-        return spb.ListAttemptsResponse(
-            attempts=[convert.attempt_to_proto(*row, job_id=jobs.get(row[0].id, "")) for row in rows],
-            next_page_token=token,
+        return await self.store.list_attempts(
+            request.parent, request.page_size, request.page_token, filters, shape=_attempts_page
         )
 
     async def GetAttempt(self, request, context):
@@ -244,3 +241,9 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def FindMissingBlobs(self, request, context):
         return spb.FindMissingBlobsResponse(missing=self.store.missing_blobs(list(request.digests)))
+
+
+def _attempts_page(rows: list, token: str, jobs: dict[str, str]) -> spb.ListAttemptsResponse:
+    """ListAttempts' answer; the store keeps a settled run's (Store.list_attempts)."""
+    attempts = [convert.attempt_to_proto(*row, job_id=jobs.get(row[0].id, "")) for row in rows]
+    return spb.ListAttemptsResponse(attempts=attempts, next_page_token=token)

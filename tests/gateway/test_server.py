@@ -22,3 +22,44 @@ async def test_kept_alive_connections_send_at_once():
             assert [(await client.get("/ok")).json() for _ in range(3)] == [{"ok": True}] * 3
     finally:
         await stop_http(web)
+
+
+def test_serve__http_processes_answer_from_the_store_and_stop_with_it(tmp_path):
+    """`hemra serve --http-processes 2`: the API from two processes of their own, reading the
+    serve process's store; they stop with it."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import HEMRA, clean_env
+
+    env = clean_env() | {"HEMRA_HOME": str(tmp_path / "home")}
+    refused = subprocess.run([HEMRA, "serve", "--http-processes", "-1"], env=env, capture_output=True, text=True)
+    assert refused.returncode == 2 and "--http-processes must be from 0" in refused.stderr
+    log = tmp_path / "serve.log"
+    command = [HEMRA, "serve", "--concurrency", "0", "--http-processes", "2", "--listen", "127.0.0.1:0"]
+    process = subprocess.Popen(
+        [*command, "--store-listen", "127.0.0.1:0"], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
+    )
+    try:
+        url = None
+        for _ in range(300):
+            found = re.search(r"http://127\.0\.0\.1:\d+/", log.read_text())
+            if found:
+                url = found.group(0)
+                break
+            time.sleep(0.1)
+        assert url, log.read_text()
+        children = open(f"/proc/{process.pid}/task/{process.pid}/children").read().split()
+        assert len(children) == 2
+        with httpx.Client(base_url=url) as client:  # new connections: the kernel spreads them
+            for _ in range(4):
+                assert httpx.get(url + "api/runs").json() == {"runs": [], "next_page_token": ""}
+            assert client.get("/api/runs/nope/report").status_code == 404
+            assert httpx.get(url + "api/health", headers={"Host": "evil.example"}).status_code == 421
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0, log.read_text()
+    assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")]

@@ -153,3 +153,32 @@ async def test_read_only_database__answers_without_keeping(postgres_url, tmp_pat
         assert await kept_rows(reader) == {}
     finally:
         await reader.close()
+
+
+async def test_attempts_pages__kept_shaped_once_seen_settled_and_renewed_by_judging(store, another):
+    """Store.list_attempts keeps a settled run's shaped pages (ListAttempts' answers) per
+    judge_version, never a page of a run still going, and judging in another process renews them."""
+    shaped = []
+
+    def shape(rows, token, jobs):
+        shaped.append(len(rows))
+        return [(attempt.id, attempt.state, len(attempt.judge_scores or [])) for attempt, _, _ in rows], token
+
+    run, _ = await store.record_run(two_harness_plan())
+    await work(store, 2)
+    await store.get_run(run.id)  # seen going
+    first = await store.list_attempts(run.id, 4, "", shape=shape)
+    assert await store.list_attempts(run.id, 4, "", shape=shape) == first and shaped == [4, 4]
+    await work(store)
+    await store.get_run(run.id)  # seen settled
+    page = await store.list_attempts(run.id, 4, "", shape=shape)
+    assert {state for _, state, _ in page[0]} == {"finished"}
+    assert await store.list_attempts(run.id, 4, "", shape=shape) is page and shaped == [4, 4, 4]
+    assert await store.list_attempts(run.id, 4, "", {"harness_name": "b"}, shape=shape) != page
+    rows, token = await store.list_attempts(run.id, 4, "")  # unshaped: rows, as they were
+    assert [a.id for a, _, _ in rows] == [a for a, _, _ in page[0]] and token == page[1]
+
+    judged = {"state": "SCORE_STATE_SCORED", "scorer": "judge:quality", "judge": "quality", "rewards": {"q": 0.5}}
+    await another.record_judge_scores([(attempt_id, [judged]) for attempt_id, _, _ in page[0]])
+    renewed = await store.list_attempts(run.id, 4, "", shape=shape)
+    assert [n for _, _, n in renewed[0]] == [1, 1, 1, 1]

@@ -27,3 +27,30 @@ def test_connect__waits_for_a_writer_instead_of_failing_to_switch_to_wal(tmp_pat
 
     assert asyncio.run(journal_mode()) == "wal"
     writer.close()
+
+
+def test_reads__neither_wait_for_a_writer_nor_hold_one_up(tmp_path):
+    # Reads begin deferred (db.reading): under WAL they read a snapshot while another
+    # connection holds the write lock. Begun IMMEDIATE they queued for that lock, each loser
+    # sleeping in SQLite's busy handler: seconds for some of a few concurrent dashboard reads.
+    from sqlalchemy import text
+
+    from services.store.service import Store
+
+    async def main() -> None:
+        store = await Store.open(f"sqlite:///{tmp_path / 'hemra.db'}", tmp_path / "blobs")
+        writer = sqlite3.connect(tmp_path / "hemra.db", isolation_level=None, timeout=2)
+        try:
+            writer.execute("BEGIN IMMEDIATE")
+            assert await asyncio.wait_for(store.list_runs(50, ""), 5) == ([], "")
+            assert await asyncio.wait_for(store.list_datasets(), 5) == []
+            writer.execute("ROLLBACK")
+            async with store.reads() as session:  # a read open while a write goes through
+                await session.execute(text("SELECT count(*) FROM runs"))
+                writer.execute("BEGIN IMMEDIATE")
+                writer.execute("ROLLBACK")
+        finally:
+            writer.close()
+            await store.close()
+
+    asyncio.run(main())
