@@ -137,7 +137,11 @@ class Worker:
                 await attempt.release(self.deps, next_job)
                 return
             if harbor.is_harbor(next_job):  # a harbor cell's trial, handed over with a completion
-                self._start_harbor(await harbor.gather(self.deps, next_job, self._claim_request()))
+                # Counted while its cell is gathered, so an idle worker does not stop meanwhile.
+                self._take(asyncio.current_task(), next_job)
+                jobs = await harbor.gather(self.deps, next_job, self._claim_request())
+                self.active.pop(next_job.attempt.id, None)
+                self._start_harbor(jobs)  # which holds the slot from here (no await in between)
                 return
             job, control = next_job, self._take(asyncio.current_task(), next_job)
 
