@@ -29,6 +29,7 @@ def test_run__every_criterion_recorded_beside_the_rewards(hemra_env, tmp_path):
     assert attempt["score"]["rewards"] == {"correctness": 0.75, "quality": 0.625}
     found = criteria(attempt)
     assert len(found) == 6
+    # --json gives every field, zero or empty ones too
     assert found[("correctness", "handles_empty_input")] == {
         "judge": "correctness",
         "source": "task",
@@ -38,6 +39,13 @@ def test_run__every_criterion_recorded_beside_the_rewards(hemra_env, tmp_path):
         "weight": 2.0,
         "expected": "0",
         "observed": "1",
+        "passed": False,
+        "value": 0.0,
+        "agreement": 0.0,
+        "reason": "",
+        "error": "",
+        "judge_model": "",
+        "sample_raw_json": [],
     }
     assert found[("quality", "readability")]["judge_model"] == "anthropic/claude-sonnet-4-6"
     assert found[("quality", "docstrings")]["error"] == "the judge's answer was not JSON after 3 tries"
