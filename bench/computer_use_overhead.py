@@ -17,18 +17,16 @@ Every attempt must be `completed`. Prints seconds per trial and the overhead aga
 """
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "protos")]
 
+from bench.sdk_overhead import timed_trials  # noqa: E402
 from tests.conftest import HEMRA, clean_env  # noqa: E402
 from tests.modelserver import ModelServer, parse  # noqa: E402
 
@@ -74,21 +72,13 @@ def main() -> int:
         )
         for harness in HARNESSES:
             (work / f"{harness}.toml").write_text(f'harnesses = ["{harness}"]\n' + RUN_FILE)
-            run = [HEMRA, "run", f"{harness}.toml"]
-            subprocess.run([*run, "--label", harness + "-warm"], env=env, cwd=work, capture_output=True, check=True)
-            timed = [*run, "-k", str(args.trials), "--concurrency", "1", "--label", harness]
-            start = time.monotonic()
-            done = subprocess.run(timed, env=env, cwd=work, capture_output=True, text=True)
-            wall = time.monotonic() - start
-            shown = subprocess.run([HEMRA, "show", harness], env=env, cwd=work, capture_output=True, text=True)
-            outcomes = {a["outcome"] for a in json.loads(shown.stdout or "{}").get("attempts", [])}
-            ok = done.returncode == 0 and outcomes == {"OUTCOME_COMPLETED"}
-            failed |= not ok
+            wall, failure = timed_trials([HEMRA, "run", f"{harness}.toml"], harness, args.trials, env, work)
+            failed |= bool(failure)
             per_trial[harness] = wall / args.trials
             extra = per_trial[harness] - per_trial["trivial"]
             print(
                 f"{harness:13} {args.trials} trials {wall:6.1f} s  {per_trial[harness]:5.2f} s/trial"
-                f"  +{extra:4.2f} s over program  {'ok' if ok else f'FAILED {outcomes} {done.stderr[-300:]}'}",
+                f"  +{extra:4.2f} s over program  {failure or 'ok'}",
                 flush=True,
             )
     shutil.rmtree(work, ignore_errors=True)

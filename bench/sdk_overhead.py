@@ -57,26 +57,32 @@ def main() -> int:
         )
         common = ["-d", "hemra-offline", "-t", "hemra/reverse-lines", "--sandbox", args.sandbox]
         for harness in HARNESSES:
-            label = f"{harness}-{args.sandbox}"
-            warm = [HEMRA, "run", "-H", harness, *common, "--label", label + "-warm"]
-            subprocess.run(warm, env=env, cwd=work, capture_output=True, check=True)
-            timed = [HEMRA, "run", "-H", harness, *common, "-k", str(args.trials), "--concurrency", "1"]
-            start = time.monotonic()
-            done = subprocess.run([*timed, "--label", label], env=env, cwd=work, capture_output=True, text=True)
-            wall = time.monotonic() - start
-            shown = subprocess.run([HEMRA, "show", label], env=env, cwd=work, capture_output=True, text=True)
-            outcomes = {a["outcome"] for a in json.loads(shown.stdout or "{}").get("attempts", [])}
-            ok = done.returncode == 0 and outcomes == {"OUTCOME_COMPLETED"}
-            failed |= not ok
+            run = [HEMRA, "run", "-H", harness, *common]
+            wall, failure = timed_trials(run, f"{harness}-{args.sandbox}", args.trials, env, work)
+            failed |= bool(failure)
             per_trial[harness] = wall / args.trials
             extra = per_trial[harness] - per_trial["trivial"]
             print(
                 f"{args.sandbox:6} {harness:10} {args.trials} trials {wall:6.1f} s  {per_trial[harness]:5.2f} s/trial"
-                f"  +{extra:4.2f} s over program  {'ok' if ok else f'FAILED {outcomes} {done.stderr[-300:]}'}",
+                f"  +{extra:4.2f} s over program  {failure or 'ok'}",
                 flush=True,
             )
     shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
+
+
+def timed_trials(run: list[str], label: str, trials: int, env: dict, work: Path) -> tuple[float, str]:
+    """`run` once untimed (installs, image builds), then `-k trials --concurrency 1`, timed:
+    (wall seconds, "" when every attempt completed, else what went wrong)."""
+    subprocess.run([*run, "--label", label + "-warm"], env=env, cwd=work, capture_output=True, check=True)
+    timed = [*run, "-k", str(trials), "--concurrency", "1", "--label", label]
+    start = time.monotonic()
+    done = subprocess.run(timed, env=env, cwd=work, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    shown = subprocess.run([HEMRA, "show", label], env=env, cwd=work, capture_output=True, text=True)
+    outcomes = {a["outcome"] for a in json.loads(shown.stdout or "{}").get("attempts", [])}
+    ok = done.returncode == 0 and outcomes == {"OUTCOME_COMPLETED"}
+    return wall, "" if ok else f"FAILED {outcomes} {done.stderr[-300:]}"
 
 
 if __name__ == "__main__":
