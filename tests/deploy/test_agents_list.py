@@ -2,10 +2,13 @@
 a package, a Node.js need or a version changed on one side only would ship an image whose
 pre-installed agents are not the ones HEMRA runs and tests."""
 
+import re
+import tomllib
 from pathlib import Path
 
 from services.executor.harnesses.cli import driver
 from tests.e2e.test_cli_agents import PINNED
+from tests.e2e.test_harbor_harness import EXAMPLES, VERSION
 
 AGENTS_TXT = Path(__file__).resolve().parents[2] / "deploy" / "agents.txt"
 
@@ -29,3 +32,13 @@ def test_each_row_matches_its_driver_and_the_tested_version():
         d = driver(agent)
         assert (package, needs_node) == (d.package, d.needs_node), agent
         assert version == PINNED[agent], agent
+
+
+def test_the_images_harbor_is_the_version_the_tests_and_the_examples_run():
+    """build-image.sh installs one Harbor into the image: the one the harbor tests run and the
+    documented example harnesses name, so that the image's executors need no PyPI for them."""
+    script = (AGENTS_TXT.parent / "build-image.sh").read_text()
+    [image_version] = re.findall(r"(?m)^HARBOR_VERSION=(\S+)$", script)
+    assert image_version == VERSION
+    for example in ("harbor-oracle", "harbor-nop"):
+        assert tomllib.loads((EXAMPLES / f"{example}.toml").read_text())["version"] == VERSION, example

@@ -25,7 +25,9 @@ from tests.deploy import test_helm
 from tests.e2e.helpers import hemra
 from tests.importer.test_imports import unpack
 
-pytestmark = pytest.mark.slow
+# The first test also waits for the stack: the image's build (a context of about 1.5 GB: the
+# agent CLIs, Harbor and its Python) and start take minutes on a loaded two-core machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 DEPLOY = REPO / "deploy"
 TOKEN = "compose-test-token-0123456789abcdef"
 WORKER_TOKEN = "compose-test-worker-token-0123456789"
@@ -912,6 +914,43 @@ def _image_label(image: str, label: str) -> str:
         text=True,
         check=True,
     ).stdout.strip()
+
+
+def test_harbor_harness_runs_the_images_harbor_in_the_executors_engine(stack, cli, tmp_path):
+    """kind = "harbor": the image's own Harbor (on its Python 3.12, driving the executor's engine
+    through the image's Compose; PyPI is not reachable from the stack) runs its oracle offline,
+    and its trials pair with HEMRA's own oracle in the run's report."""
+    assert _image_label(stack.image, "dev.hemra.harbor") == "0.25.0"
+    harness = tmp_path / "harbor-oracle.toml"
+    shutil.copy(REPO / "examples" / "harnesses" / "harnesses" / "harbor-oracle.toml", harness)
+    run_id = ok(
+        hemra(
+            cli,
+            "run",
+            "--detach",
+            "-H",
+            str(harness),
+            "-H",
+            "oracle",
+            "-d",
+            "hemra-offline",
+            "-t",
+            "reverse-lines",
+            "-t",
+            "text-stats",
+            "--sandbox",
+            "docker",
+        )
+    ).strip()
+    wait_done(cli, run_id)
+    attempts = finished_once(cli, run_id)
+    harbored = [a for a in attempts if a["harness_name"] == "harbor-oracle"]
+    assert len(harbored) == 2, attempts
+    for attempt in harbored:
+        assert attempt["outcome"] == "OUTCOME_COMPLETED", attempt.get("error")
+        assert attempt["score"]["scorer"] == "harbor" and attempt["score"]["rewards"]["reward"] == 1.0, attempt
+    compared = json.loads(ok(hemra(cli, "compare", f"{run_id}/oracle", f"{run_id}/harbor-oracle", "--json")))
+    assert compared["paired_tasks"] == 2 and not compared.get("not_comparable"), compared
 
 
 def test_acp_harness_sent_from_the_laptop_on_a_sent_dataset_folder(stack, cli, tmp_path):
