@@ -111,7 +111,8 @@ def test_harbor__pairs_with_hemras_own_oracle_by_task_digest(harbor_run):
     assert oracle["vs_baseline"]["paired_tasks"] == len(TASKS), oracle
 
 
-def test_harbor__ctrl_c_stops_harbor_and_counts_its_trials_cancelled(tmp_path, docker_engine):
+@pytest.mark.parametrize("stop", ["ctrl-c", "hemra cancel"])
+def test_harbor__ctrl_c_or_cancel_stops_harbor_and_counts_its_trials_cancelled(tmp_path, docker_engine, stop):
     # A solution that sleeps: Ctrl-C lands while Harbor's trials run.
     for name in ("text-stats", "fix-median"):
         task = copy_task(name, tmp_path / "slow")
@@ -151,8 +152,12 @@ def test_harbor__ctrl_c_stops_harbor_and_counts_its_trials_cancelled(tmp_path, d
                     break
             time.sleep(0.5)
         assert len(containers_of(docker_engine, ids)) >= 2, process.poll()
-        process.send_signal(signal.SIGINT)
         started = time.monotonic()
+        if stop == "ctrl-c":
+            process.send_signal(signal.SIGINT)
+        else:  # from another process, as a user in another terminal
+            cancelled = hemra(env, "cancel", "stopped")
+            assert cancelled.returncode == 0, cancelled.stderr
         _, err = process.communicate(timeout=90)
     finally:
         if process.poll() is None:
