@@ -6,7 +6,8 @@
 2. Floor: one bash script that works every task for both harnesses, sequentially, each
    trial in a fresh folder under `bwrap` with the binds HEMRA's host sandbox uses
    (oracle: copy data, solve.sh, test.sh; nop: copy data, test.sh). This is the
-   floor the targets use. A second, stricter floor without bwrap (the scripts honour
+   floor the targets use (the sandbox's namespaces, sandbox user without capabilities and
+   seccomp filter). A second, stricter floor without bwrap (the scripts honour
    APP_DIR / LOGS_DIR) is measured and reported for information.
 3. HEMRA: `hemra run -H oracle -H nop -d <folder> --concurrency 1` and `--concurrency 4`,
    each with a fresh HEMRA_HOME; exit status 0 and oracle N/N, nop 0/N are required.
@@ -181,6 +182,8 @@ def bwrap_prefix(full: bool = True) -> str:
     if full and sandbox_user() is not None:  # the sandbox user's passwd and group entries
         args += ["--ro-bind", "$etc/passwd", "/etc/passwd", "--ro-bind", "$etc/group", "/etc/group"]
     args += ["--dev", "/dev", "--proc", "/proc"]
+    if full:  # the sandbox's seccomp filter (fd 9, opened per command) and its status pipe (fd 8)
+        args += ["--json-status-fd", "8", "--seccomp", "9"]
     return " ".join(f'"{a}"' if a.startswith("$") else shlex.quote(a) for a in args)
 
 
@@ -204,9 +207,21 @@ def give_to_user(full: bool = True) -> str:
     return f'chown -R {uid}:{gid} "$root"; ' + "; ".join(files)
 
 
+def seccomp_file(work: Path) -> Path:
+    """The host sandbox's seccomp program (services/executor/sandboxes/seccomp.py), in a file
+    the floor gives each bwrap on fd 9, as the sandbox gives it on a pipe."""
+    from services.executor.sandboxes import seccomp
+
+    path = work / "seccomp.bpf"
+    path.write_bytes(seccomp.program())
+    return path
+
+
 def floor_script_bwrap(dataset: Path, work: Path, full: bool = True) -> str:
     """Every task x harness, one at a time, each in a fresh folder, each script under bwrap as
     the host sandbox runs it (`full=False`: the lighter bwrap of earlier figures)."""
+    # The full floor: each bwrap reads the seccomp program on fd 9 and reports on fd 8.
+    fds = f"9<{shlex.quote(str(seccomp_file(work)))} 8>/dev/null" if full else ""
     return f"""\
 set -u
 dataset={shlex.quote(str(dataset))}
@@ -231,9 +246,9 @@ for task in "$dataset"/*/; do
     {give_to_user(full)}
     if [ "$harness" = oracle ]; then
       {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" --setenv DEBIAN_FRONTEND noninteractive \\
-        -- {run_as(full)} bash -c {shlex.quote(SOLVE_COMMAND)}
+        -- {run_as(full)} bash -c {shlex.quote(SOLVE_COMMAND)} {fds}
     fi
-    {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" -- {run_as(full)} bash -c {shlex.quote(TEST_COMMAND)}
+    {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" -- {run_as(full)} bash -c {shlex.quote(TEST_COMMAND)} {fds}
     if [ "$(cat "$root/logs/verifier/reward.txt" 2>/dev/null)" = 1 ]; then
       if [ "$harness" = oracle ]; then oracle_pass=$((oracle_pass + 1)); else nop_pass=$((nop_pass + 1)); fi
     fi
