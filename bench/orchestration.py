@@ -43,9 +43,13 @@ HARNESSES = ("oracle", "nop")
 # The commands HEMRA runs inside the sandbox (services/executor/harnesses/builtin.py and
 # services/scorer/verifier.py), reused verbatim by the bwrap floor.
 SOLVE_COMMAND = "(/solution/solve.sh) > /logs/agent/oracle.txt 2>&1"
+# The verifier's command as services/scorer/verifier.py runs it (a fresh HOME from mktemp),
+# from /tests with PYTHONNOUSERSITE=1 (verifier.TEST_CWD, VERIFIER_ENV).
 TEST_COMMAND = (
-    "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+    'mkdir -p /logs/verifier && chmod +x /tests/test.sh && HOME="$(mktemp -d)" && export HOME && '
+    "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
 )
+TEST_OPTIONS = "--chdir /tests --setenv PYTHONNOUSERSITE 1"
 
 
 class BenchError(Exception):
@@ -248,7 +252,8 @@ for task in "$dataset"/*/; do
       {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" --setenv DEBIAN_FRONTEND noninteractive \\
         -- {run_as(full)} bash -c {shlex.quote(SOLVE_COMMAND)} {fds}
     fi
-    {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" -- {run_as(full)} bash -c {shlex.quote(TEST_COMMAND)} {fds}
+    {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" {TEST_OPTIONS if full else ""} \\
+      -- {run_as(full)} bash -c {shlex.quote(TEST_COMMAND)} {fds}
     if [ "$(cat "$root/logs/verifier/reward.txt" 2>/dev/null)" = 1 ]; then
       if [ "$harness" = oracle ]; then oracle_pass=$((oracle_pass + 1)); else nop_pass=$((nop_pass + 1)); fi
     fi
