@@ -776,13 +776,14 @@ def print_table(rows: list[dict], targets: list[dict], jobs: int) -> None:
     print(f"queue throughput: {jobs} jobs per measurement (ClaimJob + CompleteJob through the gRPC store)")
     print(
         f"{'database':<10}{'workers':>8}{'jobs':>7}{'seconds':>9}{'jobs/s':>9}{'floor jobs/s':>14}"
-        f"{'floor/hemra':>13}{'floor+rpc jobs/s':>18}{'hemra/floor+rpc':>17}   {'info: loop jobs/s':>17}"
+        f"{'floor/hemra':>13}{'floor+rpc jobs/s':>18}{'hemra/floor+rpc':>17}{'CPU/job ratio':>15}"
+        f"   {'info: loop jobs/s':>17}"
     )
     for r in rows:
         print(
             f"{r['database']:<10}{r['workers']:>8}{r['jobs']:>7}{r['seconds']:>9.2f}{r['jobs_per_s']:>9.1f}"
             f"{r['floor_jobs_per_s']:>14.1f}{r['ratio']:>13.2f}{r['floor_rpc_jobs_per_s']:>18.1f}"
-            f"{r['ratio_rpc']:>17.2f}   {r['loop_jobs_per_s']:>17.1f}"
+            f"{r['ratio_rpc']:>17.2f}{r['cpu_ratio_rpc']:>15.2f}   {r['loop_jobs_per_s']:>17.1f}"
         )
     print()
     print(f"{'target':<36}{'value':>9}{'target':>9}{'met':>6}")
@@ -854,6 +855,9 @@ async def bench(args, scratch: Path) -> dict:
                     "floor_rpc": rpc,
                     "floor_rpc_jobs_per_s": rpc["jobs_per_s"],
                     "ratio_rpc": rpc["jobs_per_s"] / m["jobs_per_s"],
+                    # CPU per job, store and workers together: barely moved by other work on the machine.
+                    "cpu_ratio_rpc": (m["store_cpu_ms_per_job"] + m["worker_cpu_ms_per_job"])
+                    / (rpc["store_cpu_ms_per_job"] + rpc["worker_cpu_ms_per_job"]),
                 }
                 rows.append(row)
                 print(
