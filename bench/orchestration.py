@@ -297,6 +297,20 @@ echo "tasks=$n oracle=$oracle_pass nop=$nop_pass"
 """
 
 
+def children_cpu() -> float:
+    """User + system seconds of this process's children that have been waited for (the floor's
+    bash and every bwrap under it; `hemra run` and its sandboxes)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def busy() -> str:
+    load = os.getloadavg()[0]
+    return f"; LOAD {load:.1f} on {os.cpu_count()} CPUs" if load > (os.cpu_count() or 1) else ""
+
+
 def run_floor(build, dataset: Path, scratch: Path, tasks: int, label: str) -> float:
     """Time one whole floor loop (all tasks x harnesses); it must see oracle N/N and nop 0/N."""
     work = Path(tempfile.mkdtemp(prefix=f"floor-{label}-", dir=scratch))
@@ -466,6 +480,7 @@ def main() -> int:
         "hemra_c1": [],
         "hemra_c4": [],
     }
+    cpu_samples: dict[str, list[float]] = {key: [] for key in samples}
     try:
         make_dataset(dataset, args.tasks)
         print(f"dataset: {args.tasks} tasks in {dataset}", flush=True)
@@ -478,15 +493,26 @@ def main() -> int:
                 ("hemra_c1", lambda: run_hemra(dataset, scratch, args.tasks, 1, args.keep)),
                 ("hemra_c4", lambda: run_hemra(dataset, scratch, args.tasks, 4, args.keep)),
             ):
+                cpu_before = children_cpu()
                 seconds = measure()
+                cpu = children_cpu() - cpu_before
                 samples[key].append(seconds)
-                print(f"{tag}{key:<12} {seconds:8.2f} s", flush=True)
+                cpu_samples[key].append(cpu)
+                print(f"{tag}{key:<12} {seconds:8.2f} s  (CPU {cpu:7.2f} s){busy()}", flush=True)
     except BenchError as exc:
         print(f"\nBENCHMARK FAILED: {exc}", file=sys.stderr)
         print(f"temp folder kept: {scratch}", file=sys.stderr)
         return 1
     summary = summarise(samples, trials)
     print_table(summary, args.tasks, trials, args.repeat)
+    cpu = {k: statistics.median(v) for k, v in cpu_samples.items()}
+    summary["cpu_seconds"] = cpu
+    summary["cpu_ratio_c1_over_floor"] = cpu["hemra_c1"] / cpu["floor"]
+    print(
+        f"{'info: CPU, HEMRA c=1 / floor':<34}{summary['cpu_ratio_c1_over_floor']:>10.2f}"
+        f"   (user + system seconds of every process waited for: {cpu['hemra_c1']:.2f} / {cpu['floor']:.2f};"
+        " barely moved by other work on the machine)"
+    )
 
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     result = {
@@ -501,6 +527,7 @@ def main() -> int:
         "earlier figures (no network, cgroup or session namespace, no sandbox user); floor_plain is the same "
         "loop without bwrap (APP_DIR/LOGS_DIR)",
         "samples_seconds": samples,
+        "samples_cpu_seconds": cpu_samples,
         **summary,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "hemra_commit": git_commit(),
