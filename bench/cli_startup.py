@@ -90,10 +90,26 @@ async def build_store(home: Path, runs: int) -> list[str]:
     return labels
 
 
-def timed(argv: list, env: dict) -> tuple[float, str]:
+#: name -> user + system seconds of each sample's process (filled by timed()).
+CPU: dict[str, list[float]] = {}
+
+
+def children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list, env: dict, name: str = "") -> tuple[float, str]:
+    """Wall seconds and stdout of one process; its CPU seconds go to CPU[name]: unlike wall
+    time, barely moved by other work on the machine."""
+    cpu = children_cpu()
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     elapsed = time.perf_counter() - started
+    if name:
+        CPU.setdefault(name, []).append(children_cpu() - cpu)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, argv))} exited {done.returncode}: {done.stderr.strip()[-500:]}")
     return elapsed, done.stdout
@@ -155,14 +171,14 @@ def main(argv: list[str]) -> int:
         warm_pid = start_warm(home, warm_env)
         for _ in range(args.samples):
             for name, command in floors.items():
-                samples[name].append(timed(command, env)[0])
+                samples[name].append(timed(command, env, name)[0])
             for name, command, floor, ok in cmds:
                 for kind, kind_env in (("", env), (" (warm)", warm_env)):
-                    elapsed, out = timed(command, kind_env)
+                    elapsed, out = timed(command, kind_env, name + kind)
                     samples[name + kind].append(elapsed)
                     if not ok(out):
                         problems.append(f"{name}{kind}: unexpected output: {out[:300]!r}")
-                samples[name + " (floor)"].append(timed(floor, env)[0])
+                samples[name + " (floor)"].append(timed(floor, env, name + " (floor)")[0])
         if warm.find(home, f"sqlite:///{home / 'hemra.db'}", home / "blobs") is None or warm_pid != pid_of(home):
             problems.append("the warm store that served the first sample was gone before the last")
         report(samples, cmds, problems, args)
@@ -234,9 +250,14 @@ def report(samples: dict, cmds: list, problems: list, args) -> None:
     out = RESULTS / f"cli-startup-{stamp}.json"
     load = os.getloadavg()[0]
     out.write_text(
-        json.dumps(dict(args=vars(args), samples=samples, targets=targets, problems=problems, load1=load), indent=2)
+        json.dumps(
+            dict(args=vars(args), samples=samples, cpu=CPU, targets=targets, problems=problems, load1=load), indent=2
+        )
     )
     print(f"\n1-minute load {load:.2f}; results: {out}")
+    print("\nCPU seconds (user + system), median:")
+    for name, values in CPU.items():
+        print(f"  {name:<32}{statistics.median(values):>8.3f}")
 
 
 if __name__ == "__main__":
