@@ -14,7 +14,8 @@
    its trial counts; a run's attempts; both runs' rewards). For information: `python -c "import
    sqlalchemy"`, what the store's own code costs to load before it does anything.
 
-Target (issue 18): each command under 0.3 s (warm). Prints a table; writes
+Target (issue 18; issue 37: at best of three, on a store of 50 runs with `--runs 50
+--samples 3`): each command under 0.3 s (warm). Prints a table; writes
 bench/results/cli-startup-<timestamp>.json (gitignored). A missed target is reported, not an
 error; exits 1 when a command fails or prints the wrong thing.
 """
@@ -89,10 +90,26 @@ async def build_store(home: Path, runs: int) -> list[str]:
     return labels
 
 
-def timed(argv: list, env: dict) -> tuple[float, str]:
+#: name -> user + system seconds of each sample's process (filled by timed()).
+CPU: dict[str, list[float]] = {}
+
+
+def children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list, env: dict, name: str = "") -> tuple[float, str]:
+    """Wall seconds and stdout of one process; its CPU seconds go to CPU[name]: unlike wall
+    time, barely moved by other work on the machine."""
+    cpu = children_cpu()
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     elapsed = time.perf_counter() - started
+    if name:
+        CPU.setdefault(name, []).append(children_cpu() - cpu)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, argv))} exited {done.returncode}: {done.stderr.strip()[-500:]}")
     return elapsed, done.stdout
@@ -133,7 +150,9 @@ def main(argv: list[str]) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="hemra-bench-cli-"))
     home = scratch / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_")}
+    # Without PYTHONDONTWRITEBYTECODE: an installed hemra runs from compiled bytecode, and so
+    # does this checkout after the warm-up's first command (otherwise every sample compiles).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEMRA_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(HEMRA_HOME=str(home), NO_COLOR="1", COLUMNS="200", HEMRA_WARM_STORE="0")
     warm_env = dict(env, HEMRA_WARM_STORE="600")
     problems = []
@@ -152,14 +171,14 @@ def main(argv: list[str]) -> int:
         warm_pid = start_warm(home, warm_env)
         for _ in range(args.samples):
             for name, command in floors.items():
-                samples[name].append(timed(command, env)[0])
+                samples[name].append(timed(command, env, name)[0])
             for name, command, floor, ok in cmds:
                 for kind, kind_env in (("", env), (" (warm)", warm_env)):
-                    elapsed, out = timed(command, kind_env)
+                    elapsed, out = timed(command, kind_env, name + kind)
                     samples[name + kind].append(elapsed)
                     if not ok(out):
                         problems.append(f"{name}{kind}: unexpected output: {out[:300]!r}")
-                samples[name + " (floor)"].append(timed(floor, env)[0])
+                samples[name + " (floor)"].append(timed(floor, env, name + " (floor)")[0])
         if warm.find(home, f"sqlite:///{home / 'hemra.db'}", home / "blobs") is None or warm_pid != pid_of(home):
             problems.append("the warm store that served the first sample was gone before the last")
         report(samples, cmds, problems, args)
@@ -191,20 +210,39 @@ def pid_of(home: Path) -> int | None:
 
 def report(samples: dict, cmds: list, problems: list, args) -> None:
     median = {name: statistics.median(values) for name, values in samples.items()}
+    best = {name: min(values) for name, values in samples.items()}
     start = median["python -c pass"]
-    print(f"\n{'call':<28}{'median s':>10}{'floor s':>10}{'x floor':>9}{'x start-up':>12}  target < {TARGET_S} s")
+    print(
+        f"\n{'call':<32}{'median s':>10}{'best s':>8}{'floor s':>10}{'x floor':>9}{'x start-up':>12}"
+        f"  target < {TARGET_S} s (best)"
+    )
     for name in ("python -c pass", "import sqlalchemy"):
-        print(f"{name:<28}{median[name]:>10.3f}{'':>10}{'':>9}{median[name] / start:>12.1f}  (floor, info)")
+        print(
+            f"{name:<32}{median[name]:>10.3f}{best[name]:>8.3f}{'':>10}{'':>9}{median[name] / start:>12.1f}"
+            "  (floor, info)"
+        )
     targets = []
     for name, _, _, _ in cmds:
         floor = median[name + " (floor)"]
-        print(f"{name:<28}{median[name]:>10.3f}{floor:>10.3f}{median[name] / floor:>9.1f}{median[name] / start:>12.1f}")
-        warm_name = name + " (warm)"
-        met = median[warm_name] < TARGET_S
-        targets.append(dict(call=warm_name, median_s=median[warm_name], cold_s=median[name], floor_s=floor, met=met))
         print(
-            f"{warm_name:<28}{median[warm_name]:>10.3f}{floor:>10.3f}{median[warm_name] / floor:>9.1f}"
-            f"{median[warm_name] / start:>12.1f}  {'met' if met else 'MISSED'}"
+            f"{name:<32}{median[name]:>10.3f}{best[name]:>8.3f}{floor:>10.3f}{median[name] / floor:>9.1f}"
+            f"{median[name] / start:>12.1f}"
+        )
+        warm_name = name + " (warm)"
+        met = best[warm_name] < TARGET_S  # issue 37: best of three, as a user's machine sees it
+        targets.append(
+            dict(
+                call=warm_name,
+                median_s=median[warm_name],
+                best_s=best[warm_name],
+                cold_s=median[name],
+                floor_s=floor,
+                met=met,
+            )
+        )
+        print(
+            f"{warm_name:<32}{median[warm_name]:>10.3f}{best[warm_name]:>8.3f}{floor:>10.3f}"
+            f"{median[warm_name] / floor:>9.1f}{median[warm_name] / start:>12.1f}  {'met' if met else 'MISSED'}"
         )
     RESULTS = BENCH_DIR / "results"
     RESULTS.mkdir(exist_ok=True)
@@ -212,9 +250,14 @@ def report(samples: dict, cmds: list, problems: list, args) -> None:
     out = RESULTS / f"cli-startup-{stamp}.json"
     load = os.getloadavg()[0]
     out.write_text(
-        json.dumps(dict(args=vars(args), samples=samples, targets=targets, problems=problems, load1=load), indent=2)
+        json.dumps(
+            dict(args=vars(args), samples=samples, cpu=CPU, targets=targets, problems=problems, load1=load), indent=2
+        )
     )
     print(f"\n1-minute load {load:.2f}; results: {out}")
+    print("\nCPU seconds (user + system), median:")
+    for name, values in CPU.items():
+        print(f"  {name:<32}{statistics.median(values):>8.3f}")
 
 
 if __name__ == "__main__":

@@ -155,13 +155,37 @@ async def client(port: int, path: str, until: float, warm_until: float, times: l
         connection.close()
 
 
-async def phase(port: int, path: str, clients: int, seconds: float, warm: float) -> dict:
-    """`clients` clients on `path` for `warm` + `seconds`; figures of the requests started after warm-up."""
+def tree_cpu(pid: int) -> float:
+    """User + system seconds of `pid` and every process under it (hemra serve and its HTTP
+    processes), from /proc: unlike latency, barely moved by other work on the machine."""
+    total, ticks = 0.0, os.sysconf("SC_CLK_TCK")
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                total += sum(tree_cpu(int(child)) for child in f.read().split())
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return total
+
+
+async def phase(port: int, path: str, clients: int, seconds: float, warm: float, server: int = 0) -> dict:
+    """`clients` clients on `path` for `warm` + `seconds`; figures of the requests started after
+    warm-up, and the server's CPU seconds over that window (`server`: its PID)."""
     problems: list[str] = []
     times: list[list] = [[] for _ in range(clients)]
     begin = time.perf_counter()
     warm_until, until = begin + warm, begin + warm + seconds
+
+    async def cpu_at_warm_end() -> float:
+        await asyncio.sleep(max(warm_until - time.perf_counter(), 0))
+        return tree_cpu(server) if server else 0.0
+
+    cpu_start = asyncio.ensure_future(cpu_at_warm_end())
     await asyncio.gather(*(client(port, path, until, warm_until, times[i], problems) for i in range(clients)))
+    cpu = (tree_cpu(server) - await cpu_start) if server else 0.0
     latencies = [e * 1000 for per in times for _, e in per]
     if problems or not latencies:
         return dict(problems=problems or [f"{path}: no answer in {seconds} s"])
@@ -176,6 +200,7 @@ async def phase(port: int, path: str, clients: int, seconds: float, warm: float)
         p50_ms=percentile(latencies, 50),
         p99_ms=percentile(latencies, 99),
         max_ms=max(latencies),
+        server_cpu_ms_per_request=1000 * cpu / len(latencies),
         fewest_per_client=min(per_client),
         most_per_client=max(per_client),
         problems=[],
@@ -199,11 +224,11 @@ def check_answers(port: int, runs: list[str]) -> list[str]:
     return problems
 
 
-async def measure(port: int, runs: list[str], args) -> tuple[list[dict], list[str]]:
+async def measure(port: int, runs: list[str], args, server: int = 0) -> tuple[list[dict], list[str]]:
     rows, problems = [], []
     for name, path in routes(runs):
-        one = await phase(port, path, 1, args.seconds, args.warm)
-        many = await phase(port, path, args.clients, args.seconds, args.warm)
+        one = await phase(port, path, 1, args.seconds, args.warm, server)
+        many = await phase(port, path, args.clients, args.seconds, args.warm, server)
         problems += one["problems"] + many["problems"]
         if not problems:
             rows.append(dict(route=name, path=path, one=one, many=many))
@@ -220,7 +245,7 @@ def summarize(repeats: list[list[dict]], args) -> tuple[list[str], list[dict]]:
     n = args.clients
     lines.append(
         f"{'route':9} {'1: rps':>7} {'p50':>6} {'p99':>6} {'max':>6} | {n}: rps {'p50':>6} {'p99':>6} {'max':>6}"
-        f" | {'rps x':>5} {'(spread)':>11} {'p99/p50':>7} {'(spread)':>11}"
+        f" | {'rps x':>5} {'(spread)':>11} {'p99/p50':>7} {'(spread)':>11} | CPU ms/req 1, {n}"
     )
     for i, first in enumerate(repeats[0]):
         rows = [rep[i] for rep in repeats]
@@ -239,7 +264,8 @@ def summarize(repeats: list[list[dict]], args) -> tuple[list[str], list[dict]]:
             f" {med('one', 'max_ms'):6.0f} | {med('many', 'rps'):6.0f} {med('many', 'p50_ms'):6.1f}"
             f" {med('many', 'p99_ms'):6.1f} {med('many', 'max_ms'):6.0f}"
             f" | {speedup:5.2f} ({min(speedups):.2f}-{max(speedups):.2f}) {tail:7.2f}"
-            f" ({min(tails):.2f}-{max(tails):.2f}){'  MISSED ' + ', '.join(missed) if missed else ''}"
+            f" ({min(tails):.2f}-{max(tails):.2f}) | {med('one', 'server_cpu_ms_per_request'):5.2f},"
+            f" {med('many', 'server_cpu_ms_per_request'):5.2f}{'  MISSED ' + ', '.join(missed) if missed else ''}"
         )
         summary.append(
             dict(route=first["route"], speedup=speedup, speedups=speedups, tail=tail, tails=tails, missed=missed)
@@ -270,7 +296,7 @@ def main(argv: list[str]) -> int:
         for r in range(args.repeat):
             loads.append(load())
             print(f"measurement {r + 1}/{args.repeat} (load {loads[-1]}; {os.cpu_count()} CPUs)", flush=True)
-            rows, found = asyncio.run(measure(port, runs, args))
+            rows, found = asyncio.run(measure(port, runs, args, process.pid))
             problems += found
             if found:
                 break

@@ -6,7 +6,8 @@
 2. Floor: one bash script that works every task for both harnesses, sequentially, each
    trial in a fresh folder under `bwrap` with the binds HEMRA's host sandbox uses
    (oracle: copy data, solve.sh, test.sh; nop: copy data, test.sh). This is the
-   floor the targets use. A second, stricter floor without bwrap (the scripts honour
+   floor the targets use (the sandbox's namespaces, sandbox user without capabilities and
+   seccomp filter). A second, stricter floor without bwrap (the scripts honour
    APP_DIR / LOGS_DIR) is measured and reported for information.
 3. HEMRA: `hemra run -H oracle -H nop -d <folder> --concurrency 1` and `--concurrency 4`,
    each with a fresh HEMRA_HOME; exit status 0 and oracle N/N, nop 0/N are required.
@@ -42,9 +43,13 @@ HARNESSES = ("oracle", "nop")
 # The commands HEMRA runs inside the sandbox (services/executor/harnesses/builtin.py and
 # services/scorer/verifier.py), reused verbatim by the bwrap floor.
 SOLVE_COMMAND = "(/solution/solve.sh) > /logs/agent/oracle.txt 2>&1"
+# The verifier's command as services/scorer/verifier.py runs it (a fresh HOME from mktemp),
+# from /tests with PYTHONNOUSERSITE=1 (verifier.TEST_CWD, VERIFIER_ENV).
 TEST_COMMAND = (
-    "mkdir -p /logs/verifier && chmod +x /tests/test.sh && (/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
+    'mkdir -p /logs/verifier && chmod +x /tests/test.sh && HOME="$(mktemp -d)" && export HOME && '
+    "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"
 )
+TEST_OPTIONS = "--chdir /tests --setenv PYTHONNOUSERSITE 1"
 
 
 class BenchError(Exception):
@@ -181,6 +186,8 @@ def bwrap_prefix(full: bool = True) -> str:
     if full and sandbox_user() is not None:  # the sandbox user's passwd and group entries
         args += ["--ro-bind", "$etc/passwd", "/etc/passwd", "--ro-bind", "$etc/group", "/etc/group"]
     args += ["--dev", "/dev", "--proc", "/proc"]
+    if full:  # the sandbox's seccomp filter (fd 9, opened per command) and its status pipe (fd 8)
+        args += ["--json-status-fd", "8", "--seccomp", "9"]
     return " ".join(f'"{a}"' if a.startswith("$") else shlex.quote(a) for a in args)
 
 
@@ -204,9 +211,21 @@ def give_to_user(full: bool = True) -> str:
     return f'chown -R {uid}:{gid} "$root"; ' + "; ".join(files)
 
 
+def seccomp_file(work: Path) -> Path:
+    """The host sandbox's seccomp program (services/executor/sandboxes/seccomp.py), in a file
+    the floor gives each bwrap on fd 9, as the sandbox gives it on a pipe."""
+    from services.executor.sandboxes import seccomp
+
+    path = work / "seccomp.bpf"
+    path.write_bytes(seccomp.program())
+    return path
+
+
 def floor_script_bwrap(dataset: Path, work: Path, full: bool = True) -> str:
     """Every task x harness, one at a time, each in a fresh folder, each script under bwrap as
     the host sandbox runs it (`full=False`: the lighter bwrap of earlier figures)."""
+    # The full floor: each bwrap reads the seccomp program on fd 9 and reports on fd 8.
+    fds = f"9<{shlex.quote(str(seccomp_file(work)))} 8>/dev/null" if full else ""
     return f"""\
 set -u
 dataset={shlex.quote(str(dataset))}
@@ -231,9 +250,10 @@ for task in "$dataset"/*/; do
     {give_to_user(full)}
     if [ "$harness" = oracle ]; then
       {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" --setenv DEBIAN_FRONTEND noninteractive \\
-        -- {run_as(full)} bash -c {shlex.quote(SOLVE_COMMAND)}
+        -- {run_as(full)} bash -c {shlex.quote(SOLVE_COMMAND)} {fds}
     fi
-    {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" -- {run_as(full)} bash -c {shlex.quote(TEST_COMMAND)}
+    {bwrap_prefix(full)} "${{binds[@]}}" "${{env_args[@]}}" {TEST_OPTIONS if full else ""} \\
+      -- {run_as(full)} bash -c {shlex.quote(TEST_COMMAND)} {fds}
     if [ "$(cat "$root/logs/verifier/reward.txt" 2>/dev/null)" = 1 ]; then
       if [ "$harness" = oracle ]; then oracle_pass=$((oracle_pass + 1)); else nop_pass=$((nop_pass + 1)); fi
     fi
@@ -275,6 +295,20 @@ for task in "$dataset"/*/; do
 done
 echo "tasks=$n oracle=$oracle_pass nop=$nop_pass"
 """
+
+
+def children_cpu() -> float:
+    """User + system seconds of this process's children that have been waited for (the floor's
+    bash and every bwrap under it; `hemra run` and its sandboxes)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def busy() -> str:
+    load = os.getloadavg()[0]
+    return f"; LOAD {load:.1f} on {os.cpu_count()} CPUs" if load > (os.cpu_count() or 1) else ""
 
 
 def run_floor(build, dataset: Path, scratch: Path, tasks: int, label: str) -> float:
@@ -446,6 +480,7 @@ def main() -> int:
         "hemra_c1": [],
         "hemra_c4": [],
     }
+    cpu_samples: dict[str, list[float]] = {key: [] for key in samples}
     try:
         make_dataset(dataset, args.tasks)
         print(f"dataset: {args.tasks} tasks in {dataset}", flush=True)
@@ -458,15 +493,26 @@ def main() -> int:
                 ("hemra_c1", lambda: run_hemra(dataset, scratch, args.tasks, 1, args.keep)),
                 ("hemra_c4", lambda: run_hemra(dataset, scratch, args.tasks, 4, args.keep)),
             ):
+                cpu_before = children_cpu()
                 seconds = measure()
+                cpu = children_cpu() - cpu_before
                 samples[key].append(seconds)
-                print(f"{tag}{key:<12} {seconds:8.2f} s", flush=True)
+                cpu_samples[key].append(cpu)
+                print(f"{tag}{key:<12} {seconds:8.2f} s  (CPU {cpu:7.2f} s){busy()}", flush=True)
     except BenchError as exc:
         print(f"\nBENCHMARK FAILED: {exc}", file=sys.stderr)
         print(f"temp folder kept: {scratch}", file=sys.stderr)
         return 1
     summary = summarise(samples, trials)
     print_table(summary, args.tasks, trials, args.repeat)
+    cpu = {k: statistics.median(v) for k, v in cpu_samples.items()}
+    summary["cpu_seconds"] = cpu
+    summary["cpu_ratio_c1_over_floor"] = cpu["hemra_c1"] / cpu["floor"]
+    print(
+        f"{'info: CPU, HEMRA c=1 / floor':<34}{summary['cpu_ratio_c1_over_floor']:>10.2f}"
+        f"   (user + system seconds of every process waited for: {cpu['hemra_c1']:.2f} / {cpu['floor']:.2f};"
+        " barely moved by other work on the machine)"
+    )
 
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     result = {
@@ -481,6 +527,7 @@ def main() -> int:
         "earlier figures (no network, cgroup or session namespace, no sandbox user); floor_plain is the same "
         "loop without bwrap (APP_DIR/LOGS_DIR)",
         "samples_seconds": samples,
+        "samples_cpu_seconds": cpu_samples,
         **summary,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "hemra_commit": git_commit(),

@@ -9,23 +9,29 @@ For each database (a SQLite file in a temp folder; a fresh PostgreSQL database, 
 1. Floor: record a run of N jobs with Store.record_run, then claim and complete every job in
    ONE process with raw SQL (asyncpg on PostgreSQL, the sqlite3 module on SQLite), no gRPC and
    no ORM, one job after another.
-2. HEMRA: for each W in --workers, record a fresh run of N jobs (concurrency N, so the run's
+2. Floor + one RPC per job (issue 37), for each W in --workers: the same raw SQL, done by a
+   server process behind one RPC through HEMRA's transport (transport.new_server on
+   127.0.0.1:0 with a token; transport.channel), called by W worker processes: each call
+   completes the worker's last job and claims its next. The design's fixed cost (a worker is
+   another process than the store) without HEMRA's protobuf, ORM and bookkeeping.
+3. HEMRA: for each W in --workers, record a fresh run of N jobs (concurrency N, so the run's
    limit never binds), start the store's gRPC server in its own process (Store.open +
    build_server on 127.0.0.1:0 with a token), then start W worker processes that each call
    ClaimJob (lease 60 s) once, then CompleteJob (completed, scored reward 1.0) with claim_next,
    as the executor does, until no next job comes back. The time runs from the start of the
    workers until the last one exits.
-3. After every measurement: every job of the run is done with try_count 1 and lease_token 1,
+4. After every measurement: every job of the run is done with try_count 1 and lease_token 1,
    every attempt finished (completed, passed) and every job was completed exactly once.
 
 Prints a table and writes bench/results/queue-<timestamp>.json. Exits 1 when a check fails
 (targets that are missed are reported, not fatal).
 
 Targets (issue 18): SQLite with 1 worker >= 500 jobs/s and floor jobs/s / HEMRA jobs/s <= 5;
-PostgreSQL with 4 workers >= 1,000 jobs/s and floor / HEMRA <= 1.5.
+PostgreSQL with 4 workers >= 1,000 jobs/s and floor / HEMRA <= 1.5. Issue 37: HEMRA / (floor +
+RPC) <= 2 on both databases.
 
 Internal modes (started by the benchmark itself): `_serve` runs the store server,
-`_worker` runs one worker.
+`_worker` runs one worker; `_serve_floor` and `_worker_floor` are the floor's.
 """
 
 import argparse
@@ -55,6 +61,8 @@ TOKEN_ENV = "HEMRA_BENCH_TOKEN"
 LEASE_SECS = 60
 #: (database, workers) -> (jobs/s at least, floor/HEMRA at most): issue 18's targets.
 TARGETS = {("sqlite", 1): (500.0, 5.0), ("postgres", 4): (1000.0, 1.5)}
+#: Issue 37: HEMRA within this factor of the floor that includes one RPC per job, every row.
+RPC_FLOOR_TARGET = 2.0
 #: The score every completion carries, as HEMRA stores it (convert.to_dict of a hemra.v1.Score).
 SCORE = {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}}
 
@@ -233,6 +241,14 @@ WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY create_time, id 
   AND state = 'queued'
 RETURNING id, lease_token, attempt_id
 """
+#: Claim batching's prototype (floor only): up to {p3} jobs in one statement.
+CLAIM_BATCH_SQL = """
+UPDATE jobs SET state = 'leased', lease_owner = {p1}, lease_token = lease_token + 1,
+       lease_expire_time = {p2}, try_count = try_count + 1
+WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' ORDER BY create_time, id LIMIT {p3}{lock})
+  AND state = 'queued'
+RETURNING id, lease_token, attempt_id
+"""
 DONE_JOB_SQL = "UPDATE jobs SET state = 'done' WHERE id = {p1} AND lease_token = {p2} AND state = 'leased'"
 DONE_ATTEMPT_SQL = """
 UPDATE attempts SET state = 'finished', outcome = 'completed', score = {p1}, verdict = 'passed',
@@ -314,6 +330,141 @@ async def measure_floor(db: Database, jobs: int, analyze: bool = False) -> dict:
     return {"run_id": run_id, "seconds": seconds, "jobs_per_s": jobs / seconds, "planner_stats": stats}
 
 
+# --------------------------------------------------------------------------- floor + one RPC per job
+#
+# The design's fixed cost: a worker is another process than the store, so each job costs at
+# least one round trip. This floor is the raw SQL above, done by a server process behind one
+# echo-like RPC through HEMRA's own transport (transport.new_server, so the same token, readiness
+# and error interceptors; transport.channel on the worker's side): per job, a worker sends the
+# job it finished, the server completes it and claims the next in raw SQL and sends that back.
+# No protobuf and no ORM: what is left of HEMRA's time above it is HEMRA's own code.
+
+#: The floor's RPC answers at CompleteJob's name, with bytes of its own: the token interceptor
+#: lets in only the RPCs HEMRA serves, and this is the one a worker calls per job.
+FLOOR_SERVICE, FLOOR_RPC = "hemra.v1.StoreService", "CompleteJob"
+FLOOR_METHOD = f"/{FLOOR_SERVICE}/{FLOOR_RPC}"
+
+
+class FloorQueue:
+    """The raw SQL of one complete + one claim, on one SQLite connection or an asyncpg pool."""
+
+    def __init__(self, db_kind: str, target: str, size: int):
+        self.kind, self.target, self.size = db_kind, target, size
+        self.score = json.dumps(SCORE)
+
+    async def open(self) -> None:
+        if self.kind == "sqlite":
+            self.conn = sqlite3.connect(self.target, isolation_level=None, timeout=30)
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=30000", "foreign_keys=ON"):
+                self.conn.execute(f"PRAGMA {pragma}")
+            self.claim_sql = _sql(CLAIM_SQL, "sqlite")
+            self.batch_sql = _sql(CLAIM_BATCH_SQL, "sqlite")
+            self.done_job, self.done_attempt = _sql(DONE_JOB_SQL, "sqlite"), _sql(DONE_ATTEMPT_SQL, "sqlite")
+        else:
+            import asyncpg
+
+            self.pool = await asyncpg.create_pool(self.target, min_size=self.size, max_size=self.size)
+            self.claim_sql = _sql(CLAIM_SQL, "pg", " FOR UPDATE SKIP LOCKED")
+            self.batch_sql = _sql(CLAIM_BATCH_SQL, "pg", " FOR UPDATE SKIP LOCKED")
+            self.done_job, self.done_attempt = _sql(DONE_JOB_SQL, "pg"), _sql(DONE_ATTEMPT_SQL, "pg")
+
+    async def close(self) -> None:
+        if self.kind == "sqlite":
+            self.conn.close()
+        else:
+            await self.pool.close()
+
+    async def step(self, worker: str, done: list, want: int) -> list:
+        """Complete every (job, lease token, attempt) of `done` in one transaction, then claim up
+        to `want` jobs in one statement (1: the claim above; more: claim batching's prototype)."""
+        now = time.time()
+        claim = self.claim_sql if want == 1 else self.batch_sql
+        claim_args = (worker, now + LEASE_SECS) if want == 1 else (worker, now + LEASE_SECS, want)
+        if self.kind == "sqlite":  # as the in-process floor: BEGIN IMMEDIATE transactions
+            conn = self.conn
+            if done:
+                conn.execute("BEGIN IMMEDIATE")
+                for job, token, attempt in done:
+                    n_job = conn.execute(self.done_job, (job, token)).rowcount
+                    n_attempt = conn.execute(self.done_attempt, (self.score, now, now, attempt)).rowcount
+                    if (n_job, n_attempt) != (1, 1):
+                        raise BenchError(f"floor+rpc: completing {job} updated {n_job} / {n_attempt} rows")
+                conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+            rows = conn.execute(claim, claim_args).fetchall()
+            conn.execute("COMMIT")
+            return [tuple(r) for r in rows]
+        async with self.pool.acquire() as conn:
+            if done:
+                async with conn.transaction():
+                    for job, token, attempt in done:
+                        status_job = await conn.execute(self.done_job, job, token)
+                        status_attempt = await conn.execute(self.done_attempt, self.score, now, now, attempt)
+                        if status_job != "UPDATE 1" or status_attempt != "UPDATE 1":
+                            raise BenchError(f"floor+rpc: completing {job} updated {status_job} / {status_attempt}")
+            rows = await conn.fetch(claim, *claim_args)
+            return [(r["id"], r["lease_token"], r["attempt_id"]) for r in rows]
+
+
+def _encode(worker: str, jobs: list, want: int = 1) -> bytes:
+    return json.dumps([worker, [list(j) for j in jobs], want]).encode()
+
+
+def _decode(data: bytes) -> tuple[str, list, int]:
+    worker, jobs, want = json.loads(data)
+    return worker, [tuple(j) for j in jobs], want
+
+
+async def serve_floor(kind: str, target: str, workers: int, lifetime: float) -> None:
+    """The floor's server: raw SQL behind one RPC through transport.new_server on 127.0.0.1:0."""
+    import grpc
+
+    from services.common import transport
+
+    queue = FloorQueue(kind, target, workers)
+    await queue.open()
+
+    async def complete_and_claim(request: bytes, context) -> bytes:
+        worker, done, want = _decode(request)
+        return _encode(worker, await queue.step(worker, done, want))
+
+    handler = grpc.method_handlers_generic_handler(
+        FLOOR_SERVICE, {FLOOR_RPC: grpc.unary_unary_rpc_method_handler(complete_and_claim)}
+    )
+    server = transport.new_server(os.environ[TOKEN_ENV])
+    server.add_generic_rpc_handlers((handler,))
+    port = transport.bind(server, "127.0.0.1:0")
+    await transport.start(server)
+    await _serve_until_stopped(port, lifetime, None)
+    await server.stop(grace=2)
+    await queue.close()
+
+
+async def work_floor(address: str, name: str, deadline: float, batch: int = 1) -> dict:
+    """One floor worker: one RPC per job (or per `batch` jobs: claim batching's prototype), each
+    finishing the worker's last jobs and bringing the next."""
+    from services import auth
+    from services.common import transport
+
+    channel = transport.channel(address)
+    call = channel.unary_unary(FLOOR_METHOD)
+    metadata = auth.metadata(os.environ[TOKEN_ENV])
+    completed, jobs = [], []
+    first_call = time.time()
+    try:
+        while True:
+            if time.time() > deadline:
+                raise SystemExit(f"{name}: deadline passed after {len(completed)} jobs")
+            _, jobs, _ = _decode(await call(_encode(name, jobs, batch), timeout=60, metadata=metadata))
+            if not jobs:
+                break
+            completed.extend(job[0] for job in jobs)
+        end = time.time()
+    finally:
+        await channel.close()
+    return {"name": name, "completed": completed, "first_call": first_call, "end": end, "cpu": _cpu_seconds()}
+
+
 # --------------------------------------------------------------------------- HEMRA (gRPC store)
 
 
@@ -336,18 +487,17 @@ def _stop(proc: subprocess.Popen, grace: float) -> None:
 
 
 def start_server(
-    db: Database, folder: Path, token: str, lifetime: float, profile: Path | None
+    db: Database, folder: Path, token: str, lifetime: float, profile: Path | None, floor_workers: int = 0
 ) -> tuple[subprocess.Popen, int]:
+    """The store's server; with `floor_workers`, the floor's raw-SQL server instead."""
     out, err = folder / "server.out", folder / "server.err"
-    command = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "_serve",
-        db.url,
-        str(db.blob_dir),
-        "--lifetime",
-        str(lifetime),
-    ]
+    command = [sys.executable, str(Path(__file__).resolve())]
+    if floor_workers:
+        target = str(db.sqlite_path) if db.kind == "sqlite" else db.pg_dsn
+        command += ["_serve_floor", db.kind, target, "--workers", str(floor_workers)]
+    else:
+        command += ["_serve", db.url, str(db.blob_dir)]
+    command += ["--lifetime", str(lifetime)]
     if profile:
         command += ["--profile", str(profile)]
     with open(out, "w") as stdout, open(err, "w") as stderr:
@@ -364,7 +514,9 @@ def start_server(
     raise BenchError(f"the store server did not start (exit {proc.returncode}):\n{err.read_text()[-3000:]}")
 
 
-def run_workers(port: int, workers: int, folder: Path, token: str, timeout: float) -> tuple[float, list[dict]]:
+def run_workers(
+    port: int, workers: int, folder: Path, token: str, timeout: float, floor: bool = False, batch: int = 1
+) -> tuple[float, list[dict]]:
     """Start W worker processes, wait for all; the seconds from the first start to the last exit."""
     procs = []
     env = _child_env(token)
@@ -375,11 +527,12 @@ def run_workers(port: int, workers: int, folder: Path, token: str, timeout: floa
             command = [
                 sys.executable,
                 str(Path(__file__).resolve()),
-                "_worker",
+                "_worker_floor" if floor else "_worker",
                 f"127.0.0.1:{port}",
                 name,
                 "--deadline",
                 str(started_wall + timeout),
+                *(["--batch", str(batch)] if floor else []),
             ]
             stdout, stderr = open(folder / f"{name}.out", "w"), open(folder / f"{name}.err", "w")
             procs.append(
@@ -415,14 +568,19 @@ async def measure_hemra(
     timeout: float,
     profile: Path | None = None,
     analyze: bool = False,
+    floor: bool = False,
+    batch: int = 1,
 ) -> dict:
-    run_id = await record_run(db, jobs, f"bench-{db.kind}-w{workers}", analyze)
+    """HEMRA's store and workers; `floor`: the floor's raw-SQL server and workers, one RPC per job
+    (per `batch` jobs: claim batching's prototype)."""
+    what = (f"floor-rpc-b{batch}" if batch > 1 else "floor-rpc") if floor else "bench"
+    run_id = await record_run(db, jobs, f"{what}-{db.kind}-w{workers}", analyze)
     stats = await planner_stats(db)
-    folder = Path(tempfile.mkdtemp(prefix=f"{db.kind}-w{workers}-", dir=scratch))
+    folder = Path(tempfile.mkdtemp(prefix=f"{what}-{db.kind}-w{workers}-", dir=scratch))
     token = secrets.token_hex(16)
-    server, port = start_server(db, folder, token, timeout + 120, profile)
+    server, port = start_server(db, folder, token, timeout + 120, profile, workers if floor else 0)
     try:
-        seconds, reports = run_workers(port, workers, folder, token, timeout)
+        seconds, reports = run_workers(port, workers, folder, token, timeout, floor, batch)
     finally:
         _stop(server, 15)
     if server.returncode not in (0, -signal.SIGTERM):
@@ -431,7 +589,7 @@ async def measure_hemra(
     server_cpu = [
         float(line.split()[1]) for line in (folder / "server.out").read_text().splitlines() if line.startswith("CPU ")
     ]
-    await verify(db, run_id, jobs, completed, {r["name"] for r in reports}, f"{db.kind} W={workers}")
+    await verify(db, run_id, jobs, completed, {r["name"] for r in reports}, f"{db.kind} {what} W={workers}")
     first_call = min(r["first_call"] for r in reports)
     loop_seconds = max(r["end"] for r in reports) - first_call
     return {
@@ -462,6 +620,13 @@ async def serve(url: str, blob_dir: str, lifetime: float, profile: str | None) -
     store = await Store.open(url, Path(blob_dir))
     server, port = build_server(store, "127.0.0.1:0", os.environ[TOKEN_ENV])
     await transport.start(server)
+    await _serve_until_stopped(port, lifetime, profile)
+    await server.stop(grace=2)
+    await store.close()
+
+
+async def _serve_until_stopped(port: int, lifetime: float, profile: str | None) -> None:
+    """Say PORT <n>, serve until told to stop, then say CPU <seconds>."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -484,8 +649,6 @@ async def serve(url: str, blob_dir: str, lifetime: float, profile: str | None) -
         profiler.disable()
         profiler.dump_stats(profile)
     print(f"CPU {_cpu_seconds():.6f}", flush=True)
-    await server.stop(grace=2)
-    await store.close()
 
 
 def _cpu_seconds() -> float:
@@ -539,15 +702,27 @@ def child_main(argv: list[str]) -> int:
     s.add_argument("blob_dir")
     s.add_argument("--lifetime", type=float, default=1800)
     s.add_argument("--profile")
-    w = sub.add_parser("_worker")
-    w.add_argument("address")
-    w.add_argument("name")
-    w.add_argument("--deadline", type=float, required=True)
+    f = sub.add_parser("_serve_floor")
+    f.add_argument("kind")
+    f.add_argument("target")
+    f.add_argument("--workers", type=int, required=True)
+    f.add_argument("--lifetime", type=float, default=1800)
+    for mode in ("_worker", "_worker_floor"):
+        w = sub.add_parser(mode)
+        w.add_argument("address")
+        w.add_argument("name")
+        w.add_argument("--deadline", type=float, required=True)
+        w.add_argument("--batch", type=int, default=1)
     args = parser.parse_args(argv)
     if args.mode == "_serve":
         asyncio.run(serve(args.url, args.blob_dir, args.lifetime, args.profile))
+    elif args.mode == "_serve_floor":
+        asyncio.run(serve_floor(args.kind, args.target, args.workers, args.lifetime))
     else:
-        report = asyncio.run(work(args.address, args.name, args.deadline))
+        if args.mode == "_worker_floor":
+            report = asyncio.run(work_floor(args.address, args.name, args.deadline, args.batch))
+        else:
+            report = asyncio.run(work(args.address, args.name, args.deadline))
         json.dump(report, sys.stdout)
     return 0
 
@@ -567,6 +742,14 @@ def git_commit() -> str:
 def targets_of(rows: list[dict]) -> list[dict]:
     targets = []
     for row in rows:
+        targets.append(
+            dict(
+                what=f"hemra/floor+rpc {row['database']} W={row['workers']}",
+                value=row["ratio_rpc"],
+                target=f"<= {RPC_FLOOR_TARGET:g}",
+                met=row["ratio_rpc"] <= RPC_FLOOR_TARGET,
+            )
+        )
         wanted = TARGETS.get((row["database"], row["workers"]))
         if wanted is None:
             continue
@@ -593,17 +776,19 @@ def print_table(rows: list[dict], targets: list[dict], jobs: int) -> None:
     print(f"queue throughput: {jobs} jobs per measurement (ClaimJob + CompleteJob through the gRPC store)")
     print(
         f"{'database':<10}{'workers':>8}{'jobs':>7}{'seconds':>9}{'jobs/s':>9}{'floor jobs/s':>14}"
-        f"{'floor/hemra':>13}   {'info: loop jobs/s':>17}"
+        f"{'floor/hemra':>13}{'floor+rpc jobs/s':>18}{'hemra/floor+rpc':>17}{'CPU/job ratio':>15}"
+        f"   {'info: loop jobs/s':>17}"
     )
     for r in rows:
         print(
             f"{r['database']:<10}{r['workers']:>8}{r['jobs']:>7}{r['seconds']:>9.2f}{r['jobs_per_s']:>9.1f}"
-            f"{r['floor_jobs_per_s']:>14.1f}{r['ratio']:>13.2f}   {r['loop_jobs_per_s']:>17.1f}"
+            f"{r['floor_jobs_per_s']:>14.1f}{r['ratio']:>13.2f}{r['floor_rpc_jobs_per_s']:>18.1f}"
+            f"{r['ratio_rpc']:>17.2f}{r['cpu_ratio_rpc']:>15.2f}   {r['loop_jobs_per_s']:>17.1f}"
         )
     print()
-    print(f"{'target':<32}{'value':>9}{'target':>9}{'met':>6}")
+    print(f"{'target':<36}{'value':>9}{'target':>9}{'met':>6}")
     for t in targets:
-        print(f"{t['what']:<32}{t['value']:>9.2f}{t['target']:>9}{'yes' if t['met'] else 'NO':>6}")
+        print(f"{t['what']:<36}{t['value']:>9.2f}{t['target']:>9}{'yes' if t['met'] else 'NO':>6}")
 
 
 def print_profile(path: Path, top: int = 25) -> list[str]:
@@ -649,6 +834,16 @@ async def bench(args, scratch: Path) -> dict:
             )
             for workers in args.workers:
                 load, note = busy_note()
+                rpc = await measure_hemra(
+                    db, args.jobs, workers, scratch, args.timeout, analyze=args.analyze, floor=True
+                )
+                print(
+                    f"{kind:<9} floor+rpc W={workers:<3} {rpc['seconds']:7.2f} s {rpc['jobs_per_s']:8.1f} jobs/s "
+                    f"(raw SQL behind one RPC per job; CPU per job: server {rpc['store_cpu_ms_per_job']:.2f} ms, "
+                    f"workers {rpc['worker_cpu_ms_per_job']:.2f} ms){note}",
+                    flush=True,
+                )
+                load, note = busy_note()
                 m = await measure_hemra(db, args.jobs, workers, scratch, args.timeout, analyze=args.analyze)
                 m["load_before"] = load
                 row = {
@@ -657,6 +852,12 @@ async def bench(args, scratch: Path) -> dict:
                     **m,
                     "floor_jobs_per_s": floor["jobs_per_s"],
                     "ratio": floor["jobs_per_s"] / m["jobs_per_s"],
+                    "floor_rpc": rpc,
+                    "floor_rpc_jobs_per_s": rpc["jobs_per_s"],
+                    "ratio_rpc": rpc["jobs_per_s"] / m["jobs_per_s"],
+                    # CPU per job, store and workers together: barely moved by other work on the machine.
+                    "cpu_ratio_rpc": (m["store_cpu_ms_per_job"] + m["worker_cpu_ms_per_job"])
+                    / (rpc["store_cpu_ms_per_job"] + rpc["worker_cpu_ms_per_job"]),
                 }
                 rows.append(row)
                 print(
@@ -666,6 +867,26 @@ async def bench(args, scratch: Path) -> dict:
                     f"workers {m['worker_cpu_ms_per_job']:.2f} ms{describe_stats(m['planner_stats'])}){note}",
                     flush=True,
                 )
+                if args.claim_batch > 1:
+                    b = await measure_hemra(
+                        db,
+                        args.jobs,
+                        workers,
+                        scratch,
+                        args.timeout,
+                        analyze=args.analyze,
+                        floor=True,
+                        batch=args.claim_batch,
+                    )
+                    row["floor_rpc_batched"] = b
+                    row["batch_over_rpc"] = b["jobs_per_s"] / rpc["jobs_per_s"]
+                    row["batch_over_hemra"] = b["jobs_per_s"] / m["jobs_per_s"]
+                    print(
+                        f"{kind:<9} prototype: floor+rpc claiming {args.claim_batch} jobs a call, W={workers}: "
+                        f"{b['jobs_per_s']:.1f} jobs/s, {row['batch_over_rpc']:.2f}x the floor+rpc, "
+                        f"{row['batch_over_hemra']:.2f}x HEMRA",
+                        flush=True,
+                    )
             if args.profile and (kind == "postgres" or "postgres" not in args.databases):
                 workers = max(args.workers)
                 prof = scratch / f"store-{kind}-w{workers}.prof"
@@ -688,7 +909,7 @@ async def bench(args, scratch: Path) -> dict:
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] in ("_serve", "_worker"):
+    if len(sys.argv) > 1 and sys.argv[1] in ("_serve", "_worker", "_serve_floor", "_worker_floor"):
         return child_main(sys.argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=2000, help="jobs per measurement (default 2000)")
@@ -705,6 +926,13 @@ def main() -> int:
         action="store_true",
         help="PostgreSQL: ANALYZE after recording each run (steady state; default: leave "
         "planner statistics to autovacuum, as HEMRA does)",
+    )
+    parser.add_argument(
+        "--claim-batch",
+        type=int,
+        default=0,
+        help="also measure claim batching's prototype: the floor+rpc with each call completing and "
+        "claiming up to B jobs (default: not measured)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (SQLite files, process logs)")
     args = parser.parse_args()

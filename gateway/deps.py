@@ -7,7 +7,9 @@ from fastapi import Depends, Path, Query, Request
 from services.common.transport import Client
 
 
-def get_store(request: Request) -> Client:
+async def get_store(request: Request) -> Client:
+    # async: FastAPI runs a plain `def` dependency in its thread pool, a hop to a worker thread
+    # and back through the event loop's wake-up pipe on every request.
     return request.app.state.store
 
 

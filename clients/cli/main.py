@@ -1,6 +1,7 @@
 """The `hemra` command."""
 
 import importlib
+import re
 import sys
 
 import typer
@@ -24,14 +25,65 @@ COMMANDS = {
     "health": ("serving", "health"),
     "service": ("serving", "service"),
 }
+#: An int's value typer's check would give back as int(value): digits, no sign, no leading zero.
+_DECIMAL = re.compile(r"0|[1-9][0-9]{0,17}")
 #: Groups of commands: name -> module holding their Typer app.
 GROUPS = {"datasets": "datasets", "harness": "harness", "db": "database"}
 #: `hemra service NAME ...` hands its arguments to the service's own parser.
 PASS_THROUGH = {"service": {"allow_extra_args": True, "ignore_unknown_options": True}}
 
 
+def _plain_coercion() -> None:
+    """Typer checks every str, int and bool parameter with a pydantic TypeAdapter: importing
+    pydantic and building the adapters is about a third of a read command's start-up (python -X
+    importtime). A value that is already of the parameter's type, or a plain decimal string for
+    an int with no bounds, comes out of that check unchanged (int() of it), so it is taken as is;
+    anything else (a bad value, bounds, other types) goes to typer's own check, with its
+    messages. Left alone when typer's internals are not the ones this knows."""
+    try:
+        from typer import _coercion, core
+    except ImportError:
+        return
+    original = getattr(core, "build_runtime_param", None)
+    base = getattr(_coercion, "RuntimeParam", None)
+    if original is None or base is None or getattr(original, "hemra_plain", False):
+        return
+
+    class Plain(base):
+        def __init__(self, descriptor):
+            object.__setattr__(self, "parameter_info", descriptor.parameter_info)
+            object.__setattr__(self, "annotation", descriptor.annotation)
+            object.__setattr__(self, "_descriptor", descriptor)
+            object.__setattr__(self, "_full", None)
+
+        def _coerce_value(self, value, param, ctx):
+            if type(value) is self.annotation:
+                return value
+            if self.annotation is int and type(value) is str and _DECIMAL.fullmatch(value):
+                return int(value)
+            if self._full is None:
+                object.__setattr__(self, "_full", original(self._descriptor))
+            return self._full._coerce_value(value, param=param, ctx=ctx)
+
+    def build_runtime_param(descriptor):
+        info = descriptor.parameter_info
+        if (
+            descriptor.annotation in (str, int, bool)
+            and descriptor.file_annotation is None
+            and getattr(info, "parser", None) is None
+            and getattr(info, "min", None) is None
+            and getattr(info, "max", None) is None
+        ):
+            return Plain(descriptor)
+        return original(descriptor)
+
+    build_runtime_param.hemra_plain = True
+    core.build_runtime_param = build_runtime_param
+
+
 def build(only: str | None = None) -> typer.Typer:
     """The `hemra` app with every command, or only the one named (what `main` runs)."""
+    _plain_coercion()
     app = typer.Typer(
         name="hemra",
         no_args_is_help=True,

@@ -4,7 +4,6 @@ import datetime as dt
 import gc
 
 import msgspec
-from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from rich.console import Console
 from rich.table import Table
@@ -256,6 +255,8 @@ def message_json(message, bulk: tuple[str, ...] = ()) -> dict:
     """json_format.MessageToDict (proto field names, every field printed), with the repeated
     fields named in `bulk` converted by flat_dicts: json_format walks descriptors in Python,
     tens of microseconds per entry, which 10,000s of paired tasks turn into seconds."""
+    from google.protobuf import json_format  # on the paths that print JSON only
+
     head = type(message)()
     head.CopyFrom(message)
     for name in bulk:
@@ -276,6 +277,8 @@ def message_json(message, bulk: tuple[str, ...] = ()) -> dict:
 
 def flat_dicts(messages, descriptor) -> list[dict]:
     """MessageToDict of each message of a flat type (plain scalars and maps of them), fast."""
+    from google.protobuf import json_format  # on the paths that print JSON only
+
     plain, maps = [], []
     for field in descriptor.fields:
         entry = field.message_type

@@ -4,7 +4,6 @@ import json
 from typing import Annotated
 
 import typer
-from google.protobuf import json_format
 
 from clients.cli import connect, render
 from clients.cli.common import command, console, fail
@@ -146,6 +145,8 @@ def _usage_note(attempt) -> str:
 
 
 def _dict(message) -> dict:
+    from google.protobuf import json_format  # on the paths that print JSON only
+
     # Every field, zero or not: a script reads `"failed": 0`, never a missing key.
     return json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True

@@ -20,7 +20,7 @@ except SystemExit:
     pass
 loaded = [m for m in ("services.executor.server", "services.planner.server", "services.importer.server",
                       "services.scorer.server", "numpy", "clients.cli.running", "clients.cli.serving",
-                      "clients.cli.transfer", "clients.cli.judging") if m in sys.modules]
+                      "clients.cli.transfer", "clients.cli.judging", "pydantic") if m in sys.modules]
 print(json.dumps(loaded), file=sys.stderr)
 """
 
@@ -33,6 +33,33 @@ def loaded_by(env: dict, *args: str) -> list[str]:
 def test_read_commands_import_no_other_service(hemra_env):
     for command in (["runs"], ["datasets", "list"], ["--server=", "show", "--help"]):
         assert loaded_by(hemra_env, *command) == [], command
+
+
+def test_plain_values_skip_typers_pydantic_check_and_others_keep_its_answers(hemra_env):
+    """Typer's pydantic check is skipped only where it would give the value back unchanged:
+    what it refuses or changes still goes through it, with its own message."""
+    import typer
+    from typer.testing import CliRunner
+
+    from clients.cli import main
+
+    app = typer.Typer()
+
+    @app.command()
+    def echo(number: int = 5, name: str = "x", flag: bool = False, bounded: int = typer.Option(3, min=1, max=9)):
+        typer.echo(repr((number, name, flag, bounded)))
+
+    main._plain_coercion()
+    runner = CliRunner()
+    ok = runner.invoke(app, ["--number", "42", "--name", "a b", "--flag", "--bounded", "4"])
+    assert (ok.exit_code, ok.output) == (0, "(42, 'a b', True, 4)\n")
+    assert runner.invoke(app, []).output == "(5, 'x', False, 3)\n"
+    # Typer's own check: leading zeros, a sign, an out-of-range bound, not a number.
+    assert runner.invoke(app, ["--number", "007"]).output == "(7, 'x', False, 3)\n"
+    assert runner.invoke(app, ["--number", "-3"]).output == "(-3, 'x', False, 3)\n"
+    for args, message in ((["--number", "abc"], "number"), (["--bounded", "10"], "bounded")):
+        refused = runner.invoke(app, args)
+        assert refused.exit_code == 2 and message in refused.output, refused.output
 
 
 def test_the_command_named_is_the_one_built():
