@@ -122,8 +122,8 @@ async def record_import(home: Path, trials: int) -> str:
 
 async def judge_once(home: Path, label: str, judge_file: Path) -> tuple[float, object]:
     from hemra.v1 import scorer_service_pb2 as scpb
-    from services.compose import embedded
     from services.common import judges
+    from services.compose import embedded
 
     spec = judges.load(judge_file).spec()
     async with embedded.services(home, f"sqlite:///{home / 'hemra.db'}") as services:

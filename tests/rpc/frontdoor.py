@@ -11,8 +11,8 @@ import grpc
 
 from gateway.frontdoor import build_front_door
 from hemra.v1 import store_service_pb2 as spb
-from services.compose import embedded
 from services.common import errors, transport
+from services.compose import embedded
 from services.digests import sha256
 
 
