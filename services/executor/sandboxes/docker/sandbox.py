@@ -9,11 +9,10 @@ from services.environments.capabilities import ENFORCES
 from services.environments.engine import LABEL_ATTEMPT, client, docker_errors, limits
 from services.environments.images import LABEL_TASK, ensure_image
 from services.executor.sandboxes.base import Sandbox, SandboxError, discard, remove_later
-from services.executor.sandboxes.docker import cgroups
+from services.executor.sandboxes.docker import cgroups, network
 from services.executor.sandboxes.docker.cleanup import process_labels, remove
 from services.executor.sandboxes.docker.commands import Commands
 from services.executor.sandboxes.docker.files import BOUND, Files
-from services.executor.sandboxes.docker.network import SUBNET_TRIES, attempt_subnet
 from services.executor.sandboxes.docker.verifier import SERVICE, Verifier
 from services.executor.sandboxes.relay import Relay
 
@@ -111,29 +110,8 @@ class DockerSandbox(Verifier, Commands, Files, Sandbox):
         await asyncio.to_thread(self._launch_relay)
 
     def _create_network(self) -> None:
-        """The attempt's own network (verifier.network = "bridge"): internal (no route beyond
-        it), and the bridge has no address on the host (inhibit_ipv4), so no host service
-        answers on it, loopback or not; another attempt's is another bridge and subnet. Labelled
-        like the attempt's containers, so the start-up sweep removes it after a kill -9."""
-        from docker.types import IPAMConfig, IPAMPool
-
-        for attempt in range(1, SUBNET_TRIES + 1):
-            subnet, gateway = attempt_subnet()
-            try:
-                created = client().api.create_network(
-                    f"hemra-{self.attempt_id}",
-                    driver="bridge",
-                    internal=True,
-                    options={"com.docker.network.bridge.inhibit_ipv4": "true"},
-                    ipam=IPAMConfig(pool_configs=[IPAMPool(subnet=subnet, gateway=gateway)]),
-                    labels={LABEL_ATTEMPT: self.attempt_id, LABEL_TASK: self.task.digest, **process_labels()},
-                )
-                break
-            except docker_errors().APIError as exc:
-                if attempt < SUBNET_TRIES and "overlaps" in str(exc.explanation or exc):
-                    continue  # another attempt's network holds that range: draw again
-                raise SandboxError(f"cannot make the verifier's network: {exc.explanation or exc}") from None
-        self.network_id = created["Id"]
+        """The attempt's network (network.create), removed here when the attempt was torn down meanwhile."""
+        self.network_id = network.create(self.attempt_id, self.task.digest)
         if self._torn_down:  # cancelled meanwhile: nothing will remove it but this thread
             network_id, self.network_id = self.network_id, ""
             remove("", None, network_id)
