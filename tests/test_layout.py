@@ -51,9 +51,16 @@ def test_the_checker_sees_lazy_imports():
     assert ("services/executor/sandboxes/__init__.py", "services.executor.sandboxes.docker") in imported("services")
 
 
-def test_only_the_composition_root_builds_every_server():
+def test_only_the_composition_roots_build_several_servers():
     builders = {}
     for file, module in imported("services"):
         if module.endswith(".server") and module.count(".") == 2:
             builders.setdefault(file, set()).add(module)
-    assert {file for file, modules in builders.items() if len(modules) > 1} == {"services/embedded.py"}
+    several = {file for file, modules in builders.items() if len(modules) > 1}
+    assert several == {"services/compose/embedded.py", "services/compose/worker.py"}
+
+
+@pytest.mark.parametrize("folder", ["clients", "gateway"])
+def test_clients_build_no_server(folder):
+    """hemra serve and hemra worker are wired in services/compose, not in the CLI."""
+    assert offenders(folder, lambda m: m.startswith("services.") and m.endswith((".server", ".servicer"))) == []

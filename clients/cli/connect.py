@@ -68,7 +68,7 @@ async def services(store_only: bool = False, read_only: bool = False):
             async with _read_locally() as local:
                 yield local
             return
-        from services import embedded
+        from services.compose import embedded
 
         only = ("store",) if store_only else embedded.SERVICES
         async with embedded.services(home(), database_url(), only=only) as local:
@@ -95,7 +95,7 @@ async def services(store_only: bool = False, read_only: bool = False):
 
 @contextlib.asynccontextmanager
 async def _read_locally():
-    from services import embedded
+    from services.compose import embedded
     from services.store import warm
     from services.store.settings import StoreSettings
 

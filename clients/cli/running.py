@@ -25,65 +25,75 @@ from services.store.ids import kind_of
 PROGRESS_SECS = 0.2
 
 
+# hemra run's arguments and options, one alias each (the command's signature stays one line per option).
+_RunFile = Annotated[Path | None, typer.Argument(help="A run file (TOML); flags replace or add to its values.")]
+_Harness = Annotated[
+    list[str],
+    typer.Option(
+        "-H",
+        "--harness",
+        help="Harness: built-in (oracle, nop), name in harnesses/, or file. Repeatable; replaces the file's.",
+    ),
+]
+_Dataset = Annotated[
+    list[str],
+    typer.Option(
+        "-d", "--dataset", help="Dataset: name, name@<digest prefix> or folder. Repeatable; replaces the file's."
+    ),
+]
+_Attempts = Annotated[int | None, typer.Option("-k", "--attempts", help="Trials per task (repetitions).")]
+_Tasks = Annotated[list[str], typer.Option("-t", "--task", help="Only tasks matching this pattern. Repeatable.")]
+_Exclude = Annotated[list[str], typer.Option("-x", "--exclude", help="Skip tasks matching this pattern. Repeatable.")]
+_Baseline = Annotated[str | None, typer.Option("--baseline", help="The harness every other is compared with.")]
+_Concurrency = Annotated[int | None, typer.Option("--concurrency", help="Trials at once.")]
+_Sandbox = Annotated[str | None, typer.Option("--sandbox", help="Where trials run: host, docker or modal.")]
+_Require = Annotated[list[str], typer.Option("--require", help="A requirement the sandbox must enforce. Adds.")]
+_VerifierEnv = Annotated[
+    list[str], typer.Option("--verifier-env", help="An environment variable name verifiers may read. Adds.")
+]
+_Judge = Annotated[list[str], typer.Option("--judge", help="A HEMRA judge to run. Adds.")]
+_Label = Annotated[str | None, typer.Option("--label", help="The run's label (run file: name).")]
+_Pool = Annotated[
+    str | None, typer.Option("--pool", help="The executor pool that works the run (deployments; default: default).")
+]
+_Model = Annotated[str | None, typer.Option("--model", help="The model every harness must use.")]
+_Timeout = Annotated[int | None, typer.Option("--timeout", help="Seconds per attempt (run file: timeout_secs).")]
+_MaxInfraRetries = Annotated[
+    int | None, typer.Option("--max-infra-retries", help="Retries after infrastructure failures only.")
+]
+_AllowHistory = Annotated[
+    list[str],
+    typer.Option(
+        "--allow-history",
+        help="Keep the repository history of tasks matching this pattern (no strip; the report flags them). Adds.",
+    ),
+]
+_Detach = Annotated[
+    bool,
+    typer.Option("--detach", help="Record and queue the run, print its ID and return; hemra serve or workers run it."),
+]
+
+
 def run(
-    run_file: Annotated[
-        Path | None, typer.Argument(help="A run file (TOML); flags replace or add to its values.")
-    ] = None,
-    harness: Annotated[
-        list[str],
-        typer.Option(
-            "-H",
-            "--harness",
-            help="Harness: built-in (oracle, nop), name in harnesses/, or file. Repeatable; replaces the file's.",
-        ),
-    ] = [],
-    dataset: Annotated[
-        list[str],
-        typer.Option(
-            "-d", "--dataset", help="Dataset: name, name@<digest prefix> or folder. Repeatable; replaces the file's."
-        ),
-    ] = [],
-    attempts: Annotated[int | None, typer.Option("-k", "--attempts", help="Trials per task (repetitions).")] = None,
-    tasks: Annotated[
-        list[str], typer.Option("-t", "--task", help="Only tasks matching this pattern. Repeatable.")
-    ] = [],
-    exclude: Annotated[
-        list[str], typer.Option("-x", "--exclude", help="Skip tasks matching this pattern. Repeatable.")
-    ] = [],
-    baseline: Annotated[
-        str | None, typer.Option("--baseline", help="The harness every other is compared with.")
-    ] = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Trials at once.")] = None,
-    sandbox: Annotated[str | None, typer.Option("--sandbox", help="Where trials run: host, docker or modal.")] = None,
-    require: Annotated[list[str], typer.Option("--require", help="A requirement the sandbox must enforce. Adds.")] = [],
-    verifier_env: Annotated[
-        list[str], typer.Option("--verifier-env", help="An environment variable name verifiers may read. Adds.")
-    ] = [],
-    judge: Annotated[list[str], typer.Option("--judge", help="A HEMRA judge to run. Adds.")] = [],
-    label: Annotated[str | None, typer.Option("--label", help="The run's label (run file: name).")] = None,
-    pool: Annotated[
-        str | None, typer.Option("--pool", help="The executor pool that works the run (deployments; default: default).")
-    ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="The model every harness must use.")] = None,
-    timeout: Annotated[
-        int | None, typer.Option("--timeout", help="Seconds per attempt (run file: timeout_secs).")
-    ] = None,
-    max_infra_retries: Annotated[
-        int | None, typer.Option("--max-infra-retries", help="Retries after infrastructure failures only.")
-    ] = None,
-    allow_history: Annotated[
-        list[str],
-        typer.Option(
-            "--allow-history",
-            help="Keep the repository history of tasks matching this pattern (no strip; the report flags them). Adds.",
-        ),
-    ] = [],
-    detach: Annotated[
-        bool,
-        typer.Option(
-            "--detach", help="Record and queue the run, print its ID and return; hemra serve or workers run it."
-        ),
-    ] = False,
+    run_file: _RunFile = None,
+    harness: _Harness = [],
+    dataset: _Dataset = [],
+    attempts: _Attempts = None,
+    tasks: _Tasks = [],
+    exclude: _Exclude = [],
+    baseline: _Baseline = None,
+    concurrency: _Concurrency = None,
+    sandbox: _Sandbox = None,
+    require: _Require = [],
+    verifier_env: _VerifierEnv = [],
+    judge: _Judge = [],
+    label: _Label = None,
+    pool: _Pool = None,
+    model: _Model = None,
+    timeout: _Timeout = None,
+    max_infra_retries: _MaxInfraRetries = None,
+    allow_history: _AllowHistory = [],
+    detach: _Detach = False,
 ) -> None:
     """Resolve, record and run harnesses x datasets x attempts, then print the report."""
     flags = Flags(

@@ -10,12 +10,13 @@ from typing import Annotated
 import typer
 
 from clients.cli.common import check_address, command, console, database_url, fail, home
-from gateway.server import stop_http, url_of
 from hemra.v1 import store_service_pb2 as spb
-from services import auth, embedded
+from services import auth
 from services.common import errors, runspec, transport
 from services.common.entry import configure_logging
 from services.common.runspec import BOUNDS
+from services.compose import service as service_shape
+from services.compose import worker as worker_shape
 
 DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
 DEFAULT_LISTEN = "127.0.0.1:7878"
@@ -143,15 +144,7 @@ def serve(
     SIGTERM or Ctrl-C hands running attempts back to the queue; nothing is lost.
     """
     check_concurrency(concurrency, least=0)
-    for option, address in (("--listen", listen), ("--store-listen", store_listen)):
-        check_address(option, address, listen=True)
-        try:
-            if not is_loopback(address) and not expose:
-                fail(f"{option} {address} is not a loopback address; add --expose to allow it")
-        except ValueError as exc:
-            fail(f"{option}: {exc}")
-    if expose:
-        transport.allow_exposed()
+    _check_listeners({"--listen": listen, "--store-listen": store_listen}, expose)
     if ui is not None and not (ui / "index.html").is_file():
         fail(f"--ui {ui}: no index.html there (build the dashboard first: npm run build)")
     if (tls_cert is None) != (tls_key is None):
@@ -160,6 +153,20 @@ def serve(
         fail(f"--http-processes must be from 0 to {MAX_HTTP_PROCESSES} (got {http_processes})")
     tls = (tls_key.read_bytes(), tls_cert.read_bytes()) if tls_cert else None
     _serve(concurrency, store_listen, tls, token_env, listen, ui, expose, open_browser, http_processes)
+
+
+def _check_listeners(addresses: dict[str, str], expose: bool) -> None:
+    """Each option's address is one to listen on, and loopback unless --expose (which then
+    lets the transport listen on others)."""
+    for option, address in addresses.items():
+        check_address(option, address, listen=True)
+        try:
+            if not is_loopback(address) and not expose:
+                fail(f"{option} {address} is not a loopback address; add --expose to allow it")
+        except ValueError as exc:
+            fail(f"{option}: {exc}")
+    if expose:
+        transport.allow_exposed()
 
 
 async def _open_browser(url: str) -> None:
@@ -193,7 +200,7 @@ async def _serve(
     except auth.TokenError as exc:
         fail(str(exc))
     try:
-        context = embedded.services(home(), database_url(), credentials, store_listen, tls)
+        context = service_shape.services(home(), database_url(), credentials, store_listen, tls)
         services = await context.__aenter__()
     except OSError as exc:
         fail(f"{exc} (is another hemra serve using it? pass --store-listen 127.0.0.1:0 for a second one)")
@@ -205,12 +212,12 @@ async def _serve(
             f"{' (TLS)' if tls else ''}, {credentials.source}"
         )
         console.print(
-            f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {_url(web)}"
+            f"hemra serve: API and {'UI' if ui else 'trace viewer'} on {service_shape.gateway_url(web)}"
             f"{' (no authentication: anyone who can reach it can read the store)' if expose else ''}",
             highlight=False,
         )
         if open_browser:
-            await _open_browser(_url(web))
+            await _open_browser(service_shape.gateway_url(web))
         if concurrency == 0:
             console.print(f"hemra serve: serving only (concurrency 0); {where}", highlight=False)
             await _until_stop_signal()
@@ -220,31 +227,15 @@ async def _serve(
         await _until_signalled(worker)
     finally:
         if web is not None:
-            await (web.stop() if hasattr(web, "stop") else stop_http(web))
+            await service_shape.stop_gateway(web)
         await context.__aexit__(None, None, None)
-
-
-def _url(web) -> str:
-    return web.url if hasattr(web, "url") else url_of(web)
 
 
 async def _start_gateway(
     services, listen: str, ui: Path | None, expose: bool, processes: int = 0, credentials: auth.Credentials = None
 ):
-    """The HTTP API on this event loop, or in `processes` processes of their own
-    (gateway/processes.py); the app reads through the store service only."""
-    from gateway.app import create_app
-    from gateway.server import listening_socket, start_http
-
     try:
-        if processes:
-            from gateway import processes as http_processes
-
-            token = credentials.token(auth.SENDS["gateway"])
-            sock = listening_socket(listen)
-            return await http_processes.start(processes, sock, services.addresses["store"], token, ui, expose)
-        app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
-        return await start_http(app, listen)
+        return await service_shape.start_gateway(services, listen, ui, expose, processes, credentials)
     except OSError as exc:
         fail(f"--listen {listen}: cannot listen there: {exc.strerror or exc}")
 
@@ -312,32 +303,13 @@ async def _worker(
     address: str, concurrency: int, credentials: auth.Credentials, token_env: str, ca: bytes | None, pool: str
 ) -> None:
     configure_logging()
-    channel = transport.channel(address, ca)
-    token = credentials.token(auth.WORKER)
-    await _check_worker_token(transport.store(channel, token), address, token_env)
-    from services.executor.server import build_executor, lease_settings
-    from services.scorer.server import build_server as build_scorer
 
-    # Reached once, the store is ridden out when it restarts (the check above fails at once).
-    store = transport.store(channel, token, ride_out=lease_settings()[0])
-    # Its own scorer and harness protocol, on loopback, take the worker's token.
-    scorer_server, scorer_port, scorer_servicer = build_scorer(store, "127.0.0.1:0", credentials)
-    await transport.start(scorer_server)
-    scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")
-    scorer = transport.scorer(scorer_channel, token)
-    server, _, worker_ = build_executor(
-        store, scorer, home(), concurrency, "127.0.0.1:0", credentials=credentials, pool=pool
-    )
-    await transport.start(server)
-    console.print(f"hemra worker: working {address} (pool {pool}) with concurrency {concurrency}", highlight=False)
-    try:
+    async def check(store: transport.Client) -> None:
+        await _check_worker_token(store, address, token_env)
+
+    async with worker_shape.worker(address, ca, credentials, home(), concurrency, pool, check) as worker_:
+        console.print(f"hemra worker: working {address} (pool {pool}) with concurrency {concurrency}", highlight=False)
         await _until_signalled(worker_)
-    finally:
-        await transport.stop(server, grace=1)
-        await transport.stop(scorer_server, grace=1)
-        await scorer_servicer.close()
-        await scorer_channel.close()
-        await channel.close()
 
 
 async def _check_worker_token(store: transport.Client, address: str, token_env: str) -> None:

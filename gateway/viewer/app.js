@@ -1187,7 +1187,7 @@ async function attemptView(route, ui) {
 		judged.show(route);
 		detail.show(params.event ? Number(params.event) : null, trace.events);
 	}
-	ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), instructionPanel(id), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
+	ui.main(...attemptHeader(attempt), listNav(ui, route, attempt), instructionPanel(id), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el, status, layout);
 	apply(route);
 	await more();
 	bar.show(filter, params, trace.events);
@@ -1241,7 +1241,7 @@ function statusText(trace, shown, filter, span) {
 	const { attempt, events, done } = trace;
 	return `${formatNumber(shown.length)} of ${formatNumber(events.length)}${done ? "" : ` (of ${formatNumber(attempt.event_count)})`} events` + (isFiltering(filter) ? ` · window ${formatOffset(span[0])} – ${formatOffset(span[1])}` : "") + (done ? "" : " · scroll to load more") + (trace.following ? " · live" : "");
 }
-function attemptHeader(attempt, ui) {
+function attemptHeader(attempt) {
 	return [
 		h("h1", {}, `Attempt ${attempt.id} `, verdictTag(attempt)),
 		h("p", { class: "muted" }, `${attempt.harness_name} (${attempt.model || "no model"}) on ${attempt.task_name} (${attempt.dataset_name}), repetition ${attempt.repetition}, try ${attempt.number}`, attempt.agent_version ? ` · agent ${attempt.agent_version}` : "", attempt.error ? h("span", { class: "status-error" }, ` · ${shorten(attempt.error, 300)}`) : null),

@@ -54,7 +54,7 @@ def owner() -> str:
 def container_labels(started: str = "") -> dict[str, str]:
     """The labels naming this process on every container it starts (its owner, host, pid,
     `started`: its start time, when the caller knows it, and instance): what the start-up
-    sweep (sandboxes/docker.remove_orphans) reads. Without a start time a container is kept
+    sweep (sandboxes/docker/cleanup.remove_orphans) reads. Without a start time a container is kept
     while any process has its pid: never removed early, at worst late."""
     host, pid = socket.gethostname(), os.getpid()
     return {

@@ -141,68 +141,83 @@ async def collect(sandbox, store, events: EventLog | None) -> list[pb.Artifact]:
     within the caps. Raises only when the store fails (a sandbox that cannot list or read a
     file is the agent's doing, or not worth the attempt: a marker says so)."""
     own = list(events.artifacts) if events is not None else []
-    taken = {a.path for a in own}
-    kept: set[str] = set()
-    per_file, total = caps()
-    markers, batches = _Markers(events), _Batches(store)
+    kept = _Kept(store, events, {a.path for a in own})
     found: dict[str, list[pb.Artifact]] = {folder: [] for folder in ARTIFACT_DIRS}
-    files = used = 0
     for folder in _PRIORITY:
         try:
             paths = await sandbox.list_files(folder)
         except (OSError, SandboxError, ValueError) as exc:
-            await markers.add("artifact_skipped", path=folder, message=f"cannot list: {exc}")
+            await kept.markers.add("artifact_skipped", path=folder, message=f"cannot list: {exc}")
             continue
         for real in paths:
-            path = escaped_name(real)  # what is stored; `real` is what is read
-            if files >= MAX_ARTIFACT_FILES:
-                markers.counts["artifact_dropped"] = markers.counts.get("artifact_dropped", 0) + 1
-                continue
-            if len(path) > MAX_PATH or path in taken:
-                why = "its path is too long" if len(path) > MAX_PATH else "HEMRA keeps a file of that path itself"
-                await markers.add("artifact_dropped", path=path[:MAX_PATH], message=why)
-                continue
-            if path in kept:
-                await markers.add(
-                    "artifact_skipped", path=path, message="another file is kept under the same (escaped) name"
-                )
-                continue
-            try:
-                size = await sandbox.file_size(real)
-                room = max(min(size, per_file, total - used), 0)
-                data = (await sandbox.read_file(real, limit=room))[:room] if room else b""
-            except (OSError, SandboxError, ValueError) as exc:  # UnicodeError: a name the engine cannot take
-                await markers.add("artifact_skipped", path=path, message=f"cannot read: {type(exc).__name__}: {exc}")
-                continue
-            if size and not data:
-                await markers.add(
-                    "artifact_dropped",
-                    path=path,
-                    size_bytes=size,
-                    kept_bytes=0,
-                    message=f"the attempt's artifacts reached {total} bytes",
-                )
-                continue
-            if len(data) < size:
-                await markers.add("artifact_truncated", path=path, size_bytes=size, kept_bytes=len(data))
-            files += 1
-            used += len(data)
-            kept.add(path)
-            artifact = pb.Artifact(path=path, size_bytes=max(size, len(data)))
-            found[folder].append(artifact)
-            await batches.add(artifact, data)
-    await batches.send()
-    if markers.counts and events is not None:
-        await events.emit_own(
-            event(
-                "status",
-                "artifacts_capped",
-                **markers.counts,
-                kept_files=files,
-                kept_bytes=used,
-                max_file_bytes=per_file,
-                max_total_bytes=total,
-                max_files=MAX_ARTIFACT_FILES,
-            )
-        )
+            artifact = await kept.take(sandbox, real)
+            if artifact is not None:
+                found[folder].append(artifact)
+    await kept.batches.send()
+    await kept.note_caps(events)
     return own + [artifact for folder in ARTIFACT_DIRS for artifact in found[folder]]
+
+
+class _Kept:
+    """The files kept so far, within the caps, and the markers of those that were not."""
+
+    def __init__(self, store, events: EventLog | None, taken: set[str]):
+        #: Paths HEMRA keeps files of itself.
+        self.taken = taken
+        self.paths: set[str] = set()
+        self.per_file, self.total = caps()
+        self.markers, self.batches = _Markers(events), _Batches(store)
+        self.files = self.used = 0
+
+    async def take(self, sandbox, real: str) -> pb.Artifact | None:
+        """The artifact of the sandbox's file `real` (its data on its way to the store), or None
+        with a marker saying why it is not kept."""
+        path = escaped_name(real)  # what is stored; `real` is what is read
+        markers = self.markers
+        if self.files >= MAX_ARTIFACT_FILES:
+            markers.counts["artifact_dropped"] = markers.counts.get("artifact_dropped", 0) + 1
+            return None
+        if len(path) > MAX_PATH or path in self.taken:
+            why = "its path is too long" if len(path) > MAX_PATH else "HEMRA keeps a file of that path itself"
+            await markers.add("artifact_dropped", path=path[:MAX_PATH], message=why)
+            return None
+        if path in self.paths:
+            await markers.add(
+                "artifact_skipped", path=path, message="another file is kept under the same (escaped) name"
+            )
+            return None
+        try:
+            size = await sandbox.file_size(real)
+            room = max(min(size, self.per_file, self.total - self.used), 0)
+            data = (await sandbox.read_file(real, limit=room))[:room] if room else b""
+        except (OSError, SandboxError, ValueError) as exc:  # UnicodeError: a name the engine cannot take
+            await markers.add("artifact_skipped", path=path, message=f"cannot read: {type(exc).__name__}: {exc}")
+            return None
+        if size and not data:
+            message = f"the attempt's artifacts reached {self.total} bytes"
+            await markers.add("artifact_dropped", path=path, size_bytes=size, kept_bytes=0, message=message)
+            return None
+        if len(data) < size:
+            await markers.add("artifact_truncated", path=path, size_bytes=size, kept_bytes=len(data))
+        self.files += 1
+        self.used += len(data)
+        self.paths.add(path)
+        artifact = pb.Artifact(path=path, size_bytes=max(size, len(data)))
+        await self.batches.add(artifact, data)
+        return artifact
+
+    async def note_caps(self, events: EventLog | None) -> None:
+        """One event with what the caps left out, when they left out anything."""
+        if self.markers.counts and events is not None:
+            await events.emit_own(
+                event(
+                    "status",
+                    "artifacts_capped",
+                    **self.markers.counts,
+                    kept_files=self.files,
+                    kept_bytes=self.used,
+                    max_file_bytes=self.per_file,
+                    max_total_bytes=self.total,
+                    max_files=MAX_ARTIFACT_FILES,
+                )
+            )

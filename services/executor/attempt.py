@@ -100,78 +100,11 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
     started = time.time()
     control = control or Control()
     heartbeat = asyncio.create_task(_heartbeat(job, deps, control))
-    sandbox: Sandbox | None = None
-    verifier_box: Sandbox | None = None
+    boxes = _Boxes()
     try:
-        task_dir = await deps.cache.folder(job.task)
-        driver = driver_for(job.harness)
-        await _harness_folder(job, deps)  # before mounts: a driver may mount it (acp command, MCP servers)
-        sandbox = open_sandbox(
-            job.spec.sandbox or "host",
-            job.attempt.id,
-            job.task,
-            task_dir,
-            deps.work_root,
-            mounts=await driver.mounts(job.harness),
-            network=job.spec.sandbox_network,
-            image=job.spec.sandbox_image,
-            endpoints=driver.endpoints(job.harness) + driver.protocol_endpoints(deps.harness_address),
-            keep_history=job.task.task_name in job.spec.history_kept,
-            verifier_network=_verifier_network(job, task_dir),
-        )
-        isolation = _isolation(job)
-        if isolation == "fresh":
-            sandbox.reserve_fresh(carried(job.task.environment.workdir or "/"))
-        await sandbox.prepare()
-        await events.emit_own(
-            event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host")
-        )
-        captured = await _capture(job, deps, sandbox, "start")
-        result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
-        await _note_oom(job, sandbox, events)
-        # Nothing the agent started may outlive its phase: a leftover process could rewrite
-        # the reward or the tests while the verifier runs.
-        await sandbox.stop_processes()
-        await _note_relay_usage(sandbox, events)
-        captured += await _capture(job, deps, sandbox, "end")
-        try:
-            # Held before anything else is recorded of it: a failure from here on (an event the
-            # store did not take) still tears its container down in the `finally` below.
-            verifier_box = await _until_stopped(_verifier_sandbox(job, isolation, sandbox), control, sandbox)
-            await _note_verifier_sandbox(isolation, verifier_box, events)
-            score = await _until_stopped(_score(job, deps, verifier_box, events), control, verifier_box)
-            await _note_service(verifier_box, events)
-        except blame.AgentFault as exc:  # what the agent left keeps the verifier from running at all
-            verifier_box = verifier_box or sandbox
-            score = await _unrunnable(job, events, blame.attempt_failure(exc))
-        artifacts = captured + await collect_artifacts(verifier_box, deps.store, events)
-        judged = await _until_stopped(_judge(job, deps, artifacts, events), control, verifier_box)
-        await events.flush()
-        next_job = await _complete(
-            deps,
-            job,
-            claim_next(),
-            vocabulary.OUTCOMES[result.outcome],
-            result.exit_code,
-            result.error,
-            started,
-            artifacts=artifacts,
-            score=score,
-            agent_version=result.agent_version,
-            agent_name=job.harness.agent,
-            judge_scores=judged,
-        )
+        next_job = await _attempt(job, deps, control, claim_next, events, started, boxes)
     except Stop as stopped:
-        if stopped.reason == "cancelled":
-            await _finish_quietly(events)
-            next_job = await _complete(
-                deps, job, claim_next(), pb.OUTCOME_CANCELLED, 0, "cancelled while running", started
-            )
-        elif stopped.reason == "released":
-            await _finish_quietly(events, event("status", "released", message="the worker shut down"))
-            await release(deps, job)
-        else:
-            logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
+        next_job = await _stopped(job, deps, events, stopped, started, claim_next)
     except errors.LeaseLost:
         logger.warning("attempt %s: lease lost; another worker owns it now", job.attempt.id)
     except errors.StoreUnwritable:  # nothing more can be recorded: the worker stops (worker.py)
@@ -185,12 +118,113 @@ async def work(job, deps: Deps, control: Control | None = None, claim_next=lambd
     finally:
         heartbeat.cancel()
         try:
-            await _teardown(verifier_box, sandbox)
+            await _teardown(boxes.verifier, boxes.sandbox)
         except BaseException:
             if next_job is not None:  # not left to its lease: nobody will work it
                 await release(deps, next_job)
             raise
     return next_job
+
+
+@dataclass
+class _Boxes:
+    """The attempt's sandboxes as they are made: whatever exists is torn down, however it ends."""
+
+    sandbox: Sandbox | None = None
+    verifier: Sandbox | None = None
+
+
+async def _attempt(job, deps: Deps, control: Control, claim_next, events: EventLog, started: float, boxes: _Boxes):
+    """The attempt's phases in order: its sandbox, the agent, the verifier, the judges, then its
+    completion (which claims the next job)."""
+    task_dir = await deps.cache.folder(job.task)
+    driver = driver_for(job.harness)
+    await _harness_folder(job, deps)  # before mounts: a driver may mount it (acp command, MCP servers)
+    boxes.sandbox = sandbox = await _open(job, deps, driver, task_dir)
+    isolation = _isolation(job)
+    if isolation == "fresh":
+        sandbox.reserve_fresh(carried(job.task.environment.workdir or "/"))
+    await sandbox.prepare()
+    await events.emit_own(event("status", "sandbox_ready", time.time() - started, sandbox=job.spec.sandbox or "host"))
+    result, captured = await _run_agent(job, deps, driver, sandbox, task_dir, events, control)
+    score = await _verify(job, deps, isolation, events, control, boxes)
+    artifacts = captured + await collect_artifacts(boxes.verifier, deps.store, events)
+    judged = await _until_stopped(_judge(job, deps, artifacts, events), control, boxes.verifier)
+    await events.flush()
+    return await _complete(
+        deps,
+        job,
+        claim_next(),
+        vocabulary.OUTCOMES[result.outcome],
+        result.exit_code,
+        result.error,
+        started,
+        artifacts=artifacts,
+        score=score,
+        agent_version=result.agent_version,
+        agent_name=job.harness.agent,
+        judge_scores=judged,
+    )
+
+
+async def _open(job, deps: Deps, driver, task_dir: Path) -> Sandbox:
+    """The agent's sandbox, not yet prepared: the run's kind, with what the harness mounts and
+    the model endpoints it may reach."""
+    return open_sandbox(
+        job.spec.sandbox or "host",
+        job.attempt.id,
+        job.task,
+        task_dir,
+        deps.work_root,
+        mounts=await driver.mounts(job.harness),
+        network=job.spec.sandbox_network,
+        image=job.spec.sandbox_image,
+        endpoints=driver.endpoints(job.harness) + driver.protocol_endpoints(deps.harness_address),
+        keep_history=job.task.task_name in job.spec.history_kept,
+        verifier_network=_verifier_network(job, task_dir),
+    )
+
+
+async def _run_agent(job, deps: Deps, driver, sandbox: Sandbox, task_dir: Path, events: EventLog, control: Control):
+    """The harness phase: the agent's result, and the artifacts captured before and after it."""
+    captured = await _capture(job, deps, sandbox, "start")
+    result = await _until_stopped(_drive(job, deps, driver, sandbox, task_dir, events), control, sandbox)
+    await _note_oom(job, sandbox, events)
+    # Nothing the agent started may outlive its phase: a leftover process could rewrite
+    # the reward or the tests while the verifier runs.
+    await sandbox.stop_processes()
+    await _note_relay_usage(sandbox, events)
+    captured += await _capture(job, deps, sandbox, "end")
+    return result, captured
+
+
+async def _verify(job, deps: Deps, isolation: str, events: EventLog, control: Control, boxes: _Boxes):
+    """The verifier phase in its sandbox (boxes.verifier, the agent's own when it cannot run): the score."""
+    try:
+        # Held before anything else is recorded of it: a failure from here on (an event the
+        # store did not take) still tears its container down (work's `finally`).
+        boxes.verifier = await _until_stopped(_verifier_sandbox(job, isolation, boxes.sandbox), control, boxes.sandbox)
+        await _note_verifier_sandbox(isolation, boxes.verifier, events)
+        score = await _until_stopped(_score(job, deps, boxes.verifier, events), control, boxes.verifier)
+        await _note_service(boxes.verifier, events)
+    except blame.AgentFault as exc:  # what the agent left keeps the verifier from running at all
+        boxes.verifier = boxes.verifier or boxes.sandbox
+        score = await _unrunnable(job, events, blame.attempt_failure(exc))
+    return score
+
+
+async def _stopped(job, deps: Deps, events: EventLog, stopped: Stop, started: float, claim_next):
+    """An attempt told to stop: cancelled (completed as such), released (back to the queue), or
+    its lease lost (nothing more to record)."""
+    if stopped.reason == "cancelled":
+        await _finish_quietly(events)
+        return await _complete(deps, job, claim_next(), pb.OUTCOME_CANCELLED, 0, "cancelled while running", started)
+    if stopped.reason == "released":
+        await _finish_quietly(events, event("status", "released", message="the worker shut down"))
+        await release(deps, job)
+    else:
+        logger.warning("attempt %s stopped: %s", job.attempt.id, stopped.reason)
+    return None
 
 
 async def _teardown(*boxes: Sandbox | None) -> None:

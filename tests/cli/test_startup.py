@@ -8,7 +8,7 @@ import sys
 
 from clients.cli.main import COMMANDS, _command_of, build
 from hemra.v1 import store_service_pb2 as spb
-from services import embedded
+from services.compose import embedded
 
 PROBE = """
 import json, sys

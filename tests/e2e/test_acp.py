@@ -60,13 +60,13 @@ def adapter_tools():
     if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
         _skip_or_fail("unshare -n is not permitted here (needs root or user namespaces)")
     TOOLS.mkdir(parents=True, exist_ok=True)
-    from services.executor.harnesses.acp import _tool_name
+    from services.executor.harnesses.acp.driver import tool_name
     from services.executor.harnesses.cli import install
 
     previous = os.environ.get("HEMRA_TOOLS_DIR")
     os.environ["HEMRA_TOOLS_DIR"] = str(TOOLS)
     try:
-        asyncio.run(install.ensure(_tool_name(ADAPTER), ADAPTER, ADAPTER_VERSION, True))
+        asyncio.run(install.ensure(tool_name(ADAPTER), ADAPTER, ADAPTER_VERSION, True))
     finally:
         if previous is None:
             os.environ.pop("HEMRA_TOOLS_DIR")
@@ -310,7 +310,8 @@ def test_bad_acp_harness_file_is_refused_before_recording(hemra_env, tmp_path, b
 async def test_relay_feeds_whole_messages_in_order(tmp_path):
     """The stdin half of the pipe: numbered files, each passed on once whole, in order, until close."""
     from hemra.v1 import common_pb2 as pb
-    from services.executor.harnesses.acp import CHANNEL, _relay_script
+    from services.executor.harnesses.acp.channel import relay_script
+    from services.executor.harnesses.acp.protocol import CHANNEL
     from services.executor.sandboxes.host import HostSandbox
 
     (tmp_path / "task" / "environment").mkdir(parents=True)
@@ -332,7 +333,7 @@ async def test_relay_feeds_whole_messages_in_order(tmp_path):
         assert bytes(received) == expected
 
     try:
-        agent = asyncio.create_task(sandbox.exec(_relay_script(["cat"]), timeout=30, on_output=collect))
+        agent = asyncio.create_task(sandbox.exec(relay_script(["cat"]), timeout=30, on_output=collect))
         await sandbox.write_files(
             [(f"{CHANNEL}/in/00000002", b'{"second":2}\n', False), (f"{CHANNEL}/in/00000001", b'{"first":', False)]
         )  # caught half-written

@@ -24,6 +24,7 @@ from services.executor import processes
 from services.executor.sandboxes import docker as sandbox_module
 from services.executor.sandboxes.base import wait_for_removals
 from services.executor.sandboxes.docker import DockerSandbox
+from services.executor.sandboxes.docker import cleanup as sandbox_cleanup
 
 pytestmark = pytest.mark.usefixtures("docker_engine")
 
@@ -97,7 +98,7 @@ async def test_container__limits_labels_and_no_network(tmp_path, docker_engine):
         labels = info["Config"]["Labels"]
         assert labels["hemra.attempt"] == box.attempt_id
         assert labels["hemra.executor"] == f"{socket.gethostname()}:{os.getpid()}"
-        assert labels["hemra.owner"] == sandbox_module.owner()
+        assert labels["hemra.owner"] == sandbox_cleanup.owner()
         with socket.socket() as listener:  # a service on the host's loopback stays unreachable
             listener.bind(("127.0.0.1", 0))
             listener.listen()
@@ -379,7 +380,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
     host = socket.gethostname()
     labels = {}
     # An earlier incarnation with this very pid (a restarted container) left one too: an orphan.
-    mine = sandbox_module._labels()["hemra.instance"]
+    mine = sandbox_cleanup.process_labels()["hemra.instance"]
     parent = os.getppid()
     # A restarted container numbers its processes afresh: a process now running under an
     # earlier executor's pid (here the parent, but started at another time) is not that executor.
@@ -396,7 +397,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
         labels[who] = {
             "hemra.attempt": f"orphan-{who}",
             # Several executors share one engine (compose): another's are never swept, dead or not.
-            "hemra.owner": "another-executor" if who == "another owner's" else sandbox_module.owner(),
+            "hemra.owner": "another-executor" if who == "another owner's" else sandbox_cleanup.owner(),
             "hemra.host": "another-host" if who == "another owner's" else host,
             "hemra.pid": str(pid),
             "hemra.started": started,
@@ -421,8 +422,8 @@ def test_remove_own__an_executor_on_its_way_out_removes_its_own_containers_only(
     from services.executor import sandboxes
 
     labels = {
-        "own": sandbox_module._labels(),
-        "another executor's": {**sandbox_module._labels(), "hemra.instance": "another-process"},
+        "own": sandbox_cleanup.process_labels(),
+        "another executor's": {**sandbox_cleanup.process_labels(), "hemra.instance": "another-process"},
     }
     labels = {who: {"hemra.attempt": f"left-{uuid.uuid4().hex[:6]}", **these} for who, these in labels.items()}
     with labelled_containers(docker_engine, labels) as made:

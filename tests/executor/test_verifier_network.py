@@ -22,6 +22,7 @@ from hemra.v1 import common_pb2 as pb
 from services.executor.sandboxes import docker as sandbox_module
 from services.executor.sandboxes.base import wait_for_removals
 from services.executor.sandboxes.docker import DockerSandbox
+from services.executor.sandboxes.docker import cleanup as sandbox_cleanup
 
 pytestmark = pytest.mark.usefixtures("docker_engine")
 
@@ -250,13 +251,15 @@ async def test_bridge__an_image_without_a_command_runs_no_service(tmp_path, dock
 def test_orphans__a_dead_executors_attempt_network_is_swept(docker_engine):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    labels = {**sandbox_module._labels(), "hemra.pid": str(dead.pid), "hemra.started": "", "hemra.instance": ""}
+    labels = {**sandbox_cleanup.process_labels(), "hemra.pid": str(dead.pid), "hemra.started": "", "hemra.instance": ""}
     attempt = f"orphan-{uuid.uuid4().hex[:6]}"
     network = docker_engine.api.create_network(
         f"hemra-{attempt}", driver="bridge", internal=True, labels={"hemra.attempt": attempt, **labels}
     )
     mine = docker_engine.api.create_network(
-        f"hemra-{attempt}-mine", internal=True, labels={"hemra.attempt": attempt + "-mine", **sandbox_module._labels()}
+        f"hemra-{attempt}-mine",
+        internal=True,
+        labels={"hemra.attempt": attempt + "-mine", **sandbox_cleanup.process_labels()},
     )
     try:
         sandbox_module.remove_orphans()

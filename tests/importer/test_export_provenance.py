@@ -17,9 +17,10 @@ from gateway.app import create_app
 from gateway.frontdoor import build_front_door
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services import digests, embedded
+from services import digests
 from services.common import transport
 from services.common.errors import InvalidArgument
+from services.compose import embedded
 from services.importer import folders
 from services.planner.convert import task_to_proto
 from services.planner.tasks import load_task

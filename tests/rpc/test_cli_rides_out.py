@@ -16,8 +16,9 @@ from gateway.frontdoor import build_front_door
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services import auth, embedded
+from services import auth
 from services.common import errors, transport
+from services.compose import embedded
 from services.planner.server import build_server as build_planner
 from services.scorer.server import build_server as build_scorer
 from services.store.server import build_server as build_store

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from clients.cli.main import app
 from gateway.app import create_app
-from services import embedded
+from services.compose import embedded
 from services.store import tables as t
 from services.store.service import Store
 from tests.store.test_queue import plan

@@ -97,7 +97,7 @@ export interface ClientOptions {
 interface Duration { seconds: number | string; nanos: number }
 
 type Callback<T> = (error: grpc.ServiceError | null, response: T) => void;
-type Unary = (request: object, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback<any>) => void;
+type Unary = (request: object, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback<unknown>) => void;
 
 let serviceConstructor: grpc.ServiceClientConstructor | undefined;
 
@@ -108,8 +108,10 @@ function harnessService(): grpc.ServiceClientConstructor {
     const definition = protoLoader.loadSync("hemra/v1/harness_service.proto", {
       includeDirs: [protoRoot], keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true,
     });
-    const loaded = grpc.loadPackageDefinition(definition) as any;
-    serviceConstructor = loaded.hemra.v1.HarnessService as grpc.ServiceClientConstructor;
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+      hemra: { v1: { HarnessService: grpc.ServiceClientConstructor } };
+    };
+    serviceConstructor = loaded.hemra.v1.HarnessService;
   }
   return serviceConstructor;
 }
@@ -230,6 +232,8 @@ export class HarnessClient {
     this.client.close();
   }
 
+  // The response's shape is the proto's, loaded at run time: each caller reads the fields it knows.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private call(method: string, request: object, deadlineMs: number | null = this.deadlineMs): Promise<any> {
     const rpc = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
     const options: grpc.CallOptions = deadlineMs === null ? {} : { deadline: Date.now() + deadlineMs };

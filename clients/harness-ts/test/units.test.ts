@@ -23,7 +23,7 @@ test("fromEnv names every missing variable", () => {
 });
 
 test("each status maps to its error class", () => {
-  const cases: [number, Function][] = [
+  const cases: [number, new (...args: never[]) => Error][] = [
     [status.UNAUTHENTICATED, UnauthenticatedError], [status.NOT_FOUND, NotFoundError],
     [status.PERMISSION_DENIED, PermissionDeniedError], [status.DEADLINE_EXCEEDED, DeadlineExceededError],
     [status.FAILED_PRECONDITION, FailedPreconditionError], [status.UNAVAILABLE, UnavailableError],
@@ -55,7 +55,7 @@ test("an executor that is not there is UNAVAILABLE", async () => {
 test("finish refuses an unknown status before calling", async () => {
   const client = new HarnessClient("127.0.0.1:1", "token");
   try {
-    await assert.rejects(client.finish("done" as any), /finish status must be "completed" or "failed"/);
+    await assert.rejects(client.finish("done" as never), /finish status must be "completed" or "failed"/);
   } finally {
     client.close();
   }

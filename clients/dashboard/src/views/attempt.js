@@ -67,7 +67,7 @@ export async function attemptView(route, ui) {
     detail.show(params.event ? Number(params.event) : null, trace.events);
   }
 
-  ui.main(...attemptHeader(attempt, ui), listNav(ui, route, attempt), instructionPanel(id), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el,
+  ui.main(...attemptHeader(attempt), listNav(ui, route, attempt), instructionPanel(id), cards, scoreLine(attempt.score, ui), rubric.el, judged.el, artifactsLine(attempt), bar.el,
     status, layout);
   apply(route);
   await more();
@@ -128,7 +128,7 @@ function statusText(trace, shown, filter, span) {
 
 // --- what the attempt is: title, score and artifacts ---------------------------------------
 
-function attemptHeader(attempt, ui) {
+function attemptHeader(attempt) {
   return [
     h('h1', {}, `Attempt ${attempt.id} `, verdictTag(attempt)),
     h('p', { class: 'muted' }, `${attempt.harness_name} (${attempt.model || 'no model'}) on ${attempt.task_name} (${attempt.dataset_name}), repetition ${attempt.repetition}, try ${attempt.number}`,

@@ -1,6 +1,6 @@
 // Datasets (with the criterion table and their tasks), harnesses, scorers and judges.
 import { formatNumber, shorten } from '../format.js';
-import { api, h, put, q, table } from '../dom.js';
+import { api, h, q, table } from '../dom.js';
 import { link, withParams } from '../lib/route.js';
 import { cellText, heatClass, sampleNote } from '../lib/stats.js';
 import { empty, shortDigest, when } from './common.js';

@@ -1,5 +1,6 @@
-"""The composition root: every service in this process, on loopback, over real gRPC channels
-(the embedded default). The only module that builds every server; the CLI and tests use it.
+"""The embedded shape: every service in this process, on loopback, over real gRPC channels
+(the embedded default). Each `hemra` command and the tests use it; `hemra serve` too
+(compose/service.py).
 
 Services still authenticate each other: with one fresh random token (every role), made per
 process, unless a caller (hemra serve) passes the deployment's credentials. Every server here
@@ -92,8 +93,30 @@ async def services(
     else stays on 127.0.0.1 with a free port. `credentials`: what every server here accepts
     (default: one fresh token for every role).
     """
-    from services.store import db
     from services.store.server import build_server as build_store
+
+    store = await _open_store(home, database_url, only)
+    embedded = Embedded(home, credentials or auth.Credentials.single(secrets.token_urlsafe(32)), {})
+    closing = []  # servicers closed once their servers stop
+    try:
+        await embedded.start("store", *build_store(store, LOOPBACK, embedded.credentials))
+        if store_listen != LOOPBACK:
+            server, port = build_store(store, store_listen, embedded.credentials, store_tls)
+            await embedded.start("store_public", server, port)
+        embedded.store = transport.store(embedded.channel("store"), embedded.token)
+        await _start_others(embedded, home, only, closing)
+        yield embedded
+    finally:
+        await embedded.stop()
+        for servicer in closing:
+            await servicer.close()
+        await store.close()
+
+
+async def _open_store(home: Path, database_url: str | None, only: tuple[str, ...]):
+    """The store the settings name. A command that only reads is refused a SQLite file that is
+    not there (HEMRA_HOME's own is made by any command)."""
+    from services.store import db
     from services.store.service import Store
     from services.store.settings import StoreSettings
 
@@ -107,35 +130,27 @@ async def services(
             f"{settings.source}: no store at {missing}: nothing has been recorded there yet "
             "(this command creates none; hemra run or hemra import records the first)"
         )
-    store = await Store.open(settings.database_url, settings.blob_dir)
-    embedded = Embedded(home, credentials or auth.Credentials.single(secrets.token_urlsafe(32)), {})
-    scorer_servicer = None
-    try:
-        await embedded.start("store", *build_store(store, LOOPBACK, embedded.credentials))
-        if store_listen != LOOPBACK:
-            server, port = build_store(store, store_listen, embedded.credentials, store_tls)
-            await embedded.start("store_public", server, port)
-        embedded.store = transport.store(embedded.channel("store"), embedded.token)
-        if "planner" in only or "importer" in only:  # the importer plans through the planner
-            from services.planner.server import build_server as build_planner
+    return await Store.open(settings.database_url, settings.blob_dir)
 
-            await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.credentials))
-            embedded.planner = transport.planner(embedded.channel("planner"), embedded.token)
-        if "importer" in only:
-            from services.importer.server import build_server as build_importer
 
-            importer = build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.credentials)
-            await embedded.start("importer", *importer)
-            embedded.importer = transport.importer(embedded.channel("importer"), embedded.token)
-        if "scorer" in only:
-            from services.scorer.server import build_server as build_scorer
+async def _start_others(embedded: Embedded, home: Path, only: tuple[str, ...], closing: list) -> None:
+    """The services besides the store that `only` names, each with its client on `embedded`;
+    the scorer's servicer is added to `closing` (closed after its server stops)."""
+    if "planner" in only or "importer" in only:  # the importer plans through the planner
+        from services.planner.server import build_server as build_planner
 
-            server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.credentials)
-            await embedded.start("scorer", server, port)
-            embedded.scorer = transport.scorer(embedded.channel("scorer"), embedded.token)
-        yield embedded
-    finally:
-        await embedded.stop()
-        if scorer_servicer is not None:
-            await scorer_servicer.close()
-        await store.close()
+        await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.credentials))
+        embedded.planner = transport.planner(embedded.channel("planner"), embedded.token)
+    if "importer" in only:
+        from services.importer.server import build_server as build_importer
+
+        importer = build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.credentials)
+        await embedded.start("importer", *importer)
+        embedded.importer = transport.importer(embedded.channel("importer"), embedded.token)
+    if "scorer" in only:
+        from services.scorer.server import build_server as build_scorer
+
+        server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.credentials)
+        closing.append(scorer_servicer)
+        await embedded.start("scorer", server, port)
+        embedded.scorer = transport.scorer(embedded.channel("scorer"), embedded.token)

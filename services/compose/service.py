@@ -1,0 +1,53 @@
+"""The service shape (`hemra serve`): every service in this process (compose/embedded.py),
+the store also listening where remote workers reach it, the read-only HTTP API and viewer, and
+an executor working the queue (Embedded.start_executor). The HTTP API is the gateway's, a
+client of the store like any other: it reads through the store service only.
+"""
+
+from pathlib import Path
+
+from services import auth
+from services.compose import embedded
+
+
+def services(home: Path, database_url: str | None, credentials: auth.Credentials, store_listen: str, tls):
+    """The embedded services, the store also on `store_listen` (with TLS: (key, certificate)),
+    every server taking `credentials`: an async context manager (OSError: a port is taken)."""
+    return embedded.services(home, database_url, credentials, store_listen, tls)
+
+
+async def start_gateway(
+    services: embedded.Embedded,
+    listen: str,
+    ui: Path | None,
+    expose: bool,
+    processes: int = 0,
+    credentials: auth.Credentials | None = None,
+):
+    """The HTTP API on this event loop, or in `processes` processes of their own
+    (gateway/processes.py); the app reads through the store service only. OSError: `listen`
+    cannot be listened on."""
+    from gateway.app import create_app
+    from gateway.server import listening_socket, start_http
+
+    if processes:
+        from gateway import processes as http_processes
+
+        token = credentials.token(auth.SENDS["gateway"])
+        sock = listening_socket(listen)
+        return await http_processes.start(processes, sock, services.addresses["store"], token, ui, expose)
+    app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
+    return await start_http(app, listen)
+
+
+async def stop_gateway(web) -> None:
+    from gateway.server import stop_http
+
+    await (web.stop() if hasattr(web, "stop") else stop_http(web))
+
+
+def gateway_url(web) -> str:
+    """Where the HTTP API answers (an in-process server, or the processes')."""
+    from gateway.server import url_of
+
+    return web.url if hasattr(web, "url") else url_of(web)
