@@ -9,7 +9,7 @@ from services.environments.engine import client
 from services.environments.errors import SandboxError
 from services.planner import datasets as ds
 from services.planner import plan
-from services.planner.errors import PlanError
+from services.domain.planerrors import PlanError
 
 
 def selected(dataset: ds.LoadedDataset, patterns: list[str]) -> list:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from services.common import offline
 from services.planner import pinned
-from services.planner.errors import NotFound, PlanError
+from services.domain.planerrors import NotFound, PlanError
 from services.planner.pinned import SOURCE_FILE
 
 PREFIX = "hf:"

@@ -19,10 +19,10 @@ from services.environments.capabilities import (
     verifier_isolation,
 )
 from services.planner import datasets as ds
-from services.planner import dockerfile
-from services.planner import harnesses as hs
-from services.planner.errors import PlanError
-from services.planner.tasks import LoadedTask
+from services.domain import dockerfile
+from services.domain import harnesses as hs
+from services.domain.planerrors import PlanError
+from services.domain.tasks import LoadedTask
 
 #: What each sandbox enforces, checked against a run's `require` (the executor's own table).
 SANDBOXES = ENFORCES

@@ -8,9 +8,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import vocabulary
+from services.domain import vocabulary
 from services.common.errors import InvalidArgument
 from services.store import records, usage
+from services.domain.rewards import reward_problem
 from services.store import tables as t
 
 #: The instants a Timestamp can hold (0001-01-01 to 9999-12-31 UTC), in epoch seconds.
@@ -394,7 +395,7 @@ def score_from_dict(data: dict) -> pb.Score:
     """A stored Score (MessageToDict form), built directly: json_format.ParseDict costs ~100 µs
     an attempt, which a page of attempts pays hundreds of times."""
     rewards, error = data.get("rewards", {}), data.get("error", "")
-    problem = records.reward_problem(rewards)
+    problem = reward_problem(rewards)
     if problem:  # recorded before rewards had a range (or by hand): shown, never a failure to show
         rewards = {
             str(k): float(v)

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument
 from services.store import records
+from services.domain.rewards import usable_rewards
 from services.store import tables as t
 from services.store.catalog import find_dataset
 from services.store.outputs import CriterionCell, CriterionRow, CriterionSource, CriterionTable
@@ -83,7 +84,7 @@ def choose(candidates: list[dict], source: str) -> list[CriterionSource]:
 
 def _trial_value(score: dict) -> tuple[float, bool]:
     """A graded trial's value, and whether it is a 0/1 pass."""
-    rewards = records.usable_rewards(score.get("rewards", {})) or {}
+    rewards = usable_rewards(score.get("rewards", {})) or {}
     values = list(rewards.values())
     if len(values) == 1 and values[0] in (0, 1):
         return float(values[0]), True
@@ -156,7 +157,7 @@ def _graded(attempt: dict) -> bool:
         attempt["state"] == "finished"
         and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
         and score.get("state") == SCORED
-        and records.usable_rewards(score.get("rewards", {})) is not None
+        and usable_rewards(score.get("rewards", {})) is not None
     )
 
 
@@ -274,7 +275,7 @@ def judge_rows(attempts: dict[str, dict], column: dict[str, int]) -> list[Criter
         i = column[attempt["cell_id"]]
         latest = records.latest_judge_scores(attempt["judge_scores"])
         for name, score in sorted(latest.items()):
-            rewards = records.usable_rewards(score.get("rewards", {})) or {}
+            rewards = usable_rewards(score.get("rewards", {})) or {}
             scored = score.get("state") == SCORED and name in rewards
             add(f"judge {name}", i, rewards[name] if scored else None)
         for score in [attempt["score"] or {}, *latest.values()]:

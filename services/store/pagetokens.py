@@ -11,7 +11,7 @@ import base64
 import math
 
 from services.common.errors import InvalidArgument
-from services.store.ids import kind_of
+from services.domain.ids import kind_of
 
 #: Longer than any token the store writes (a time and an ID).
 MAX_TOKEN_CHARS = 100

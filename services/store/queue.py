@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import FailedPrecondition, LeaseLost, NotFound
 from services.store import db, records, usage
+from services.domain.rewards import verdict as verdict_of
 from services.store import tables as t
 
 Clock = Callable[[], float]
@@ -500,7 +501,7 @@ def closing_values(done: Completion, now: float) -> dict:
     )
     if done.start_time:
         values["start_time"] = done.start_time
-    values["verdict"] = records.verdict(records.AttemptView(**values))
+    values["verdict"] = verdict_of(values["outcome"], values.get("score"))
     return values
 
 
@@ -556,7 +557,7 @@ def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
     attempt.agent_version = done.agent_version
     attempt.start_time = done.start_time or attempt.start_time or now
     attempt.end_time = done.end_time or now
-    attempt.verdict = records.verdict(attempt)
+    attempt.verdict = verdict_of(attempt.outcome, attempt.score)
 
 
 async def _maybe_retry(conn, run_id: str, trial_id: str, number: int, now: float) -> str:

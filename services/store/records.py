@@ -8,9 +8,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.common import vocabulary
+from services.domain import vocabulary
 from services.common.errors import InvalidArgument, NotFound
-from services.common.vocabulary import (  # noqa: F401  (the store's words, defined once)
+from services.domain.vocabulary import (  # noqa: F401  (the store's words, defined once)
     CANCELLED,
     COMPLETED,
     HARNESS_FAILED,
@@ -19,38 +19,9 @@ from services.common.vocabulary import (  # noqa: F401  (the store's words, defi
 )
 from services.store import audits, pagetokens, usage
 from services.store import tables as t
-from services.store.ids import kind_of, new_id
+from services.domain.ids import kind_of, new_id
+from services.domain.rewards import verdict as verdict_of
 from services.store.outputs import ImportProvenance
-
-#: The largest reward magnitude HEMRA records: a reward is a finite number within
-#: [-MAX_ABS_REWARD, MAX_ABS_REWARD]. Anything else (1e308, Infinity, NaN, a string) is a
-#: scorer failure when scored and a bad import when imported; reports and compares read a
-#: stored one (recorded before this rule) as a scorer failure. Sums of a million such
-#: rewards stay exact enough and far from overflow.
-MAX_ABS_REWARD = 1e12
-
-
-def reward_problem(rewards) -> str:
-    """Why these rewards (name -> value) cannot be recorded, or "" when they can."""
-    if not isinstance(rewards, dict):
-        return "rewards are not a map of names to numbers"
-    for name, value in rewards.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            return f"reward {str(name)[:100]!r} is {type(value).__name__}, not a number"
-        if not -MAX_ABS_REWARD <= value <= MAX_ABS_REWARD:  # NaN fails this too
-            return (
-                f"reward {str(name)[:100]!r} is {value!r}, outside the range a reward may have "
-                f"(a finite number within ±{MAX_ABS_REWARD:g})"
-            )
-    return ""
-
-
-def usable_rewards(rewards) -> dict[str, float] | None:
-    """A stored score's rewards as floats, or None when any of them breaks the rule above."""
-    if reward_problem(rewards):
-        return None
-    return {name: float(value) for name, value in rewards.items()}
-
 
 async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:
     """INSERT ... ON CONFLICT DO NOTHING on either database (pinned records are immutable)."""
@@ -282,7 +253,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
             imported = result.get("events") or []
             attempt.update(state="finished", **{k: v for k, v in result.items() if k != "events"})
             attempt.update(event_count=len(imported), **usage.of_events(imported).summed())
-            attempt["verdict"] = verdict(AttemptView(**attempt))
+            attempt["verdict"] = verdict_of(attempt["outcome"], attempt.get("score"))
             events += [dict(attempt_id=attempt["id"], seq=i + 1, **e) for i, e in enumerate(imported)]
         attempts.append(attempt)
     # Bulk inserts in dependency order: one statement per table keeps a
@@ -328,13 +299,6 @@ def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tup
         create_time=now,
     )
     return attempt, job
-
-
-class AttemptView:
-    """Attribute access to an attempt row that is still a dict (for verdict())."""
-
-    def __init__(self, **fields):
-        self.__dict__.update(fields)
 
 
 def refuse_loose(run: t.Run, what: str) -> None:
@@ -517,20 +481,6 @@ async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, 
             else:
                 counts[state] += count
     return progress
-
-
-def verdict(attempt: t.Attempt) -> str:
-    """passed, failed, errored (infra or scorer failure) or cancelled, for a finished attempt:
-    the one place a verdict is decided (the API sends it; clients never decide it again)."""
-    if attempt.outcome == CANCELLED:
-        return vocabulary.CANCELLED
-    score = attempt.score or {}
-    if attempt.outcome == INFRA_FAILED or score.get("state") != "SCORE_STATE_SCORED":
-        return vocabulary.ERRORED
-    rewards = usable_rewards(score.get("rewards", {}))
-    if rewards is None:
-        return vocabulary.ERRORED
-    return vocabulary.PASSED if rewards and all(v >= 1 for v in rewards.values()) else vocabulary.FAILED
 
 
 #: Verdict filters of list_attempts: a verdict, or unfinished (queued or running).

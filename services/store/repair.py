@@ -24,7 +24,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.common import vocabulary
+from services.domain import vocabulary
 from services.common.errors import FailedPrecondition, InvalidArgument
 from services.store import queue, records
 from services.store import tables as t

@@ -10,6 +10,7 @@ import msgspec
 from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
+from services.domain.rewards import SCORED, is_binary, passes, usable_rewards
 
 from services.store import audits, records, repair, settled
 from services.store import tables as t
@@ -25,7 +26,6 @@ from services.store.outputs import (
     TagRow,
 )
 
-SCORED = "SCORE_STATE_SCORED"
 #: A retry reason is its error's first line, cut to this; a row lists this many reasons at most
 #: (the rest summed under one).
 MAX_REASON_CHARS = 200
@@ -43,15 +43,14 @@ class ScoreInfo:
     def __init__(self, score: dict | None):
         score = score or {}
         self.score = score
-        # A reward outside records.MAX_ABS_REWARD (or not a number) reads as a scorer failure.
-        usable = records.usable_rewards(score.get("rewards") or {})
+        # A reward outside services/domain/rewards.MAX_ABS_REWARD (or not a number) reads as a scorer failure.
+        usable = usable_rewards(score.get("rewards") or {})
         self.rewards = usable or {}
         self.fingerprint = score.get("scorerFingerprint", "")
         self.is_scored = score.get("state") == SCORED and usable is not None
-        values = list(self.rewards.values())
-        self.is_binary = len(values) == 1 and values[0] in (0, 1)
-        #: 1 when a binary reward is 1, else 0.
-        self.passed = int(self.is_binary and values[0] == 1)
+        self.is_binary = is_binary(self.rewards)
+        #: 1 when a binary reward passes (services/domain/rewards.passes), else 0.
+        self.passed = int(self.is_binary and passes(self.rewards))
         #: What must be equal for two graded trials to pair: fingerprint, reward names, judge model.
         self.key = (self.fingerprint, tuple(sorted(self.rewards)), score.get("judgeModel", ""))
         #: The scorer judged criteria (a rubric): most scores have none, and comparisons skip them.

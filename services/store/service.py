@@ -30,7 +30,7 @@ from services.store import (
 )
 from services.store import tables as t
 from services.store.blobs import BlobStore
-from services.store.ids import kind_of
+from services.domain.ids import kind_of
 from services.store.queue import Clock
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from services.importer import record
 from services.importer.pipeline import _read
 from services.store import convert
 from services.store import tables as t
-from services.store.exportformat import MANIFEST
+from services.domain.exportformat import MANIFEST
 from services.store.requests import planned_run
 from services.store.service import Store
 from tests.fuzz.deployment import call, still_reads

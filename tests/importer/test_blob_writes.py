@@ -7,7 +7,7 @@ import os
 import pytest
 
 from services.common.errors import InvalidArgument
-from services.importer import tree
+from services.domain import tree
 from services.store import blobs as blob_module
 from services.store.blobs import BlobStore
 

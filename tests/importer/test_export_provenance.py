@@ -20,11 +20,11 @@ from hemra.v1 import store_service_pb2 as spb
 from services import digests, embedded
 from services.common import transport
 from services.common.errors import InvalidArgument
-from services.importer import folders
-from services.planner.convert import task_to_proto
-from services.planner.tasks import load_task
+from services.domain import folders
+from services.domain.tasks import task_to_proto
+from services.domain.tasks import load_task
 from services.store import convert
-from services.store.exportformat import MANIFEST, blob_path
+from services.domain.exportformat import MANIFEST, blob_path
 from tests.store.test_hostile_restore import TASK_DIR, _manifest, _nop
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from services.environments import audit, audit_probe
-from services.planner.tasks import TaskFile
+from services.domain.tasks import TaskFile
 
 BUGGY = "def total_price(items):\n    return sum(item.price for item in items)\n"
 FIXED = "def total_price(items):\n    return sum(item.price * item.quantity for item in items if item.in_stock)\n"

@@ -8,11 +8,12 @@ import pytest
 
 from services import digests
 from services.common.errors import FailedPrecondition, InvalidArgument
-from services.planner import harnesses as hs
-from services.planner.convert import harness_to_proto, task_to_proto
-from services.planner.tasks import load_task
+from services.domain import harnesses as hs
+from services.domain.tasks import task_to_proto
+from services.domain.harnesses import harness_to_proto
+from services.domain.tasks import load_task
 from services.store import convert, exporting, records
-from services.store.ids import kind_of, new_id
+from services.domain.ids import kind_of, new_id
 from services.store.service import Store
 from tests.conftest import REPO
 from tests.store.test_queue import FakeClock

@@ -7,6 +7,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import InvalidArgument
 from services.store import convert, records
+from services.domain import rewards
 from tests.store.test_hostile_rpc import _lease, served  # noqa: F401  (a fixture)
 from tests.store.test_queue import plan
 
@@ -153,7 +154,7 @@ async def store(served):  # noqa: F811
 
 
 def test_reward_rule():
-    assert records.reward_problem({"a": 1e12, "b": -1e12, "c": 0}) == ""
+    assert rewards.reward_problem({"a": 1e12, "b": -1e12, "c": 0}) == ""
     for bad in ({"a": 1e12 + 1}, {"a": float("nan")}, {"a": "1"}, {"a": True}, [1], None):
-        assert records.reward_problem(bad)
+        assert rewards.reward_problem(bad)
     assert convert.score_from_dict({"state": SCORED, "rewards": {"r": "abc", "s": 1}}).rewards == {"s": 1.0}

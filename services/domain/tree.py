@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 
 from services.common import parsing
-from services.importer.errors import ImportProblem
+from services.domain.importerrors import ImportProblem
 
 
 @dataclass(slots=True)

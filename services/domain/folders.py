@@ -22,8 +22,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
 from services.digests import sha256
-from services.importer import record
-from services.importer.tree import MAX_FILE_BYTES, make_folders, read_tree, tree_json, write_new_file
+from services.domain.tree import MAX_FILE_BYTES, Entry, make_folders, read_tree, tree_json, write_new_file
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _SIZE = re.compile(r"0|[1-9][0-9]{0,11}")
@@ -49,12 +48,32 @@ class _Entry(msgspec.Struct, forbid_unknown_fields=True):
     sizeBytes: str = "0"  # noqa: N815
 
 
+async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
+    """Put the bytes of every file batch from `batches` (until None) in the blob store, each
+    distinct blob once. One batch is in flight at a time: on 2 CPUs two store threads creating
+    files contend, while the reader fills the next batch."""
+    asked: set[str] = set()
+    while (files := await batches.get()) is not None:
+        fresh = {e.digest for e in files} - asked
+        asked |= fresh
+        if not fresh:
+            continue
+        missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(fresh)))).missing)
+        blobs = []
+        for entry in files:
+            if entry.digest in missing:
+                missing.discard(entry.digest)
+                blobs.append(spb.Blob(digest=entry.digest, data=entry.data))
+        if blobs:
+            await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs))
+
+
 async def send(store, root: Path, ref: str = "", file: str = "") -> pb.SentFolder:
     """Send the folder at `root` through `store` (a transport client): its files' blobs the
     store lacks while it is read, then its listing. `ref` and `file` are what the request
     names (see hemra.v1.SentFolder)."""
     batches: asyncio.Queue = asyncio.Queue()
-    upload = asyncio.create_task(record.upload(store, batches))
+    upload = asyncio.create_task(upload(store, batches))
     loop = asyncio.get_running_loop()
     try:
         entries = await asyncio.to_thread(
