@@ -4,7 +4,6 @@ judges, each with how it was used. Typed records out (services.store.outputs).
 Datasets, harnesses, scorers and judges are few (tens to hundreds in a store), so
 they come back whole; tasks are paged by name."""
 
-import base64
 import json
 from collections import defaultdict
 from typing import NamedTuple
@@ -13,7 +12,7 @@ from sqlalchemy import Text, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument, NotFound
-from services.store import records, usage
+from services.store import pagetokens, records, usage
 from services.store import tables as t
 from services.store.outputs import (
     AttemptUsage,
@@ -175,20 +174,6 @@ async def list_datasets(session: AsyncSession) -> list[DatasetSummary]:
     return datasets
 
 
-def _token(*parts: str) -> str:
-    return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode().rstrip("=")
-
-
-def _untoken(token: str, parts: int) -> tuple[str, ...]:
-    try:
-        values = tuple(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode().split("\x1f"))
-    except ValueError:
-        raise InvalidArgument(f"malformed page token {token!r}") from None
-    if len(values) != parts:
-        raise InvalidArgument(f"malformed page token {token!r}")
-    return values
-
-
 async def list_tasks(
     session: AsyncSession, dataset_ref: str, page_size: int, page_token: str, facts_of=None
 ) -> TaskPage:
@@ -202,7 +187,7 @@ async def list_tasks(
         .limit(page_size + 1)
     )
     if page_token:
-        name, digest = _untoken(page_token, 2)
+        name, digest = pagetokens.after_task(page_token)
         query = query.where((t.Task.task_name > name) | ((t.Task.task_name == name) & (t.Task.digest > digest)))
     rows = (await session.execute(query)).all()
     more = len(rows) > page_size
@@ -222,7 +207,7 @@ async def list_tasks(
     for digest, task in tasks.items():
         task.scorer_fingerprints = sorted(fingerprints[digest])
         task.harness_names = sorted(harnesses[digest])
-    token = _token(rows[-1][1], rows[-1][0]) if more else ""
+    token = pagetokens.tasks_token(rows[-1][1], rows[-1][0]) if more else ""
     return TaskPage(
         dataset_name=dataset.dataset_name,
         dataset_digest=dataset.digest,

@@ -1,6 +1,5 @@
 """Reads and writes of runs, trials, attempts, events and blobs (no gRPC here)."""
 
-import base64
 from dataclasses import dataclass, field
 
 from sqlalchemy import LargeBinary, cast, exists, func, select, update
@@ -505,11 +504,11 @@ async def list_attempts(
     if (filters or {}).get("task_tag"):
         query = query.where(t.Trial.task_digest.in_(await _tagged_tasks(session, run_id, filters["task_tag"])))
     if page_token:
-        query = query.where(t.Attempt.id > page_token)
+        query = query.where(t.Attempt.id > pagetokens.after_attempt(page_token))
     rows = [tuple(row) for row in (await session.execute(query)).all()]
     more = len(rows) > page_size
     rows = rows[:page_size]
-    return rows, (rows[-1][0].id if more else "")
+    return rows, (pagetokens.attempts_token(rows[-1][0].id) if more else "")
 
 
 async def _tagged_tasks(session: AsyncSession, run_id: str, tag: str) -> list[str]:
@@ -638,7 +637,7 @@ async def list_events(
     page_size = page_size if 0 < page_size <= 10000 else 1000
     if after_seq < 0:
         raise InvalidArgument(f"after_seq {after_seq}: must not be negative")
-    after = _after_seq(page_token) if page_token else after_seq
+    after = pagetokens.after_event(page_token) if page_token else after_seq
     if after >= MAX_SEQ:  # after every event there can be: the column holds 32-bit numbers
         return [], ""
     if max_payload_bytes > 0:
@@ -659,34 +658,11 @@ async def list_events(
         events = list((await session.execute(query)).scalars())
     more = len(events) > page_size
     events = events[:page_size]
-    return events, (_events_token(events[-1].seq) if more else "")
+    return events, (pagetokens.events_token(events[-1].seq) if more else "")
 
 
 #: Event sequence numbers are 32-bit integers on both databases.
 MAX_SEQ = 2**31 - 1
-
-
-_EVENTS_TOKEN = "events-after-"
-
-
-def _events_token(seq: int) -> str:
-    """A page token, opaque to clients: where the next page starts (after event `seq`)."""
-    return base64.urlsafe_b64encode(f"{_EVENTS_TOKEN}{seq}".encode()).decode().rstrip("=")
-
-
-def _after_seq(page_token: str) -> int:
-    """The sequence number an events page token goes on after."""
-    malformed = InvalidArgument(f"malformed page token {page_token[:40]!r}")
-    if len(page_token) > 64:
-        raise malformed
-    try:
-        text = base64.urlsafe_b64decode(page_token + "=" * (-len(page_token) % 4)).decode("ascii")
-    except ValueError:
-        raise malformed from None
-    seq = text.removeprefix(_EVENTS_TOKEN)
-    if seq == text or not (seq.isascii() and seq.isdigit()) or len(seq) > 30:
-        raise malformed
-    return int(seq)
 
 
 async def record_blobs(session: AsyncSession, blobs: list[tuple[str, int]], now: float) -> None:
