@@ -421,7 +421,7 @@ async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Scor
     try:
         response = await deps.scorer.ScoreAttempt(
             scpb.ScoreAttemptRequest(
-                attempt_id=job.attempt.id,
+                attempt=job.attempt.id,
                 task=job.task,
                 sandbox_address=deps.harness_address,
                 sandbox_token=token,
@@ -472,7 +472,7 @@ async def _judge(job, deps: Deps, artifacts: list[pb.Artifact], events: EventLog
     if not specs:
         return []
     await events.flush()  # the judges read the attempt's final message and trajectory from the store
-    request = scpb.JudgeAttemptRequest(attempt_id=job.attempt.id, task=job.task, artifacts=artifacts, judges=specs)
+    request = scpb.JudgeAttemptRequest(attempt=job.attempt.id, task=job.task, artifacts=artifacts, judges=specs)
     try:
         scores = list((await deps.scorer.JudgeAttempt(request, timeout=JUDGE_RPC_TIMEOUT_SECS)).scores)
     except errors.HemraError as exc:
