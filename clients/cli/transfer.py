@@ -16,10 +16,9 @@ from clients.cli.common import command, console, fail
 from clients.cli.safe import plain
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services.domain import folders
-from services.domain.tree import make_folders, write_files, write_new_file
-from services.domain import exportformat
+from services.domain import exportformat, folders
 from services.domain.exportformat import MANIFEST, BadName
+from services.domain.tree import make_folders, write_files, write_new_file
 
 BLOB_BATCH = 256
 EVENT_PAGE = 5000

@@ -48,7 +48,7 @@ class _Entry(msgspec.Struct, forbid_unknown_fields=True):
     sizeBytes: str = "0"  # noqa: N815
 
 
-async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
+async def upload_blobs(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
     """Put the bytes of every file batch from `batches` (until None) in the blob store, each
     distinct blob once. One batch is in flight at a time: on 2 CPUs two store threads creating
     files contend, while the reader fills the next batch."""
@@ -73,7 +73,7 @@ async def send(store, root: Path, ref: str = "", file: str = "") -> pb.SentFolde
     store lacks while it is read, then its listing. `ref` and `file` are what the request
     names (see hemra.v1.SentFolder)."""
     batches: asyncio.Queue = asyncio.Queue()
-    upload = asyncio.create_task(upload(store, batches))
+    upload = asyncio.create_task(upload_blobs(store, batches))
     loop = asyncio.get_running_loop()
     try:
         entries = await asyncio.to_thread(

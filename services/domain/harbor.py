@@ -12,7 +12,6 @@ from pathlib import Path
 import msgspec
 
 from services.common import mining, parsing, rubric
-from services.domain.importerrors import ImportProblem
 from services.domain.imported import (
     CANCELLED,
     COMPLETED,
@@ -22,8 +21,9 @@ from services.domain.imported import (
     ImportedResults,
     ImportedTrial,
 )
-from services.domain.tree import Entry
+from services.domain.importerrors import ImportProblem
 from services.domain.rewards import reward_problem
+from services.domain.tree import Entry
 
 #: exception_type -> outcome. Verifier failures keep the harness's outcome and fail the score.
 RESULT_EXCEPTIONS = {

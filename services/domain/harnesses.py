@@ -6,6 +6,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.v1 import common_pb2 as pb
 from services.common import mcp, parsing
 from services.domain import acp_harness, computer_use_harness, harbor_harness, sdk_harness
 from services.domain.planerrors import NotFound, PlanError

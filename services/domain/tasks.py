@@ -10,10 +10,10 @@ from hemra.v1 import common_pb2 as pb
 from services import digests
 from services.common import parsing
 from services.common.runspec import MAX_TIMEOUT_SECS
-from services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
-from services.domain.tree import MAX_FILE_BYTES
 from services.domain import dockerfile
 from services.domain.planerrors import PlanError
+from services.domain.tree import MAX_FILE_BYTES
+from services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
 
 #: Never part of a task: version control and interpreter caches.
 _IGNORED = {".git", "__pycache__", ".DS_Store"}

@@ -35,7 +35,6 @@ CANCELLED = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_CANCELLED)
 UNGRADED = (INFRA_FAILED, CANCELLED)
 
 
-
 class State(StrEnum):
     """An attempt's state: hemra.v1.AttemptState by its short name (stored as such in SQL)."""
 

@@ -18,7 +18,7 @@ from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
 from services.common import blame, errors, judges, parsing, transport
-from services.domain import vocabulary
+from services.domain import folders, vocabulary
 from services.environments.capabilities import carried, verifier_isolation, verifier_network
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, output_events, text
@@ -32,7 +32,6 @@ from services.executor.harnesses.base import TIMED_OUT
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
 from services.executor.taskcache import TaskCache
-from services.domain import folders
 
 logger = logging.getLogger(__name__)
 

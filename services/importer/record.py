@@ -1,6 +1,5 @@
 """Turn imported results into one RecordRun request: pin what can be pinned, keep every file."""
 
-import asyncio
 import datetime
 import getpass
 import json

@@ -9,13 +9,13 @@ from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec
-from services.environments import history
 from services.domain import folders
+from services.domain.harnesses import harness_to_proto
+from services.domain.planerrors import PlanError
+from services.domain.tasks import harbor_content_hash, load_task, task_to_proto
+from services.environments import history
 from services.planner import auditing, convert, images, plan, restore
 from services.planner import datasets as ds
-from services.domain.planerrors import PlanError
-from services.domain.harnesses import harness_to_proto
-from services.domain.tasks import harbor_content_hash, load_task, task_to_proto
 
 #: Upload task files in batches of about this many bytes.
 _BATCH_BYTES = 16 * 1024 * 1024
@@ -117,9 +117,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
                 continue
             loaded.append(task)
             pinned.append(
-                ppb.PinnedTask(
-                    path=path, task=task_to_proto(task), harbor_digest=harbor_content_hash(task.files)
-                )
+                ppb.PinnedTask(path=path, task=task_to_proto(task), harbor_digest=harbor_content_hash(task.files))
             )
         await self._upload_files(loaded)
         return ppb.PinTasksResponse(tasks=pinned)

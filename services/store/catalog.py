@@ -11,8 +11,8 @@ from typing import NamedTuple
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument, NotFound
-from services.store import pagetokens, records, usage
+from services.common.errors import NotFound
+from services.store import attemptreads, pagetokens, runreads, usage
 from services.store import tables as t
 from services.store.outputs import (
     AttemptUsage,
@@ -24,7 +24,7 @@ from services.store.outputs import (
     TaskPage,
     TaskSummary,
 )
-from services.store.records import shown as _shown
+from services.store.runreads import shown as _shown
 
 #: Tasks a scorer lists by name (the count covers them all).
 SCORER_TASKS = 200
@@ -302,13 +302,13 @@ async def list_judges(session: AsyncSession) -> tuple[list[JudgeSummary], str]:
 
     judged = select(t.Attempt.run_id, cast(t.Attempt.judge_scores, Text)).where(t.Attempt.judge_scores.is_not(None))
     for run_id, text in (await (await session.connection()).execute(judged)).all():
-        scores = records.judge_scores_of(_json(text))
+        scores = attemptreads.judge_scores_of(_json(text))
         for score in scores:
             found = judge(score["judge"])
             if score.get("scorerFingerprint") and score["scorerFingerprint"] not in found.fingerprints:
                 found.fingerprints.append(score["scorerFingerprint"])
-            found.models += [m for m in records.judge_models(score) if m not in found.models]
-        for name, score in records.latest_judge_scores(scores).items():
+            found.models += [m for m in attemptreads.judge_models(score) if m not in found.models]
+        for name, score in attemptreads.latest_judge_scores(scores).items():
             found = judges[name]
             found.attempts += 1
             found.failed += score.get("state") != "SCORE_STATE_SCORED"
@@ -345,7 +345,7 @@ def usage_query(run_id: str):
 
 
 async def attempt_usage(session: AsyncSession, run_ref: str) -> list[AttemptUsage]:
-    run = await records.find_run(session, run_ref)
+    run = await runreads.find_run(session, run_ref)
     return [
         AttemptUsage(attempt_id=i, input_tokens=it, output_tokens=ot, cost_usd=c, usage_events=n)
         for i, it, ot, c, n in (await session.execute(usage_query(run.id))).all()

@@ -22,14 +22,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from hemra.v1 import common_pb2 as pb
 from services.common import runspec
-from services.domain import vocabulary
 from services.common.errors import FailedPrecondition, InvalidArgument
-from services.store import convert, records, usage
-from services.domain.rewards import reward_problem
-from services.domain.rewards import verdict as verdict_of
-from services.store import tables as t
+from services.domain import vocabulary
 from services.domain.exportformat import DIGEST, FORMAT, VERSION
 from services.domain.ids import PREFIXES, kind_of
+from services.domain.rewards import reward_problem
+from services.domain.rewards import verdict as verdict_of
+from services.store import convert, runreads, sqlrows, usage
+from services.store import tables as t
 
 _TABLES = {
     "runs": t.Run,
@@ -49,7 +49,7 @@ def _row(obj) -> dict:
 async def export_rows(session: AsyncSession, run: t.Run, trial_id: str = "") -> dict:
     """The run's rows; with `trial_id`, only that trial's (for an export by attempt or job ID),
     and for an import only the part of its tree that holds the trial's files."""
-    cells = await records.cells_of(session, run.id)
+    cells = await runreads.cells_of(session, run.id)
     trials_query = select(t.Trial).where(t.Trial.run_id == run.id).order_by(t.Trial.id)
     attempts_query = select(t.Attempt).where(t.Attempt.run_id == run.id).order_by(t.Attempt.id)
     if trial_id:
@@ -465,7 +465,7 @@ async def restore_rows(
                 )
     _as_import(rows, origin, now)
     for name in ("tasks", "datasets", "harnesses"):
-        await records.insert_ignore(session, _TABLES[name].__table__, rows[name])
+        await sqlrows.insert_ignore(session, _TABLES[name].__table__, rows[name])
     for attempt in rows["attempts"]:
         batch = events.get(attempt["id"], [])
         # What the manifest says of usage and event counts is not taken: they are counted.
@@ -487,7 +487,7 @@ def _as_import(rows: dict, origin: Origin, now: float) -> None:
     provenance, what the export said it was kept as original_*; its rows refer to the new ID."""
     [run] = rows["runs"]
     label = origin.label or run["label"]
-    records.check_strings(
+    sqlrows.check_strings(
         t.Run.__table__, dict(label=label, imported_by=origin.imported_by, source=origin.source), "import"
     )
     new_id = import_id(run["id"])

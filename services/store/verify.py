@@ -88,9 +88,8 @@ def verify_task(row: dict, blob: Callable[[str], bytes]) -> dict:
 
 
 def _load_task(claimed: pb.Task, blob: Callable[[str], bytes], what: str) -> pb.Task:
-    from services.domain.tasks import task_to_proto
     from services.domain.planerrors import PlanError
-    from services.domain.tasks import load_task
+    from services.domain.tasks import load_task, task_to_proto
 
     with tempfile.TemporaryDirectory(prefix="hemra-verify-") as scratch:
         folder = Path(scratch) / "task"

@@ -14,7 +14,6 @@ from clients.cli.common import RunFileError
 from clients.cli.runfile import Flags, merge
 from services.common import judges
 from services.common.errors import HemraError
-from services.planner import convert
 from services.domain import harnesses
 from services.domain.tasks import load_task, task_to_proto
 from tests.conftest import REPO

@@ -21,10 +21,9 @@ from services import digests, embedded
 from services.common import transport
 from services.common.errors import InvalidArgument
 from services.domain import folders
-from services.domain.tasks import task_to_proto
-from services.domain.tasks import load_task
-from services.store import convert
 from services.domain.exportformat import MANIFEST, blob_path
+from services.domain.tasks import load_task, task_to_proto
+from services.store import convert
 from tests.store.test_hostile_restore import TASK_DIR, _manifest, _nop
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from services.planner import datasets
 from services.domain.planerrors import NotFound, PlanError
 from services.domain.tasks import DEFAULT_AGENT_TIMEOUT, DEFAULT_VERIFIER_TIMEOUT, load_task
+from services.planner import datasets
 
 
 def make_task(

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.domain import harbor as harbor_import
-from services.domain.importerrors import ImportProblem
 from services.domain.imported import ImportedTrial
+from services.domain.importerrors import ImportProblem
 from services.domain.tree import Entry, read_tree
 
 
