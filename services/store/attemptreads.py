@@ -106,11 +106,6 @@ def latest_judge_scores(value) -> dict[str, dict]:
     return {s["judge"]: s for s in judge_scores_of(value)}
 
 
-def judge_models(score: dict) -> list[str]:
-    """The served models a judge score names (its judgeModel, comma-separated)."""
-    return [m.strip() for m in score.get("judgeModel", "").split(",") if m.strip()]
-
-
 async def lock_attempts(session: AsyncSession, attempt_ids: list[str]) -> dict[str, t.Attempt]:
     """Attempts by ID, their rows locked for update until the transaction ends."""
     ids = sorted({a.rpartition("/")[2] for a in attempt_ids})

@@ -12,6 +12,7 @@ from sqlalchemy import Text, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import NotFound
+from services.domain.records import Score
 from services.store import attemptreads, pagetokens, runreads, usage
 from services.store import tables as t
 from services.store.outputs import (
@@ -305,9 +306,10 @@ async def list_judges(session: AsyncSession) -> tuple[list[JudgeSummary], str]:
         scores = attemptreads.judge_scores_of(_json(text))
         for score in scores:
             found = judge(score["judge"])
-            if score.get("scorerFingerprint") and score["scorerFingerprint"] not in found.fingerprints:
-                found.fingerprints.append(score["scorerFingerprint"])
-            found.models += [m for m in attemptreads.judge_models(score) if m not in found.models]
+            read = Score.of(score)
+            if read.scorer_fingerprint and read.scorer_fingerprint not in found.fingerprints:
+                found.fingerprints.append(read.scorer_fingerprint)
+            found.models += [m for m in read.judge_models if m not in found.models]
         for name, score in attemptreads.latest_judge_scores(scores).items():
             found = judges[name]
             found.attempts += 1

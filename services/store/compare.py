@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument, NotFound
 from services.domain import vocabulary
+from services.domain.records import Score
 from services.store import runreads
 from services.store import tables as t
 from services.store.outputs import (
@@ -457,7 +458,7 @@ def _judged(trials) -> dict[tuple, tuple[list[float], set[tuple[str, str]]]]:
                 key = (judgment.get("source", ""), judgment.get("judge", ""), judgment["criterion"])
                 values, judged_by = found.setdefault(key, ([], set()))
                 values.append(value)
-                judged_by.add((judgment.get("judgeModel", ""), score.get("scorerFingerprint", "")))
+                judged_by.add((judgment.get("judgeModel", ""), Score.of(score).scorer_fingerprint))
     return found
 
 

@@ -3,11 +3,11 @@ and limits, tasks, harnesses), read once per store and kept: `Pinned`. The queue
 Core objects are named here too."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, select
 
+from services.domain.records import CellInfo, Record, RunInfo, TrialInfo
 from services.store import tables as t
 
 Clock = Callable[[], float]
@@ -18,47 +18,6 @@ EVENTS = t.Event.__table__
 
 
 # --------------------------------------------------------------------------- pinned rows
-
-
-@dataclass(frozen=True)
-class TrialInfo:
-    id: str
-    run_id: str
-    cell_id: str
-    task_digest: str
-    task_name: str
-    repetition: int
-
-
-@dataclass(frozen=True)
-class CellInfo:
-    id: str
-    run_id: str
-    position: int
-    dataset_digest: str
-    dataset_name: str
-    harness_digest: str
-    harness_name: str
-    model: str
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A run's columns that never change after record_run (so not cancel_requested or leased)."""
-
-    id: str
-    spec: dict
-    concurrency: int
-    max_infra_retries: int
-    limited: bool
-
-
-@dataclass(frozen=True)
-class Record:
-    """A pinned task or harness: its digest and its message as JSON."""
-
-    digest: str
-    record: dict
 
 
 _TRIAL_CELL = (

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import FailedPrecondition, LeaseLost
 from services.domain import vocabulary
+from services.domain.records import LeasedJob
 from services.store import tables as t
 from services.store import usage
 from services.store.completion import Completion, close_attempt, close_attempt_row, maybe_retry
@@ -46,9 +47,9 @@ from services.store.pinned import (
 # --------------------------------------------------------------------------- claim
 
 
-@dataclass
+@dataclass(frozen=True)
 class Claimed:
-    job: Any  # Row: id, run_id, attempt_id, lease_token, lease_expire_time
+    job: LeasedJob
     attempt: Any  # Row of every attempts column
     trial: TrialInfo
     cell: CellInfo
@@ -168,7 +169,7 @@ async def _claimed(conn, pinned: Pinned, job, attempt) -> Claimed:
     run = await pinned.run(conn, job.run_id)
     task = await pinned.record(conn, TASKS, trial.task_digest)
     harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
-    return Claimed(job, attempt, trial, cell, run, task, harness)
+    return Claimed(LeasedJob.of(job), attempt, trial, cell, run, task, harness)
 
 
 class NoSlot(Exception):

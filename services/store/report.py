@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from services.domain import vocabulary
+from services.domain.records import Score
 from services.domain.rewards import SCORED, is_binary, passes, usable_rewards
 from services.store import attemptreads, audits, repair, runreads, settled
 from services.store import tables as t
@@ -45,17 +46,18 @@ class ScoreInfo:
         score = score or {}
         self.score = score
         # A reward outside services/domain/rewards.MAX_ABS_REWARD (or not a number) reads as a scorer failure.
-        usable = usable_rewards(score.get("rewards") or {})
+        read = Score.of(score)
+        usable = usable_rewards(read.rewards or {})
         self.rewards = usable or {}
-        self.fingerprint = score.get("scorerFingerprint", "")
-        self.is_scored = score.get("state") == SCORED and usable is not None
+        self.fingerprint = read.scorer_fingerprint
+        self.is_scored = read.state == SCORED and usable is not None
         self.is_binary = is_binary(self.rewards)
         #: 1 when a binary reward passes (services/domain/rewards.passes), else 0.
         self.passed = int(self.is_binary and passes(self.rewards))
         #: What must be equal for two graded trials to pair: fingerprint, reward names, judge model.
-        self.key = (self.fingerprint, tuple(sorted(self.rewards)), score.get("judgeModel", ""))
+        self.key = (self.fingerprint, tuple(sorted(self.rewards)), read.judge_model)
         #: The scorer judged criteria (a rubric): most scores have none, and comparisons skip them.
-        self.judged = bool(score.get("judgments"))
+        self.judged = bool(read.judgments)
 
 
 class TrialResult:
@@ -471,7 +473,7 @@ def hemra_judges(trials) -> list[CellJudge]:
             summary.judged += 1
             sums[name] += info.rewards[name]
             summary.passed += all(j.get("passed", False) for j in score.get("judgments", ()))
-            models[name].update(attemptreads.judge_models(score))
+            models[name].update(Score.of(score).judge_models)
     for name, summary in found.items():
         summary.mean = sums[name] / summary.judged if summary.judged else 0.0
         summary.judge_model = ", ".join(sorted(models[name]))

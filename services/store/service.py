@@ -15,6 +15,7 @@ from services.bulk import gc_paused
 from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost, NotFound
 from services.domain import vocabulary
 from services.domain.ids import kind_of
+from services.domain.records import LeasedJob
 from services.store import (
     attemptreads,
     audits,
@@ -527,7 +528,7 @@ class Store:
                 run = await self.pinned.run(conn, job.run_id)
                 task = await self.pinned.record(conn, pinned.TASKS, trial.task_digest)
                 harness = await self.pinned.record(conn, pinned.HARNESSES, cell.harness_digest)
-        return queue.Claimed(job, attempt, trial, cell, run, task, harness)
+        return queue.Claimed(LeasedJob.of(job), attempt, trial, cell, run, task, harness)
 
     async def heartbeat_job(self, job_id: str, token: int, lease_secs: float) -> tuple[float, bool]:
         if self.fast is not None:
