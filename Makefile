@@ -20,6 +20,7 @@ demo: setup
 
 test: setup
 	$(PY) scripts/gen_protos.py --check
+	$(PY) scripts/gen_vocabulary.py --check
 	$(PY) -m pytest
 
 # The fuzz suite's long run (tests/fuzz): 25 times CI's examples, fresh random draws each time

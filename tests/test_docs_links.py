@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from services.planner import datasets, harnesses, plan
+from services.domain import harnesses
+from services.planner import datasets, plan
 from tests.conftest import REPO
 
 PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]

@@ -35,14 +35,15 @@ def test_the_planner_never_imports_the_executor():
     assert offenders("services/planner", lambda m: m.startswith("services.executor")) == []
 
 
-@pytest.mark.parametrize("folder", ["services/common", "services/environments"])
+@pytest.mark.parametrize("folder", ["services/common", "services/domain", "services/environments"])
 def test_shared_modules_import_no_service(folder):
     services = ("services.store", "services.planner", "services.executor", "services.scorer", "services.importer")
     assert offenders(folder, lambda m: m.startswith(services)) == []
 
 
 def test_the_gateway_reaches_services_through_the_transport_only():
-    assert offenders("gateway", lambda m: m.startswith("services.") and not m.startswith("services.common")) == []
+    shared = ("services.common", "services.domain")
+    assert offenders("gateway", lambda m: m.startswith("services.") and not m.startswith(shared)) == []
     assert offenders("gateway", lambda m: m.startswith("clients.")) == []
 
 

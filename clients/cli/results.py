@@ -9,7 +9,7 @@ from clients.cli import connect, render
 from clients.cli.common import command, console, fail
 from clients.cli.safe import clean, safe_json
 from hemra.v1 import store_service_pb2 as spb
-from services.store.ids import kind_of
+from services.domain.ids import kind_of
 
 EVENT_PAGE = 5000
 #: `hemra runs --limit` at most (read from the store 1000 runs a page).

@@ -18,8 +18,8 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import judges
-from services.importer import folders
-from services.store.ids import kind_of
+from services.domain import folders
+from services.domain.ids import kind_of
 
 #: How often the progress display reads the run's counts.
 PROGRESS_SECS = 0.2

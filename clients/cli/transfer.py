@@ -16,10 +16,10 @@ from clients.cli.common import command, console, fail
 from clients.cli.safe import plain
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services.importer import folders
-from services.importer.tree import make_folders, write_files, write_new_file
-from services.store import exportformat
-from services.store.exportformat import MANIFEST, BadName
+from services.domain import exportformat, folders
+from services.domain.exportformat import MANIFEST, BadName
+from services.domain.records import TreeEntry
+from services.domain.tree import make_folders, write_files, write_new_file
 
 BLOB_BATCH = 256
 EVENT_PAGE = 5000
@@ -106,9 +106,10 @@ async def _export(ref: str, out: Path) -> None:
             run = rows["runs"][0]
             if run.get("tree"):
                 source = staging / exportformat.SOURCE
-                make_folders(run["tree"], source)
+                tree = [TreeEntry.of(row) for row in run["tree"]]
+                make_folders(tree, source)
                 # The tree's files are the blobs just written: linked, not written twice.
-                write_files(run["tree"], blobs, source, lambda digest: exportformat.blob_path(staging, digest))
+                write_files(tree, blobs, source, lambda digest: exportformat.blob_path(staging, digest))
             (staging / MANIFEST).write_bytes(
                 msgspec.json.format(msgspec.json.encode(rows, order="sorted"), indent=1) + b"\n"
             )

@@ -1,5 +1,42 @@
 const __vite__mapDeps=(i,m=__vite__mapDeps,d=(m.f||(m.f=["./katex.css"])))=>i.map(i=>d[i]);
 // Built from clients/dashboard (src/viewer.js) by `make viewer`: edit the sources, not this file.
+// src/vocabulary.js
+var VERDICT = Object.freeze({
+	PASSED: "passed",
+	FAILED: "failed",
+	ERRORED: "errored",
+	CANCELLED: "cancelled"
+});
+var VERDICTS = Object.freeze([
+	"passed",
+	"failed",
+	"errored",
+	"cancelled"
+]);
+var STATE = Object.freeze({
+	QUEUED: "queued",
+	RUNNING: "running",
+	FINISHED: "finished"
+});
+Object.freeze([
+	"queued",
+	"running",
+	"finished"
+]);
+Object.freeze({
+	COMPLETED: "completed",
+	HARNESS_FAILED: "harness_failed",
+	TIMED_OUT: "timed_out",
+	INFRA_FAILED: "infra_failed",
+	CANCELLED: "cancelled"
+});
+Object.freeze([
+	"completed",
+	"harness_failed",
+	"timed_out",
+	"infra_failed",
+	"cancelled"
+]);
 function formatSeconds(s) {
 	if (s === null || s === void 0 || Number.isNaN(s)) return "–";
 	const sign = s < 0 ? "-" : "";
@@ -280,8 +317,8 @@ function usageOf(event) {
 	};
 }
 function verdictOf(attempt) {
-	if (attempt.state && attempt.state !== "finished") return attempt.state;
-	return attempt.verdict || "errored";
+	if (attempt.state && attempt.state !== STATE.FINISHED) return attempt.state;
+	return attempt.verdict || VERDICT.ERRORED;
 }
 function summarize(attempt, events) {
 	const s = {
@@ -977,10 +1014,7 @@ var LIST_PARAMS = [
 	"sort"
 ];
 var VERDICT_ORDER = [
-	"passed",
-	"failed",
-	"errored",
-	"cancelled",
+	...VERDICTS,
 	"queued",
 	"leased",
 	"running"
@@ -2287,10 +2321,7 @@ function attemptsTab(route, ui, run, body) {
 		"aria-label": "verdict"
 	}, [
 		"",
-		"passed",
-		"failed",
-		"errored",
-		"cancelled",
+		...VERDICTS,
 		"unfinished"
 	].map((v) => h("option", { value: v }, v || "any verdict")));
 	const search = h("input", {

@@ -17,7 +17,8 @@ from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
-from services.common import blame, errors, judges, parsing, transport, vocabulary
+from services.common import blame, errors, judges, parsing, transport
+from services.domain import folders, vocabulary
 from services.environments.capabilities import carried, verifier_isolation, verifier_network
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, output_events, text
@@ -31,7 +32,6 @@ from services.executor.harnesses.base import TIMED_OUT
 from services.executor.protocol import Grant, Grants
 from services.executor.sandboxes import Sandbox, open_sandbox
 from services.executor.taskcache import TaskCache
-from services.importer import folders
 
 logger = logging.getLogger(__name__)
 
@@ -454,7 +454,7 @@ async def _score(job, deps: Deps, sandbox: Sandbox, events: EventLog) -> pb.Scor
     try:
         response = await deps.scorer.ScoreAttempt(
             scpb.ScoreAttemptRequest(
-                attempt_id=job.attempt.id,
+                attempt=job.attempt.id,
                 task=job.task,
                 sandbox_address=deps.harness_address,
                 sandbox_token=token,
@@ -505,7 +505,7 @@ async def _judge(job, deps: Deps, artifacts: list[pb.Artifact], events: EventLog
     if not specs:
         return []
     await events.flush()  # the judges read the attempt's final message and trajectory from the store
-    request = scpb.JudgeAttemptRequest(attempt_id=job.attempt.id, task=job.task, artifacts=artifacts, judges=specs)
+    request = scpb.JudgeAttemptRequest(attempt=job.attempt.id, task=job.task, artifacts=artifacts, judges=specs)
     try:
         scores = list((await deps.scorer.JudgeAttempt(request, timeout=JUDGE_RPC_TIMEOUT_SECS)).scores)
     except errors.HemraError as exc:

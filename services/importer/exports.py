@@ -8,9 +8,7 @@ from google.protobuf import json_format
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
-from services.importer.errors import ImportProblem
-from services.importer.tree import MAX_FILE_BYTES
-from services.store.exportformat import (
+from services.domain.exportformat import (
     BLOBS,
     EVENTS,
     MANIFEST,
@@ -18,6 +16,8 @@ from services.store.exportformat import (
     blob_digest,
     events_attempt,
 )
+from services.domain.importerrors import ImportProblem
+from services.domain.tree import MAX_FILE_BYTES
 
 
 def _no_links(path: Path) -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 from hemra.v1 import common_pb2 as pb
 from services.bulk import gc_paused
 from services.common.settings import hemra_home
-from services.importer import exports, folders, harbor, record, swebench
-from services.importer.errors import ImportProblem
-from services.importer.tree import read_tree
+from services.domain import folders, harbor
+from services.domain.importerrors import ImportProblem
+from services.domain.tree import read_tree
+from services.importer import exports, record, swebench
 
 
 @dataclass
@@ -60,7 +61,7 @@ async def _import(
     # The store writes each batch of files while the next is read and the records are
     # built; the import is recorded once every blob is stored.
     batches: asyncio.Queue = asyncio.Queue()
-    upload = asyncio.create_task(record.upload(store, batches))
+    upload = asyncio.create_task(folders.upload_blobs(store, batches))
     try:
         results, entries = await _read_into(batches, root, swebench_version)
         tasks = Path(tasks_dir).resolve() if tasks_dir else None

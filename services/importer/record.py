@@ -1,6 +1,5 @@
 """Turn imported results into one RecordRun request: pin what can be pinned, keep every file."""
 
-import asyncio
 import datetime
 import getpass
 import json
@@ -13,9 +12,9 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
-from services.common import vocabulary
-from services.importer.results import ImportedResults, ImportedTrial
-from services.importer.tree import Entry, tree_json
+from services.domain import vocabulary
+from services.domain.imported import ImportedResults, ImportedTrial
+from services.domain.tree import Entry, tree_json
 
 
 def who_imports(sent: bool) -> str:
@@ -30,26 +29,6 @@ def who_imports(sent: bool) -> str:
     except (KeyError, OSError):  # no name for this uid (a container's)
         user = f"uid {os.getuid()}"
     return f"local user {user}@{socket.gethostname()}"
-
-
-async def upload(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
-    """Put the bytes of every file batch from `batches` (until None) in the blob store, each
-    distinct blob once. One batch is in flight at a time: on 2 CPUs two store threads creating
-    files contend, while the reader fills the next batch."""
-    asked: set[str] = set()
-    while (files := await batches.get()) is not None:
-        fresh = {e.digest for e in files} - asked
-        asked |= fresh
-        if not fresh:
-            continue
-        missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(fresh)))).missing)
-        blobs = []
-        for entry in files:
-            if entry.digest in missing:
-                missing.discard(entry.digest)
-                blobs.append(spb.Blob(digest=entry.digest, data=entry.data))
-        if blobs:
-            await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs))
 
 
 async def pin_tasks(planner, results: ImportedResults, root: Path, tasks_dir: Path | None) -> dict[str, ppb.PinnedTask]:

@@ -4,12 +4,12 @@ records it. Blocking: the servicer runs it in a thread."""
 
 from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import FailedPrecondition
+from services.domain.planerrors import PlanError
 from services.environments import audit
 from services.environments.engine import client
 from services.environments.errors import SandboxError
 from services.planner import datasets as ds
 from services.planner import plan
-from services.planner.errors import PlanError
 
 
 def selected(dataset: ds.LoadedDataset, patterns: list[str]) -> list:

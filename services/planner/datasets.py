@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.common import parsing
+from services.domain.planerrors import NotFound, PlanError
+from services.domain.tasks import LoadedTask, load_task
 from services.planner import hf, pinned, registry, swebench
-from services.planner.errors import NotFound, PlanError
-from services.planner.tasks import LoadedTask, load_task
 
 #: Prefixes of datasets that come from a source other than a folder.
 SOURCES = (registry.PREFIX, hf.PREFIX, swebench.PREFIX)

@@ -25,8 +25,8 @@ import tomllib
 from pathlib import Path
 
 from services.common import offline
+from services.domain.planerrors import NotFound, PlanError
 from services.planner import pinned
-from services.planner.errors import NotFound, PlanError
 from services.planner.pinned import SOURCE_FILE
 
 PREFIX = "hf:"

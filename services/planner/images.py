@@ -9,10 +9,10 @@ its engine lacks when an attempt starts.
 
 from pathlib import Path
 
+from services.domain.planerrors import PlanError
+from services.domain.tasks import LoadedTask
 from services.environments.errors import SandboxError
 from services.environments.images import BuildFailed, StripFailed, ensure_image
-from services.planner.errors import PlanError
-from services.planner.tasks import LoadedTask
 
 
 def build(tasks: list[LoadedTask], base_image: str, home: Path, kept=frozenset()) -> None:

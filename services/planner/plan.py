@@ -8,6 +8,10 @@ from pathlib import Path
 from hemra.v1 import common_pb2 as pb
 from services import envtemplate
 from services.common import judges, offline, runspec, tools
+from services.domain import dockerfile
+from services.domain import harnesses as hs
+from services.domain.planerrors import PlanError
+from services.domain.tasks import LoadedTask
 from services.environments import history
 from services.environments.capabilities import (
     BRIDGE_CAPABLE,
@@ -19,10 +23,6 @@ from services.environments.capabilities import (
     verifier_isolation,
 )
 from services.planner import datasets as ds
-from services.planner import dockerfile
-from services.planner import harnesses as hs
-from services.planner.errors import PlanError
-from services.planner.tasks import LoadedTask
 
 #: What each sandbox enforces, checked against a run's `require` (the executor's own table).
 SANDBOXES = ENFORCES

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from services.common import offline, parsing
+from services.domain.planerrors import NotFound, PlanError
 from services.planner import pinned as pinned_copy
-from services.planner.errors import NotFound, PlanError
 from services.planner.pinned import SOURCE_FILE, source_of
 
 PREFIX = "harbor:"

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from hemra.v1 import store_service_pb2 as spb
+from services.domain.planerrors import NotFound, PlanError
 from services.planner import datasets as ds
 from services.planner import hf, pinned, registry
-from services.planner.errors import NotFound, PlanError
 
 #: Task files fetched from the store in batches of this many blobs.
 _BATCH = 256

@@ -9,12 +9,13 @@ from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
 from services.common import runspec
+from services.domain import folders
+from services.domain.harnesses import harness_to_proto
+from services.domain.planerrors import PlanError
+from services.domain.tasks import harbor_content_hash, load_task, task_to_proto
 from services.environments import history
-from services.importer import folders
 from services.planner import auditing, convert, images, plan, restore
 from services.planner import datasets as ds
-from services.planner.errors import PlanError
-from services.planner.tasks import harbor_content_hash, load_task
 
 #: Upload task files in batches of about this many bytes.
 _BATCH_BYTES = 16 * 1024 * 1024
@@ -63,7 +64,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         resolved = await self._resolve(spec)
         return ppb.ResolveRunResponse(
             datasets=[convert.dataset_to_proto(d, tasks) for d, tasks in resolved.datasets],
-            harnesses=[convert.harness_to_proto(h, spec.model) for h in resolved.harnesses],
+            harnesses=[harness_to_proto(h, spec.model) for h in resolved.harnesses],
             trials=len(resolved.trials),
         )
 
@@ -89,7 +90,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
         # resume or repair from the caller's machine resolves them again there (hemra resume).
         spec.datasets[:] = request.spec.datasets
         spec.harnesses[:] = request.spec.harnesses
-        harnesses = [convert.harness_to_proto(h, spec.model) for h in resolved.harnesses]
+        harnesses = [harness_to_proto(h, spec.model) for h in resolved.harnesses]
         for harness in harnesses:  # a harness file sent from the caller's machine: say where from
             sent = harness_files.get(harness.source_path)
             if sent is not None:
@@ -116,9 +117,7 @@ class PlannerServicer(ppb_grpc.PlannerServiceServicer):
                 continue
             loaded.append(task)
             pinned.append(
-                ppb.PinnedTask(
-                    path=path, task=convert.task_to_proto(task), harbor_digest=harbor_content_hash(task.files)
-                )
+                ppb.PinnedTask(path=path, task=task_to_proto(task), harbor_digest=harbor_content_hash(task.files))
             )
         await self._upload_files(loaded)
         return ppb.PinTasksResponse(tasks=pinned)

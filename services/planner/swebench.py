@@ -24,8 +24,8 @@ from pathlib import Path
 
 from services.common import parsing
 from services.common import swebench as package
+from services.domain.planerrors import NotFound, PlanError
 from services.planner import hf, pinned
-from services.planner.errors import NotFound, PlanError
 from services.planner.pinned import SOURCE_FILE
 
 PREFIX = "swebench:"

@@ -74,7 +74,7 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
         await self.judges.close()
 
     async def JudgeAttempt(self, request, context):
-        scores = await self.judges.judge_attempt(request.attempt_id, request.task, request.artifacts, request.judges)
+        scores = await self.judges.judge_attempt(request.attempt, request.task, request.artifacts, request.judges)
         return scpb.JudgeAttemptResponse(scores=scores)
 
     async def JudgeRun(self, request, context):

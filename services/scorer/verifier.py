@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 from hemra.v1 import common_pb2 as pb
 from services.common import blame, rubric
+from services.domain.rewards import reward_problem
 from services.scorer import rewards as rw
 from services.scorer import swebench
-from services.store.records import reward_problem
 
 #: The most of the verifier's output kept with its score (the whole file stays an artifact, within caps).
 MAX_STDOUT_BYTES = 4 * 1024 * 1024

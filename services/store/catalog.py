@@ -4,7 +4,6 @@ judges, each with how it was used. Typed records out (services.store.outputs).
 Datasets, harnesses, scorers and judges are few (tens to hundreds in a store), so
 they come back whole; tasks are paged by name."""
 
-import base64
 import json
 from collections import defaultdict
 from typing import NamedTuple
@@ -12,8 +11,9 @@ from typing import NamedTuple
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument, NotFound
-from services.store import records, usage
+from services.common.errors import NotFound
+from services.domain.records import Score
+from services.store import attemptreads, pagetokens, runreads, usage
 from services.store import tables as t
 from services.store.outputs import (
     AttemptUsage,
@@ -25,7 +25,7 @@ from services.store.outputs import (
     TaskPage,
     TaskSummary,
 )
-from services.store.records import shown as _shown
+from services.store.runreads import shown as _shown
 
 #: Tasks a scorer lists by name (the count covers them all).
 SCORER_TASKS = 200
@@ -175,20 +175,6 @@ async def list_datasets(session: AsyncSession) -> list[DatasetSummary]:
     return datasets
 
 
-def _token(*parts: str) -> str:
-    return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode().rstrip("=")
-
-
-def _untoken(token: str, parts: int) -> tuple[str, ...]:
-    try:
-        values = tuple(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode().split("\x1f"))
-    except ValueError:
-        raise InvalidArgument(f"malformed page token {token!r}") from None
-    if len(values) != parts:
-        raise InvalidArgument(f"malformed page token {token!r}")
-    return values
-
-
 async def list_tasks(
     session: AsyncSession, dataset_ref: str, page_size: int, page_token: str, facts_of=None
 ) -> TaskPage:
@@ -202,7 +188,7 @@ async def list_tasks(
         .limit(page_size + 1)
     )
     if page_token:
-        name, digest = _untoken(page_token, 2)
+        name, digest = pagetokens.after_task(page_token)
         query = query.where((t.Task.task_name > name) | ((t.Task.task_name == name) & (t.Task.digest > digest)))
     rows = (await session.execute(query)).all()
     more = len(rows) > page_size
@@ -222,7 +208,7 @@ async def list_tasks(
     for digest, task in tasks.items():
         task.scorer_fingerprints = sorted(fingerprints[digest])
         task.harness_names = sorted(harnesses[digest])
-    token = _token(rows[-1][1], rows[-1][0]) if more else ""
+    token = pagetokens.tasks_token(rows[-1][1], rows[-1][0]) if more else ""
     return TaskPage(
         dataset_name=dataset.dataset_name,
         dataset_digest=dataset.digest,
@@ -317,13 +303,14 @@ async def list_judges(session: AsyncSession) -> tuple[list[JudgeSummary], str]:
 
     judged = select(t.Attempt.run_id, cast(t.Attempt.judge_scores, Text)).where(t.Attempt.judge_scores.is_not(None))
     for run_id, text in (await (await session.connection()).execute(judged)).all():
-        scores = records.judge_scores_of(_json(text))
+        scores = attemptreads.judge_scores_of(_json(text))
         for score in scores:
             found = judge(score["judge"])
-            if score.get("scorerFingerprint") and score["scorerFingerprint"] not in found.fingerprints:
-                found.fingerprints.append(score["scorerFingerprint"])
-            found.models += [m for m in records.judge_models(score) if m not in found.models]
-        for name, score in records.latest_judge_scores(scores).items():
+            read = Score.of(score)
+            if read.scorer_fingerprint and read.scorer_fingerprint not in found.fingerprints:
+                found.fingerprints.append(read.scorer_fingerprint)
+            found.models += [m for m in read.judge_models if m not in found.models]
+        for name, score in attemptreads.latest_judge_scores(scores).items():
             found = judges[name]
             found.attempts += 1
             found.failed += score.get("state") != "SCORE_STATE_SCORED"
@@ -360,7 +347,7 @@ def usage_query(run_id: str):
 
 
 async def attempt_usage(session: AsyncSession, run_ref: str) -> list[AttemptUsage]:
-    run = await records.find_run(session, run_ref)
+    run = await runreads.find_run(session, run_ref)
     return [
         AttemptUsage(attempt_id=i, input_tokens=it, output_tokens=ot, cost_usd=c, usage_events=n)
         for i, it, ot, c, n in (await session.execute(usage_query(run.id))).all()

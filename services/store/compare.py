@@ -16,7 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument, NotFound
-from services.store import records
+from services.domain import vocabulary
+from services.domain.records import Score
+from services.store import runreads
 from services.store import tables as t
 from services.store.outputs import (
     Comparison,
@@ -65,21 +67,21 @@ async def resolve_side(session: AsyncSession, ref: str, scores: dict | None = No
     `load(session, run, cells, scores)`: each cell's trials (default: report.load_trials; the
     store keeps settled cells' trials)."""
     run, rest = await _find_prefix(session, ref)
-    records.refuse_loose(run, "a compare")
-    matches = await records.label_matches(session, ref.removesuffix(rest).removesuffix("/") if rest else ref, run)
-    cells = await records.cells_of(session, run.id)
+    runreads.refuse_loose(run, "a compare")
+    matches = await runreads.label_matches(session, ref.removesuffix(rest).removesuffix("/") if rest else ref, run)
+    cells = await runreads.cells_of(session, run.id)
     if rest:
         chosen = [c for c in cells if rest in (c.harness_name, f"{c.dataset_name}/{c.harness_name}")]
         if not chosen:
             known = ", ".join(sorted({f"{c.dataset_name}/{c.harness_name}" for c in cells}))
             raise NotFound(
-                f"{records.shown(ref, quote=False)}: {run.label} has no cell {records.shown(rest)} (cells: {known})"
+                f"{runreads.shown(ref, quote=False)}: {run.label} has no cell {runreads.shown(rest)} (cells: {known})"
             )
         cells = chosen
     harnesses = sorted({c.harness_name for c in cells})
     if len(harnesses) > 1:
         raise InvalidArgument(
-            f"{records.shown(ref, quote=False)}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
+            f"{runreads.shown(ref, quote=False)}: {run.label} holds several harnesses ({', '.join(harnesses)}); "
             f"name one, e.g. {run.label}/{harnesses[0]}"
         )
     side = Side(ref, run, cells, label_matches=matches)
@@ -102,10 +104,10 @@ async def _find_prefix(session: AsyncSession, ref: str) -> tuple[t.Run, str]:
     # The longest few only: a label holds a slash or two, not thousands (each cut is a query).
     for cut in range(len(parts), max(len(parts) - 16, 0), -1):
         try:
-            return await records.find_run(session, "/".join(parts[:cut])), "/".join(parts[cut:])
+            return await runreads.find_run(session, "/".join(parts[:cut])), "/".join(parts[cut:])
         except NotFound:
             continue
-    raise NotFound(f"{records.shown(ref, quote=False)}: no run or import by that ID or label")
+    raise NotFound(f"{runreads.shown(ref, quote=False)}: no run or import by that ID or label")
 
 
 def judge_view(side: Side, judge: str) -> None:
@@ -138,7 +140,7 @@ def compare(
             if changed
             else ""
         )
-        sides = f"{records.shown(a.ref, quote=False)} and {records.shown(b.ref, quote=False)}"
+        sides = f"{runreads.shown(a.ref, quote=False)} and {runreads.shown(b.ref, quote=False)}"
         raise InvalidArgument(f"{sides} have no task in common{differ}")
     summaries = side_summary(a), side_summary(b)
     result = Comparison(a=summaries[0], b=summaries[1], flags=flags_of(a, b, summaries))
@@ -327,9 +329,9 @@ def side_summary(side: Side) -> SideSummary:
                 continue
             if trial.state != "finished":
                 summary.unfinished += 1
-            elif trial.outcome == records.CANCELLED:
+            elif trial.outcome == vocabulary.CANCELLED:
                 summary.cancelled += 1
-            elif trial.outcome == records.INFRA_FAILED:
+            elif trial.outcome == vocabulary.INFRA_FAILED:
                 summary.infra_failed += 1
             else:
                 summary.scorer_failed += 1
@@ -456,7 +458,7 @@ def _judged(trials) -> dict[tuple, tuple[list[float], set[tuple[str, str]]]]:
                 key = (judgment.get("source", ""), judgment.get("judge", ""), judgment["criterion"])
                 values, judged_by = found.setdefault(key, ([], set()))
                 values.append(value)
-                judged_by.add((judgment.get("judgeModel", ""), score.get("scorerFingerprint", "")))
+                judged_by.add((judgment.get("judgeModel", ""), Score.of(score).scorer_fingerprint))
     return found
 
 

@@ -8,9 +8,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import vocabulary
 from services.common.errors import InvalidArgument
-from services.store import records, usage
+from services.domain import vocabulary
+from services.domain.rewards import reward_problem
+from services.store import runreads, usage
 from services.store import tables as t
 
 #: The instants a Timestamp can hold (0001-01-01 to 9999-12-31 UTC), in epoch seconds.
@@ -234,7 +235,7 @@ def _run_message(run: t.Run, cells: list[t.Cell], progress: tuple[dict, dict] | 
     if run.kind not in ("run", "import", "loose"):
         problems.add(f"kind {run.kind!r} is not one HEMRA knows")
     if run.kind == "import" or (run.kind == "loose" and run.original_id):  # a loose attempt restored
-        made.provenance.CopyFrom(message(records.provenance(run), pb.ImportProvenance))
+        made.provenance.CopyFrom(message(runreads.provenance(run), pb.ImportProvenance))
     if total is not None:
         made.progress.CopyFrom(pb.RunProgress(**total))
         if total.get("unreadable"):
@@ -296,7 +297,7 @@ def cell_to_proto(cell: t.Cell, progress: dict | None = None) -> pb.Cell:
 
 
 def with_open_jobs(run: pb.Run, jobs: list[dict]) -> pb.Run:
-    """`run` naming its unfinished jobs (records.open_jobs)."""
+    """`run` naming its unfinished jobs (runreads.open_jobs)."""
     run.open_jobs.extend(pb.OpenJob(**job) for job in jobs)
     return run
 
@@ -394,7 +395,7 @@ def score_from_dict(data: dict) -> pb.Score:
     """A stored Score (MessageToDict form), built directly: json_format.ParseDict costs ~100 µs
     an attempt, which a page of attempts pays hundreds of times."""
     rewards, error = data.get("rewards", {}), data.get("error", "")
-    problem = records.reward_problem(rewards)
+    problem = reward_problem(rewards)
     if problem:  # recorded before rewards had a range (or by hand): shown, never a failure to show
         rewards = {
             str(k): float(v)
@@ -431,7 +432,7 @@ def artifact_from_dict(data: dict) -> pb.Artifact:
 
 
 def event_to_proto(event) -> pb.Event:
-    """A t.Event row, or a records.EventPreview (payload maybe cut, size measured by the database)."""
+    """A t.Event row, or a eventlog.EventPreview (payload maybe cut, size measured by the database)."""
     size = getattr(event, "payload_bytes", None)
     message = pb.Event(
         seq=event.seq,

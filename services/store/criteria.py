@@ -14,7 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument
-from services.store import records
+from services.domain import vocabulary
+from services.domain.rewards import usable_rewards
+from services.store import attemptreads, runreads
 from services.store import tables as t
 from services.store.catalog import find_dataset
 from services.store.outputs import CriterionCell, CriterionRow, CriterionSource, CriterionTable
@@ -26,7 +28,7 @@ SCORED = "SCORE_STATE_SCORED"
 
 async def _candidates(session: AsyncSession, digest: str, progress) -> list[dict]:
     """Every run or import cell on the dataset, with its trial count and whether it is complete.
-    `progress(run_ids)` counts runs as records.runs_progress does (the store keeps settled ones)."""
+    `progress(run_ids)` counts runs as runreads.runs_progress does (the store keeps settled ones)."""
     cells = (
         await session.execute(
             select(
@@ -83,7 +85,7 @@ def choose(candidates: list[dict], source: str) -> list[CriterionSource]:
 
 def _trial_value(score: dict) -> tuple[float, bool]:
     """A graded trial's value, and whether it is a 0/1 pass."""
-    rewards = records.usable_rewards(score.get("rewards", {})) or {}
+    rewards = usable_rewards(score.get("rewards", {})) or {}
     values = list(rewards.values())
     if len(values) == 1 and values[0] in (0, 1):
         return float(values[0]), True
@@ -154,9 +156,9 @@ def _graded(attempt: dict) -> bool:
     score = attempt["score"] or {}
     return (
         attempt["state"] == "finished"
-        and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
+        and attempt["outcome"] not in (vocabulary.INFRA_FAILED, vocabulary.CANCELLED)
         and score.get("state") == SCORED
-        and records.usable_rewards(score.get("rewards", {})) is not None
+        and usable_rewards(score.get("rewards", {})) is not None
     )
 
 
@@ -178,7 +180,7 @@ def _ran(attempt: dict) -> bool:
     """Finished with a result of the agent: the efficiency rows' samples. A cancelled attempt
     (one cancelled while queued has start = end) or one lost to the infrastructure says nothing
     about how the harness spends time or tokens, so it is no sample, never a 0."""
-    return attempt["state"] == "finished" and attempt["outcome"] not in (records.INFRA_FAILED, records.CANCELLED)
+    return attempt["state"] == "finished" and attempt["outcome"] not in (vocabulary.INFRA_FAILED, vocabulary.CANCELLED)
 
 
 def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> list[CriterionRow]:
@@ -202,7 +204,7 @@ def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> lis
                 walls[i].append(attempt["end"] - attempt["start"])
             if attempt["tokens"] is not None:
                 tokens[i].append(float(attempt["tokens"]))
-        if attempt["state"] == "finished" and attempt["outcome"] != records.CANCELLED:
+        if attempt["state"] == "finished" and attempt["outcome"] != vocabulary.CANCELLED:
             # Errored as the attempt's verdict says: an infrastructure or scorer failure (rule 5).
             errors[i].append(float(not _graded(attempt)))
         if not _graded(attempt):
@@ -269,12 +271,12 @@ def judge_rows(attempts: dict[str, dict], column: dict[str, int]) -> list[Criter
             values[i].append(value)
 
     for attempt in attempts.values():
-        if attempt["state"] != "finished" or attempt["outcome"] in (records.INFRA_FAILED, records.CANCELLED):
+        if attempt["state"] != "finished" or attempt["outcome"] in (vocabulary.INFRA_FAILED, vocabulary.CANCELLED):
             continue
         i = column[attempt["cell_id"]]
-        latest = records.latest_judge_scores(attempt["judge_scores"])
+        latest = attemptreads.latest_judge_scores(attempt["judge_scores"])
         for name, score in sorted(latest.items()):
-            rewards = records.usable_rewards(score.get("rewards", {})) or {}
+            rewards = usable_rewards(score.get("rewards", {})) or {}
             scored = score.get("state") == SCORED and name in rewards
             add(f"judge {name}", i, rewards[name] if scored else None)
         for score in [attempt["score"] or {}, *latest.values()]:
@@ -297,7 +299,7 @@ async def criterion_table(session: AsyncSession, dataset_ref: str, source: str =
     if progress is None:
 
         async def progress(run_ids):
-            return await records.runs_progress(session, run_ids)
+            return await runreads.runs_progress(session, run_ids)
 
     sources = choose(await _candidates(session, dataset.digest, progress), source)
     attempts = await _latest_attempts(session, [s.cell_id for s in sources])

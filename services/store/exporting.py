@@ -21,12 +21,15 @@ from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Text, 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from hemra.v1 import common_pb2 as pb
-from services.common import runspec, vocabulary
+from services.common import runspec
 from services.common.errors import FailedPrecondition, InvalidArgument
-from services.store import convert, records, usage
+from services.domain import vocabulary
+from services.domain.exportformat import DIGEST, FORMAT, VERSION
+from services.domain.ids import PREFIXES, kind_of
+from services.domain.rewards import reward_problem
+from services.domain.rewards import verdict as verdict_of
+from services.store import convert, runreads, sqlrows, usage
 from services.store import tables as t
-from services.store.exportformat import DIGEST, FORMAT, VERSION
-from services.store.ids import PREFIXES, kind_of
 
 _TABLES = {
     "runs": t.Run,
@@ -46,7 +49,7 @@ def _row(obj) -> dict:
 async def export_rows(session: AsyncSession, run: t.Run, trial_id: str = "") -> dict:
     """The run's rows; with `trial_id`, only that trial's (for an export by attempt or job ID),
     and for an import only the part of its tree that holds the trial's files."""
-    cells = await records.cells_of(session, run.id)
+    cells = await runreads.cells_of(session, run.id)
     trials_query = select(t.Trial).where(t.Trial.run_id == run.id).order_by(t.Trial.id)
     attempts_query = select(t.Attempt).where(t.Attempt.run_id == run.id).order_by(t.Attempt.id)
     if trial_id:
@@ -260,7 +263,7 @@ def _shapes(rows: dict) -> None:
     for attempt in rows["attempts"]:
         if not objects(attempt["artifacts"] or []) or not isinstance(attempt["score"] or {}, dict):
             raise InvalidArgument(f"manifest: attempts: {attempt['id']}: malformed artifacts or score")
-        problem = records.reward_problem((attempt["score"] or {}).get("rewards", {}))
+        problem = reward_problem((attempt["score"] or {}).get("rewards", {}))
         if problem:
             raise InvalidArgument(f"manifest: attempts: {attempt['id']}: {problem}")
         where = f"manifest: attempts: {attempt['id']}"
@@ -286,7 +289,7 @@ def _judge_scores(scores, where: str) -> None:
         judge = score.get("judge")
         if not judge or score.get("scorer") != f"judge:{judge}":
             raise InvalidArgument(f"{where}: judge_scores: a judge score must name its judge")
-        problem = records.reward_problem(score.get("rewards", {}))
+        problem = reward_problem(score.get("rewards", {}))
         if problem:
             raise InvalidArgument(f"{where}: judge_scores: {problem}")
 
@@ -462,14 +465,14 @@ async def restore_rows(
                 )
     _as_import(rows, origin, now)
     for name in ("tasks", "datasets", "harnesses"):
-        await records.insert_ignore(session, _TABLES[name].__table__, rows[name])
+        await sqlrows.insert_ignore(session, _TABLES[name].__table__, rows[name])
     for attempt in rows["attempts"]:
         batch = events.get(attempt["id"], [])
         # What the manifest says of usage and event counts is not taken: they are counted.
         attempt.update(event_count=len(batch), **usage.of_events(batch).summed())
         # Nor its verdict: decided from the score, by the rule that decides executed attempts'.
         finished = attempt["state"] == vocabulary.FINISHED
-        attempt["verdict"] = records.verdict(records.AttemptView(**attempt)) if finished else None
+        attempt["verdict"] = verdict_of(attempt["outcome"], attempt.get("score")) if finished else None
     for name in ("runs", "cells", "trials", "attempts"):
         if rows[name]:
             await session.execute(_TABLES[name].__table__.insert(), rows[name])
@@ -484,7 +487,7 @@ def _as_import(rows: dict, origin: Origin, now: float) -> None:
     provenance, what the export said it was kept as original_*; its rows refer to the new ID."""
     [run] = rows["runs"]
     label = origin.label or run["label"]
-    records.check_strings(
+    sqlrows.check_strings(
         t.Run.__table__, dict(label=label, imported_by=origin.imported_by, source=origin.source), "import"
     )
     new_id = import_id(run["id"])

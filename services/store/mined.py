@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from services.common import mining
-from services.store import records
+from services.store import runreads
 from services.store import tables as t
 from services.store.outputs import HistoryMining, MinedAttempt, MiningEvent
 
@@ -24,7 +24,7 @@ MAX_TOOL_CALLS = 20_000
 
 
 async def history_mining(session: AsyncSession, run_ref: str) -> HistoryMining:
-    run = await records.find_run(session, run_ref)
+    run = await runreads.find_run(session, run_ref)
     a, newer = t.Attempt, aliased(t.Attempt)
     latest = ~select(newer.id).where(newer.trial_id == a.trial_id, newer.number > a.number).exists()
     rows = (

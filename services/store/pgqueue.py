@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import asyncpg
 
 from services.common.errors import Unavailable
-from services.store import db, queue, usage
+from services.store import completion, db, pinned, queue, usage
 
 #: The claimed job, its attempt (every column), and its trial and cell.
 _CLAIM = """
@@ -63,7 +63,7 @@ WHERE id = $1 AND lease_token = $2 AND state = 'leased' AND lease_expire_time >=
 RETURNING (SELECT cancel_requested FROM runs WHERE runs.id = jobs.run_id)
 """
 
-#: A result (not an infrastructure failure: those may queue a retry, see queue.complete).
+#: A result (not an infrastructure failure: those may queue a retry, see completion.complete).
 COMPLETE = """
 WITH closed AS (
     UPDATE jobs SET state = 'done', last_error = ''
@@ -148,7 +148,7 @@ class FastQueue:
 
     async def claim(
         self,
-        pinned: queue.Pinned,
+        pinned: pinned.Pinned,
         worker: str,
         lease_secs: float,
         now: float,
@@ -178,10 +178,10 @@ class FastQueue:
         row = await self._fetchrow(HEARTBEAT, job_id, token, now, expire)
         return None if row is None else (expire, bool(row[0]))
 
-    async def complete(self, job_id: str, token: int, done: queue.Completion, now: float):
+    async def complete(self, job_id: str, token: int, done: completion.Completion, now: float):
         """The finished attempt, or None when the guard did not match (the caller finds out why).
-        Only for results: an infrastructure failure may queue a retry (queue.complete)."""
-        row = await self._fetchrow(COMPLETE, job_id, token, now, *queue.finished_row(done, now))
+        Only for results: an infrastructure failure may queue a retry (completion.complete)."""
+        row = await self._fetchrow(COMPLETE, job_id, token, now, *completion.finished_row(done, now))
         return None if row is None else queue.attempt_of(row)
 
     async def append_events(self, job_id: str, token: int, events: list[dict], now: float, first_seq: int):

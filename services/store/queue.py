@@ -10,171 +10,46 @@ are SQLAlchemy Core statements on the caller's connection, inside the one
 transaction the caller began: no ORM unit of work, and the guarded updates
 return what the response needs. Rows that never change once recorded (trials
 with their cells, a run's spec and limits, tasks, harnesses) come from
-`Pinned`, a per-store cache, so an operation reads each of them at most once.
+`Pinned` (pinned.py), a per-store cache, so an operation reads each of them at most once.
+Completing a job is in completion.py, the lease every call checks in leases.py.
 """
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import JSON, Boolean, bindparam, func, select, update
+from sqlalchemy import JSON, Boolean, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import FailedPrecondition, LeaseLost, NotFound
-from services.store import db, records, usage
+from services.common.errors import FailedPrecondition, LeaseLost
+from services.domain import vocabulary
+from services.domain.records import LeasedJob
 from services.store import tables as t
-
-Clock = Callable[[], float]
-
-JOBS, ATTEMPTS, RUNS = t.Job.__table__, t.Attempt.__table__, t.Run.__table__
-TRIALS, CELLS, TASKS, HARNESSES = t.Trial.__table__, t.Cell.__table__, t.Task.__table__, t.Harness.__table__
-EVENTS = t.Event.__table__
-
-
-# --------------------------------------------------------------------------- pinned rows
-
-
-@dataclass(frozen=True)
-class TrialInfo:
-    id: str
-    run_id: str
-    cell_id: str
-    task_digest: str
-    task_name: str
-    repetition: int
-
-
-@dataclass(frozen=True)
-class CellInfo:
-    id: str
-    run_id: str
-    position: int
-    dataset_digest: str
-    dataset_name: str
-    harness_digest: str
-    harness_name: str
-    model: str
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A run's columns that never change after record_run (so not cancel_requested or leased)."""
-
-    id: str
-    spec: dict
-    concurrency: int
-    max_infra_retries: int
-    limited: bool
-
-
-@dataclass(frozen=True)
-class Record:
-    """A pinned task or harness: its digest and its message as JSON."""
-
-    digest: str
-    record: dict
-
-
-_TRIAL_CELL = (
-    select(
-        TRIALS.c.id,
-        TRIALS.c.run_id,
-        TRIALS.c.cell_id,
-        TRIALS.c.task_digest,
-        TRIALS.c.task_name,
-        TRIALS.c.repetition,
-        CELLS.c.position,
-        CELLS.c.dataset_digest,
-        CELLS.c.dataset_name,
-        CELLS.c.harness_digest,
-        CELLS.c.harness_name,
-        CELLS.c.model,
-    )
-    .join_from(TRIALS, CELLS, CELLS.c.id == TRIALS.c.cell_id)
-    .where(TRIALS.c.id == bindparam("trial_id"))
+from services.store import usage
+from services.store.completion import Completion, close_attempt, close_attempt_row, maybe_retry
+from services.store.leases import free_slot, lease_failure, live_lease
+from services.store.pinned import (
+    ATTEMPTS,
+    EVENTS,
+    HARNESSES,
+    JOBS,
+    RUNS,
+    TASKS,
+    TRIALS,
+    CellInfo,
+    Pinned,
+    Record,
+    RunInfo,
+    TrialInfo,
 )
-_RUN_INFO = select(RUNS.c.spec, RUNS.c.concurrency, RUNS.c.max_infra_retries, RUNS.c.limited).where(
-    RUNS.c.id == bindparam("run_id")
-)
-
-
-class Pinned:
-    """Rows that never change once recorded, read at most once per store process.
-
-    Bounded: past `size` entries the oldest go first (and are read again when
-    needed). Nothing cached here is ever deleted by the store; a task or harness
-    record is replaced only by a new run that records it as its planner read it
-    (records.insert_or_replace), and that run forgets the cached copy.
-    """
-
-    def __init__(self, size: int = 16384):
-        self.size = size
-        self._rows: dict[tuple, Any] = {}
-
-    def _put(self, key: tuple, value):
-        if len(self._rows) >= self.size:
-            self._rows.pop(next(iter(self._rows)))
-        self._rows[key] = value
-        return value
-
-    async def trial(self, conn, trial_id: str) -> tuple[TrialInfo, CellInfo]:
-        found = self._rows.get(("trial", trial_id))
-        if found is not None:
-            return found
-        return self.put_trial((await conn.execute(_TRIAL_CELL, {"trial_id": trial_id})).one())
-
-    def put_trial(self, row) -> tuple[TrialInfo, CellInfo]:
-        """Keep a trial and its cell read elsewhere (a row with _TRIAL_CELL's columns)."""
-        return self._put(
-            ("trial", row.id),
-            (
-                TrialInfo(row.id, row.run_id, row.cell_id, row.task_digest, row.task_name, row.repetition),
-                CellInfo(
-                    row.cell_id,
-                    row.run_id,
-                    row.position,
-                    row.dataset_digest,
-                    row.dataset_name,
-                    row.harness_digest,
-                    row.harness_name,
-                    row.model,
-                ),
-            ),
-        )
-
-    def forget(self, kind: str, key: str) -> None:
-        """Drop a task or harness record a new run recorded again (it may have replaced it)."""
-        self._rows.pop((kind, key), None)
-
-    def cached(self, kind: str, key: str):
-        """A row already read ("trial", "run", or a table name with a digest), else None."""
-        return self._rows.get((kind, key))
-
-    async def run(self, conn, run_id: str) -> RunInfo:
-        found = self._rows.get(("run", run_id))
-        if found is not None:
-            return found
-        row = (await conn.execute(_RUN_INFO, {"run_id": run_id})).one()
-        return self._put(
-            ("run", run_id), RunInfo(run_id, row.spec, row.concurrency, row.max_infra_retries, bool(row.limited))
-        )
-
-    async def record(self, conn, table, digest: str) -> Record:
-        found = self._rows.get((table.name, digest))
-        if found is not None:
-            return found
-        record = (await conn.execute(select(table.c.record).where(table.c.digest == digest))).scalar_one()
-        return self._put((table.name, digest), Record(digest, record))
-
 
 # --------------------------------------------------------------------------- claim
 
 
-@dataclass
+@dataclass(frozen=True)
 class Claimed:
-    job: Any  # Row: id, run_id, attempt_id, lease_token, lease_expire_time
+    job: LeasedJob
     attempt: Any  # Row of every attempts column
     trial: TrialInfo
     cell: CellInfo
@@ -214,11 +89,6 @@ def attempt_of(row: dict) -> SimpleNamespace:
     if attempt.artifacts is None:
         attempt.artifacts = []
     return attempt
-
-
-def _live_lease(job_id: str, token: int, now: float):
-    """The token guard: the job is leased under this token and the lease has not expired."""
-    return (JOBS.c.id == job_id, JOBS.c.lease_token == token, JOBS.c.state == "leased", JOBS.c.lease_expire_time >= now)
 
 
 async def claim(
@@ -299,7 +169,7 @@ async def _claimed(conn, pinned: Pinned, job, attempt) -> Claimed:
     run = await pinned.run(conn, job.run_id)
     task = await pinned.record(conn, TASKS, trial.task_digest)
     harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
-    return Claimed(job, attempt, trial, cell, run, task, harness)
+    return Claimed(LeasedJob.of(job), attempt, trial, cell, run, task, harness)
 
 
 class NoSlot(Exception):
@@ -327,15 +197,6 @@ async def claimed_after(conn, pinned: Pinned, job_id: str, worker: str, now: flo
     return await _claimed(conn, pinned, job, attempt)
 
 
-async def _free_slot(conn, pinned: Pinned, run_id: str) -> None:
-    """The run's lease count, one down (every path that ends a lease runs it).
-    Runs that are not limited keep no count (`limited` never changes)."""
-    if (await pinned.run(conn, run_id)).limited:
-        await conn.execute(
-            update(RUNS).where(RUNS.c.id == run_id, RUNS.c.limited, RUNS.c.leased > 0).values(leased=RUNS.c.leased - 1)
-        )
-
-
 # --------------------------------------------------------------------------- heartbeat and events
 
 
@@ -346,7 +207,7 @@ async def heartbeat(conn, job_id: str, token: int, lease_secs: float, now: float
     row = (
         await conn.execute(
             update(JOBS)
-            .where(*_live_lease(job_id, token, now))
+            .where(*live_lease(job_id, token, now))
             .values(lease_expire_time=expire)
             .returning(cancel.label("cancel"))
         )
@@ -354,12 +215,6 @@ async def heartbeat(conn, job_id: str, token: int, lease_secs: float, now: float
     if row is None:
         raise LeaseLost(f"job {job_id}: lease lost")
     return expire, bool(row.cancel)
-
-
-async def _lease_failure(conn, job_id: str) -> Exception:
-    """Why a guarded statement matched nothing: no such job, or the lease is gone."""
-    found = (await conn.execute(select(JOBS.c.id).where(JOBS.c.id == job_id))).first()
-    return NotFound(f"no job {job_id!r}") if found is None else LeaseLost(f"job {job_id}: lease lost")
 
 
 #: An event row's columns after attempt_id and seq, in the order the hot paths insert them.
@@ -374,12 +229,12 @@ def event_values(event: dict) -> tuple:
 async def append_events(conn, job_id: str, token: int, events: list[dict], now: float, first_seq: int = 0) -> int:
     """Check the lease and give events the next sequence numbers of the job's attempt; returns the
     last. With `first_seq`, a batch the attempt already holds is a repeat: nothing is appended."""
-    leased_attempt = select(JOBS.c.attempt_id).where(*_live_lease(job_id, token, now)).scalar_subquery()
+    leased_attempt = select(JOBS.c.attempt_id).where(*live_lease(job_id, token, now)).scalar_subquery()
     expected = (ATTEMPTS.c.event_count == first_seq - 1,) if first_seq else ()
     if not events:
         row = (await conn.execute(select(ATTEMPTS.c.event_count).where(ATTEMPTS.c.id == leased_attempt))).first()
         if row is None:
-            raise await _lease_failure(conn, job_id)
+            raise await lease_failure(conn, job_id)
         return row.event_count
     row = (
         await conn.execute(
@@ -392,7 +247,7 @@ async def append_events(conn, job_id: str, token: int, events: list[dict], now: 
     if row is None:
         held = (await conn.execute(select(ATTEMPTS.c.event_count).where(ATTEMPTS.c.id == leased_attempt))).first()
         if held is None:
-            raise await _lease_failure(conn, job_id)
+            raise await lease_failure(conn, job_id)
         if held.event_count >= first_seq - 1 + len(events):
             return held.event_count  # a repeated batch, already appended
         raise FailedPrecondition(
@@ -405,184 +260,6 @@ async def append_events(conn, job_id: str, token: int, events: list[dict], now: 
     return row.event_count
 
 
-# --------------------------------------------------------------------------- complete, release, recover
-
-
-@dataclass
-class Completion:
-    outcome: str
-    exit_code: int = 0
-    error: str = ""
-    artifacts: list | None = None
-    score: dict | None = None
-    agent_version: str = ""
-    start_time: float | None = None
-    agent_name: str = ""
-    end_time: float | None = None
-    judge_scores: list | None = None
-
-
-class Completed(NamedTuple):
-    attempt: Any  # Row of every attempts column
-    trial: TrialInfo
-    cell: CellInfo
-    retry: str  # the ID of the retry attempt queued, or ""
-    #: The job was done already under this token: a completion repeated after a lost answer.
-    repeated: bool = False
-
-
-async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completion, now: float) -> Completed:
-    """Close the job's attempt; queue a retry after an infrastructure failure.
-    Repeating a completion with the same token returns the first answer."""
-    # The hot path is two guarded updates (three for a limited run); the
-    # lookups in _repeated_completion run only when the guard did not match
-    # (a repeat, a stale token, an unknown job).
-    close_job = (
-        update(JOBS)
-        .where(*_live_lease(job_id, token, now))
-        .values(state="done", last_error=done.error if done.outcome == records.INFRA_FAILED else "")
-    )
-    close_attempt = update(ATTEMPTS).where(ATTEMPTS.c.state != "finished").values(**closing_values(done, now))
-    closed = (await conn.execute(close_job.returning(JOBS.c.attempt_id, JOBS.c.run_id))).first()
-    attempt = (
-        None
-        if closed is None
-        else (
-            await conn.execute(close_attempt.where(ATTEMPTS.c.id == closed.attempt_id).returning(*ATTEMPTS.c))
-        ).first()
-    )
-    if closed is None:
-        attempt, retry = await _repeated_completion(conn, job_id, token)
-    else:
-        if attempt is None:
-            raise FailedPrecondition(f"attempt {closed.attempt_id} is already finished")
-        retry = ""
-        if done.outcome == records.INFRA_FAILED:
-            retry = await _maybe_retry(conn, attempt.run_id, attempt.trial_id, attempt.number, now)
-        await _free_slot(conn, pinned, closed.run_id)  # last: the run row is locked until commit
-    trial, cell = await pinned.trial(conn, attempt.trial_id)
-    return Completed(attempt, trial, cell, retry, repeated=closed is None)
-
-
-async def _repeated_completion(conn, job_id: str, token: int):
-    job = (
-        await conn.execute(select(JOBS.c.state, JOBS.c.lease_token, JOBS.c.attempt_id).where(JOBS.c.id == job_id))
-    ).first()
-    if job is None:
-        raise NotFound(f"no job {job_id!r}")
-    # Only a completion keeps the token of the lease it closed: recovery, release and
-    # cancel close a job under a new token, so a stale token never reads as a repeat.
-    if job.state == "done" and job.lease_token == token:
-        attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
-        retry = (
-            await conn.execute(
-                select(ATTEMPTS.c.id).where(
-                    ATTEMPTS.c.trial_id == attempt.trial_id, ATTEMPTS.c.number == attempt.number + 1
-                )
-            )
-        ).scalar()
-        return attempt, retry or ""
-    raise LeaseLost(f"job {job_id}: lease lost")
-
-
-def closing_values(done: Completion, now: float) -> dict:
-    values = dict(
-        state="finished",
-        outcome=done.outcome,
-        exit_code=done.exit_code,
-        error=done.error,
-        artifacts=done.artifacts or [],
-        score=done.score,
-        judge_scores=done.judge_scores,
-        agent_version=done.agent_version,
-        agent_name=done.agent_name,
-        end_time=done.end_time or now,
-    )
-    if done.start_time:
-        values["start_time"] = done.start_time
-    values["verdict"] = records.verdict(records.AttemptView(**values))
-    return values
-
-
-def finished_row(done: Completion, now: float) -> tuple:
-    """What the hot paths (pgqueue.py, sqlitequeue.py) write to close an attempt with a result,
-    in their statements' order: outcome, exit_code, error, artifacts, score, agent_version,
-    end_time, start_time (None: keep it), verdict, agent_name, judge_scores; JSON as text."""
-    values = closing_values(done, now)
-
-    def text(value):
-        return None if value is None else db.json_text(value)
-
-    return (
-        values["outcome"],
-        values["exit_code"],
-        values["error"],
-        text(values["artifacts"]),
-        text(values["score"]),
-        values["agent_version"],
-        values["end_time"],
-        values.get("start_time"),
-        values["verdict"],
-        values["agent_name"],
-        text(values["judge_scores"]),
-    )
-
-
-async def _close_attempt_row(conn, attempt_id: str, done: Completion, now: float, **extra):
-    """Close an attempt its worker did not complete (Core); returns its trial_id and number."""
-    values = closing_values(done, now)
-    values.setdefault("start_time", func.coalesce(ATTEMPTS.c.start_time, now))
-    row = (
-        await conn.execute(
-            update(ATTEMPTS)
-            .where(ATTEMPTS.c.id == attempt_id, ATTEMPTS.c.state != "finished")
-            .values(**values, **extra)
-            .returning(ATTEMPTS.c.run_id, ATTEMPTS.c.trial_id, ATTEMPTS.c.number)
-        )
-    ).first()
-    if row is None:
-        raise FailedPrecondition(f"attempt {attempt_id} is already finished")
-    return row
-
-
-def _close_attempt(attempt: t.Attempt, done: Completion, now: float) -> None:
-    """Close an attempt loaded through the ORM (cancel_run)."""
-    if attempt.state == "finished":
-        raise FailedPrecondition(f"attempt {attempt.id} is already finished")
-    attempt.state, attempt.outcome = "finished", done.outcome
-    attempt.exit_code, attempt.error = done.exit_code, done.error
-    attempt.artifacts = done.artifacts or []
-    attempt.score = done.score
-    attempt.agent_version = done.agent_version
-    attempt.start_time = done.start_time or attempt.start_time or now
-    attempt.end_time = done.end_time or now
-    attempt.verdict = records.verdict(attempt)
-
-
-async def _maybe_retry(conn, run_id: str, trial_id: str, number: int, now: float) -> str:
-    """Queue the trial's next attempt while the run's infra retry budget allows
-    (released attempts do not count against it)."""
-    used = (
-        select(func.count())
-        .select_from(ATTEMPTS)
-        .where(
-            ATTEMPTS.c.trial_id == trial_id, ATTEMPTS.c.outcome == records.INFRA_FAILED, ATTEMPTS.c.released.is_(False)
-        )
-        .scalar_subquery()
-    )
-    run = (
-        await conn.execute(
-            select(RUNS.c.cancel_requested, RUNS.c.max_infra_retries, used.label("used")).where(RUNS.c.id == run_id)
-        )
-    ).one()
-    if run.cancel_requested or run.used > run.max_infra_retries:
-        return ""
-    new_attempt, new_job = records.new_attempt_rows(run_id, trial_id, number + 1, now)
-    await conn.execute(ATTEMPTS.insert(), [new_attempt])
-    await conn.execute(JOBS.insert(), [new_job])
-    return new_attempt["id"]
-
-
 async def release(conn, pinned: Pinned, job_id: str, token: int, reason: str, now: float) -> str:
     """Hand a leased job back (its worker is shutting down): the attempt closes as an
     infrastructure failure marked released and a fresh attempt is queued. Returns its ID."""
@@ -590,18 +267,18 @@ async def release(conn, pinned: Pinned, job_id: str, token: int, reason: str, no
     job = (
         await conn.execute(
             update(JOBS)
-            .where(*_live_lease(job_id, token, now))
+            .where(*live_lease(job_id, token, now))
             .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
             .returning(JOBS.c.attempt_id, JOBS.c.run_id)
         )
     ).first()
     if job is None:
-        raise await _lease_failure(conn, job_id)
-    await _free_slot(conn, pinned, job.run_id)
-    attempt = await _close_attempt_row(
-        conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now, released=True
+        raise await lease_failure(conn, job_id)
+    await free_slot(conn, pinned, job.run_id)
+    attempt = await close_attempt_row(
+        conn, job.attempt_id, Completion(vocabulary.INFRA_FAILED, error=error), now, released=True
     )
-    return await _maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
+    return await maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
 
 
 async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) -> int:
@@ -622,13 +299,13 @@ async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) ->
             .where(JOBS.c.id == job.id)
             .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
         )
-        await _free_slot(conn, pinned, job.run_id)
+        await free_slot(conn, pinned, job.run_id)
         cancelled = (await conn.execute(select(RUNS.c.cancel_requested).where(RUNS.c.id == job.run_id))).scalar_one()
         if cancelled:
-            await _close_attempt_row(conn, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
+            await close_attempt_row(conn, job.attempt_id, Completion(vocabulary.CANCELLED, error="cancelled"), now)
             continue
-        attempt = await _close_attempt_row(conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now)
-        await _maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
+        attempt = await close_attempt_row(conn, job.attempt_id, Completion(vocabulary.INFRA_FAILED, error=error), now)
+        await maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
     return len(jobs)
 
 
@@ -649,8 +326,8 @@ async def recover_run(conn, pinned: Pinned, run_id: str, now: float) -> int:
             .where(JOBS.c.id == job.id)
             .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
         )
-        await _free_slot(conn, pinned, run_id)
-        await _close_attempt_row(conn, job.attempt_id, Completion(records.INFRA_FAILED, error=error), now)
+        await free_slot(conn, pinned, run_id)
+        await close_attempt_row(conn, job.attempt_id, Completion(vocabulary.INFRA_FAILED, error=error), now)
     return len(jobs)
 
 
@@ -663,7 +340,7 @@ async def cancel_run(session: AsyncSession, run: t.Run, now: float) -> int:
     for job in queued:
         job.state = "done"
         attempt = await session.get(t.Attempt, job.attempt_id)
-        _close_attempt(attempt, Completion(records.CANCELLED, error="cancelled before it started"), now)
+        close_attempt(attempt, Completion(vocabulary.CANCELLED, error="cancelled before it started"), now)
     return len(queued)
 
 
@@ -689,7 +366,7 @@ async def cancel_trial(session: AsyncSession, pinned: Pinned, trial_id: str, now
         .where(JOBS.c.id == job.id)
         .values(state="done", last_error="cancelled", lease_token=JOBS.c.lease_token + 1)
     )
-    await _close_attempt_row(session, job.attempt_id, Completion(records.CANCELLED, error="cancelled"), now)
+    await close_attempt_row(session, job.attempt_id, Completion(vocabulary.CANCELLED, error="cancelled"), now)
     if job.state == "leased":
-        await _free_slot(session, pinned, job.run_id)
+        await free_slot(session, pinned, job.run_id)
     return job.attempt_id

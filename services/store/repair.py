@@ -24,9 +24,9 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.common import vocabulary
 from services.common.errors import FailedPrecondition, InvalidArgument
-from services.store import queue, records
+from services.domain import vocabulary
+from services.store import pinned, queue, records, runreads
 from services.store import tables as t
 
 #: Why a trial may be queued again (RepairRunRequest.reasons).
@@ -72,7 +72,7 @@ def reasons_of(asked: list[str]) -> tuple[str, ...]:
     """The reasons a repair asks for, checked; none means all three."""
     unknown = [r for r in asked if r not in REASONS]
     if unknown:
-        raise InvalidArgument(f"repair reason {records.shown(unknown[0])}: expected one of {', '.join(REASONS)}")
+        raise InvalidArgument(f"repair reason {runreads.shown(unknown[0])}: expected one of {', '.join(REASONS)}")
     return tuple(r for r in REASONS if r in asked) or REASONS
 
 
@@ -93,9 +93,9 @@ def reason_for(state: str, outcome: str | None, verdict: str | None, error: str,
     """Why a trial whose latest attempt is this one may be queued again ("" when it may not)."""
     if state != vocabulary.FINISHED:
         return ""
-    if outcome == records.CANCELLED or verdict == vocabulary.CANCELLED:
+    if outcome == vocabulary.CANCELLED or verdict == vocabulary.CANCELLED:
         return "cancelled"
-    if outcome == records.INFRA_FAILED:
+    if outcome == vocabulary.INFRA_FAILED:
         if resume and not (error or "").startswith(WORKER_DIED):
             return ""  # a failure of its own, past its retries: `hemra repair --infra`
         return "infra"
@@ -108,7 +108,7 @@ def reason_for(state: str, outcome: str | None, verdict: str | None, error: str,
 
 async def requeue(
     session: AsyncSession,
-    pinned: queue.Pinned,
+    pinned: pinned.Pinned,
     run: t.Run,
     kind: str,
     reasons: tuple[str, ...],
@@ -221,8 +221,8 @@ async def _queue(session: AsyncSession, run: t.Run, trials: list[Requeued], now:
         trial.attempt_id = attempt["id"]
         attempts.append(attempt)
         jobs.append(job)
-    await session.execute(queue.ATTEMPTS.insert(), attempts)
-    await session.execute(queue.JOBS.insert(), jobs)
+    await session.execute(pinned.ATTEMPTS.insert(), attempts)
+    await session.execute(pinned.JOBS.insert(), jobs)
     await session.execute(
         update(t.Run)
         .where(t.Run.id == run.id)

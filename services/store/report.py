@@ -11,7 +11,10 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.store import audits, records, repair, settled
+from services.domain import vocabulary
+from services.domain.records import Score
+from services.domain.rewards import SCORED, is_binary, passes, usable_rewards
+from services.store import attemptreads, audits, repair, runreads, settled
 from services.store import tables as t
 from services.store.outputs import (
     CellJudge,
@@ -25,12 +28,11 @@ from services.store.outputs import (
     TagRow,
 )
 
-SCORED = "SCORE_STATE_SCORED"
 #: A retry reason is its error's first line, cut to this; a row lists this many reasons at most
 #: (the rest summed under one).
 MAX_REASON_CHARS = 200
 MAX_RETRY_REASONS = 10
-_UNGRADED = (records.INFRA_FAILED, records.CANCELLED)
+_UNGRADED = (vocabulary.INFRA_FAILED, vocabulary.CANCELLED)
 _new = object.__new__
 
 
@@ -43,19 +45,19 @@ class ScoreInfo:
     def __init__(self, score: dict | None):
         score = score or {}
         self.score = score
-        # A reward outside records.MAX_ABS_REWARD (or not a number) reads as a scorer failure.
-        usable = records.usable_rewards(score.get("rewards") or {})
+        # A reward outside services/domain/rewards.MAX_ABS_REWARD (or not a number) reads as a scorer failure.
+        read = Score.of(score)
+        usable = usable_rewards(read.rewards or {})
         self.rewards = usable or {}
-        self.fingerprint = score.get("scorerFingerprint", "")
-        self.is_scored = score.get("state") == SCORED and usable is not None
-        values = list(self.rewards.values())
-        self.is_binary = len(values) == 1 and values[0] in (0, 1)
-        #: 1 when a binary reward is 1, else 0.
-        self.passed = int(self.is_binary and values[0] == 1)
+        self.fingerprint = read.scorer_fingerprint
+        self.is_scored = read.state == SCORED and usable is not None
+        self.is_binary = is_binary(self.rewards)
+        #: 1 when a binary reward passes (services/domain/rewards.passes), else 0.
+        self.passed = int(self.is_binary and passes(self.rewards))
         #: What must be equal for two graded trials to pair: fingerprint, reward names, judge model.
-        self.key = (self.fingerprint, tuple(sorted(self.rewards)), score.get("judgeModel", ""))
+        self.key = (self.fingerprint, tuple(sorted(self.rewards)), read.judge_model)
         #: The scorer judged criteria (a rubric): most scores have none, and comparisons skip them.
-        self.judged = bool(score.get("judgments"))
+        self.judged = bool(read.judgments)
 
 
 class TrialResult:
@@ -203,7 +205,7 @@ def _results(trials: settled.Trials, infos: dict[str | None, ScoreInfo]) -> list
 
 def _latest(text: str | None) -> dict[str, dict]:
     """Each HEMRA judge's latest score, from an attempt's judge_scores column as JSON text."""
-    return records.latest_judge_scores(_parse(text)) if text else {}
+    return attemptreads.latest_judge_scores(_parse(text)) if text else {}
 
 
 def _parse(text: str | None) -> dict | None:
@@ -231,7 +233,7 @@ class CellResults:
 
 async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[str, settled.Trials]]:
     """The report, and the trials of the cells read settled (Loaded.newly_settled)."""
-    cells = await records.cells_of(session, run.id)
+    cells = await runreads.cells_of(session, run.id)
     harnesses = {
         h.digest: h.record
         for h in (
@@ -294,7 +296,7 @@ async def retries_of(session: AsyncSession, run_id: str) -> dict[str, Counter]:
         .join(t.Trial, t.Trial.id == t.Attempt.trial_id)
         .where(
             t.Attempt.run_id == run_id,
-            t.Attempt.outcome == records.INFRA_FAILED,
+            t.Attempt.outcome == vocabulary.INFRA_FAILED,
             exists().where(later.trial_id == t.Attempt.trial_id, later.number > t.Attempt.number),
         )
         .group_by(t.Trial.cell_id, t.Attempt.error)
@@ -349,7 +351,7 @@ def report_of(run: t.Run, cells, tags: dict[str, list[str]] | None = None) -> Re
 
 def _imported(run: t.Run) -> dict:
     """An import's header: where its results came from, and how they came into this store."""
-    return dict(import_format=run.import_format, source=run.source, provenance=records.provenance(run))
+    return dict(import_format=run.import_format, source=run.source, provenance=runreads.provenance(run))
 
 
 def dataset_table(group: list[CellResults], baseline: str, tags: dict[str, list[str]]) -> DatasetReport:
@@ -471,7 +473,7 @@ def hemra_judges(trials) -> list[CellJudge]:
             summary.judged += 1
             sums[name] += info.rewards[name]
             summary.passed += all(j.get("passed", False) for j in score.get("judgments", ()))
-            models[name].update(records.judge_models(score))
+            models[name].update(Score.of(score).judge_models)
     for name, summary in found.items():
         summary.mean = sums[name] / summary.judged if summary.judged else 0.0
         summary.judge_model = ", ".join(sorted(models[name]))
@@ -482,14 +484,14 @@ def _count_trial(row: ReportRow, sums: dict, trial: TrialResult) -> None:
     if trial.state != "finished":
         row.unfinished += 1
         return
-    if trial.outcome == records.CANCELLED:
+    if trial.outcome == vocabulary.CANCELLED:
         row.cancelled += 1
         return
-    if trial.outcome == records.INFRA_FAILED:
+    if trial.outcome == vocabulary.INFRA_FAILED:
         row.infra_failed += 1
         return
-    row.harness_failed += trial.outcome == records.HARNESS_FAILED
-    row.timed_out += trial.outcome == records.TIMED_OUT
+    row.harness_failed += trial.outcome == vocabulary.HARNESS_FAILED
+    row.timed_out += trial.outcome == vocabulary.TIMED_OUT
     if not trial.is_graded:
         row.scorer_failed += 1
         return

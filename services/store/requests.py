@@ -7,14 +7,16 @@ from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import runspec, vocabulary
+from services.common import runspec
 from services.common.errors import InvalidArgument
 from services.digests import sha256
-from services.store import convert, records
+from services.domain import vocabulary
+from services.domain.rewards import reward_problem
+from services.store import convert, sqlrows
 from services.store import tables as t
+from services.store.completion import Completion
 from services.store.exporting import Origin
-from services.store.queue import Completion
-from services.store.records import PlannedRun, reward_problem
+from services.store.records import PlannedRun
 
 #: runs.request_id's width.
 MAX_REQUEST_ID = 64
@@ -102,7 +104,7 @@ def imported_result(result: spb.ImportedResult) -> dict:
         end_time=convert.seconds(result.end_time),
         artifacts=[convert.to_dict(a) for a in result.artifacts],
         # Not a column: records.record_run stores them as the attempt's events.
-        events=[records.fit(t.Event.__table__, convert.event_row(e, 0.0)) for e in result.events],
+        events=[sqlrows.fit(t.Event.__table__, convert.event_row(e, 0.0)) for e in result.events],
     )
 
 
@@ -160,7 +162,7 @@ def restore_rows(request: spb.RestoreRunRequest, now: float) -> tuple[dict, dict
 
 
 def _recordable_score(score: pb.Score) -> dict:
-    """The score as recorded: rewards outside the range a reward may have (records.MAX_ABS_REWARD)
+    """The score as recorded: rewards outside the range a reward may have (services/domain/rewards.py)
     make it a scorer failure saying which, whatever sent them (the scorer refuses them first)."""
     problem = reward_problem(dict(score.rewards))
     if not problem:

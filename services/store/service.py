@@ -13,25 +13,33 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from services.bulk import gc_paused
 from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost, NotFound
+from services.domain import vocabulary
+from services.domain.ids import kind_of
+from services.domain.records import LeasedJob
 from services.store import (
+    attemptreads,
     audits,
     catalog,
+    completion,
     criteria,
     db,
+    eventlog,
     exporting,
     mined,
     outputs,
+    pinned,
     queue,
     records,
     repair,
     report,
+    runreads,
     settled,
+    sqlrows,
     verify,
 )
 from services.store import tables as t
 from services.store.blobs import BlobStore
-from services.store.ids import kind_of
-from services.store.queue import Clock
+from services.store.pinned import Clock
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +62,7 @@ class Store:
         #: For operations that only read: on SQLite they take no lock (db.reading).
         self.reads = db.session_factory(db.reading(engine))
         #: Trials, cells, run specs, tasks and harnesses: immutable once recorded.
-        self.pinned = queue.Pinned()
+        self.pinned = pinned.Pinned()
         self.blobs = BlobStore(blob_dir)
         self.clock = clock
         self._next_recovery = 0.0
@@ -96,7 +104,7 @@ class Store:
     def forget(self) -> None:
         """Drop every row and fact kept from the database: another process wrote to it (a
         run recorded again, a settled run judged), so none of it can be trusted."""
-        self.pinned = queue.Pinned()
+        self.pinned = pinned.Pinned()
         self._settled.clear()
         self._reports.clear()
         self._facts.clear()
@@ -130,39 +138,39 @@ class Store:
 
     async def _run_of_request(self, request_id: str) -> tuple[t.Run, list[t.Cell]] | None:
         async with self.sessions() as session:
-            run = await records.run_of_request(session, request_id)
-            return None if run is None else (run, await records.cells_of(session, run.id))
+            run = await runreads.run_of_request(session, request_id)
+            return None if run is None else (run, await runreads.cells_of(session, run.id))
 
     async def _record_new_run(self, plan: records.PlannedRun) -> tuple[t.Run, list[t.Cell]]:
         async with self.sessions.begin() as session:
             run = await records.record_run(session, plan, self.clock())
-            cells = await records.cells_of(session, run.id)
+            cells = await runreads.cells_of(session, run.id)
             if run.kind == "import":  # every trial finished: settled from the start
                 await settled.keep_run(session, run, [cell.id for cell in cells])
         for row in plan.tasks:
-            self.pinned.forget(queue.TASKS.name, row["digest"])
+            self.pinned.forget(pinned.TASKS.name, row["digest"])
         for row in plan.harnesses:
-            self.pinned.forget(queue.HARNESSES.name, row["digest"])
+            self.pinned.forget(pinned.HARNESSES.name, row["digest"])
         return run, cells
 
     async def get_run(self, ref: str) -> tuple[t.Run, list[t.Cell], dict]:
         async with self.reads() as session:
-            run = await records.find_run(session, ref)
+            run = await runreads.find_run(session, ref)
             progress = await self._progress(session, [run.id], {run.id: run.judge_version})
-            return run, await records.cells_of(session, run.id), progress[run.id]
+            return run, await runreads.cells_of(session, run.id), progress[run.id]
 
     async def list_runs(self, page_size: int, page_token: str, kind: str = ""):
         async with self.reads() as session:
-            runs, token = await records.list_runs(session, page_size, page_token, kind)
+            runs, token = await runreads.list_runs(session, page_size, page_token, kind)
             ids = [run.id for run in runs]
             versions = {run.id: run.judge_version for run in runs}
-            cells, progress = await records.cells_of_runs(session, ids), await self._progress(session, ids, versions)
+            cells, progress = await runreads.cells_of_runs(session, ids), await self._progress(session, ids, versions)
             return [(run, cells[run.id], progress[run.id]) for run in runs], token
 
     async def open_jobs(self, run_ids: list[str]) -> dict[str, list[dict]]:
-        """The unfinished jobs of these runs (records.open_jobs)."""
+        """The unfinished jobs of these runs (runreads.open_jobs)."""
         async with self.sessions() as session:
-            return await records.open_jobs(session, run_ids)
+            return await runreads.open_jobs(session, run_ids)
 
     async def _progress(
         self, session, run_ids: list[str], versions: dict[str, int] | None = None
@@ -178,7 +186,7 @@ class Store:
                 progress[run_id] = kept[1]
         missing = [run_id for run_id in run_ids if run_id not in progress]
         if missing:
-            for run_id, counts in (await records.runs_progress(session, missing)).items():
+            for run_id, counts in (await runreads.runs_progress(session, missing)).items():
                 progress[run_id] = counts
                 total = counts[0]
                 if total["trials"] and not total["queued"] and not total["running"]:
@@ -198,8 +206,8 @@ class Store:
         changes it)."""
         with gc_paused():
             async with self.reads() as session:
-                run = await records.find_run(session, ref)
-                records.refuse_loose(run, "a report")
+                run = await runreads.find_run(session, ref)
+                runreads.refuse_loose(run, "a report")
                 kept = self._reports.get(run.id)
                 if kept is not None and kept[0] == run.judge_version:
                     return kept[1]
@@ -285,18 +293,18 @@ class Store:
         if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
             return *await self.cancel_run(ref), ""
         async with self.sessions.begin() as session:
-            attempt, trial, _ = await records.get_attempt(session, ref)
+            attempt, trial, _ = await attemptreads.get_attempt(session, ref)
             run = await session.get(t.Run, attempt.run_id)
             _refuse_import(run)
             cancelled = await queue.cancel_trial(session, self.pinned, trial.id, self.clock())
-            return run, await records.cells_of(session, run.id), int(bool(cancelled)), cancelled
+            return run, await runreads.cells_of(session, run.id), int(bool(cancelled)), cancelled
 
     async def cancel_run(self, ref: str) -> tuple[t.Run, list[t.Cell], int]:
         async with self.sessions.begin() as session:
-            run = await records.find_run(session, ref)
+            run = await runreads.find_run(session, ref)
             _refuse_import(run)
             cancelled = await queue.cancel_run(session, run, self.clock())
-            return run, await records.cells_of(session, run.id), cancelled
+            return run, await runreads.cells_of(session, run.id), cancelled
 
     async def requeue(
         self,
@@ -314,7 +322,7 @@ class Store:
         changes = repair.changes_of(allowed_changes)
         sessions = self.sessions if dry_run else self.sessions.begin
         async with sessions() as session:
-            run = await records.find_run(session, ref)
+            run = await runreads.find_run(session, ref)
             done = await repair.requeue(
                 session, self.pinned, run, kind, wanted, self.clock(), dry_run, requested_by, changes
             )
@@ -334,17 +342,17 @@ class Store:
         judging, a resume or a repair changes them), once this process has seen it settled
         (its progress read by GetRun, ListRuns or the report: no query is added for it here)."""
         async with self.reads() as session:
-            run = await records.find_run(session, run_ref)
+            run = await runreads.find_run(session, run_ref)
             seen = self._settled.get(run.id)
             settled_now = shape is not None and seen is not None and seen[0] == run.judge_version
             key = (run.id, page_size, page_token, tuple(sorted((filters or {}).items())), shape)
             kept = self._pages.get(key) if settled_now else None
             if kept is not None and kept[0] == run.judge_version:
                 return kept[2]
-            rows, token = await records.list_attempts(session, run.id, page_size, page_token, filters)
+            rows, token = await attemptreads.list_attempts(session, run.id, page_size, page_token, filters)
             if shape is None:
                 return rows, token
-            jobs = await records.job_ids(session, [row[0].id for row in rows])
+            jobs = await runreads.job_ids(session, [row[0].id for row in rows])
         page = shape(rows, token, jobs)
         if settled_now:
             self._keep_page(key, run.judge_version, len(rows), page)
@@ -361,17 +369,17 @@ class Store:
 
     async def get_attempt(self, attempt_id: str):
         async with self.reads() as session:
-            return await records.get_attempt(session, attempt_id)
+            return await attemptreads.get_attempt(session, attempt_id)
 
     async def label_matches(self, ref: str, run: t.Run) -> int:
-        """Runs and imports carrying the label `ref` found `run` by (records.label_matches)."""
+        """Runs and imports carrying the label `ref` found `run` by (runreads.label_matches)."""
         async with self.reads() as session:
-            return await records.label_matches(session, ref, run)
+            return await runreads.label_matches(session, ref, run)
 
     async def job_ids(self, attempt_ids: list[str]) -> dict[str, str]:
         """The job that works each of these attempts, by attempt ID."""
         async with self.reads() as session:
-            return await records.job_ids(session, attempt_ids)
+            return await runreads.job_ids(session, attempt_ids)
 
     async def record_dataset(self, dataset: dict, tasks: list[dict]) -> None:
         """A dataset and its tasks, pinned without a run."""
@@ -380,7 +388,7 @@ class Store:
         async with self.sessions.begin() as session:
             await records.record_dataset(session, dataset, tasks)
         for row in tasks:
-            self.pinned.forget(queue.TASKS.name, row["digest"])
+            self.pinned.forget(pinned.TASKS.name, row["digest"])
 
     async def record_dataset_audit(self, audit: dict) -> t.DatasetAudit:
         """A dataset's leak audit (hemra datasets audit); runs planned later record what it found."""
@@ -391,7 +399,7 @@ class Store:
         """Append HEMRA judge scores to finished attempts (re-judging keeps the earlier ones), all
         or none."""
         async with self.sessions.begin() as session:
-            attempts = await records.lock_attempts(session, [attempt_id for attempt_id, _ in judged])
+            attempts = await attemptreads.lock_attempts(session, [attempt_id for attempt_id, _ in judged])
             for attempt_id, scores in judged:
                 attempt = attempts[attempt_id.rpartition("/")[2]]
                 if attempt.state != "finished":
@@ -399,21 +407,21 @@ class Store:
                 attempt.judge_scores = [*(attempt.judge_scores or []), *scores]
             # A settled run's report and trials change only here: what any store keeps of them
             # is kept with the judge_version it was read at.
-            await records.judged(session, {a.run_id for a in attempts.values()})
+            await attemptreads.judged(session, {a.run_id for a in attempts.values()})
 
     async def get_task(self, ref: str) -> dict:
         async with self.reads() as session:
             task = await session.get(t.Task, ref.rpartition("/")[2])
             if task is None:
-                raise NotFound(f"no task {records.shown(ref)}")
+                raise NotFound(f"no task {runreads.shown(ref)}")
             return task.record
 
     async def list_events(
         self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0, after_seq: int = 0
     ):
         async with self.reads() as session:
-            attempt, _, _ = await records.get_attempt(session, attempt_id)
-            return await records.list_events(session, attempt.id, page_size, page_token, max_payload_bytes, after_seq)
+            attempt, _, _ = await attemptreads.get_attempt(session, attempt_id)
+            return await eventlog.list_events(session, attempt.id, page_size, page_token, max_payload_bytes, after_seq)
 
     async def list_datasets(self) -> list[outputs.DatasetSummary]:
         async with self.reads() as session:
@@ -513,14 +521,14 @@ class Store:
             return None
         job, attempt, trial, cell = found
         run = self.pinned.cached("run", job.run_id)
-        task = self.pinned.cached(queue.TASKS.name, trial.task_digest)
-        harness = self.pinned.cached(queue.HARNESSES.name, cell.harness_digest)
+        task = self.pinned.cached(pinned.TASKS.name, trial.task_digest)
+        harness = self.pinned.cached(pinned.HARNESSES.name, cell.harness_digest)
         if run is None or task is None or harness is None:  # a run's first claim in this process
             async with self.engine.connect() as conn:
                 run = await self.pinned.run(conn, job.run_id)
-                task = await self.pinned.record(conn, queue.TASKS, trial.task_digest)
-                harness = await self.pinned.record(conn, queue.HARNESSES, cell.harness_digest)
-        return queue.Claimed(job, attempt, trial, cell, run, task, harness)
+                task = await self.pinned.record(conn, pinned.TASKS, trial.task_digest)
+                harness = await self.pinned.record(conn, pinned.HARNESSES, cell.harness_digest)
+        return queue.Claimed(LeasedJob.of(job), attempt, trial, cell, run, task, harness)
 
     async def heartbeat_job(self, job_id: str, token: int, lease_secs: float) -> tuple[float, bool]:
         if self.fast is not None:
@@ -534,7 +542,7 @@ class Store:
     async def append_events(self, job_id: str, token: int, events: list[dict], first_seq: int = 0) -> int:
         # Fitted, never refused: a type longer than its column would fail the whole batch on
         # PostgreSQL (and pass on SQLite), and the worker has nowhere else to put it.
-        events = [records.fit(t.Event.__table__, e) for e in events]
+        events = [sqlrows.fit(t.Event.__table__, e) for e in events]
         if self.fast is not None and events:
             last = await self.fast.append_events(job_id, token, events, self.clock(), first_seq)
             if last is not None:
@@ -543,22 +551,22 @@ class Store:
         async with self.engine.begin() as conn:
             return await queue.append_events(conn, job_id, token, events, self.clock(), first_seq)
 
-    async def complete_job(self, job_id: str, token: int, done: queue.Completion) -> queue.Completed:
-        fitted = records.fit(
+    async def complete_job(self, job_id: str, token: int, done: completion.Completion) -> completion.Completed:
+        fitted = sqlrows.fit(
             t.Attempt.__table__, dict(agent_version=done.agent_version, agent_name=done.agent_name, error=done.error)
         )
         done = dataclasses.replace(done, **fitted)
-        if self.fast is not None and done.outcome != records.INFRA_FAILED:
+        if self.fast is not None and done.outcome != vocabulary.INFRA_FAILED:
             attempt = await self.fast.complete(job_id, token, done, self.clock())
             trial = attempt and self.pinned.cached("trial", attempt.trial_id)
             if trial is not None:
-                return queue.Completed(attempt, *trial, "")
+                return completion.Completed(attempt, *trial, "")
             # Not matched (a repeat, a stale token) or not cached: queue.py says which and why.
             if attempt is not None:
                 async with self.engine.connect() as conn:
-                    return queue.Completed(attempt, *await self.pinned.trial(conn, attempt.trial_id), "")
+                    return completion.Completed(attempt, *await self.pinned.trial(conn, attempt.trial_id), "")
         async with self.engine.begin() as conn:
-            return await queue.complete(conn, self.pinned, job_id, token, done, self.clock())
+            return await completion.complete(conn, self.pinned, job_id, token, done, self.clock())
 
     async def release_job(self, job_id: str, token: int, reason: str) -> str:
         async with self.engine.begin() as conn:
@@ -568,10 +576,10 @@ class Store:
         """A run's or import's rows (ID or label), or one trial's (an attempt or job ID)."""
         async with self.reads() as session:
             if kind_of(ref.rpartition("/")[2]) in ("attempt", "job"):
-                attempt, trial, _ = await records.get_attempt(session, ref)
+                attempt, trial, _ = await attemptreads.get_attempt(session, ref)
                 rows = await exporting.export_rows(session, await session.get(t.Run, attempt.run_id), trial.id)
             else:
-                rows = await exporting.export_rows(session, await records.find_run(session, ref))
+                rows = await exporting.export_rows(session, await runreads.find_run(session, ref))
         return rows, exporting.blob_digests(rows)
 
     async def restore_run(self, rows: dict, events: dict[str, list[dict]], origin: exporting.Origin | None = None):
@@ -586,7 +594,7 @@ class Store:
         await asyncio.to_thread(self._verify_records, rows)
         async with self.sessions.begin() as session:
             run = await exporting.restore_rows(session, rows, events, origin or exporting.Origin(), now)
-            cells = await records.cells_of(session, run.id)
+            cells = await runreads.cells_of(session, run.id)
             await settled.keep_run(session, run, [cell.id for cell in cells])
             return run, cells
 
@@ -620,4 +628,4 @@ def _refuse_import(run: t.Run) -> None:
 
 def _owner(worker: str) -> str:
     """A worker's name as the jobs table keeps it (cut to fit lease_owner)."""
-    return records.fit(t.Job.__table__, dict(lease_owner=worker))["lease_owner"]
+    return sqlrows.fit(t.Job.__table__, dict(lease_owner=worker))["lease_owner"]

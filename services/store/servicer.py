@@ -177,7 +177,7 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     def _parsed(self, key, record: dict, message_type):
         """Parse each pinned record once (JSON to protobuf is slow in Python). Keyed by the
-        record object too: a record a later run replaced (records.insert_or_replace) is a new
+        record object too: a record a later run replaced (sqlrows.insert_or_replace) is a new
         object once the store's cache forgot the old one."""
         found = self._messages.get(key)
         if found is None or found[0] is not record:

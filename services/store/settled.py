@@ -22,7 +22,7 @@ from sqlalchemy import Text, bindparam, cast, exists, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.store import records
+from services.store import sqlrows
 from services.store import tables as t
 
 logger = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ async def keep(session: AsyncSession, judge_version: int, trials_by_cell: dict[s
     this one (one its reader could not decode; or the same trials, read twice at once)."""
     if not trials_by_cell:
         return
-    insert = records.upsert(session, t.SettledCell)
+    insert = sqlrows.upsert(session, t.SettledCell)
     await session.execute(
         insert.on_conflict_do_update(
             index_elements=[t.SettledCell.cell_id],

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from services.common.errors import Unavailable
-from services.store import db, queue, usage
+from services.store import completion, db, pinned, queue, usage
 
 _PICK = """
 SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id
@@ -127,7 +127,7 @@ class FastQueue:
 
     async def claim(
         self,
-        pinned: queue.Pinned,
+        pinned: pinned.Pinned,
         worker: str,
         lease_secs: float,
         now: float,
@@ -150,10 +150,10 @@ class FastQueue:
         row = await self._transaction(_fetchone, HEARTBEAT, (expire, job_id, token, now))
         return None if row is None else (expire, bool(row[0]))
 
-    async def complete(self, job_id: str, token: int, done: queue.Completion, now: float):
+    async def complete(self, job_id: str, token: int, done: completion.Completion, now: float):
         """The finished attempt, or None when the guard did not match (the caller finds out why).
-        Only for results: an infrastructure failure may queue a retry (queue.complete)."""
-        return await self._transaction(_complete, job_id, token, now, queue.finished_row(done, now))
+        Only for results: an infrastructure failure may queue a retry (completion.complete)."""
+        return await self._transaction(_complete, job_id, token, now, completion.finished_row(done, now))
 
     async def append_events(self, job_id: str, token: int, events: list[dict], now: float, first_seq: int):
         """The attempt's last sequence number once `events` (not empty) are appended, or None when

@@ -234,7 +234,7 @@ class Attempt(Base):
     #: Its events that mine the repository's history (services/common/mining.py), counted as
     #: they are written: the report counts such attempts from the rows, never from the events.
     mining_events: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    #: passed, failed, errored or cancelled once finished (see records.verdict):
+    #: passed, failed, errored or cancelled once finished (see services/domain/rewards.verdict):
     #: kept on the row so progress is one aggregate query.
     verdict: Mapped[str | None] = mapped_column(String(16))
     #: Closed because its worker shut down and handed the job back (not the

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from services.common import mining
-from services.common.vocabulary import USAGE_OBSERVED
+from services.domain.vocabulary import USAGE_OBSERVED
 
 #: Usage event keys, by what they count (the first present wins).
 KEYS = {

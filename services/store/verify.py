@@ -88,9 +88,8 @@ def verify_task(row: dict, blob: Callable[[str], bytes]) -> dict:
 
 
 def _load_task(claimed: pb.Task, blob: Callable[[str], bytes], what: str) -> pb.Task:
-    from services.planner.convert import task_to_proto
-    from services.planner.errors import PlanError
-    from services.planner.tasks import load_task
+    from services.domain.planerrors import PlanError
+    from services.domain.tasks import load_task, task_to_proto
 
     with tempfile.TemporaryDirectory(prefix="hemra-verify-") as scratch:
         folder = Path(scratch) / "task"
@@ -130,8 +129,8 @@ def _load_task(claimed: pb.Task, blob: Callable[[str], bytes], what: str) -> pb.
 def verify_harness(row: dict, import_format: str) -> dict:
     """The harness record to store for an export's harness row, recomputed; InvalidArgument otherwise.
     `import_format` is the restored run's (an import's agents are pinned by it)."""
-    from services.planner import harnesses
-    from services.planner.convert import harness_to_proto
+    from services.domain import harnesses
+    from services.domain.harnesses import harness_to_proto
 
     digest = row["digest"]
     what = f"harness {row['harness_name'][:100]!r} ({digest})"
@@ -177,9 +176,9 @@ def _declares_mcp(text: str) -> bool:
 
 
 def _load_harness(claimed: pb.Harness, what: str) -> pb.Harness:
-    from services.planner import harnesses
-    from services.planner.convert import harness_to_proto
-    from services.planner.errors import PlanError
+    from services.domain import harnesses
+    from services.domain.harnesses import harness_to_proto
+    from services.domain.planerrors import PlanError
 
     with tempfile.TemporaryDirectory(prefix="hemra-verify-") as scratch:
         path = Path(scratch) / "harness.toml"

@@ -967,7 +967,7 @@ def test_autoscaling__the_keda_query_counts_a_pools_work_on_a_real_queue(postgre
 async def _queue_and_ask(url: str, tmp_path, queries: dict) -> list[dict]:
     import asyncpg
 
-    from services.store import db, queue
+    from services.store import completion, db
     from services.store.service import Store
     from tests.store.test_queue import FakeClock, plan
 
@@ -980,7 +980,7 @@ async def _queue_and_ask(url: str, tmp_path, queries: dict) -> list[dict]:
         assert await store.claim_job("w1", 30, run_id=limited.id)
         answers = [{key: await connection.fetchval(sql) for key, sql in queries.items()}]
         done = await store.claim_job("w2", 30, run_id=open_run.id)
-        await store.complete_job(done.job.id, done.job.lease_token, queue.Completion("completed"))
+        await store.complete_job(done.job.id, done.job.lease_token, completion.Completion("completed"))
         await store.cancel_run(gpu.id)
         answers.append({key: await connection.fetchval(sql) for key, sql in queries.items()})
         return answers

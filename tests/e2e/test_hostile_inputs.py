@@ -230,15 +230,15 @@ def _plant_rows(env: dict, tasks: list[dict], harnesses: list[dict]) -> None:
     """Rows as an unverified import left them in a store (before this fix), straight into the database."""
     import asyncio
 
-    from services.store import db, records
+    from services.store import db, sqlrows
     from services.store import tables as t
 
     async def plant():
         await db.migrate(_database_url(env))
         engine = db.create_engine(_database_url(env))
         async with db.session_factory(engine).begin() as session:
-            await records.insert_ignore(session, t.Task.__table__, tasks)
-            await records.insert_ignore(session, t.Harness.__table__, harnesses)
+            await sqlrows.insert_ignore(session, t.Task.__table__, tasks)
+            await sqlrows.insert_ignore(session, t.Harness.__table__, harnesses)
         await engine.dispose()
 
     asyncio.run(plant())

@@ -14,8 +14,8 @@ from clients.cli.common import RunFileError
 from clients.cli.runfile import Flags, merge
 from services.common import judges
 from services.common.errors import HemraError
-from services.planner import convert, harnesses
-from services.planner.tasks import load_task
+from services.domain import harnesses
+from services.domain.tasks import load_task, task_to_proto
 from tests.conftest import REPO
 from tests.fuzz.mutate import DEEP, TOML, damaged_text, examples, mutated, toml_text
 
@@ -116,7 +116,7 @@ def test_task_toml__fuzzed(task_folder):
         except HemraError as exc:
             _one_line(exc)
             return
-        convert.task_to_proto(task).SerializeToString()
+        task_to_proto(task).SerializeToString()
 
     check()
 
@@ -153,7 +153,7 @@ def test_harness_file__fuzzed(tmp_path):
         except HemraError as exc:
             _one_line(exc)
             return
-        convert.harness_to_proto(harness, "").SerializeToString()
+        harnesses.harness_to_proto(harness, "").SerializeToString()
 
     check()
 

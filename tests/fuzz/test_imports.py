@@ -18,11 +18,11 @@ from sqlalchemy import delete, select
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import HemraError
+from services.domain.exportformat import MANIFEST
 from services.importer import record
 from services.importer.pipeline import _read
 from services.store import convert
 from services.store import tables as t
-from services.store.exportformat import MANIFEST
 from services.store.requests import planned_run
 from services.store.service import Store
 from tests.fuzz.deployment import call, still_reads

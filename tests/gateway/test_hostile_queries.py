@@ -34,7 +34,8 @@ def _b64(text: str) -> str:
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
-#: Tokens shaped like the store's own (base64 of "time/id", "name\x1fdigest") but hostile inside.
+#: Tokens shaped like the store's own (base64 of "time/id", "name\x1fdigest", and of today's
+#: versioned "p1\x1flist\x1f...") but hostile inside.
 FORGED = [
     _b64("nan/r-0"),
     _b64("inf/"),
@@ -43,6 +44,12 @@ FORGED = [
     _b64("a\x1fb\x1fc"),
     _b64("\x00\x1f\x00"),
     _b64("x" * 600),
+    _b64("p1\x1fruns\x1fnan\x1fr-0"),
+    _b64("p1\x1fruns\x1f1e999\x1fx"),
+    _b64("p1\x1fattempts\x1f../x"),
+    _b64("p1\x1fevents\x1f" + "9" * 40),
+    _b64("p1\x1ftasks\x1fa\x1fb\x1fc"),
+    _b64("p9\x1fruns\x1f1.0\x1fr-0"),
 ]
 
 

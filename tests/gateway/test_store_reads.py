@@ -7,7 +7,7 @@ import pytest
 from google.protobuf import json_format
 
 from hemra.v1 import common_pb2 as pb
-from services.store import catalog, convert, criteria, outputs, records
+from services.store import catalog, convert, criteria, eventlog, outputs, runreads
 from services.store.records import PlannedRun
 from services.store.service import Store
 
@@ -126,7 +126,7 @@ async def test_store_reads(database_url, tmp_path):
         attempt_id = (await store.list_attempts(new.id, 1, ""))[0][0][0].id
         huge = json.dumps({"content": "é" * 300_000})
         async with store.sessions.begin() as session:
-            await records.append_events(
+            await eventlog.append_events(
                 session,
                 attempt_id,
                 [
@@ -162,8 +162,8 @@ async def test_store_reads(database_url, tmp_path):
         assert [r[0].id for r in runs] == [new.id, old.id]
         async with store.sessions() as session:
             for run, cells, progress in runs:
-                assert progress == await records.run_progress(session, run.id)
-                assert [c.id for c in cells] == [c.id for c in await records.cells_of(session, run.id)]
+                assert progress == await runreads.run_progress(session, run.id)
+                assert [c.id for c in cells] == [c.id for c in await runreads.cells_of(session, run.id)]
         assert runs[0][2][0]["passed"] == 4 and {new.id, old.id} <= set(store._settled)
         report = await store.run_report(new.id)
         assert await store.run_report("new") is report

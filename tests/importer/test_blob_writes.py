@@ -7,7 +7,8 @@ import os
 import pytest
 
 from services.common.errors import InvalidArgument
-from services.importer import tree
+from services.domain import tree
+from services.domain.records import TreeEntry
 from services.store import blobs as blob_module
 from services.store.blobs import BlobStore
 
@@ -58,7 +59,7 @@ def test_write_files__a_file_that_cannot_be_linked_to_its_blob_is_copied(refusal
     file systems refuse links at all: the export writes a copy there instead of failing."""
     kept = tmp_path / "blob"
     kept.write_bytes(b"common")
-    entries = [{"path": "a", "isDir": True}, {"path": "a/one", "blobDigest": "d"}, {"path": "a/two", "blobDigest": "d"}]
+    entries = [TreeEntry("a", is_dir=True), TreeEntry("a/one", blob_digest="d"), TreeEntry("a/two", blob_digest="d")]
     real_link, calls = os.link, []
 
     def link(src, dst):
@@ -80,6 +81,6 @@ def test_write_files__any_other_link_failure_is_raised(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(tree.os, "link", link)
-    entries = [{"path": "f", "blobDigest": "d"}]
+    entries = [TreeEntry("f", blob_digest="d")]
     with pytest.raises(OSError, match="No space"):
         tree.write_files(entries, {"d": b"x"}, tmp_path, lambda digest: tmp_path / "blob")

@@ -21,11 +21,10 @@ from services import digests
 from services.common import transport
 from services.common.errors import InvalidArgument
 from services.compose import embedded
-from services.importer import folders
-from services.planner.convert import task_to_proto
-from services.planner.tasks import load_task
+from services.domain import folders
+from services.domain.exportformat import MANIFEST, blob_path
+from services.domain.tasks import load_task, task_to_proto
 from services.store import convert
-from services.store.exportformat import MANIFEST, blob_path
 from tests.store.test_hostile_restore import TASK_DIR, _manifest, _nop
 
 

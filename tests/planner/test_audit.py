@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+from services.domain.tasks import TaskFile
 from services.environments import audit, audit_probe
-from services.planner.tasks import TaskFile
 
 BUGGY = "def total_price(items):\n    return sum(item.price for item in items)\n"
 FIXED = "def total_price(items):\n    return sum(item.price * item.quantity for item in items if item.in_stock)\n"

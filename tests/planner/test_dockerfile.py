@@ -1,8 +1,8 @@
-"""services.planner.dockerfile.parse: what a host sandbox must set up, and what it cannot."""
+"""services.domain.dockerfile.parse: what a host sandbox must set up, and what it cannot."""
 
 import pytest
 
-from services.planner.dockerfile import Copy, DockerfileError, parse
+from services.domain.dockerfile import Copy, DockerfileError, parse
 
 
 def _copies(plan):

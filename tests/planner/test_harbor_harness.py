@@ -3,8 +3,8 @@
 
 import pytest
 
-from services.planner import harnesses
-from services.planner.errors import PlanError
+from services.domain import harnesses
+from services.domain.planerrors import PlanError
 from tests.planner.test_harnesses import write_harness
 from tests.planner.test_plan import _resolve, project  # noqa: F401  (project: a fixture)
 

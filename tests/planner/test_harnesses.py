@@ -1,4 +1,4 @@
-"""services.planner.harnesses: built-ins and harness files."""
+"""services.domain.harnesses: built-ins and harness files."""
 
 import hashlib
 import re
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from services.planner import harnesses
-from services.planner.errors import NotFound, PlanError
+from services.domain import harnesses
+from services.domain.planerrors import NotFound, PlanError
 
 
 def write_harness(base: Path, name: str, text: str) -> Path:

@@ -6,8 +6,8 @@ import pytest
 
 from hemra.v1 import common_pb2 as pb
 from services.common import judges, runspec
+from services.domain.planerrors import NotFound, PlanError
 from services.planner import plan
-from services.planner.errors import NotFound, PlanError
 
 
 def make_task(folder: Path, dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\n") -> Path:

@@ -1,4 +1,4 @@
-"""services.planner.tasks and datasets: loading Harbor-format task folders and pinning them by digest."""
+"""services.domain.tasks and datasets: loading Harbor-format task folders and pinning them by digest."""
 
 import os
 import shutil
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from services.domain.planerrors import NotFound, PlanError
+from services.domain.tasks import DEFAULT_AGENT_TIMEOUT, DEFAULT_VERIFIER_TIMEOUT, load_task
 from services.planner import datasets
-from services.planner.errors import NotFound, PlanError
-from services.planner.tasks import DEFAULT_AGENT_TIMEOUT, DEFAULT_VERIFIER_TIMEOUT, load_task
 
 
 def make_task(

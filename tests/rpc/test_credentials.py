@@ -25,7 +25,7 @@ from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
 from services import auth
 from services.common import entry, errors, transport
-from services.importer import folders
+from services.domain import folders
 from services.importer.server import build_server as build_importer
 from services.planner.server import build_server as build_planner
 from services.scorer.server import build_server as build_scorer

@@ -8,9 +8,9 @@ import pytest
 from google.protobuf import wrappers_pb2
 
 from services.common import errors, transport
-from services.importer.errors import ImportProblem
-from services.planner.errors import NotFound as PlanNotFound
-from services.planner.errors import PlanError
+from services.domain.importerrors import ImportProblem
+from services.domain.planerrors import NotFound as PlanNotFound
+from services.domain.planerrors import PlanError
 
 _METHOD = "/hemra.test.Raiser/Raise"
 

@@ -15,8 +15,8 @@ from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
 from services.digests import sha256
-from services.importer import folders
-from services.importer.tree import MAX_FILE_BYTES
+from services.domain import folders
+from services.domain.tree import MAX_FILE_BYTES
 from tests.conftest import REPO
 from tests.rpc.frontdoor import deployment, one_line, put_listing
 

@@ -3,7 +3,8 @@ a paired task pairs on its per-task mean; criteria judged by different models ne
 
 import pytest
 
-from services.store import queue, records
+from services.domain import vocabulary
+from services.store import completion, records
 from services.store.service import Store
 from tests.store.test_queue import FakeClock
 
@@ -59,7 +60,9 @@ async def store(database_url, tmp_path):
 async def test_compare__criteria_pair_per_task_and_different_models_never(store):
     await store.record_run(two_harness_plan())
     while (claimed := await store.claim_job("w", 30)) is not None:
-        done = queue.Completion(records.COMPLETED, score=JUDGED[claimed.cell.harness_name, claimed.trial.task_name])
+        done = completion.Completion(
+            vocabulary.COMPLETED, score=JUDGED[claimed.cell.harness_name, claimed.trial.task_name]
+        )
         await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     result = await store.compare("judged/a", "judged/b")
     assert result.paired_tasks == 3
@@ -93,7 +96,7 @@ async def test_report__each_judge_per_cell_with_its_failures_apart(store):
             if claimed.cell.harness_name == "a"
             else {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}}
         )
-        done = queue.Completion(records.COMPLETED, score=judged)
+        done = completion.Completion(vocabulary.COMPLETED, score=judged)
         await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     report = await store.run_report(run.id)
     rows = {row.harness_name: row for row in report.datasets[0].rows}
@@ -110,7 +113,7 @@ async def test_hostile_values__not_a_number_is_the_judges_failure_never_a_crash(
     odd = [{"judge": "q", "source": "task", "criterion": "c", "value": v, "judgeModel": "m"} for v in ("NaN", True)]
     while (claimed := await store.claim_job("w", 30)) is not None:
         judged = {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}, "judgments": odd}
-        done = queue.Completion(records.COMPLETED, score=judged)
+        done = completion.Completion(vocabulary.COMPLETED, score=judged)
         await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     report = await store.run_report(run.id)
     assert [(j.judged, j.failed) for j in report.datasets[0].rows[0].judges] == [(0, 3)]

@@ -6,7 +6,8 @@ import pytest
 from sqlalchemy import delete, select, update
 
 from services.common.errors import InvalidArgument
-from services.store import queue, records
+from services.domain import vocabulary
+from services.store import completion
 from services.store import tables as t
 from services.store.service import Store
 from tests.store.test_compare_criteria import two_harness_plan
@@ -31,7 +32,7 @@ async def work(store: Store, jobs: int | None = None) -> None:
             return
         score = PASS if claimed.cell.harness_name == "a" else FAIL
         await store.complete_job(
-            claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED, score=score)
+            claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.COMPLETED, score=score)
         )
         jobs = None if jobs is None else jobs - 1
 

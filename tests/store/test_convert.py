@@ -33,7 +33,7 @@ def test_to_dict__flat_messages_as_json_format_writes_them():
 
 
 def test_tree_json__the_importers_array_reads_back_as_json_format_writes_tree_entries():
-    from services.importer.tree import Entry, tree_json
+    from services.domain.tree import Entry, tree_json
 
     entries = [
         Entry("a", True),

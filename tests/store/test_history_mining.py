@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from services.store import queue, usage
+from services.store import completion, usage
 from services.store.service import Store
 from tests.store.test_queue import FakeClock, plan
 
@@ -64,7 +64,7 @@ async def _play(store: Store, events_by_harness: dict[str, list[dict]]) -> dict[
         await store.append_events(job, token, events[:3], first_seq=1)
         await store.append_events(job, token, events[3:], first_seq=4)
         score = {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1}}
-        await store.complete_job(job, token, queue.Completion(outcome="OUTCOME_COMPLETED", score=score))
+        await store.complete_job(job, token, completion.Completion(outcome="OUTCOME_COMPLETED", score=score))
         attempts[harness] = claimed.attempt.id
     return attempts
 

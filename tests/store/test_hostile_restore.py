@@ -8,11 +8,11 @@ import pytest
 
 from services import digests
 from services.common.errors import FailedPrecondition, InvalidArgument
-from services.planner import harnesses as hs
-from services.planner.convert import harness_to_proto, task_to_proto
-from services.planner.tasks import load_task
-from services.store import convert, exporting, records
-from services.store.ids import kind_of, new_id
+from services.domain import harnesses as hs
+from services.domain.harnesses import harness_to_proto
+from services.domain.ids import kind_of, new_id
+from services.domain.tasks import load_task, task_to_proto
+from services.store import convert, exporting, records, sqlrows
 from services.store.service import Store
 from tests.conftest import REPO
 from tests.store.test_queue import FakeClock
@@ -363,9 +363,9 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
     async with store.sessions.begin() as session:
         from services.store import tables as t
 
-        await records.insert_ignore(session, t.Task.__table__, [planted_task])
-        await records.insert_ignore(session, t.Harness.__table__, [planted_nop])
-        await records.insert_ignore(
+        await sqlrows.insert_ignore(session, t.Task.__table__, [planted_task])
+        await sqlrows.insert_ignore(session, t.Harness.__table__, [planted_nop])
+        await sqlrows.insert_ignore(
             session,
             t.Dataset.__table__,
             [

@@ -6,7 +6,8 @@ import pytest
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import InvalidArgument
-from services.store import convert, records
+from services.domain import rewards, vocabulary
+from services.store import convert, pagetokens
 from tests.store.test_hostile_rpc import _lease, served  # noqa: F401  (a fixture)
 from tests.store.test_queue import plan
 
@@ -99,9 +100,9 @@ async def test_event_type_and_name_longer_than_their_columns__kept_alike_on_both
 
 
 def records_completion(**fields):
-    from services.store.queue import Completion
+    from services.store.completion import Completion
 
-    return Completion(records.COMPLETED, score={"state": SCORED, "rewards": {"reward": 1.0}}, **fields)
+    return Completion(vocabulary.COMPLETED, score={"state": SCORED, "rewards": {"reward": 1.0}}, **fields)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +145,7 @@ async def test_events_page_token_past_any_integer__empty_or_refused_alike_on_bot
     for token in ("1", "\u00b2", "-1", "1.5", "9" * 31, "\u0663", "cnVucy0x", "%%%"):
         with pytest.raises(InvalidArgument, match="malformed page token"):
             await store.list_events(claimed.attempt.id, 10, token)
-    assert await store.list_events(claimed.attempt.id, 10, records._events_token(2**62)) == ([], "")
+    assert await store.list_events(claimed.attempt.id, 10, pagetokens.events_token(2**62)) == ([], "")
 
 
 @pytest.fixture
@@ -153,7 +154,7 @@ async def store(served):  # noqa: F811
 
 
 def test_reward_rule():
-    assert records.reward_problem({"a": 1e12, "b": -1e12, "c": 0}) == ""
+    assert rewards.reward_problem({"a": 1e12, "b": -1e12, "c": 0}) == ""
     for bad in ({"a": 1e12 + 1}, {"a": float("nan")}, {"a": "1"}, {"a": True}, [1], None):
-        assert records.reward_problem(bad)
+        assert rewards.reward_problem(bad)
     assert convert.score_from_dict({"state": SCORED, "rewards": {"r": "abc", "s": 1}}).rewards == {"s": 1.0}

@@ -10,7 +10,8 @@ from sqlalchemy import select
 from clients.cli import render
 from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import FailedPrecondition, LeaseLost
-from services.store import convert, queue, records
+from services.domain import vocabulary
+from services.store import completion, convert, records
 from services.store import tables as t
 from services.store.service import Store
 
@@ -89,7 +90,7 @@ async def test_claim__a_cell_gathers_all_its_jobs_and_holds_the_runs_slots_until
     gathered = await store.claim_job("w1", 30, run.id, cell=cell)  # its cell's, beyond the free slots
     assert gathered.trial.cell_id == cell and gathered.trial.repetition == 2
     assert await store.claim_job("w1", 30, run.id, cell=cell) is None  # the cell has no more
-    done = queue.Completion(records.COMPLETED)
+    done = completion.Completion(vocabulary.COMPLETED)
     await store.complete_job(first.job.id, first.job.lease_token, done)
     assert await store.claim_job("w2", 30, run.id) is None  # one of the cell's still holds a slot
     await store.complete_job(gathered.job.id, gathered.job.lease_token, done)
@@ -110,7 +111,9 @@ async def test_heartbeat__stale_token_is_lease_lost(store):
 async def test_complete__is_idempotent_with_the_same_token(store):
     await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w1", 30)
-    done = queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}})
+    done = completion.Completion(
+        vocabulary.COMPLETED, score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}}
+    )
     first = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     again = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     assert first[0].id == again[0].id and again[0].outcome == "completed"
@@ -144,7 +147,7 @@ async def test_infra_failure__retried_only_up_to_max(store):
     await store.record_run(plan(trials=1, retries=0))
     claimed = await store.claim_job("w1", 30)
     completed = await store.complete_job(
-        claimed.job.id, claimed.job.lease_token, queue.Completion(records.INFRA_FAILED, error="sandbox broke")
+        claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.INFRA_FAILED, error="sandbox broke")
     )
     assert completed.retry == "" and not completed.repeated
 
@@ -155,10 +158,10 @@ async def test_report__counts_retried_attempts_and_groups_their_reasons(store):
     for error in errors:  # three attempts fail (none of their trials out of retries), then each completes
         claimed = await store.claim_job("w1", 30)
         await store.complete_job(
-            claimed.job.id, claimed.job.lease_token, queue.Completion(records.INFRA_FAILED, error=error)
+            claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.INFRA_FAILED, error=error)
         )
     while claimed := await store.claim_job("w1", 30):
-        await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.COMPLETED))
     report = await store.run_report(run.id)
     row = report.datasets[0].rows[0]
     assert report.max_infra_retries == 3
@@ -174,7 +177,7 @@ async def test_harness_failure__is_a_result_never_retried(store):
     await store.record_run(plan(trials=1, retries=3))
     claimed = await store.claim_job("w1", 30)
     completed = await store.complete_job(
-        claimed.job.id, claimed.job.lease_token, queue.Completion(records.HARNESS_FAILED, exit_code=3)
+        claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.HARNESS_FAILED, exit_code=3)
     )
     assert completed.retry == "" and await store.claim_job("w1", 30) is None
 
@@ -186,7 +189,7 @@ async def test_cancel__closes_queued_and_signals_running(store):
     assert cancelled == 2
     _, cancel = await store.heartbeat_job(running.job.id, running.job.lease_token, 30)
     assert cancel is True
-    await store.complete_job(running.job.id, running.job.lease_token, queue.Completion(records.CANCELLED))
+    await store.complete_job(running.job.id, running.job.lease_token, completion.Completion(vocabulary.CANCELLED))
     _, cells, (progress, per_cell) = await store.get_run(run.id)
     assert progress["cancelled"] == 3 and progress["failed"] == 0
     assert per_cell[cells[0].id]["cancelled"] == 3
@@ -212,7 +215,7 @@ async def test_racing_claimers__run_concurrency_holds_and_slots_come_back(store)
     held = [c for c in claims if c is not None]
     assert len(held) == 3 and len({c.job.id for c in held}) == 3
     for claimed in held:
-        await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.COMPLETED))
     again = await asyncio.gather(*(store.claim_job(f"w{i}", 30) for i in range(10)))
     assert sum(c is not None for c in again) == 3  # every slot freed by a completion is claimable
 
@@ -221,16 +224,20 @@ async def test_complete__stale_and_repeated_tokens_on_the_hot_path(store):
     await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w1", 30)
     with pytest.raises(LeaseLost):
-        await store.complete_job(claimed.job.id, claimed.job.lease_token + 1, queue.Completion(records.COMPLETED))
+        await store.complete_job(
+            claimed.job.id, claimed.job.lease_token + 1, completion.Completion(vocabulary.COMPLETED)
+        )
     first = await store.complete_job(
         claimed.job.id,
         claimed.job.lease_token,
-        queue.Completion(
-            records.COMPLETED, agent_version="2.1", agent_name="agent-x", score={"state": "SCORE_STATE_SCORED"}
+        completion.Completion(
+            vocabulary.COMPLETED, agent_version="2.1", agent_name="agent-x", score={"state": "SCORE_STATE_SCORED"}
         ),
     )
-    again = await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
-    assert first[0].id == again[0].id and again[0].outcome == records.COMPLETED
+    again = await store.complete_job(
+        claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.COMPLETED)
+    )
+    assert first[0].id == again[0].id and again[0].outcome == vocabulary.COMPLETED
     for attempt in (first[0], again[0]):  # every column the completion carries, on either path
         assert (attempt.agent_version, attempt.agent_name, attempt.score) == (
             "2.1",
@@ -251,7 +258,7 @@ async def test_hot_path__one_round_trip_per_call_on_postgres(postgres_url, tmp_p
     try:
         await store.record_run(plan(trials=2))
         claimed = await store.claim_job("w1", 30)
-        await store.complete_job(claimed.job.id, claimed.job.lease_token, queue.Completion(records.COMPLETED))
+        await store.complete_job(claimed.job.id, claimed.job.lease_token, completion.Completion(vocabulary.COMPLETED))
         await store.claim_job("w1", 30)
         last = [
             row["query"]
@@ -272,7 +279,7 @@ async def test_complete__keeps_the_judge_scores_it_carries_on_the_hot_path(store
     await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w1", 30)
     judged = [{"state": "SCORE_STATE_SCORED", "scorer": "judge:quality", "judge": "quality", "rewards": {"q": 0.5}}]
-    done = queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORED"}, judge_scores=judged)
+    done = completion.Completion(vocabulary.COMPLETED, score={"state": "SCORE_STATE_SCORED"}, judge_scores=judged)
     first = await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
     assert first[0].judge_scores == judged
     async with store.engine.connect() as conn:
@@ -354,10 +361,10 @@ async def test_blobs__content_addressed_and_verified(store):
 async def test_report__counts_outcomes_apart(store):
     run, _ = await store.record_run(plan(trials=4))
     outcomes = [
-        queue.Completion(records.COMPLETED, score=_score(1.0)),
-        queue.Completion(records.TIMED_OUT, score=_score(0.0)),
-        queue.Completion(records.COMPLETED, score={"state": "SCORE_STATE_SCORER_FAILED"}),
-        queue.Completion(records.INFRA_FAILED, error="x"),
+        completion.Completion(vocabulary.COMPLETED, score=_score(1.0)),
+        completion.Completion(vocabulary.TIMED_OUT, score=_score(0.0)),
+        completion.Completion(vocabulary.COMPLETED, score={"state": "SCORE_STATE_SCORER_FAILED"}),
+        completion.Completion(vocabulary.INFRA_FAILED, error="x"),
     ]
     for done in outcomes:
         claimed = await store.claim_job("w", 30)

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from services.common.errors import FailedPrecondition, InvalidArgument
-from services.store import db, queue
+from services.store import completion, db
 from services.store import tables as t
 from services.store.service import Store
 from tests.store.test_queue import FakeClock, plan
@@ -28,7 +28,7 @@ async def _finish(store: Store, outcomes: list[tuple[str, dict | None]]) -> None
     """Work the queue once: the n-th claimed trial ends as outcomes[n] says."""
     for outcome, score in outcomes:
         claimed = await store.claim_job("w1", 30)
-        done = queue.Completion(outcome, score=score, error="boom" if outcome == "infra_failed" else "")
+        done = completion.Completion(outcome, score=score, error="boom" if outcome == "infra_failed" else "")
         await store.complete_job(claimed.job.id, claimed.job.lease_token, done)
 
 

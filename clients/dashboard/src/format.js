@@ -1,5 +1,7 @@
 // Pure formatting helpers of the trace viewer (no DOM), unit-tested with node --test.
 
+import { STATE, VERDICT } from './vocabulary.js';
+
 export const ELLIPSIS = '…';
 
 export function formatSeconds(s) {
@@ -249,8 +251,8 @@ export function usageOf(event) {
 // An attempt's verdict as the store decided it (passed, failed, errored, cancelled; the API sends
 // it), or its state while unfinished. Never decided again here.
 export function verdictOf(attempt) {
-  if (attempt.state && attempt.state !== 'finished') return attempt.state;
-  return attempt.verdict || 'errored';
+  if (attempt.state && attempt.state !== STATE.FINISHED) return attempt.state;
+  return attempt.verdict || VERDICT.ERRORED;
 }
 
 // Summary cards for an attempt over the events loaded so far.

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from hemra.v1 import common_pb2 as hemra_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhemra/v1/scorer_service.proto\x12\x08hemra.v1\x1a\x15hemra/v1/common.proto\"\x93\x01\n\x13JudgeAttemptRequest\x12\x12\n\nattempt_id\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12%\n\tartifacts\x18\x03 \x03(\x0b\x32\x12.hemra.v1.Artifact\x12#\n\x06judges\x18\x04 \x03(\x0b\x32\x13.hemra.v1.JudgeSpec\"7\n\x14JudgeAttemptResponse\x12\x1f\n\x06scores\x18\x01 \x03(\x0b\x32\x0f.hemra.v1.Score\"X\n\x0fJudgeRunRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\x12\"\n\x05judge\x18\x02 \x01(\x0b\x32\x13.hemra.v1.JudgeSpec\x12\x14\n\x0conly_missing\x18\x03 \x01(\x08\"S\n\x10JudgeRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06judged\x18\x02 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x03 \x01(\x05\x12\x0f\n\x07skipped\x18\x04 \x01(\x05\"\x8d\x01\n\x13ScoreAttemptRequest\x12\x12\n\nattempt_id\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12\x17\n\x0fsandbox_address\x18\x03 \x01(\t\x12\x15\n\rsandbox_token\x18\x04 \x01(\t\x12\x14\n\x0cverifier_env\x18\x05 \x03(\t\"6\n\x14ScoreAttemptResponse\x12\x1e\n\x05score\x18\x01 \x01(\x0b\x32\x0f.hemra.v1.Score2\xf0\x01\n\rScorerService\x12M\n\x0cScoreAttempt\x12\x1d.hemra.v1.ScoreAttemptRequest\x1a\x1e.hemra.v1.ScoreAttemptResponse\x12M\n\x0cJudgeAttempt\x12\x1d.hemra.v1.JudgeAttemptRequest\x1a\x1e.hemra.v1.JudgeAttemptResponse\x12\x41\n\x08JudgeRun\x12\x19.hemra.v1.JudgeRunRequest\x1a\x1a.hemra.v1.JudgeRunResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dhemra/v1/scorer_service.proto\x12\x08hemra.v1\x1a\x15hemra/v1/common.proto\"\x90\x01\n\x13JudgeAttemptRequest\x12\x0f\n\x07\x61ttempt\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12%\n\tartifacts\x18\x03 \x03(\x0b\x32\x12.hemra.v1.Artifact\x12#\n\x06judges\x18\x04 \x03(\x0b\x32\x13.hemra.v1.JudgeSpec\"7\n\x14JudgeAttemptResponse\x12\x1f\n\x06scores\x18\x01 \x03(\x0b\x32\x0f.hemra.v1.Score\"X\n\x0fJudgeRunRequest\x12\x0b\n\x03run\x18\x01 \x01(\t\x12\"\n\x05judge\x18\x02 \x01(\x0b\x32\x13.hemra.v1.JudgeSpec\x12\x14\n\x0conly_missing\x18\x03 \x01(\x08\"S\n\x10JudgeRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0e\n\x06judged\x18\x02 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x03 \x01(\x05\x12\x0f\n\x07skipped\x18\x04 \x01(\x05\"\x8a\x01\n\x13ScoreAttemptRequest\x12\x0f\n\x07\x61ttempt\x18\x01 \x01(\t\x12\x1c\n\x04task\x18\x02 \x01(\x0b\x32\x0e.hemra.v1.Task\x12\x17\n\x0fsandbox_address\x18\x03 \x01(\t\x12\x15\n\rsandbox_token\x18\x04 \x01(\t\x12\x14\n\x0cverifier_env\x18\x05 \x03(\t\"6\n\x14ScoreAttemptResponse\x12\x1e\n\x05score\x18\x01 \x01(\x0b\x32\x0f.hemra.v1.Score2\xf0\x01\n\rScorerService\x12M\n\x0cScoreAttempt\x12\x1d.hemra.v1.ScoreAttemptRequest\x1a\x1e.hemra.v1.ScoreAttemptResponse\x12M\n\x0cJudgeAttempt\x12\x1d.hemra.v1.JudgeAttemptRequest\x1a\x1e.hemra.v1.JudgeAttemptResponse\x12\x41\n\x08JudgeRun\x12\x19.hemra.v1.JudgeRunRequest\x1a\x1a.hemra.v1.JudgeRunResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,17 +33,17 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'hemra.v1.scorer_service_pb2
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_JUDGEATTEMPTREQUEST']._serialized_start=67
-  _globals['_JUDGEATTEMPTREQUEST']._serialized_end=214
-  _globals['_JUDGEATTEMPTRESPONSE']._serialized_start=216
-  _globals['_JUDGEATTEMPTRESPONSE']._serialized_end=271
-  _globals['_JUDGERUNREQUEST']._serialized_start=273
-  _globals['_JUDGERUNREQUEST']._serialized_end=361
-  _globals['_JUDGERUNRESPONSE']._serialized_start=363
-  _globals['_JUDGERUNRESPONSE']._serialized_end=446
-  _globals['_SCOREATTEMPTREQUEST']._serialized_start=449
-  _globals['_SCOREATTEMPTREQUEST']._serialized_end=590
-  _globals['_SCOREATTEMPTRESPONSE']._serialized_start=592
-  _globals['_SCOREATTEMPTRESPONSE']._serialized_end=646
-  _globals['_SCORERSERVICE']._serialized_start=649
-  _globals['_SCORERSERVICE']._serialized_end=889
+  _globals['_JUDGEATTEMPTREQUEST']._serialized_end=211
+  _globals['_JUDGEATTEMPTRESPONSE']._serialized_start=213
+  _globals['_JUDGEATTEMPTRESPONSE']._serialized_end=268
+  _globals['_JUDGERUNREQUEST']._serialized_start=270
+  _globals['_JUDGERUNREQUEST']._serialized_end=358
+  _globals['_JUDGERUNRESPONSE']._serialized_start=360
+  _globals['_JUDGERUNRESPONSE']._serialized_end=443
+  _globals['_SCOREATTEMPTREQUEST']._serialized_start=446
+  _globals['_SCOREATTEMPTREQUEST']._serialized_end=584
+  _globals['_SCOREATTEMPTRESPONSE']._serialized_start=586
+  _globals['_SCOREATTEMPTRESPONSE']._serialized_end=640
+  _globals['_SCORERSERVICE']._serialized_start=643
+  _globals['_SCORERSERVICE']._serialized_end=883
 # @@protoc_insertion_point(module_scope)

@@ -8,16 +8,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class JudgeAttemptRequest(_message.Message):
-    __slots__ = ("attempt_id", "task", "artifacts", "judges")
-    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("attempt", "task", "artifacts", "judges")
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     ARTIFACTS_FIELD_NUMBER: _ClassVar[int]
     JUDGES_FIELD_NUMBER: _ClassVar[int]
-    attempt_id: str
+    attempt: str
     task: _common_pb2.Task
     artifacts: _containers.RepeatedCompositeFieldContainer[_common_pb2.Artifact]
     judges: _containers.RepeatedCompositeFieldContainer[_common_pb2.JudgeSpec]
-    def __init__(self, attempt_id: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., judges: _Optional[_Iterable[_Union[_common_pb2.JudgeSpec, _Mapping]]] = ...) -> None: ...
+    def __init__(self, attempt: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., judges: _Optional[_Iterable[_Union[_common_pb2.JudgeSpec, _Mapping]]] = ...) -> None: ...
 
 class JudgeAttemptResponse(_message.Message):
     __slots__ = ("scores",)
@@ -48,18 +48,18 @@ class JudgeRunResponse(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., judged: _Optional[int] = ..., failed: _Optional[int] = ..., skipped: _Optional[int] = ...) -> None: ...
 
 class ScoreAttemptRequest(_message.Message):
-    __slots__ = ("attempt_id", "task", "sandbox_address", "sandbox_token", "verifier_env")
-    ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("attempt", "task", "sandbox_address", "sandbox_token", "verifier_env")
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_TOKEN_FIELD_NUMBER: _ClassVar[int]
     VERIFIER_ENV_FIELD_NUMBER: _ClassVar[int]
-    attempt_id: str
+    attempt: str
     task: _common_pb2.Task
     sandbox_address: str
     sandbox_token: str
     verifier_env: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, attempt_id: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., sandbox_address: _Optional[str] = ..., sandbox_token: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, attempt: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., sandbox_address: _Optional[str] = ..., sandbox_token: _Optional[str] = ..., verifier_env: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ScoreAttemptResponse(_message.Message):
     __slots__ = ("score",)

@@ -2,16 +2,16 @@
 
 Harbor writes a trial's result.json when the trial ends, with a plain write (not atomic), so
 a read can catch it half written: such a trial is read again on the next poll. Nothing here
-is trusted beyond what the importer checks (services/importer/harbor.py).
+is trusted beyond what the importer checks (services/domain/harbor.py).
 """
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.importer import harbor as harbor_import
-from services.importer.errors import ImportProblem
-from services.importer.results import ImportedTrial
-from services.importer.tree import Entry, read_tree
+from services.domain import harbor as harbor_import
+from services.domain.imported import ImportedTrial
+from services.domain.importerrors import ImportProblem
+from services.domain.tree import Entry, read_tree
 
 
 @dataclass

@@ -28,7 +28,8 @@ from pathlib import Path
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
-from services.common import errors, harbor_options, parsing, vocabulary
+from services.common import errors, harbor_options, parsing
+from services.domain import vocabulary
 from services.environments.engine import LABEL_ATTEMPT, client, container_labels
 from services.executor import attempt
 from services.executor.events import EventLog, event

@@ -4,7 +4,7 @@ import abc
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.common.vocabulary import COMPLETED, HARNESS_FAILED, TIMED_OUT  # noqa: F401  (drivers' words)
+from services.domain.vocabulary import COMPLETED, HARNESS_FAILED, TIMED_OUT  # noqa: F401  (drivers' words)
 from services.executor.events import EventLog
 from services.executor.sandboxes import Sandbox
 

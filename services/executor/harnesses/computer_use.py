@@ -29,7 +29,8 @@ import httpx
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services import envtemplate
-from services.common import computer_use, vocabulary
+from services.common import computer_use
+from services.domain import vocabulary
 from services.executor.events import event
 from services.executor.harnesses.base import (
     COMPLETED,

@@ -2,6 +2,7 @@
 // the server's filters, then text search and sorting here, over the attempts read. The list
 // travels in the URL, to an attempt page too, so Prev / Next step through the same list.
 import { ranWallTime, verdictOf } from '../format.js';
+import { VERDICTS } from '../vocabulary.js';
 
 // Filters the server applies (the attempts API's own names), and what this module applies.
 export const SERVER_FILTERS = ['harness', 'verdict', 'cell', 'task', 'tag'];
@@ -9,7 +10,7 @@ export const LIST_PARAMS = [...SERVER_FILTERS, 'q', 'sort'];
 
 // Sort keys by name; `-name` sorts descending. An attempt without a value (no usage reported,
 // never ran) sorts last either way.
-const VERDICT_ORDER = ['passed', 'failed', 'errored', 'cancelled', 'queued', 'leased', 'running'];
+const VERDICT_ORDER = [...VERDICTS, 'queued', 'leased', 'running'];
 export const SORTS = {
   outcome: (a) => `${String(VERDICT_ORDER.indexOf(verdictOf(a)) + 1).padStart(2, '0')} ${a.outcome || a.state || ''}`,
   duration: (a) => ranWallTime(a),

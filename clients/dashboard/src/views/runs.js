@@ -10,6 +10,7 @@ import { specRows } from '../lib/spec.js';
 import { loadList, LIST_CAP } from './lists.js';
 import { heatClass, histogram, rewardValues, versusLines, wilson } from '../lib/stats.js';
 import { anchor, empty, problem, provenance, when } from './common.js';
+import { VERDICTS } from '../vocabulary.js';
 
 const ATTEMPT_PAGE = 500;
 const REFRESH_MS = 5000;
@@ -279,7 +280,7 @@ function attemptsTab(route, ui, run, body) {
   const harnessSelect = h('select', { id: 'attempt-harness', 'aria-label': 'harness' }, h('option', { value: '' }, 'all harnesses'),
     [...new Set(run.cells.map((c) => c.harness_name))].map((n) => h('option', { value: n }, n)));
   const verdictSelect = h('select', { id: 'attempt-verdict', 'aria-label': 'verdict' },
-    ['', 'passed', 'failed', 'errored', 'cancelled', 'unfinished'].map((v) => h('option', { value: v }, v || 'any verdict')));
+    ['', ...VERDICTS, 'unfinished'].map((v) => h('option', { value: v }, v || 'any verdict')));
   const search = h('input', { type: 'search', id: 'attempt-search', 'aria-label': 'search attempts',
     placeholder: 'search: task, harness, outcome, error, ID' });
   const sortSelect = h('select', { id: 'attempt-sort', 'aria-label': 'sort' },

@@ -22,8 +22,8 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common import errors
 from services.digests import sha256
-from services.importer import record
-from services.importer.tree import MAX_FILE_BYTES, make_folders, read_tree, tree_json, write_new_file
+from services.domain.records import TreeEntry
+from services.domain.tree import MAX_FILE_BYTES, Entry, make_folders, read_tree, tree_json, write_new_file
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _SIZE = re.compile(r"0|[1-9][0-9]{0,11}")
@@ -41,12 +41,34 @@ class FolderProblem(errors.InvalidArgument):
     """A sent folder that cannot be written back as it is (the message says why)."""
 
 
-class _Entry(msgspec.Struct, forbid_unknown_fields=True):
+class _Entry(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
+    """A listing's row as sent: the JSON form of hemra.v1.TreeEntry, checked before it is used."""
+
     path: str
-    blobDigest: str = ""  # noqa: N815 (the JSON form of hemra.v1.TreeEntry)
-    isDir: bool = False  # noqa: N815
+    blob_digest: str = ""
+    is_dir: bool = False
     executable: bool = False
-    sizeBytes: str = "0"  # noqa: N815
+    size_bytes: str = "0"  # int64 is a string in protobuf's JSON
+
+
+async def upload_blobs(store, batches: "asyncio.Queue[list[Entry] | None]") -> None:
+    """Put the bytes of every file batch from `batches` (until None) in the blob store, each
+    distinct blob once. One batch is in flight at a time: on 2 CPUs two store threads creating
+    files contend, while the reader fills the next batch."""
+    asked: set[str] = set()
+    while (files := await batches.get()) is not None:
+        fresh = {e.digest for e in files} - asked
+        asked |= fresh
+        if not fresh:
+            continue
+        missing = set((await store.FindMissingBlobs(spb.FindMissingBlobsRequest(digests=sorted(fresh)))).missing)
+        blobs = []
+        for entry in files:
+            if entry.digest in missing:
+                missing.discard(entry.digest)
+                blobs.append(spb.Blob(digest=entry.digest, data=entry.data))
+        if blobs:
+            await store.PutBlobs(spb.PutBlobsRequest(blobs=blobs))
 
 
 async def send(store, root: Path, ref: str = "", file: str = "") -> pb.SentFolder:
@@ -54,7 +76,7 @@ async def send(store, root: Path, ref: str = "", file: str = "") -> pb.SentFolde
     store lacks while it is read, then its listing. `ref` and `file` are what the request
     names (see hemra.v1.SentFolder)."""
     batches: asyncio.Queue = asyncio.Queue()
-    upload = asyncio.create_task(record.upload(store, batches))
+    upload = asyncio.create_task(upload_blobs(store, batches))
     loop = asyncio.get_running_loop()
     try:
         entries = await asyncio.to_thread(
@@ -104,7 +126,7 @@ def _name(part: str, folder: pb.SentFolder, field: str) -> str:
     return part
 
 
-def _listing(folder: pb.SentFolder, data: bytes, file: str) -> list[dict]:
+def _listing(folder: pb.SentFolder, data: bytes, file: str) -> list[TreeEntry]:
     """The listing's entries, every one checked: a relative path of plain names, listed once,
     under a folder the listing holds; a folder, or a file with a digest and a size in bounds."""
     try:
@@ -119,11 +141,11 @@ def _listing(folder: pb.SentFolder, data: bytes, file: str) -> list[dict]:
         if row.path in seen:
             raise _problem(folder, f"{row.path[:200]!r} is listed twice")
         seen.add(row.path)
-        if not row.isDir:
+        if not row.is_dir:
             _check_file(row, folder)
-        elif row.blobDigest or row.executable or row.sizeBytes != "0":
+        elif row.blob_digest or row.executable or row.size_bytes != "0":
             raise _problem(folder, f"{row.path[:200]!r} is a folder with a blob, a mode or a size")
-    folders = {""} | {row.path for row in rows if row.isDir}
+    folders = {""} | {row.path for row in rows if row.is_dir}
     for row in rows:  # a listing may name a folder after what it holds: checked once all are known
         parent = row.path.rpartition("/")[0]
         if parent not in folders:
@@ -131,7 +153,7 @@ def _listing(folder: pb.SentFolder, data: bytes, file: str) -> list[dict]:
             raise _problem(folder, f"{row.path[:200]!r} is under {under}")
     if file and (file not in seen or file in folders):
         raise _problem(folder, f"file {file[:200]!r} is not a file of the folder")
-    return [msgspec.structs.asdict(row) for row in rows]
+    return [TreeEntry(r.path, r.is_dir, r.executable, r.blob_digest, int(r.size_bytes)) for r in rows]
 
 
 def _check_path(path: str, folder: pb.SentFolder) -> None:
@@ -142,15 +164,15 @@ def _check_path(path: str, folder: pb.SentFolder) -> None:
 
 
 def _check_file(row: _Entry, folder: pb.SentFolder) -> None:
-    if not _DIGEST.fullmatch(row.blobDigest):
+    if not _DIGEST.fullmatch(row.blob_digest):
         raise _problem(folder, f"{row.path[:200]!r}: blobDigest is not sha256:<hex>")
-    if not _SIZE.fullmatch(row.sizeBytes) or int(row.sizeBytes) > MAX_FILE_BYTES:
+    if not _SIZE.fullmatch(row.size_bytes) or int(row.size_bytes) > MAX_FILE_BYTES:
         raise _problem(
-            folder, f"{row.path[:200]!r}: sizeBytes {row.sizeBytes[:40]!r} is not a size of at most {MAX_FILE_BYTES:,}"
+            folder, f"{row.path[:200]!r}: sizeBytes {row.size_bytes[:40]!r} is not a size of at most {MAX_FILE_BYTES:,}"
         )
 
 
-async def _write_back(store, folder: pb.SentFolder, entries: list[dict], target: Path, name: str) -> None:
+async def _write_back(store, folder: pb.SentFolder, entries: list[TreeEntry], target: Path, name: str) -> None:
     """Write the tree into a fresh folder beside `target`, a batch of checked blobs at a time,
     then move it in place (a reader never sees half a folder; of two writers racing, one wins
     and the other's copy goes)."""
@@ -158,10 +180,10 @@ async def _write_back(store, folder: pb.SentFolder, entries: list[dict], target:
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
     try:
         await asyncio.to_thread(make_folders, entries, staging / name)
-        by_blob: dict[str, list[dict]] = {}
+        by_blob: dict[str, list[TreeEntry]] = {}
         for entry in entries:
-            if not entry["isDir"]:
-                by_blob.setdefault(entry["blobDigest"], []).append(entry)
+            if not entry.is_dir:
+                by_blob.setdefault(entry.blob_digest, []).append(entry)
         for digests in _batches(by_blob):
             blobs = await _blobs(store, digests, folder)
             files = [entry for digest in digests for entry in by_blob[digest]]
@@ -182,20 +204,20 @@ def _move(staging: Path, target: Path, name: str) -> None:
                 raise
 
 
-def _write_files(files: list[dict], blobs: dict[str, bytes], root: Path, folder: pb.SentFolder) -> None:
+def _write_files(files: list[TreeEntry], blobs: dict[str, bytes], root: Path, folder: pb.SentFolder) -> None:
     for entry in files:
-        data = blobs[entry["blobDigest"]]
-        if len(data) != int(entry["sizeBytes"]):
-            raise _problem(folder, f"{entry['path'][:200]!r}: {len(data):,} bytes, listed as {entry['sizeBytes']}")
-        write_new_file(os.path.join(root, entry["path"]), data, 0o755 if entry["executable"] else 0o644)
+        data = blobs[entry.blob_digest]
+        if len(data) != entry.size_bytes:
+            raise _problem(folder, f"{entry.path[:200]!r}: {len(data):,} bytes, listed as {entry.size_bytes}")
+        write_new_file(os.path.join(root, entry.path), data, 0o755 if entry.executable else 0o644)
 
 
-def _batches(by_blob: dict[str, list[dict]]):
+def _batches(by_blob: dict[str, list[TreeEntry]]):
     """The digests of the blobs to fetch, a batch of about BATCH_BYTES at a time."""
     batch, size = [], 0
     for digest, entries in by_blob.items():
         batch.append(digest)
-        size += int(entries[0]["sizeBytes"])
+        size += entries[0].size_bytes
         if size >= BATCH_BYTES:
             yield batch
             batch, size = [], 0

@@ -4,7 +4,7 @@ table: services/common/computer_use.py; the driver: services/executor/harnesses/
 from pathlib import Path
 
 from services.common import computer_use
-from services.planner.errors import PlanError
+from services.domain.planerrors import PlanError
 
 #: Keys of other kinds, refused by name rather than ignored.
 _NOT_FOR_COMPUTER_USE = {

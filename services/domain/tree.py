@@ -10,7 +10,8 @@ from pathlib import Path
 import msgspec
 
 from services.common import parsing
-from services.importer.errors import ImportProblem
+from services.domain.importerrors import ImportProblem
+from services.domain.records import TreeEntry
 
 
 @dataclass(slots=True)
@@ -123,32 +124,32 @@ def tree_json(entries: list[Entry]) -> bytes:
     return msgspec.json.encode(rows)
 
 
-def write_tree(entries, blobs: dict[str, bytes], root: Path) -> None:
-    """Recreate a tree from (path, is_dir, executable, blob digest) entries."""
+def write_tree(entries: list[TreeEntry], blobs: dict[str, bytes], root: Path) -> None:
+    """Recreate a tree from its entries."""
     make_folders(entries, root)
     write_files(entries, blobs, root)
 
 
-def make_folders(entries, root: Path) -> None:
-    """Every folder of a tree of (path, is_dir, executable, blob digest) entries, parents first."""
+def make_folders(entries: list[TreeEntry], root: Path) -> None:
+    """Every folder of a tree, parents first."""
     root.mkdir(parents=True, exist_ok=True)
     made = {str(root)}  # folders made so far: one mkdir each, not one per file
     for entry in entries:
-        target = os.path.join(root, entry["path"])
-        _make_folder(target if entry.get("isDir") else os.path.dirname(target), made)
+        target = os.path.join(root, entry.path)
+        _make_folder(target if entry.is_dir else os.path.dirname(target), made)
 
 
-def write_files(entries, blobs: dict[str, bytes], root: Path, kept=None) -> None:
+def write_files(entries: list[TreeEntry], blobs: dict[str, bytes], root: Path, kept=None) -> None:
     """The tree's files, into the folders make_folders made. `kept(digest)`: where that blob is
     already written beside the tree, on the same file system; a plain file is then a hard link to
     it rather than a second copy (an executable one stays a copy: a link shares the blob's mode)."""
     for entry in entries:
-        if entry.get("isDir"):
+        if entry.is_dir:
             continue
-        target = os.path.join(root, entry["path"])
-        if kept is not None and not entry.get("executable") and _linked(kept(entry["blobDigest"]), target):
+        target = os.path.join(root, entry.path)
+        if kept is not None and not entry.executable and _linked(kept(entry.blob_digest), target):
             continue
-        write_new_file(target, blobs[entry["blobDigest"]], 0o755 if entry.get("executable") else 0o644)
+        write_new_file(target, blobs[entry.blob_digest], 0o755 if entry.executable else 0o644)
 
 
 #: Why a hard link may not be made where a copy can: the blob has the file system's most links

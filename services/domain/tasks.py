@@ -6,13 +6,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.v1 import common_pb2 as pb
 from services import digests
 from services.common import parsing
 from services.common.runspec import MAX_TIMEOUT_SECS
+from services.domain import dockerfile
+from services.domain.planerrors import PlanError
+from services.domain.tree import MAX_FILE_BYTES
 from services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
-from services.importer.tree import MAX_FILE_BYTES
-from services.planner import dockerfile
-from services.planner.errors import PlanError
 
 #: Never part of a task: version control and interpreter caches.
 _IGNORED = {".git", "__pycache__", ".DS_Store"}
@@ -340,3 +341,37 @@ def _environment(folder: Path, section: dict, text: bytes | None) -> dockerfile.
     plan.keep_history = section.get("keep_history") is True
     plan.env.update(_env_table(section, folder, "environment"))
     return plan
+
+
+def task_to_proto(task: LoadedTask) -> pb.Task:
+    env = task.environment
+    message = pb.Task(
+        name=f"tasks/{task.digest}",
+        digest=task.digest,
+        task_name=task.task_name,
+        instruction=task.instruction,
+        files=[
+            pb.TaskFile(path=f.path, blob_digest=f.digest, size_bytes=len(f.data), executable=f.executable)
+            for f in task.files
+        ],
+        verifier_env=task.verifier_env,
+        solution_env=task.solution_env,
+        has_solution=task.has_solution,
+        verifier_isolation=task.verifier_isolation,
+        origin=task.origin,
+        tags=task_tags(task.config),
+        harbor_digest=harbor_content_hash(task.files),
+        environment=pb.Environment(
+            base_image=env.base_image,
+            workdir=env.workdir,
+            env=env.env,
+            copies=[pb.CopyStep(source=c.source, destination=c.destination, line=c.line) for c in env.copies],
+            cpus=float(task.config.get("environment", {}).get("cpus") or 0),
+            memory_mb=int(task.config.get("environment", {}).get("memory_mb") or 0),
+            host_unsupported=env.host_unsupported,
+            base_commit=env.base_commit,
+        ),
+    )
+    message.agent_timeout.FromNanoseconds(int(task.agent_timeout * 1e9))
+    message.verifier_timeout.FromNanoseconds(int(task.verifier_timeout * 1e9))
+    return message

@@ -12,8 +12,7 @@ from pathlib import Path
 import msgspec
 
 from services.common import mining, parsing, rubric
-from services.importer.errors import ImportProblem
-from services.importer.results import (
+from services.domain.imported import (
     CANCELLED,
     COMPLETED,
     HARNESS_FAILED,
@@ -22,8 +21,9 @@ from services.importer.results import (
     ImportedResults,
     ImportedTrial,
 )
-from services.importer.tree import Entry
-from services.store.records import reward_problem
+from services.domain.importerrors import ImportProblem
+from services.domain.rewards import reward_problem
+from services.domain.tree import Entry
 
 #: exception_type -> outcome. Verifier failures keep the harness's outcome and fail the score.
 RESULT_EXCEPTIONS = {

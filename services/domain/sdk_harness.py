@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from services.planner.errors import PlanError
+from services.domain.planerrors import PlanError
 
 #: sdk = "...": the agent SDKs the executor installs from npm (services/executor/harnesses/sdk.py).
 SDKS = {"claude-agent-sdk": "@anthropic-ai/claude-agent-sdk", "openai-agents": "@openai/agents"}
@@ -19,7 +19,7 @@ def check(data: dict, path: Path) -> None:
         if key in data:
             raise PlanError(f"{path}: {key} is not a key of an sdk harness ({why})")
     sdk = data.get("sdk")
-    if sdk not in SDKS:
+    if not isinstance(sdk, str) or sdk not in SDKS:  # a TOML list or table is no SDK (nor hashable)
         raise PlanError(f"{path}: sdk must be one of {', '.join(SDKS)} for an sdk harness (got {sdk!r})")
     version = data.get("version")
     if not isinstance(version, str) or not _VERSION.match(version):

@@ -6,9 +6,10 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.v1 import common_pb2 as pb
 from services.common import mcp, parsing
-from services.planner import acp_harness, computer_use_harness, harbor_harness, sdk_harness
-from services.planner.errors import NotFound, PlanError
+from services.domain import acp_harness, computer_use_harness, harbor_harness, sdk_harness
+from services.domain.planerrors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")
@@ -176,3 +177,19 @@ def _command(value, path: Path, kind: str) -> list[str]:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return list(value)
     raise PlanError(f"{path}: command must be a string or a list of strings")
+
+
+def harness_to_proto(harness: LoadedHarness, run_model: str) -> pb.Harness:
+    return pb.Harness(
+        name=f"harnesses/{harness.digest}",
+        digest=harness.digest,
+        harness_name=harness.harness_name,
+        kind=harness.kind,
+        source_text=harness.source_text,
+        agent=harness.agent,
+        agent_version=harness.agent_version,
+        model=harness.model or run_model,
+        env=harness.env,
+        command=harness.command,
+        source_path=harness.source_path,
+    )

@@ -1,6 +1,10 @@
 """HEMRA's words for what happened to an attempt, defined once from the hemra.v1 enums. The
 store, the executor, the importers, the CLI and the HTTP API (gateway/schemas.py) all say
-`harness_failed` for OUTCOME_HARNESS_FAILED and name verdicts as VERDICTS does."""
+`harness_failed` for OUTCOME_HARNESS_FAILED and name verdicts as VERDICTS does. The dashboard
+reads the same words from clients/dashboard/src/vocabulary.js, generated from this module
+(scripts/gen_vocabulary.py)."""
+
+from enum import StrEnum
 
 from google.protobuf.descriptor import EnumDescriptor
 
@@ -30,15 +34,31 @@ CANCELLED = short_name(pb.Outcome.DESCRIPTOR, pb.OUTCOME_CANCELLED)
 #: Outcomes that leave a trial ungraded: counted apart, never as failures.
 UNGRADED = (INFRA_FAILED, CANCELLED)
 
-#: An attempt's state by its short name: queued, running, finished.
-STATES = {
-    short_name(pb.AttemptState.DESCRIPTOR, v.number): v.number for v in pb.AttemptState.DESCRIPTOR.values if v.number
-}
-FINISHED = short_name(pb.AttemptState.DESCRIPTOR, pb.ATTEMPT_STATE_FINISHED)
 
-#: A finished attempt's verdict (services/store/records.verdict decides it; the API sends it).
-PASSED, FAILED, ERRORED = "passed", "failed", "errored"
-VERDICTS = (PASSED, FAILED, ERRORED, CANCELLED)
+class State(StrEnum):
+    """An attempt's state: hemra.v1.AttemptState by its short name (stored as such in SQL)."""
+
+    QUEUED = short_name(pb.AttemptState.DESCRIPTOR, pb.ATTEMPT_STATE_QUEUED)
+    RUNNING = short_name(pb.AttemptState.DESCRIPTOR, pb.ATTEMPT_STATE_RUNNING)
+    FINISHED = short_name(pb.AttemptState.DESCRIPTOR, pb.ATTEMPT_STATE_FINISHED)
+
+
+class Verdict(StrEnum):
+    """A finished attempt's verdict (services/domain/rewards.verdict decides it; the API sends
+    it as a string: hemra.v1.Attempt.verdict)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    CANCELLED = CANCELLED
+
+
+#: An attempt's state by its short name: queued, running, finished.
+STATES = {s.value: pb.AttemptState.Value(f"ATTEMPT_STATE_{s.name}") for s in State}
+FINISHED = State.FINISHED.value
+
+PASSED, FAILED, ERRORED = Verdict.PASSED.value, Verdict.FAILED.value, Verdict.ERRORED.value
+VERDICTS = tuple(v.value for v in Verdict)
 
 
 def outcome_name(number: int) -> str:

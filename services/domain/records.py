@@ -1,0 +1,146 @@
+"""HEMRA's record types as the services pass them: plain frozen dataclasses, one per record
+(a run's, a cell's, a trial's, a leased job's, a score's, a tree entry's), read once from their
+stored form (a row, or a message's JSON) so no service reads a stored key by name again.
+
+A stored JSON record keeps hemra.v1's JSON names (`scorerFingerprint`); `of()` is the one place
+each is read, and reads never trust a row: anything malformed reads as empty.
+"""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run's columns that never change after it is recorded (so not cancel_requested or leased)."""
+
+    id: str
+    spec: dict
+    concurrency: int
+    max_infra_retries: int
+    limited: bool
+
+
+@dataclass(frozen=True)
+class CellInfo:
+    """A run's cell: one harness on one dataset."""
+
+    id: str
+    run_id: str
+    position: int
+    dataset_digest: str
+    dataset_name: str
+    harness_digest: str
+    harness_name: str
+    model: str
+
+
+@dataclass(frozen=True)
+class TrialInfo:
+    """One repetition of one task in a cell."""
+
+    id: str
+    run_id: str
+    cell_id: str
+    task_digest: str
+    task_name: str
+    repetition: int
+
+
+@dataclass(frozen=True)
+class Record:
+    """A pinned task or harness: its digest and its message as JSON."""
+
+    digest: str
+    record: dict
+
+
+@dataclass(frozen=True)
+class LeasedJob:
+    """A job as its lease holder knows it: every later call about it names its lease token."""
+
+    id: str
+    run_id: str
+    attempt_id: str
+    lease_token: int
+    lease_expire_time: float
+
+    @classmethod
+    def of(cls, row) -> "LeasedJob":
+        """From a jobs row (anything with those attributes)."""
+        return cls(row.id, row.run_id, row.attempt_id, row.lease_token, row.lease_expire_time)
+
+
+def _text(data: dict, key: str) -> str:
+    value = data.get(key, "")
+    return value if isinstance(value, str) else ""
+
+
+def _dicts(value) -> tuple[dict, ...]:
+    return tuple(v for v in value if isinstance(v, dict)) if isinstance(value, list) else ()
+
+
+@dataclass(frozen=True)
+class Score:
+    """A score (hemra.v1.Score) as stored, its fields read once. `rewards` is as recorded: the
+    reward rule (services/domain/rewards.py) decides what of it is usable."""
+
+    state: str = ""
+    rewards: object = field(default_factory=dict)
+    scorer_fingerprint: str = ""
+    judge_model: str = ""
+    judge: str = ""
+    error: str = ""
+    stdout_blob_digest: str = ""
+    judgments: tuple[dict, ...] = ()
+    judge_calls: tuple[dict, ...] = ()
+
+    @classmethod
+    def of(cls, data) -> "Score":
+        """From a score's JSON form (a dict; anything else reads as no score)."""
+        if not isinstance(data, dict):
+            return cls()
+        return cls(
+            state=_text(data, "state"),
+            rewards=data.get("rewards", {}),
+            scorer_fingerprint=_text(data, "scorerFingerprint"),
+            judge_model=_text(data, "judgeModel"),
+            judge=_text(data, "judge"),
+            error=_text(data, "error"),
+            stdout_blob_digest=_text(data, "stdoutBlobDigest"),
+            judgments=_dicts(data.get("judgments")),
+            judge_calls=_dicts(data.get("judgeCalls")),
+        )
+
+    @property
+    def judge_models(self) -> list[str]:
+        """The served models the score names (its judge model, comma-separated)."""
+        return [m.strip() for m in self.judge_model.split(",") if m.strip()]
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a folder's listing (hemra.v1.TreeEntry): a folder, or a file by its blob."""
+
+    path: str
+    is_dir: bool = False
+    executable: bool = False
+    blob_digest: str = ""
+    size_bytes: int = 0
+
+    @classmethod
+    def of(cls, row: dict) -> "TreeEntry":
+        """From the JSON form a listing or an export keeps (int64 sizes are strings there)."""
+        return cls(
+            path=row["path"],
+            is_dir=bool(row.get("isDir")),
+            executable=bool(row.get("executable")),
+            blob_digest=row.get("blobDigest", ""),
+            size_bytes=_size(row.get("sizeBytes", 0)),
+        )
+
+
+def _size(value) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
