@@ -14,11 +14,12 @@ then --work seconds of "work" (a sleep), then CompleteJob (completed, scored), u
 brings nothing. Every job costs two round trips (the executor saves one with claim_next; the
 simulated claimers do not, so the claim is timed alone).
 
-Reported per (S, C): jobs/s (from the first claim to the last answer) against the offered load (C / --work jobs/s), ClaimJob latency
-p50/p99/max, CompleteJob p50/p99, the stores' and PostgreSQL's CPU per job (the store
-processes' user+system time; the PostgreSQL backends connected to the database, from /proc),
-errors retried. Checks: every job done exactly once (try_count 1, lease_token 1), every
-completion answered, no job completed twice: no job lost or duplicated.
+Reported per (S, C): jobs/s (from the first claim to the last answer) against the offered
+load (C / --work jobs/s), ClaimJob latency p50/p99/max, CompleteJob p50/p99, the stores' and
+PostgreSQL's CPU per job (the store processes' user+system time; the PostgreSQL backends
+connected to the database, from /proc), errors retried. Checks: every job done exactly once
+(try_count 1, lease_token 1), every completion answered, no job completed twice: no job lost
+or duplicated.
 
 Target (issue 37): 256 claimers with claim p99 under 100 ms and no lost or duplicated job.
 Writes bench/results/claimers-<timestamp>.json. Exits 1 when a check fails.

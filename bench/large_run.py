@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
 import orchestration  # noqa: E402  (the trivial dataset)
@@ -175,7 +176,9 @@ def main() -> int:
     orchestration.make_dataset(dataset, args.tasks)
     env = {**os.environ, "HEMRA_HOME": str(home)}
     env.pop("HEMRA_DATABASE_URL", None)
-    command = [orchestration.hemra_binary(), "run", "-H", "oracle", "-d", str(dataset), "-k", str(attempts)]
+    # This checkout's CLI, whichever checkout the venv was installed from.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "protos"), env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "clients.cli.main", "run", "-H", "oracle", "-d", str(dataset), "-k", str(attempts)]
     command += ["--concurrency", str(args.concurrency), "--sandbox", "host"]
     log = scratch / "hemra.out"
     started = time.perf_counter()
