@@ -16,7 +16,7 @@ Reported per N: jobs/s, the speed-up over one executor (throughput ratio, the ba
 measured in the same run), and the claim gap p50/p99: on each executor, the time from the
 end of one attempt to the start of its next (completing, claiming and starting one job: the
 coordination a job costs); CPU per job of the store process, of the PostgreSQL backends
-serving the database (from /proc) and of the executors. Checks: every trial finished exactly
+serving the database (from /proc) and of the executors with their sandboxes. Checks: every trial finished exactly
 once.
 
 Target (issue 37): at 16 executors, a speed-up of at least 13x.
@@ -52,15 +52,16 @@ TOKEN = "scale-out-" + secrets.token_hex(8)
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pids) -> dict[int, float]:
-    """user + system CPU seconds of each live process (from /proc: any user's process)."""
+def cpu_seconds(pids, children: bool = False) -> dict[int, float]:
+    """user + system CPU seconds of each live process (from /proc: any user's process), with
+    `children` those of its children it has waited for (an executor's sandboxes)."""
     seconds = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        seconds[pid] = (int(fields[11]) + int(fields[12])) / TICK
+        seconds[pid] = sum(int(field) for field in fields[11 : 15 if children else 13]) / TICK
     return seconds
 
 
@@ -361,7 +362,7 @@ async def measure(
     try:
         if meter:
             await meter.start()
-            executors_before = cpu_seconds([p.pid for p in executors])
+            executors_before = cpu_seconds([p.pid for p in executors], children=True)
         spec = pb.RunSpec(
             harnesses=[str(harness)],
             datasets=[str(dataset)],
@@ -373,7 +374,7 @@ async def measure(
         run_id, seconds = await submit_and_wait(addresses["planner"], addresses["store"], spec)
         if meter:
             cpu["store"], cpu["postgres"] = await meter.stop()
-            after = cpu_seconds([p.pid for p in executors])
+            after = cpu_seconds([p.pid for p in executors], children=True)
             cpu["executors"] = sum(after[p] - executors_before.get(p, 0.0) for p in after)
     finally:
         for process in executors:
