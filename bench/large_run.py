@@ -96,6 +96,7 @@ class Sampler(threading.Thread):
         self.pid, self.database, self.every = pid, database, every
         self.samples: list[dict] = []
         self.peaks: dict[str, int] = {}
+        self.name = ""
         self.done = threading.Event()
         self.started = time.perf_counter()
 
@@ -104,9 +105,11 @@ class Sampler(threading.Thread):
             main = rss_kib(self.pid)
             if main is None:
                 return
+            self.name = self.name or command_of(self.pid)
             for child in descendants(self.pid):
                 kib = rss_kib(child)
-                if kib:
+                # A child still named as its parent is the hemra process forked, not yet exec'd.
+                if kib and command_of(child) != self.name:
                     name = command_of(child)
                     self.peaks[name] = max(self.peaks.get(name, 0), kib)
             self.samples.append(
