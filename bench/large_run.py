@@ -17,6 +17,10 @@ quarter of the run and its peak, the peak RSS of any other process (by command),
 slope per 1,000 finished attempts over the second half of the run (0 when nothing grows but
 the store). Checks: the run exits 0 and every trial finished once and passed.
 
+With --trace the CLI runs under tracemalloc (4 frames), snapshots are taken at 25% and 95%
+of the trials (SIGUSR1), and the lines whose allocations grew between them are printed: where
+memory that grows with the trials is held. Slower; its timings are not comparable.
+
 Writes bench/results/large-run-<timestamp>.json. Exits 1 when a check fails.
 """
 
@@ -25,6 +29,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -38,6 +43,36 @@ ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
 import orchestration  # noqa: E402  (the trivial dataset)
+
+#: `--trace`: the CLI under tracemalloc; each SIGUSR1 writes a snapshot (snapshot-<n>.pickle).
+TRACED = """
+import os, signal, sys, tracemalloc, runpy
+tracemalloc.start(int(os.environ["HEMRA_BENCH_TRACE_FRAMES"]))
+taken = [0]
+def snapshot(*_):
+    taken[0] += 1
+    folder = os.environ["HEMRA_BENCH_TRACE_DIR"]
+    tracemalloc.take_snapshot().dump(os.path.join(folder, f"snapshot-{taken[0]}.pickle"))
+signal.signal(signal.SIGUSR1, snapshot)
+sys.argv[0] = "hemra"
+runpy.run_module("clients.cli.main", run_name="__main__")
+"""
+
+
+def growth(folder: Path, top: int = 15) -> list[str]:
+    """What was allocated between the first and the last snapshot and is still held, by
+    traceback, largest first (what was freed in between is left out of the lines)."""
+    import tracemalloc
+
+    snapshots = sorted(folder.glob("snapshot-*.pickle"), key=lambda p: int(p.stem.split("-")[1]))
+    first, last = tracemalloc.Snapshot.load(str(snapshots[0])), tracemalloc.Snapshot.load(str(snapshots[-1]))
+    diff = last.compare_to(first, "traceback")
+    lines = [f"total {sum(d.size_diff for d in diff) / 1024:+.0f} KiB between the snapshots"]
+    grown = sorted((d for d in diff if d.size_diff > 0), key=lambda d: d.size_diff, reverse=True)
+    for stat in grown[:top]:
+        where = " <- ".join(f"{f.filename.split('/wt-scale/')[-1]}:{f.lineno}" for f in stat.traceback[:4])
+        lines.append(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {where}")
+    return lines
 
 
 def rss_kib(pid: int) -> int | None:
@@ -91,12 +126,13 @@ def finished(database: Path) -> int:
 
 
 class Sampler(threading.Thread):
-    def __init__(self, pid: int, database: Path, every: float):
+    def __init__(self, pid: int, database: Path, every: float, marks: list[int] = ()):
         super().__init__(daemon=True)
         self.pid, self.database, self.every = pid, database, every
+        self.marks = sorted(marks)  # finished counts at which to signal a snapshot
         self.samples: list[dict] = []
         self.peaks: dict[str, int] = {}
-        self.name = ""
+        self.command = ""
         self.done = threading.Event()
         self.started = time.perf_counter()
 
@@ -105,20 +141,18 @@ class Sampler(threading.Thread):
             main = rss_kib(self.pid)
             if main is None:
                 return
-            self.name = self.name or command_of(self.pid)
+            self.command = self.command or command_of(self.pid)
             for child in descendants(self.pid):
                 kib = rss_kib(child)
                 # A child still named as its parent is the hemra process forked, not yet exec'd.
-                if kib and command_of(child) != self.name:
+                if kib and command_of(child) != self.command:
                     name = command_of(child)
                     self.peaks[name] = max(self.peaks.get(name, 0), kib)
-            self.samples.append(
-                {
-                    "t": round(time.perf_counter() - self.started, 1),
-                    "rss_kib": main,
-                    "finished": finished(self.database),
-                }
-            )
+            count = finished(self.database)
+            self.samples.append({"t": round(time.perf_counter() - self.started, 1), "rss_kib": main, "finished": count})
+            if self.marks and count >= self.marks[0]:
+                self.marks.pop(0)
+                os.kill(self.pid, signal.SIGUSR1)
 
 
 def slope_per_1000(samples: list[dict]) -> float:
@@ -171,6 +205,11 @@ def main() -> int:
     parser.add_argument("--every", type=float, default=2.0, help="seconds between memory samples")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--keep", action="store_true", help="keep the dataset and the HEMRA home")
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="run under tracemalloc (slower): print what is allocated from 25%% to 95%% of the trials and kept",
+    )
     args = parser.parse_args()
     attempts = max(1, -(-args.trials // args.tasks))
     trials = attempts * args.tasks
@@ -181,13 +220,17 @@ def main() -> int:
     env.pop("HEMRA_DATABASE_URL", None)
     # This checkout's CLI, whichever checkout the venv was installed from.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "protos"), env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "clients.cli.main", "run", "-H", "oracle", "-d", str(dataset), "-k", str(attempts)]
+    if args.trace:
+        env.update(HEMRA_BENCH_TRACE_DIR=str(scratch), HEMRA_BENCH_TRACE_FRAMES="4")
+    command = [sys.executable, "-c", TRACED] if args.trace else [sys.executable, "-m", "clients.cli.main"]
+    command += ["run", "-H", "oracle", "-d", str(dataset), "-k", str(attempts)]
     command += ["--concurrency", str(args.concurrency), "--sandbox", "host"]
     log = scratch / "hemra.out"
     started = time.perf_counter()
     with log.open("w") as out:
         process = subprocess.Popen(command, env=env, cwd=scratch, stdout=out, stderr=subprocess.STDOUT)
-        sampler = Sampler(process.pid, home / "hemra.db", args.every)
+        marks = [trials // 4, trials * 95 // 100] if args.trace else []
+        sampler = Sampler(process.pid, home / "hemra.db", args.every, marks)
         sampler.start()
         try:
             code = process.wait(timeout=args.timeout)
@@ -244,6 +287,11 @@ def main() -> int:
     out = BENCH_DIR / "results" / f"large-run-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=1))
+    if args.trace and len(list(scratch.glob("snapshot-*.pickle"))) >= 2:
+        result["growth"] = growth(scratch)
+        print("\nallocated between 25% and 95% of the trials and still held (tracemalloc, 4 frames):")
+        print("\n".join(result["growth"]))
+        out.write_text(json.dumps(result, indent=1))
     if not ok:
         print(log.read_text()[-3000:], file=sys.stderr)
     if args.keep:
