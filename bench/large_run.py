@@ -17,7 +17,7 @@ quarter of the run and its peak, the peak RSS of any other process (by command),
 slope per 1,000 finished attempts over the second half of the run (0 when nothing grows but
 the store). Checks: the run exits 0 and every trial finished once and passed.
 
-With --trace the CLI runs under tracemalloc (4 frames), snapshots are taken at 25% and 95%
+With --trace the CLI runs under tracemalloc (--trace-frames, 4), snapshots are taken at 25% and 95%
 of the trials (SIGUSR1), and the lines whose allocations grew between them are printed: where
 memory that grows with the trials is held. Slower; its timings are not comparable.
 
@@ -70,7 +70,7 @@ def growth(folder: Path, top: int = 15) -> list[str]:
     lines = [f"total {sum(d.size_diff for d in diff) / 1024:+.0f} KiB between the snapshots"]
     grown = sorted((d for d in diff if d.size_diff > 0), key=lambda d: d.size_diff, reverse=True)
     for stat in grown[:top]:
-        where = " <- ".join(f"{f.filename.split('/wt-scale/')[-1]}:{f.lineno}" for f in stat.traceback[:4])
+        where = " <- ".join(f"{f.filename.split('/wt-scale/')[-1]}:{f.lineno}" for f in stat.traceback)
         lines.append(f"{stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {where}")
     return lines
 
@@ -210,6 +210,7 @@ def main() -> int:
         action="store_true",
         help="run under tracemalloc (slower): print what is allocated from 25%% to 95%% of the trials and kept",
     )
+    parser.add_argument("--trace-frames", type=int, default=4, help="frames tracemalloc keeps per allocation")
     args = parser.parse_args()
     attempts = max(1, -(-args.trials // args.tasks))
     trials = attempts * args.tasks
@@ -221,7 +222,7 @@ def main() -> int:
     # This checkout's CLI, whichever checkout the venv was installed from.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "protos"), env.get("PYTHONPATH")]))
     if args.trace:
-        env.update(HEMRA_BENCH_TRACE_DIR=str(scratch), HEMRA_BENCH_TRACE_FRAMES="4")
+        env.update(HEMRA_BENCH_TRACE_DIR=str(scratch), HEMRA_BENCH_TRACE_FRAMES=str(args.trace_frames))
     command = [sys.executable, "-c", TRACED] if args.trace else [sys.executable, "-m", "clients.cli.main"]
     command += ["run", "-H", "oracle", "-d", str(dataset), "-k", str(attempts)]
     command += ["--concurrency", str(args.concurrency), "--sandbox", "host"]
@@ -289,7 +290,7 @@ def main() -> int:
     out.write_text(json.dumps(result, indent=1))
     if args.trace and len(list(scratch.glob("snapshot-*.pickle"))) >= 2:
         result["growth"] = growth(scratch)
-        print("\nallocated between 25% and 95% of the trials and still held (tracemalloc, 4 frames):")
+        print(f"\nallocated between 25% and 95% of the trials and still held ({args.trace_frames} frames):")
         print("\n".join(result["growth"]))
         out.write_text(json.dumps(result, indent=1))
     if not ok:
