@@ -16,6 +16,7 @@ COVERED = (
     "services/common/**/*.py",
     "services/compose/**/*.py",
     "services/executor/**/*.py",
+    "services/store/**/*.py",
     "clients/**/*.py",
     "gateway/**/*.py",
 )

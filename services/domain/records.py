@@ -6,7 +6,7 @@ A stored JSON record keeps hemra.v1's JSON names (`scorerFingerprint`); `of()` i
 each is read, and reads never trust a row: anything malformed reads as empty.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,11 @@ class CellInfo:
     harness_name: str
     model: str
 
+    @classmethod
+    def of(cls, row) -> "CellInfo":
+        """From a row with these columns (anything with those attributes)."""
+        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
+
 
 @dataclass(frozen=True)
 class TrialInfo:
@@ -44,6 +49,11 @@ class TrialInfo:
     task_digest: str
     task_name: str
     repetition: int
+
+    @classmethod
+    def of(cls, row) -> "TrialInfo":
+        """From a row with these columns (anything with those attributes)."""
+        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,57 @@ class LeasedJob:
     def of(cls, row) -> "LeasedJob":
         """From a jobs row (anything with those attributes)."""
         return cls(row.id, row.run_id, row.attempt_id, row.lease_token, row.lease_expire_time)
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """An attempt as stored: every column of its row (tables.Attempt says what each holds)."""
+
+    id: str
+    run_id: str
+    trial_id: str
+    number: int
+    state: str
+    outcome: str | None
+    exit_code: int
+    error: str
+    create_time: float
+    start_time: float | None
+    end_time: float | None
+    agent_version: str
+    agent_name: str
+    score: dict | None
+    judge_scores: list | None
+    artifacts: list
+    event_count: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    usage_events: int
+    usage_observed_input_tokens: int
+    usage_observed_output_tokens: int
+    usage_observed_cache_read_input_tokens: int
+    usage_observed_cache_creation_input_tokens: int
+    usage_observed_model_calls: int
+    usage_observed_unreadable: int
+    usage_observed_events: int
+    mining_events: int
+    verdict: str | None
+    released: bool
+
+    @classmethod
+    def of(cls, row) -> "AttemptInfo":
+        """From an attempts row (anything with those attributes)."""
+        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class AttemptRead:
+    """An attempt with its trial and cell, as the store's reads of attempts return it."""
+
+    attempt: AttemptInfo
+    trial: TrialInfo
+    cell: CellInfo
 
 
 def _text(data: dict, key: str) -> str:
@@ -144,3 +205,71 @@ def _size(value) -> int:
         return int(value or 0)
     except (TypeError, ValueError):
         return 0
+
+
+@dataclass(frozen=True)
+class HarnessFacts:
+    """What the store reads of a pinned harness (hemra.v1.Harness as JSON): its kind, the agent
+    and agent version it pins, its model and the environment variables it passes."""
+
+    kind: str = ""
+    agent: str = ""
+    agent_version: str = ""
+    model: str = ""
+    env: tuple = ()
+
+    @classmethod
+    def of(cls, record) -> "HarnessFacts":
+        """From a harness record (a dict; anything else reads as nothing pinned)."""
+        if not isinstance(record, dict):
+            return cls()
+        return cls(
+            kind=record.get("kind", ""),
+            agent=record.get("agent", ""),
+            agent_version=record.get("agentVersion", ""),
+            model=record.get("model", ""),
+            env=tuple(record.get("env", [])),
+        )
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """What pairing (services/store/compare.py) asks of a task seen on one side only: Harbor's
+    content digest of its folder, and whether HEMRA holds its files (an import that could not
+    pin the folder does not)."""
+
+    harbor_digest: str
+    has_files: bool
+
+    @classmethod
+    def of(cls, record) -> "TaskIdentity":
+        """From a task record (hemra.v1.Task as JSON); anything else reads as neither."""
+        record = record or {}
+        return cls(str(record.get("harborDigest") or ""), bool(record.get("files")))
+
+
+def history_kept(spec) -> frozenset[str]:
+    """The task names a run spec (hemra.v1.RunSpec as JSON) kept with their history."""
+    return frozenset((spec if isinstance(spec, dict) else {}).get("historyKept") or ())
+
+
+def task_blobs(record: dict) -> list:
+    """The blob digests a task record names (its files), as stored: a crafted record may name
+    something that is not a string, which the caller refuses."""
+    return [f.get("blobDigest", "") for f in record.get("files", [])]
+
+
+def attempt_blobs(artifacts, score, judge_scores) -> list:
+    """The blob digests an attempt's stored columns name, as stored: its artifacts, its verifier
+    output, and each judge call's request and response."""
+    found = [a.get("blobDigest", "") for a in artifacts or []]
+    found.append((score or {}).get("stdoutBlobDigest", ""))
+    for judged in judge_scores or []:
+        for call in judged.get("judgeCalls", []) if isinstance(judged, dict) else []:
+            found += [call.get("requestBlobDigest", ""), call.get("responseBlobDigest", "")]
+    return found
+
+
+def tree_blobs(tree) -> list:
+    """The blob digests an import's tree (hemra.v1.TreeEntry as JSON) names, as stored."""
+    return [e.get("blobDigest", "") for e in tree or []]

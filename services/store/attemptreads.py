@@ -7,7 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from services.common.errors import InvalidArgument, NotFound
 from services.domain import vocabulary
 from services.domain.ids import kind_of
-from services.store import pagetokens
+from services.domain.records import AttemptRead
+from services.store import pagetokens, sqlrows
 from services.store import tables as t
 from services.store.runreads import shown
 
@@ -17,7 +18,7 @@ VERDICTS = (*vocabulary.VERDICTS, "unfinished")
 
 async def list_attempts(
     session: AsyncSession, run_id: str, page_size: int, page_token: str, filters: dict | None = None
-) -> tuple[list[tuple[t.Attempt, t.Trial, t.Cell]], str]:
+) -> tuple[list[AttemptRead], str]:
     """A run's attempts in ID order (keyset paging), optionally only those matching `filters`
     (cell_id, task_digest, harness_name, verdict, task_tag)."""
     page_size = page_size if 0 < page_size <= 1000 else 1000
@@ -34,10 +35,10 @@ async def list_attempts(
         query = query.where(t.Trial.task_digest.in_(await _tagged_tasks(session, run_id, filters["task_tag"])))
     if page_token:
         query = query.where(t.Attempt.id > pagetokens.after_attempt(page_token))
-    rows = [tuple(row) for row in (await session.execute(query)).all()]
+    rows = [sqlrows.attempt_read(*row) for row in (await session.execute(query)).all()]
     more = len(rows) > page_size
     rows = rows[:page_size]
-    return rows, (pagetokens.attempts_token(rows[-1][0].id) if more else "")
+    return rows, (pagetokens.attempts_token(rows[-1].attempt.id) if more else "")
 
 
 async def _tagged_tasks(session: AsyncSession, run_id: str, tag: str) -> list[str]:
@@ -72,7 +73,7 @@ def _filter_attempts(query, filters: dict):
     return query
 
 
-async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt, t.Trial, t.Cell]:
+async def get_attempt(session: AsyncSession, attempt_id: str) -> AttemptRead:
     """An attempt by its ID, or by the ID of the job that works it."""
     attempt_id = attempt_id.rpartition("/")[2]
     if kind_of(attempt_id) == "job":
@@ -90,7 +91,7 @@ async def get_attempt(session: AsyncSession, attempt_id: str) -> tuple[t.Attempt
     ).first()
     if row is None:
         raise NotFound(f"no attempt {shown(attempt_id)}")
-    return tuple(row)
+    return sqlrows.attempt_read(*row)
 
 
 def judge_scores_of(value) -> list[dict]:

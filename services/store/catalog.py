@@ -12,7 +12,7 @@ from sqlalchemy import Text, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import NotFound
-from services.domain.records import Score
+from services.domain.records import HarnessFacts, Score
 from services.store import attemptreads, pagetokens, runreads, usage
 from services.store import tables as t
 from services.store.outputs import (
@@ -234,18 +234,18 @@ async def list_harnesses(session: AsyncSession) -> list[HarnessSummary]:
     for digest, name, record in (
         await session.execute(select(t.Harness.digest, t.Harness.harness_name, t.Harness.record))
     ).all():
-        record = record or {}
+        facts = HarnessFacts.of(record)
         use = uses.get(digest, {"runs": (), "imports": (), "datasets": (), "last": 0.0})
         harnesses.append(
             HarnessSummary(
                 name=f"harnesses/{digest}",
                 digest=digest,
                 harness_name=name,
-                kind=record.get("kind", ""),
-                agent=record.get("agent", ""),
-                agent_version=record.get("agentVersion", ""),
-                model=record.get("model", ""),
-                env=list(record.get("env", [])),
+                kind=facts.kind,
+                agent=facts.agent,
+                agent_version=facts.agent_version,
+                model=facts.model,
+                env=list(facts.env),
                 runs=len(use["runs"]),
                 imports=len(use["imports"]),
                 trials=counts.get(digest, 0),

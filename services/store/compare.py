@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument, NotFound
 from services.domain import vocabulary
-from services.domain.records import Score
+from services.domain.records import Score, TaskIdentity
 from services.store import runreads
 from services.store import tables as t
 from services.store.outputs import (
@@ -177,15 +177,6 @@ def cut_lists(result: Comparison, limit: int) -> Comparison:
     return result
 
 
-@dataclass(frozen=True)
-class TaskIdentity:
-    """What pairing asks of a task seen on one side only: Harbor's content digest of its folder,
-    and whether HEMRA holds its files (an import that could not pin the folder does not)."""
-
-    harbor_digest: str
-    has_files: bool
-
-
 async def unpaired_tasks(session: AsyncSession, a: Side, b: Side) -> dict[str, TaskIdentity]:
     """The identities of the tasks on one side only (few, unless the sides share no dataset)."""
     digests = sorted(a.trials.keys() ^ b.trials.keys())
@@ -193,8 +184,7 @@ async def unpaired_tasks(session: AsyncSession, a: Side, b: Side) -> dict[str, T
     for start in range(0, len(digests), 500):
         query = select(t.Task.digest, t.Task.record).where(t.Task.digest.in_(digests[start : start + 500]))
         for digest, record in (await session.execute(query)).all():
-            record = record or {}
-            found[digest] = TaskIdentity(str(record.get("harborDigest") or ""), bool(record.get("files")))
+            found[digest] = TaskIdentity.of(record)
     return found
 
 

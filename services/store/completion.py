@@ -2,12 +2,13 @@
 slot freed, and an infrastructure failure retried while the run allows (queue.py leases)."""
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sqlalchemy import func, select, update
 
 from services.common.errors import FailedPrecondition, LeaseLost, NotFound
 from services.domain import vocabulary
+from services.domain.records import AttemptInfo
 from services.domain.rewards import verdict as verdict_of
 from services.store import db, records
 from services.store import tables as t
@@ -32,7 +33,7 @@ class Completion:
 
 
 class Completed(NamedTuple):
-    attempt: Any  # Row of every attempts column
+    attempt: AttemptInfo
     trial: TrialInfo
     cell: CellInfo
     retry: str  # the ID of the retry attempt queued, or ""
@@ -70,7 +71,7 @@ async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completi
             retry = await maybe_retry(conn, attempt.run_id, attempt.trial_id, attempt.number, now)
         await free_slot(conn, pinned, closed.run_id)  # last: the run row is locked until commit
     trial, cell = await pinned.trial(conn, attempt.trial_id)
-    return Completed(attempt, trial, cell, retry, repeated=closed is None)
+    return Completed(AttemptInfo.of(attempt), trial, cell, retry, repeated=closed is None)
 
 
 async def _repeated_completion(conn, job_id: str, token: int):

@@ -10,6 +10,7 @@ from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from services.common.errors import InvalidArgument
 from services.domain import vocabulary
+from services.domain.records import AttemptInfo, CellInfo, TrialInfo
 from services.domain.rewards import reward_problem
 from services.store import runreads, usage
 from services.store import tables as t
@@ -302,7 +303,7 @@ def with_open_jobs(run: pb.Run, jobs: list[dict]) -> pb.Run:
     return run
 
 
-def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell, job_id: str = "") -> pb.Attempt:
+def attempt_to_proto(attempt: AttemptInfo, trial: TrialInfo, cell: CellInfo, job_id: str = "") -> pb.Attempt:
     """An attempt row as an Attempt; what does not read as HEMRA writes it is left unset and
     named in Attempt.problem (see run_to_proto)."""
     try:
@@ -318,7 +319,7 @@ def attempt_to_proto(attempt: t.Attempt, trial: t.Trial, cell: t.Cell, job_id: s
         )
 
 
-def _attempt_message(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> pb.Attempt:
+def _attempt_message(attempt: AttemptInfo, trial: TrialInfo, cell: CellInfo) -> pb.Attempt:
     problems = Problems()
     state = vocabulary.STATES.get(attempt.state, 0)
     if not state:

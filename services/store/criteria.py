@@ -213,6 +213,12 @@ def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> lis
         value, binary = _trial_value(attempt["score"])
         task["binary"] = task["binary"] and binary
         task["values"][i].append(value)
+    rows = [*_overall_rows(tasks, n), *judge_rows(attempts, column), *_task_rows(tasks)]
+    return rows + _efficiency_rows(walls, tokens, errors, n)
+
+
+def _overall_rows(tasks: dict[str, dict], n: int) -> list[CriterionRow]:
+    """Pass rate over the 0/1 tasks, mean reward over the others (each only when there are some)."""
     rows = []
     for binary, criterion, unit in ((True, "Overall pass rate", "rate"), (False, "Overall mean reward", "reward")):
         group = [task for task in tasks.values() if task["binary"] == binary]
@@ -228,32 +234,39 @@ def build_rows(sources: list[CriterionSource], attempts: dict[str, dict]) -> lis
                     cells=_cells(values, excluded, False),
                 )
             )
-    rows += judge_rows(attempts, column)
-    for digest, task in sorted(tasks.items(), key=lambda kv: (kv[1]["name"], kv[0])):
-        rows.append(
-            CriterionRow(
-                criterion=task["name"],
-                task_digest=digest,
-                unit="rate" if task["binary"] else "reward",
-                lower_is_better=False,
-                cells=_cells(task["values"], task["excluded"], False),
-            )
-        )
-    for criterion, unit, values in (
-        ("Wall time per attempt", "seconds", walls),
-        ("Tokens per attempt", "tokens", tokens),
-        ("Error rate (infrastructure or scorer failed)", "rate", errors),
-    ):
-        rows.append(
-            CriterionRow(
-                criterion=criterion,
-                task_digest="",
-                unit=unit,
-                lower_is_better=True,
-                cells=_cells(values, [0] * n, True),
-            )
-        )
     return rows
+
+
+def _task_rows(tasks: dict[str, dict]) -> list[CriterionRow]:
+    """One row per task, by name."""
+    return [
+        CriterionRow(
+            criterion=task["name"],
+            task_digest=digest,
+            unit="rate" if task["binary"] else "reward",
+            lower_is_better=False,
+            cells=_cells(task["values"], task["excluded"], False),
+        )
+        for digest, task in sorted(tasks.items(), key=lambda kv: (kv[1]["name"], kv[0]))
+    ]
+
+
+def _efficiency_rows(walls: list, tokens: list, errors: list, n: int) -> list[CriterionRow]:
+    """Wall time and tokens per attempt that ran, and the error rate: lower is better."""
+    return [
+        CriterionRow(
+            criterion=criterion,
+            task_digest="",
+            unit=unit,
+            lower_is_better=True,
+            cells=_cells(values, [0] * n, True),
+        )
+        for criterion, unit, values in (
+            ("Wall time per attempt", "seconds", walls),
+            ("Tokens per attempt", "tokens", tokens),
+            ("Error rate (infrastructure or scorer failed)", "rate", errors),
+        )
+    ]
 
 
 def judge_rows(attempts: dict[str, dict], column: dict[str, int]) -> list[CriterionRow]:

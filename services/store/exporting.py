@@ -26,6 +26,7 @@ from services.common.errors import FailedPrecondition, InvalidArgument
 from services.domain import vocabulary
 from services.domain.exportformat import DIGEST, FORMAT, VERSION
 from services.domain.ids import PREFIXES, kind_of
+from services.domain.records import attempt_blobs, task_blobs, tree_blobs
 from services.domain.rewards import reward_problem
 from services.domain.rewards import verdict as verdict_of
 from services.store import convert, runreads, sqlrows, usage
@@ -421,15 +422,11 @@ def _refer(name: str, key: str, rows: list[dict], known: set) -> None:
 
 def blob_digests(rows: dict) -> set[str]:
     """Every blob the rows refer to: task files, artifacts, verifier output, an import's tree."""
-    found = [f.get("blobDigest", "") for task in rows["tasks"] for f in task["record"].get("files", [])]
+    found = [d for task in rows["tasks"] for d in task_blobs(task["record"])]
     for attempt in rows["attempts"]:
-        found += [a.get("blobDigest", "") for a in attempt["artifacts"] or []]
-        found.append((attempt["score"] or {}).get("stdoutBlobDigest", ""))
-        for score in attempt.get("judge_scores") or []:  # each judge call's request and response
-            for call in score.get("judgeCalls", []) if isinstance(score, dict) else []:
-                found += [call.get("requestBlobDigest", ""), call.get("responseBlobDigest", "")]
+        found += attempt_blobs(attempt["artifacts"], attempt["score"], attempt.get("judge_scores"))
     for run in rows["runs"]:
-        found += [e.get("blobDigest", "") for e in run.get("tree") or []]
+        found += tree_blobs(run.get("tree"))
     # A digest that is not a string (a crafted manifest) comes out as its repr: check_rows refuses it.
     return {d if isinstance(d, str) else repr(d) for d in found} - {""}
 

@@ -16,15 +16,13 @@ Completing a job is in completion.py, the lease every call checks in leases.py.
 
 import json
 from dataclasses import dataclass
-from types import SimpleNamespace
-from typing import Any
 
 from sqlalchemy import JSON, Boolean, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import FailedPrecondition, LeaseLost
 from services.domain import vocabulary
-from services.domain.records import LeasedJob
+from services.domain.records import AttemptInfo, LeasedJob
 from services.store import tables as t
 from services.store import usage
 from services.store.completion import Completion, close_attempt, close_attempt_row, maybe_retry
@@ -50,7 +48,7 @@ from services.store.pinned import (
 @dataclass(frozen=True)
 class Claimed:
     job: LeasedJob
-    attempt: Any  # Row of every attempts column
+    attempt: AttemptInfo
     trial: TrialInfo
     cell: CellInfo
     run: RunInfo
@@ -77,18 +75,18 @@ _JSON_COLUMNS = [c.name for c in ATTEMPTS.c if isinstance(c.type, JSON)]
 _BOOLEAN_COLUMNS = [c.name for c in ATTEMPTS.c if isinstance(c.type, Boolean)]
 
 
-def attempt_of(row: dict) -> SimpleNamespace:
-    """An attempts row a driver read raw (JSON as text), as Core rows read: attributes, JSON
-    columns decoded, booleans bool, artifacts a list."""
-    attempt = SimpleNamespace(**{c.name: row[c.name] for c in ATTEMPTS.c})
+def attempt_of(row: dict) -> AttemptInfo:
+    """An attempts row a driver read raw (JSON as text), as Core rows read: JSON columns
+    decoded, booleans bool, artifacts a list."""
+    values = {c.name: row[c.name] for c in ATTEMPTS.c}
     for name in _JSON_COLUMNS:
-        value = getattr(attempt, name)
-        setattr(attempt, name, json.loads(value) if isinstance(value, str) else value)
+        value = values[name]
+        values[name] = json.loads(value) if isinstance(value, str) else value
     for name in _BOOLEAN_COLUMNS:
-        setattr(attempt, name, bool(getattr(attempt, name)))
-    if attempt.artifacts is None:
-        attempt.artifacts = []
-    return attempt
+        values[name] = bool(values[name])
+    if values["artifacts"] is None:
+        values["artifacts"] = []
+    return AttemptInfo(**values)
 
 
 async def claim(
@@ -117,22 +115,7 @@ async def claim(
     """
     if recover:
         await recover_expired(conn, pinned, now)
-    free = [] if cell else [~RUNS.c.limited | (RUNS.c.leased < RUNS.c.concurrency)]
-    pick = (
-        select(JOBS.c.id)
-        .join_from(JOBS, RUNS, RUNS.c.id == JOBS.c.run_id)
-        .where(JOBS.c.state == "queued", *free)
-        .order_by(JOBS.c.create_time, JOBS.c.id)
-        .limit(1)
-        .with_for_update(of=JOBS, skip_locked=True)
-    )
-    if run_id:
-        pick = pick.where(JOBS.c.run_id == run_id)
-    if pool:
-        pick = pick.where(RUNS.c.pool == pool)
-    if cell:
-        of_cell = select(ATTEMPTS.c.id).join(TRIALS, TRIALS.c.id == ATTEMPTS.c.trial_id).where(TRIALS.c.cell_id == cell)
-        pick = pick.where(JOBS.c.attempt_id.in_(of_cell))
+    pick = _pick(run_id, pool, cell)
     lease = (
         update(JOBS)
         .where(JOBS.c.id == pick.scalar_subquery(), JOBS.c.state == "queued")
@@ -162,6 +145,27 @@ async def claim(
     return claimed
 
 
+def _pick(run_id: str, pool: str, cell: str):
+    """The oldest eligible queued job's ID, its row locked (claim says which are eligible)."""
+    free = [] if cell else [~RUNS.c.limited | (RUNS.c.leased < RUNS.c.concurrency)]
+    pick = (
+        select(JOBS.c.id)
+        .join_from(JOBS, RUNS, RUNS.c.id == JOBS.c.run_id)
+        .where(JOBS.c.state == "queued", *free)
+        .order_by(JOBS.c.create_time, JOBS.c.id)
+        .limit(1)
+        .with_for_update(of=JOBS, skip_locked=True)
+    )
+    if run_id:
+        pick = pick.where(JOBS.c.run_id == run_id)
+    if pool:
+        pick = pick.where(RUNS.c.pool == pool)
+    if cell:
+        of_cell = select(ATTEMPTS.c.id).join(TRIALS, TRIALS.c.id == ATTEMPTS.c.trial_id).where(TRIALS.c.cell_id == cell)
+        pick = pick.where(JOBS.c.attempt_id.in_(of_cell))
+    return pick
+
+
 async def _claimed(conn, pinned: Pinned, job, attempt) -> Claimed:
     """A leased job with what its worker needs: trial, cell, run, task and harness (each read
     at most once per store process)."""
@@ -169,7 +173,7 @@ async def _claimed(conn, pinned: Pinned, job, attempt) -> Claimed:
     run = await pinned.run(conn, job.run_id)
     task = await pinned.record(conn, TASKS, trial.task_digest)
     harness = await pinned.record(conn, HARNESSES, cell.harness_digest)
-    return Claimed(LeasedJob.of(job), attempt, trial, cell, run, task, harness)
+    return Claimed(LeasedJob.of(job), AttemptInfo.of(attempt), trial, cell, run, task, harness)
 
 
 class NoSlot(Exception):

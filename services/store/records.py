@@ -55,6 +55,27 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
     """Record the run, its cells, trials, first attempts and jobs. One transaction (the caller's)."""
     if not plan.cells:
         raise InvalidArgument("a run needs at least one harness and one dataset")
+    _check_plan(plan)
+    await insert_or_replace(session, t.Task, ("task_name", "record"), plan.tasks)
+    await insert_or_replace(
+        session, t.Dataset, ("dataset_name", "task_digests"), await datasets_to_record(session, plan.datasets)
+    )
+    await insert_or_replace(session, t.Harness, ("harness_name", "record"), plan.harnesses)
+    run = _run_row(plan, now)
+    session.add(run)
+    await session.flush()  # the run row first: cells refer to it
+    cell_ids = await _record_cells(session, plan, run.id, now)
+    trials, attempts, jobs, events = _trial_rows(plan, run.id, cell_ids, now)
+    # Bulk inserts in dependency order: one statement per table keeps a
+    # thousand-trial run to a few milliseconds.
+    for table, rows in ((t.Trial, trials), (t.Attempt, attempts), (t.Job, jobs), (t.Event, events)):
+        if rows:
+            await session.execute(table.__table__.insert(), rows)
+    return run
+
+
+def _check_plan(plan: PlannedRun) -> None:
+    """Refuse a plan holding a string its column cannot hold (sqlrows.check_strings)."""
     check_strings(
         t.Run.__table__,
         dict(
@@ -75,12 +96,10 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         check_strings(t.Trial.__table__, dict(task_name=task_name), "trial")
         if result is not None:
             check_strings(t.Attempt.__table__, result, "imported result")
-    await insert_or_replace(session, t.Task, ("task_name", "record"), plan.tasks)
-    await insert_or_replace(
-        session, t.Dataset, ("dataset_name", "task_digests"), await datasets_to_record(session, plan.datasets)
-    )
-    await insert_or_replace(session, t.Harness, ("harness_name", "record"), plan.harnesses)
-    run = t.Run(
+
+
+def _run_row(plan: PlannedRun, now: float) -> t.Run:
+    return t.Run(
         id=new_id("import" if plan.kind == "import" else "run", now),
         label=plan.label,
         create_time=now,
@@ -98,8 +117,10 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         import_time=now if plan.kind == "import" else None,
         request_id=plan.request_id or None,
     )
-    session.add(run)
-    await session.flush()  # the run row first: cells refer to it
+
+
+async def _record_cells(session: AsyncSession, plan: PlannedRun, run_id: str, now: float) -> list[str]:
+    """The run's cells, in planning order (flushed: trials refer to them). Returns their IDs."""
     cell_ids = []
     # What the latest leak audit of each cell's tasks found, as planned (imports ran elsewhere).
     audited = await audits.cell_summaries(session, plan.cells, plan.trials) if plan.kind == "run" else None
@@ -108,7 +129,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         session.add(
             t.Cell(
                 id=cell_ids[-1],
-                run_id=run.id,
+                run_id=run_id,
                 position=position,
                 dataset_digest=ds_digest,
                 dataset_name=ds_name,
@@ -119,6 +140,12 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
             )
         )
     await session.flush()
+    return cell_ids
+
+
+def _trial_rows(plan: PlannedRun, run_id: str, cell_ids: list[str], now: float) -> tuple[list, list, list, list]:
+    """The rows of the run's trials, their first attempts, their jobs (one per attempt to run)
+    and the events of the attempts an import brought."""
     trials, attempts, jobs, events = [], [], [], []
     for index, (cell_index, task_digest, task_name, repetition, result) in enumerate(plan.trials):
         if not 0 <= cell_index < len(cell_ids):
@@ -127,7 +154,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
         trials.append(
             dict(
                 id=trial_id,
-                run_id=run.id,
+                run_id=run_id,
                 cell_id=cell_ids[cell_index],
                 task_digest=task_digest,
                 task_name=task_name,
@@ -135,7 +162,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
             )
         )
         # Microsecond steps keep the queue first-in first-out in planning order.
-        attempt, job = new_attempt_rows(run.id, trial_id, 1, now + index * 1e-6)
+        attempt, job = new_attempt_rows(run_id, trial_id, 1, now + index * 1e-6)
         if result is None:
             jobs.append(job)
             attempt.update(usage.Usage().summed())  # one insert: every row has the same columns
@@ -147,12 +174,7 @@ async def record_run(session: AsyncSession, plan: PlannedRun, now: float) -> t.R
             attempt["verdict"] = verdict_of(attempt["outcome"], attempt.get("score"))
             events += [dict(attempt_id=attempt["id"], seq=i + 1, **e) for i, e in enumerate(imported)]
         attempts.append(attempt)
-    # Bulk inserts in dependency order: one statement per table keeps a
-    # thousand-trial run to a few milliseconds.
-    for table, rows in ((t.Trial, trials), (t.Attempt, attempts), (t.Job, jobs), (t.Event, events)):
-        if rows:
-            await session.execute(table.__table__.insert(), rows)
-    return run
+    return trials, attempts, jobs, events
 
 
 def new_attempt_rows(run_id: str, trial_id: str, number: int, now: float) -> tuple[dict, dict]:

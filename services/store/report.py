@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from services.domain import vocabulary
-from services.domain.records import Score
+from services.domain.records import HarnessFacts, Score, history_kept
 from services.domain.rewards import SCORED, is_binary, passes, usable_rewards
 from services.store import attemptreads, audits, repair, runreads, settled
 from services.store import tables as t
@@ -216,8 +216,8 @@ def _parse(text: str | None) -> dict | None:
 class CellResults:
     cell: t.Cell
     trials: list[TrialResult] = field(default_factory=list)
-    #: The harness as pinned for the run (hemra.v1.Harness as JSON).
-    harness: dict = field(default_factory=dict)
+    #: The harness as pinned for the run.
+    harness: HarnessFacts = HarnessFacts()
     #: Names of the run's tasks whose environments kept their repositories' history (RunSpec.history_kept).
     history_kept: frozenset[str] = frozenset()
     #: The errors of its attempts that were retried as a later attempt of their trial, counted.
@@ -235,16 +235,18 @@ async def build_report(session: AsyncSession, run: t.Run) -> tuple[Report, dict[
     """The report, and the trials of the cells read settled (Loaded.newly_settled)."""
     cells = await runreads.cells_of(session, run.id)
     harnesses = {
-        h.digest: h.record
+        h.digest: HarnessFacts.of(h.record)
         for h in (
             await session.execute(select(t.Harness).where(t.Harness.digest.in_({c.harness_digest for c in cells})))
         ).scalars()
     }
     loaded = await load_trials(session, [c.id for c in cells], judge_version=run.judge_version)
-    kept = frozenset(_spec(run).get("historyKept") or ())
+    kept = history_kept(run.spec)
     retries = await retries_of(session, run.id)
     results = [
-        CellResults(cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, {}), kept, retries[cell.id])
+        CellResults(
+            cell, loaded.trials[cell.id], harnesses.get(cell.harness_digest, HarnessFacts()), kept, retries[cell.id]
+        )
         for cell in cells
     ]
     built = report_of(run, results, await task_tags(session, {x.task_digest for c in results for x in c.trials}))
@@ -545,8 +547,8 @@ def history_flags(cells: CellResults) -> list[str]:
 
 def version_flags(cells: CellResults) -> list[str]:
     """An unpinned agent version, or attempts that ran another version than the pinned one."""
-    kind = cells.harness.get("kind", "")
-    pinned = cells.harness.get("agentVersion", "")
+    kind = cells.harness.kind
+    pinned = cells.harness.agent_version
     observed = sorted({x.agent_version for x in cells.trials if x.agent_version})
     if kind in ("builtin", "import"):
         return []
@@ -561,12 +563,10 @@ def agent_flags(cells: CellResults) -> list[str]:
     or (for a harness that pins a version) the pinned agent at another version than the one
     its harness file pins, as the agent itself reported it (a cli agent's `--version` or
     stream, a harness's Finish). "Agent" here is the agent as pinned: name and version."""
-    pinned = cells.harness.get("agent", "")
+    pinned = cells.harness.agent
     if not pinned:
         return []
-    version = (
-        cells.harness.get("agentVersion", "") if cells.harness.get("kind", "") not in ("builtin", "import") else ""
-    )
+    version = cells.harness.agent_version if cells.harness.kind not in ("builtin", "import") else ""
     pinned_as = f"{pinned} {version}" if version else pinned
     ran = [_ran_as(x, pinned, version) for x in cells.trials]
     # A trial that named no version is judged by its name alone.

@@ -293,10 +293,10 @@ class Store:
         if kind_of(ref.rpartition("/")[2]) not in ("attempt", "job"):
             return *await self.cancel_run(ref), ""
         async with self.sessions.begin() as session:
-            attempt, trial, _ = await attemptreads.get_attempt(session, ref)
-            run = await session.get(t.Run, attempt.run_id)
+            found = await attemptreads.get_attempt(session, ref)
+            run = await session.get(t.Run, found.attempt.run_id)
             _refuse_import(run)
-            cancelled = await queue.cancel_trial(session, self.pinned, trial.id, self.clock())
+            cancelled = await queue.cancel_trial(session, self.pinned, found.trial.id, self.clock())
             return run, await runreads.cells_of(session, run.id), int(bool(cancelled)), cancelled
 
     async def cancel_run(self, ref: str) -> tuple[t.Run, list[t.Cell], int]:
@@ -352,7 +352,7 @@ class Store:
             rows, token = await attemptreads.list_attempts(session, run.id, page_size, page_token, filters)
             if shape is None:
                 return rows, token
-            jobs = await runreads.job_ids(session, [row[0].id for row in rows])
+            jobs = await runreads.job_ids(session, [row.attempt.id for row in rows])
         page = shape(rows, token, jobs)
         if settled_now:
             self._keep_page(key, run.judge_version, len(rows), page)
@@ -420,7 +420,7 @@ class Store:
         self, attempt_id: str, page_size: int, page_token: str, max_payload_bytes: int = 0, after_seq: int = 0
     ):
         async with self.reads() as session:
-            attempt, _, _ = await attemptreads.get_attempt(session, attempt_id)
+            attempt = (await attemptreads.get_attempt(session, attempt_id)).attempt
             return await eventlog.list_events(session, attempt.id, page_size, page_token, max_payload_bytes, after_seq)
 
     async def list_datasets(self) -> list[outputs.DatasetSummary]:
@@ -576,8 +576,10 @@ class Store:
         """A run's or import's rows (ID or label), or one trial's (an attempt or job ID)."""
         async with self.reads() as session:
             if kind_of(ref.rpartition("/")[2]) in ("attempt", "job"):
-                attempt, trial, _ = await attemptreads.get_attempt(session, ref)
-                rows = await exporting.export_rows(session, await session.get(t.Run, attempt.run_id), trial.id)
+                found = await attemptreads.get_attempt(session, ref)
+                rows = await exporting.export_rows(
+                    session, await session.get(t.Run, found.attempt.run_id), found.trial.id
+                )
             else:
                 rows = await exporting.export_rows(session, await runreads.find_run(session, ref))
         return rows, exporting.blob_digests(rows)

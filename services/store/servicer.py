@@ -92,9 +92,9 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         )
 
     async def GetAttempt(self, request, context):
-        row = await self.store.get_attempt(request.attempt)
-        jobs = await self.store.job_ids([row[0].id])
-        return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(*row, job_id=jobs.get(row[0].id, "")))
+        found = await self.store.get_attempt(request.attempt)
+        job_id = (await self.store.job_ids([found.attempt.id])).get(found.attempt.id, "")
+        return spb.GetAttemptResponse(attempt=convert.attempt_to_proto(found.attempt, found.trial, found.cell, job_id))
 
     async def RecordDataset(self, request, context):
         await self.store.record_dataset(requests.dataset_row(request.dataset), requests.task_rows(request.dataset))
@@ -245,5 +245,5 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
 def _attempts_page(rows: list, token: str, jobs: dict[str, str]) -> spb.ListAttemptsResponse:
     """ListAttempts' answer; the store keeps a settled run's (Store.list_attempts)."""
-    attempts = [convert.attempt_to_proto(*row, job_id=jobs.get(row[0].id, "")) for row in rows]
+    attempts = [convert.attempt_to_proto(r.attempt, r.trial, r.cell, job_id=jobs.get(r.attempt.id, "")) for r in rows]
     return spb.ListAttemptsResponse(attempts=attempts, next_page_token=token)

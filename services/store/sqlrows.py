@@ -6,6 +6,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from services.common.errors import InvalidArgument
+from services.domain.records import AttemptInfo, AttemptRead, CellInfo, TrialInfo
 from services.store import tables as t
 
 
@@ -106,3 +107,8 @@ def fit(table, row: dict) -> dict:
                 value = value[: length - 1] + "\u2026"
         fitted[key] = value
     return fitted
+
+
+def attempt_read(attempt: t.Attempt, trial: t.Trial, cell: t.Cell) -> AttemptRead:
+    """Rows of an attempt, its trial and its cell, as the record every read of attempts returns."""
+    return AttemptRead(AttemptInfo.of(attempt), TrialInfo.of(trial), CellInfo.of(cell))

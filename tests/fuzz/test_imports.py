@@ -277,7 +277,7 @@ async def _read_back(store, run_id: str) -> list[str]:
     listed, _ = await store.list_runs(1000, "")
     found += [convert.run_to_proto(*entry) for entry in listed]
     rows, _ = await store.list_attempts(run_id, 1000, "")
-    found += [convert.attempt_to_proto(*row) for row in rows]
+    found += [convert.attempt_to_proto(row.attempt, row.trial, row.cell) for row in rows]
     convert.message(await store.run_report(run_id), spb.Report)
     return [message.problem for message in found if message.problem]
 

@@ -123,7 +123,7 @@ async def test_store_reads(database_url, tmp_path):
         assert wall.lower_is_better and [c.best for c in wall.cells] == [True, False]
 
         # usage sums and payloads cut in SQL
-        attempt_id = (await store.list_attempts(new.id, 1, ""))[0][0][0].id
+        attempt_id = (await store.list_attempts(new.id, 1, ""))[0][0].attempt.id
         huge = json.dumps({"content": "é" * 300_000})
         async with store.sessions.begin() as session:
             await eventlog.append_events(

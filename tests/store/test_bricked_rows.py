@@ -27,7 +27,7 @@ async def _brick(database_url: str, home: Path) -> dict[str, str]:
         sound, _ = await store.record_run(plan(trials=1, label="sound"))
         bricked, _ = await store.record_run(plan(trials=3, label="bricked"))
         rows, _ = await store.list_attempts(bricked.id, 10, "")
-        a1, a2, a3 = (attempt.id for attempt, _, _ in rows)
+        a1, a2, a3 = (row.attempt.id for row in rows)
         async with store.sessions.begin() as session:
             await session.execute(update(t.Run).where(t.Run.id == bricked.id).values(create_time=1e300, spec=[1]))
             await session.execute(update(t.Attempt).where(t.Attempt.id == a1).values(state="pwned"))

@@ -177,8 +177,8 @@ async def test_restore__a_verdict_that_disagrees_with_the_rewards_is_decided_aga
     attempt = rows["attempts"][0]
     attempt.update(score={"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}}, verdict="failed")
     run, _ = await store.restore_run(rows, {})
-    [(stored, _, _)], _ = await store.list_attempts(run.id, 10, "")
-    assert stored.verdict == "passed"
+    [stored], _ = await store.list_attempts(run.id, 10, "")
+    assert stored.attempt.verdict == "passed"
     progress = (await store.get_run(run.id))[2][0]
     assert (progress["passed"], progress["failed"]) == (1, 0)
 

@@ -60,7 +60,7 @@ async def test_complete_with_a_stale_token_after_the_job_was_reclaimed__aborted_
         await _aborted(stub.HeartbeatJob(spb.HeartbeatJobRequest(job=first.id, lease_token=first.lease_token)))
         == "LEASE_LOST"
     )
-    lost, _, _ = await store.get_attempt(first.attempt.id)
+    lost = (await store.get_attempt(first.attempt.id)).attempt
     assert (lost.outcome, lost.score) == ("infra_failed", None)  # the late result changed nothing
     await stub.CompleteJob(_complete(again))
     assert (await stub.CompleteJob(_complete(again))).attempt.outcome == pb.OUTCOME_COMPLETED  # a repeat: same answer
@@ -75,5 +75,5 @@ async def test_complete_after_the_trial_was_cancelled_or_released__aborted_lease
     await stub.ReleaseJob(spb.ReleaseJobRequest(job=released.id, lease_token=released.lease_token))
     for job in (cancelled, released):
         assert await _aborted(stub.CompleteJob(_complete(job))) == "LEASE_LOST"
-    attempt, _, _ = await store.get_attempt(cancelled.attempt.id)
+    attempt = (await store.get_attempt(cancelled.attempt.id)).attempt
     assert attempt.outcome == "cancelled"

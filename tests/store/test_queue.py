@@ -131,7 +131,7 @@ async def test_expired_lease__closes_attempt_as_infra_and_queues_a_retry(store):
     store.clock.now += 31  # the worker died: no heartbeat
     retry = await store.claim_job("w2", 30)
     assert retry.attempt.number == 2 and retry.trial.id == claimed.trial.id
-    lost, _, _ = await store.get_attempt(claimed.attempt.id)
+    lost = (await store.get_attempt(claimed.attempt.id)).attempt
     assert (lost.outcome, lost.state, lost.event_count) == ("infra_failed", "finished", 1)
     assert "worker lost" in lost.error
     with pytest.raises(LeaseLost):
@@ -393,8 +393,8 @@ async def test_list_runs__empty_store_then_pages_newest_first(store):
 async def test_get_attempt__by_attempt_or_job_id(store):
     await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w1", 30)
-    by_job, _, _ = await store.get_attempt(claimed.job.id)
-    by_attempt, _, _ = await store.get_attempt(claimed.attempt.id)
+    by_job = (await store.get_attempt(claimed.job.id)).attempt
+    by_attempt = (await store.get_attempt(claimed.attempt.id)).attempt
     assert by_job.id == by_attempt.id == claimed.attempt.id
 
 

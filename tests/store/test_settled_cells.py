@@ -176,7 +176,7 @@ async def test_attempts_pages__kept_shaped_once_seen_settled_and_renewed_by_judg
     assert await store.list_attempts(run.id, 4, "", shape=shape) is page and shaped == [4, 4, 4]
     assert await store.list_attempts(run.id, 4, "", {"harness_name": "b"}, shape=shape) != page
     rows, token = await store.list_attempts(run.id, 4, "")  # unshaped: rows, as they were
-    assert [a.id for a, _, _ in rows] == [a for a, _, _ in page[0]] and token == page[1]
+    assert [row.attempt.id for row in rows] == [a for a, _, _ in page[0]] and token == page[1]
 
     judged = {"state": "SCORE_STATE_SCORED", "scorer": "judge:quality", "judge": "quality", "rewards": {"q": 0.5}}
     await another.record_judge_scores([(attempt_id, [judged]) for attempt_id, _, _ in page[0]])

@@ -33,7 +33,7 @@ async def test_usage_observed__summed_apart_and_shown_beside_the_reported(store)
     batch = [_event("usage", {"input_tokens": 1000, "output_tokens": 80}), _event(usage.USAGE_OBSERVED, OBSERVED)]
     assert await store.append_events(job, token, batch, first_seq=1) == 2
     assert await store.append_events(job, token, batch, first_seq=1) == 2  # a repeat adds nothing
-    attempt = convert.attempt_to_proto(*await store.get_attempt(claimed.attempt.id))
+    attempt = _attempt(await store.get_attempt(claimed.attempt.id))
     assert attempt.usage == pb.ReportedUsage(input_tokens=1000, output_tokens=80, usage_events=1)
     assert attempt.usage_observed == pb.ObservedUsage(events=1, **OBSERVED)
     assert attempt.usage_differs  # the harness said 1000 input tokens, the relay read 1200
@@ -47,13 +47,13 @@ async def test_usage_observed__equal_figures_are_both_shown_and_no_relay_shows_n
     same = await store.claim_job("w1", 30)
     batch = [_event("usage", {"input_tokens": 1200, "output_tokens": 80}), _event(usage.USAGE_OBSERVED, OBSERVED)]
     await store.append_events(same.job.id, same.job.lease_token, batch, first_seq=1)
-    attempt = convert.attempt_to_proto(*await store.get_attempt(same.attempt.id))
+    attempt = _attempt(await store.get_attempt(same.attempt.id))
     assert (attempt.usage.input_tokens, attempt.usage.output_tokens) == (1200, 80)
     assert (attempt.usage_observed.input_tokens, attempt.usage_observed.output_tokens) == (1200, 80)
     assert not attempt.usage_differs
     other = await store.claim_job("w2", 30)
     await store.append_events(other.job.id, other.job.lease_token, batch[:1], first_seq=1)
-    alone = convert.attempt_to_proto(*await store.get_attempt(other.attempt.id))
+    alone = _attempt(await store.get_attempt(other.attempt.id))
     assert not alone.HasField("usage_observed") and not alone.usage_differs
 
 
@@ -72,3 +72,7 @@ async def test_event_log__only_hemra_writes_usage_observed():
         ]
         == 1
     )
+
+
+def _attempt(found):
+    return convert.attempt_to_proto(found.attempt, found.trial, found.cell)
