@@ -1,9 +1,12 @@
 """HEMRA's record types as the services pass them: plain frozen dataclasses, one per record
-(a run's, a cell's, a trial's, a leased job's, a score's, a tree entry's), read once from their
-stored form (a row, or a message's JSON) so no service reads a stored key by name again.
+(a run's, a cell's, a trial's, an attempt's, a leased job's, a score's, a harness's, a tree
+entry's), read once from their stored form (a row, or a message's JSON) so no service reads a
+stored key by name again.
 
-A stored JSON record keeps hemra.v1's JSON names (`scorerFingerprint`); `of()` is the one place
-each is read, and reads never trust a row: anything malformed reads as empty.
+A stored JSON record keeps hemra.v1's JSON names (`scorerFingerprint`); `of()` (or, for the blobs
+a record names, the *_blobs functions) is the one place each is read, and reads never trust a
+row: anything malformed reads as empty (blob digests are kept as stored: an export's check
+refuses one that is not a string).
 """
 
 from dataclasses import dataclass, field, fields
