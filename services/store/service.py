@@ -337,9 +337,10 @@ class Store:
         self, run_ref: str, page_size: int, page_token: str, filters: dict | None = None, shape=None
     ):
         """A page of a run's attempts: (AttemptReads, next page token), or `shape(them, token,
-        job IDs by attempt ID)`. Shaped pages of a settled run are kept per process and judge_version, as its report is (only
-        judging, a resume or a repair changes them), once this process has seen it settled
-        (its progress read by GetRun, ListRuns or the report: no query is added for it here)."""
+        job IDs by attempt ID)`. Shaped pages of a settled run are kept per process and
+        judge_version, as its report is (only judging, a resume or a repair changes them), once
+        this process has seen it settled (its progress read by GetRun, ListRuns or the report:
+        no query is added for it here)."""
         async with self.reads() as session:
             run = await runreads.find_run(session, run_ref)
             seen = self._settled.get(run.id)
