@@ -162,7 +162,8 @@ async def test_attempts_pages__kept_shaped_once_seen_settled_and_renewed_by_judg
 
     def shape(rows, token, jobs):
         shaped.append(len(rows))
-        return [(attempt.id, attempt.state, len(attempt.judge_scores or [])) for attempt, _, _ in rows], token
+        attempts = [row.attempt for row in rows]
+        return [(a.id, a.state, len(a.judge_scores or [])) for a in attempts], token
 
     run, _ = await store.record_run(two_harness_plan())
     await work(store, 2)
