@@ -15,7 +15,12 @@ COVERED = (
     "services/*.py",
     "services/common/**/*.py",
     "services/compose/**/*.py",
+    "services/domain/**/*.py",
+    "services/environments/**/*.py",
     "services/executor/**/*.py",
+    "services/importer/**/*.py",
+    "services/planner/**/*.py",
+    "services/scorer/**/*.py",
     "clients/**/*.py",
     "gateway/**/*.py",
 )
