@@ -200,7 +200,7 @@ def run_as(full: bool = True) -> str:
 
 def give_to_user(full: bool = True) -> str:
     """The attempt folder given to the sandbox user and its passwd and group files written, as
-    host.py's prepare does for each sandbox (in bash, one chown; the files with builtins).
+    the host sandbox's prepare (host/sandbox.py) does for each sandbox (in bash, one chown; the files with builtins).
     Nothing when HEMRA is not root. (The tests are copied in with the rest, before the solve:
     the floor has one folder where HEMRA has the verifier's fresh one.)"""
     owner = sandbox_user() if full else None
