@@ -144,7 +144,7 @@ def sandbox_user() -> tuple[int, int] | None:
 
 
 def _host():
-    """services/executor/sandboxes/host.py, whose sandbox the floor copies."""
+    """services/executor/sandboxes/host/, whose sandbox the floor copies."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
     from services.executor.sandboxes import host
@@ -153,7 +153,7 @@ def _host():
 
 
 def bwrap_prefix(full: bool = True) -> str:
-    """The bwrap arguments of services/executor/sandboxes/host.py, up to the per-attempt binds.
+    """The bwrap arguments of services/executor/sandboxes/host/, up to the per-attempt binds.
     `full=False`: the lighter floor of earlier figures (no network, cgroup or session
     namespace, no sandbox user)."""
     bwrap = shutil.which("bwrap")
@@ -200,7 +200,7 @@ def run_as(full: bool = True) -> str:
 
 def give_to_user(full: bool = True) -> str:
     """The attempt folder given to the sandbox user and its passwd and group files written, as
-    host.py's prepare does for each sandbox (in bash, one chown; the files with builtins).
+    the host sandbox's prepare (host/sandbox.py) does for each sandbox (in bash, one chown; the files with builtins).
     Nothing when HEMRA is not root. (The tests are copied in with the rest, before the solve:
     the floor has one folder where HEMRA has the verifier's fresh one.)"""
     owner = sandbox_user() if full else None

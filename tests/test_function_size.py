@@ -1,7 +1,6 @@
 """No function over MAX_LINES lines: a longer one is split along its natural steps, so each
 can be read (and named) on its own. Database migrations are exempt: they are written once,
-in Alembic's shape, and never edited. COVERED lists what has been cleaned so far; a folder
-joins it once its functions fit."""
+in Alembic's shape, and never edited. COVERED is every folder of the product's code (bench/ is not the product)."""
 
 import ast
 from pathlib import Path
@@ -12,13 +11,10 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 60
 #: Globs, from the repository's root, of the Python files the limit holds for.
 COVERED = (
-    "services/*.py",
-    "services/common/**/*.py",
-    "services/compose/**/*.py",
-    "services/executor/**/*.py",
-    "services/store/**/*.py",
+    "services/**/*.py",
     "clients/**/*.py",
     "gateway/**/*.py",
+    "scripts/**/*.py",
 )
 
 

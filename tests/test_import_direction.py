@@ -59,6 +59,12 @@ def test_domain_imports_no_service():
     assert [where for src, dst, where in edges() if src == "domain" and dst in SERVICES] == []
 
 
+def test_common_imports_nothing_else_of_services():
+    """services/common is the bottom of the graph: domain builds on it, so common importing
+    domain (or any other package of services/) would be an edge pointing back up."""
+    assert [where for src, dst, where in edges() if src == "common"] == []
+
+
 def test_shared_packages_import_no_service():
     shared = set(SHARED) - {"domain"}
     assert [where for src, dst, where in edges() if src in shared and dst in SERVICES] == []
@@ -74,3 +80,4 @@ def test_the_check_sees_an_edge_between_services():
     """The rules above would pass on a reader that saw no edges at all: the composition root's
     imports of every service are seen."""
     assert {dst for src, dst, _ in edges() if src == "compose"} >= set(SERVICES)
+    assert ("domain", "common") in {(src, dst) for src, dst, _ in edges()}

@@ -141,31 +141,48 @@ def audit_repo(probe, repo, needles, is_task_repo):
         return set()
     head = text(probe.git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")).strip()
     ancestors = set(text(probe.git(repo, "rev-list", "HEAD")).split()) if head else set()
+    if is_task_repo:
+        check_base(probe, repo, head, ancestors)
+    check_refs(probe, repo, ancestors)
+    check_special_heads(probe, repo, git_dir, ancestors)
+    check_reflogs(probe, repo, head)
+    check_history_rewrites(probe, repo, git_dir)
+    check_objects(probe, repo, head, ancestors, needles)
+    return tracked_unchanged(probe, repo)
+
+
+def describe(probe, repo, shas, limit=5):
+    """One line per commit (short ID, date, subject), for a finding's detail."""
+    shas = list(shas)[:limit]
+    if not shas:
+        return ""
+    lines = text(probe.git(repo, "log", "--no-walk=unsorted", "--format=%h %ci %s", *shas)).splitlines()
+    return "; ".join(line[:120] for line in lines) or ", ".join(s[:12] for s in shas)
+
+
+def check_base(probe, repo, head, ancestors):
+    """The task's repository: a HEAD past the task's base commit holds the fix's history."""
     base = probe.config.get("base_commit") or ""
-    if head and base and is_task_repo and not head.startswith(base) and not base.startswith(head[:12]):
-        full = text(probe.git(repo, "rev-parse", "--verify", "-q", base + "^{commit}")).strip()
-        if full and full in ancestors:
-            probe.find(
-                "git_head_not_base",
-                "leak",
-                "%s: HEAD %s is %s commits past the task's base commit %s"
-                % (repo, head[:12], text(probe.git(repo, "rev-list", "--count", full + "..HEAD")).strip(), base[:12]),
-            )
-        else:
-            probe.find(
-                "git_head_not_base",
-                "warning",
-                "%s: HEAD %s is not the task's base commit %s" % (repo, head[:12], base[:12]),
-            )
+    if not head or not base or head.startswith(base) or base.startswith(head[:12]):
+        return
+    full = text(probe.git(repo, "rev-parse", "--verify", "-q", base + "^{commit}")).strip()
+    if full and full in ancestors:
+        probe.find(
+            "git_head_not_base",
+            "leak",
+            "%s: HEAD %s is %s commits past the task's base commit %s"
+            % (repo, head[:12], text(probe.git(repo, "rev-list", "--count", full + "..HEAD")).strip(), base[:12]),
+        )
+    else:
+        probe.find(
+            "git_head_not_base",
+            "warning",
+            "%s: HEAD %s is not the task's base commit %s" % (repo, head[:12], base[:12]),
+        )
 
-    def describe(shas, limit=5):
-        shas = list(shas)[:limit]
-        if not shas:
-            return ""
-        lines = text(probe.git(repo, "log", "--no-walk=unsorted", "--format=%h %ci %s", *shas)).splitlines()
-        return "; ".join(line[:120] for line in lines) or ", ".join(s[:12] for s in shas)
 
-    # Refs (branches, tags, remotes, stash, replace refs) that reach past HEAD.
+def check_refs(probe, repo, ancestors):
+    """Refs (branches, tags, remotes, stash, replace refs) that reach past HEAD."""
     refs = text(probe.git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)%00%(objecttype)"))
     ahead_refs = []
     for line in refs.splitlines():
@@ -195,11 +212,15 @@ def audit_repo(probe, repo, needles, is_task_repo):
         probe.find(
             "git_ref_ahead",
             "leak",
-            "%s: ref %s -> %s, not an ancestor of HEAD (%s)" % (repo, name, commit[:12], describe([commit], 1)),
+            "%s: ref %s -> %s, not an ancestor of HEAD (%s)"
+            % (repo, name, commit[:12], describe(probe, repo, [commit], 1)),
         )
     if len(ahead_refs) > 20:
         probe.find("git_ref_ahead", "leak", "%s: %d more refs past HEAD" % (repo, len(ahead_refs) - 20))
 
+
+def check_special_heads(probe, repo, git_dir, ancestors):
+    """FETCH_HEAD, ORIG_HEAD and the like naming commits past HEAD."""
     for special in GIT_SPECIAL:
         path = os.path.join(git_dir, special)
         if not os.path.isfile(path):
@@ -217,7 +238,7 @@ def audit_repo(probe, repo, needles, is_task_repo):
                 "git_special_head",
                 "leak",
                 "%s: %s names %s, not an ancestor of HEAD (%s)"
-                % (repo, special, present[0][:12], describe(present, 3)),
+                % (repo, special, present[0][:12], describe(probe, repo, present, 3)),
             )
         elif past:
             probe.find(
@@ -227,14 +248,18 @@ def audit_repo(probe, repo, needles, is_task_repo):
                 % (repo, special, past[0][:12]),
             )
 
+
+def check_reflogs(probe, repo, head):
     reflogged = text(probe.git(repo, "rev-list", "--reflog", "--not", "HEAD", allow_fail=True)).split() if head else []
     if reflogged:
         probe.find(
             "git_reflog",
             "leak",
-            "%s: reflogs name %d commits past HEAD: %s" % (repo, len(reflogged), describe(reflogged)),
+            "%s: reflogs name %d commits past HEAD: %s" % (repo, len(reflogged), describe(probe, repo, reflogged)),
         )
 
+
+def check_history_rewrites(probe, repo, git_dir):
     for name, what in (("info/grafts", "grafts rewrite history"), ("objects/info/alternates", "objects borrowed from")):
         path = os.path.join(git_dir, name)
         try:
@@ -247,8 +272,10 @@ def audit_repo(probe, repo, needles, is_task_repo):
                 "git_history_rewrite", "warning", "%s: %s %s: %s" % (repo, name, what, content.replace("\n", ", "))
             )
 
-    # Every object in the repository (packs, loose objects, alternates): commits that are not
-    # HEAD's ancestors, and blobs HEAD's tree does not hold.
+
+def check_objects(probe, repo, head, ancestors, needles):
+    """Every object in the repository (packs, loose objects, alternates): commits that are not
+    HEAD's ancestors, and blobs HEAD's tree does not hold."""
     listing = text(
         probe.git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype) %(objectsize)")
     )
@@ -260,28 +287,32 @@ def audit_repo(probe, repo, needles, is_task_repo):
         elif len(parts) == 3 and parts[1] == "blob":
             blobs.append((parts[0], int(parts[2])))
     if commits:
-        reachable = (
-            set(text(probe.git(repo, "rev-list", "--all", "--reflog", "--not", "HEAD", allow_fail=True)).split())
-            if head
-            else set()
-        )
-        loose = [c for c in commits if c not in reachable]
-        probe.find(
-            "git_commit_ahead",
-            "leak",
-            "%s: %d commits are not ancestors of HEAD (%d reachable from refs or reflogs, %d unreachable): %s"
-            % (
-                repo,
-                len(commits),
-                len(commits) - len(loose),
-                len(loose),
-                describe(sorted(commits, key=lambda c: c not in reachable)),
-            ),
-        )
+        report_commits(probe, repo, head, commits)
     if needles and blobs and probe.left() > 0:
         held = set(text(probe.git(repo, "rev-list", "--objects", "HEAD")).split()) if head else set()
         search_blobs(probe, repo, [b for b in blobs if b[0] not in held], needles)
-    return tracked_unchanged(probe, repo)
+
+
+def report_commits(probe, repo, head, commits):
+    """Commits that are not HEAD's ancestors: how many refs or reflogs still reach."""
+    reachable = (
+        set(text(probe.git(repo, "rev-list", "--all", "--reflog", "--not", "HEAD", allow_fail=True)).split())
+        if head
+        else set()
+    )
+    loose = [c for c in commits if c not in reachable]
+    probe.find(
+        "git_commit_ahead",
+        "leak",
+        "%s: %d commits are not ancestors of HEAD (%d reachable from refs or reflogs, %d unreachable): %s"
+        % (
+            repo,
+            len(commits),
+            len(commits) - len(loose),
+            len(loose),
+            describe(probe, repo, sorted(commits, key=lambda c: c not in reachable)),
+        ),
+    )
 
 
 def search_blobs(probe, repo, blobs, needles):
@@ -299,10 +330,17 @@ def search_blobs(probe, repo, blobs, needles):
             "warning",
             "%s: only %d of %d blobs past HEAD were searched (size bound)" % (repo, len(wanted), len(blobs)),
         )
+    hits = blob_hits(probe, repo, wanted, needles)
+    if hits is not None:
+        report_blob_hits(probe, repo, hits)
+
+
+def blob_hits(probe, repo, wanted, needles):
+    """{blob: the first needle line it holds}, read in batches; None when the time ran out."""
     hits = {}
     for start in range(0, len(wanted), 2000):
         if probe.out_of_time("the search of git objects"):
-            return
+            return None
         batch = wanted[start : start + 2000]
         data = probe.git(repo, "cat-file", "--batch", input="\n".join(batch).encode() + b"\n")
         if data is None:
@@ -323,6 +361,10 @@ def search_blobs(probe, repo, blobs, needles):
                 if needle["bytes"] in body:
                     hits.setdefault(header[0].decode(), needle["text"])
                     break
+    return hits
+
+
+def report_blob_hits(probe, repo, hits):
     for sha, line in list(hits.items())[:5]:
         where = text(
             probe.git(
@@ -370,6 +412,12 @@ def filter_needles(probe, repo, needles):
 # --- files ---------------------------------------------------------------------------------
 def scan_files(probe, needles, hashes, unchanged):
     """The fix's lines and the task's own files, in files the agent can read (bounded)."""
+    FileScan(probe, needles, hashes, unchanged).run()
+
+
+def scan_roots(probe):
+    """The folders the file scan walks: the configured ones, else the workdir and the usual
+    places an image leaves files in, site-packages included."""
     workdir = probe.config.get("workdir") or "/"
     roots = probe.config.get("scan_roots") or [
         workdir,
@@ -389,28 +437,52 @@ def scan_files(probe, needles, hashes, unchanged):
         except AttributeError:  # a virtualenv's old site module
             pass
         roots += ["/usr/lib/python3/dist-packages"]
-    max_files = int(probe.config.get("max_files", 100000))
-    max_bytes = int(probe.config.get("max_file_bytes", 2000000))
-    budget = int(probe.config.get("max_scan_bytes", 512 * 1024 * 1024))
-    sizes = {h["size"] for h in hashes.values()}
-    files = skipped = 0
-    seen, reported = set(), 0
-    for root in roots:
-        real = os.path.realpath(root)
-        if not os.path.isdir(real) or real in seen or (real != "/" and real.startswith(SKIP)):
-            continue
-        seen.add(real)
+    return roots
+
+
+class FileScan:
+    """One walk of the scan's roots, with its bounds (files, bytes) and counts."""
+
+    def __init__(self, probe, needles, hashes, unchanged):
+        self.probe = probe
+        self.needles = needles
+        self.hashes = hashes
+        self.unchanged = unchanged
+        self.max_files = int(probe.config.get("max_files", 100000))
+        self.max_bytes = int(probe.config.get("max_file_bytes", 2000000))
+        self.budget = int(probe.config.get("max_scan_bytes", 512 * 1024 * 1024))
+        self.sizes = {h["size"] for h in hashes.values()}
+        self.files = self.skipped = self.reported = 0
+        self.seen = set()
+
+    def run(self):
+        for root in scan_roots(self.probe):
+            real = os.path.realpath(root)
+            if not os.path.isdir(real) or real in self.seen or (real != "/" and real.startswith(SKIP)):
+                continue
+            self.seen.add(real)
+            if not self.walk(real):
+                return
+        if self.reported > 10:
+            self.probe.find("answer_in_file", "leak", "%d more files hold the answer's lines" % (self.reported - 10))
+        if self.skipped:
+            self.probe.notes.append("%d files over %d bytes not searched" % (self.skipped, self.max_bytes))
+
+    def walk(self, real):
+        """Every regular file under `real`; False when a bound or the time stopped the scan."""
         for folder, dirs, names in os.walk(real):
             dirs[:] = [
                 d
                 for d in dirs
-                if d != ".git" and not os.path.join(folder, d).startswith(SKIP) and os.path.join(folder, d) not in seen
+                if d != ".git"
+                and not os.path.join(folder, d).startswith(SKIP)
+                and os.path.join(folder, d) not in self.seen
             ]
-            if probe.out_of_time("the file scan"):
-                return
+            if self.probe.out_of_time("the file scan"):
+                return False
             for name in names:
                 path = os.path.join(folder, name)
-                if path in unchanged:
+                if path in self.unchanged:
                     continue
                 try:
                     info = os.lstat(path)
@@ -418,49 +490,50 @@ def scan_files(probe, needles, hashes, unchanged):
                     continue
                 if not (info.st_mode & 0o170000 == 0o100000):  # regular files only
                     continue
-                files += 1
-                if files > max_files or budget <= 0:
-                    probe.find(
+                self.files += 1
+                if self.files > self.max_files or self.budget <= 0:
+                    self.probe.find(
                         "audit_bounds",
                         "warning",
                         "file scan stopped after %d files (bound); %s and later folders not searched"
-                        % (files - 1, folder),
+                        % (self.files - 1, folder),
                     )
-                    return
-                if info.st_size > max_bytes:
-                    skipped += 1
-                    continue
-                try:
-                    with open(path, "rb") as handle:
-                        data = handle.read(max_bytes + 1)
-                except OSError:
-                    continue
-                budget -= len(data)
-                hidden = path.startswith(("/tests/", "/solution/"))
-                if info.st_size in sizes:
-                    digest = hashlib.sha256(data).hexdigest()
-                    if digest in hashes:
-                        probe.find(
-                            "task_files_in_view",
-                            "warning" if hidden else "leak",
-                            "%s is the task's %s%s" % (path, hashes[digest]["path"], HIDDEN if hidden else ""),
-                        )
-                        continue
-                for needle in needles:
-                    if needle["bytes"] in data:
-                        reported += 1
-                        if reported <= 10:
-                            probe.find(
-                                "answer_in_file",
-                                "warning" if hidden else "leak",
-                                "%s holds the %s line %s%s"
-                                % (path, needle["source"], shown(needle["text"]), HIDDEN if hidden else ""),
-                            )
-                        break
-    if reported > 10:
-        probe.find("answer_in_file", "leak", "%d more files hold the answer's lines" % (reported - 10))
-    if skipped:
-        probe.notes.append("%d files over %d bytes not searched" % (skipped, max_bytes))
+                    return False
+                self.check(path, info)
+        return True
+
+    def check(self, path, info):
+        """One file: a copy of one of the task's files, or a holder of one of the fix's lines."""
+        if info.st_size > self.max_bytes:
+            self.skipped += 1
+            return
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(self.max_bytes + 1)
+        except OSError:
+            return
+        self.budget -= len(data)
+        hidden = path.startswith(("/tests/", "/solution/"))
+        if info.st_size in self.sizes:
+            digest = hashlib.sha256(data).hexdigest()
+            if digest in self.hashes:
+                self.probe.find(
+                    "task_files_in_view",
+                    "warning" if hidden else "leak",
+                    "%s is the task's %s%s" % (path, self.hashes[digest]["path"], HIDDEN if hidden else ""),
+                )
+                return
+        for needle in self.needles:
+            if needle["bytes"] in data:
+                self.reported += 1
+                if self.reported <= 10:
+                    self.probe.find(
+                        "answer_in_file",
+                        "warning" if hidden else "leak",
+                        "%s holds the %s line %s%s"
+                        % (path, needle["source"], shown(needle["text"]), HIDDEN if hidden else ""),
+                    )
+                break
 
 
 HIDDEN = " (hidden in HEMRA's docker sandbox: an empty folder is mounted there while the agent works)"

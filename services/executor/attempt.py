@@ -17,8 +17,8 @@ from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
 from services import digests
-from services.common import blame, errors, judges, parsing, transport
-from services.domain import folders, vocabulary
+from services.common import errors, judges, parsing, transport
+from services.domain import blame, folders, vocabulary
 from services.environments.capabilities import carried, verifier_isolation, verifier_network
 from services.executor.artifacts import collect as collect_artifacts
 from services.executor.events import EventLog, event, output_events, text

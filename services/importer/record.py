@@ -113,16 +113,7 @@ def build_request(
         spec=spec,
         datasets=list(datasets.values()),
         harnesses=list(harness_rows.values()),
-        cells=[
-            pb.Cell(
-                dataset_name=name,
-                dataset_digest=datasets[name].digest,
-                harness_name=h.harness_name,
-                harness_digest=h.digest,
-                model=h.model,
-            )
-            for name, h in cell_rows
-        ],
+        cells=_cells(cell_rows, datasets),
         trials=planned,
         kind="import",
         import_format=f"{results.format} {results.version}",
@@ -130,6 +121,20 @@ def build_request(
         tree_json=tree_json(entries),
         imported_by=imported_by,
     )
+
+
+def _cells(cell_rows: list[tuple[str, pb.Harness]], datasets: dict[str, pb.Dataset]) -> list[pb.Cell]:
+    """The run's cells, in the order their first trial came: (dataset, harness) each."""
+    return [
+        pb.Cell(
+            dataset_name=name,
+            dataset_digest=datasets[name].digest,
+            harness_name=h.harness_name,
+            harness_digest=h.digest,
+            model=h.model,
+        )
+        for name, h in cell_rows
+    ]
 
 
 def _task_of(trial: ImportedTrial, root: Path, pinned: dict[str, ppb.PinnedTask]) -> tuple[pb.Task, str]:

@@ -11,8 +11,9 @@ the report is the harness's report.json, and the reward `resolved` is 1 when it 
 import tempfile
 from dataclasses import dataclass
 
-from services.common import blame, parsing
+from services.common import parsing
 from services.common import swebench as package
+from services.domain import blame
 
 SPEC_FILE = blame.SWEBENCH_SPEC
 LOG = "/logs/verifier/test_output.txt"
@@ -35,7 +36,7 @@ class Graded:
     report: dict
     resolved: bool
     #: SWE-bench's reason when the log is unparseable and its signature is the environment's
-    #: (in a HEMRA run, the agent's doing: services/common/blame.py).
+    #: (in a HEMRA run, the agent's doing: services/domain/blame.py).
     environment_failure: str = ""
 
 

@@ -16,7 +16,7 @@ run are a conflict (a program the tests ran wrote one of them), the agent's fail
 
 A run that gives no usable reward (a timeout, no reward file, an invalid one, a conflict, a
 SWE-bench log with the environment's failure signature) is the agent's result, scored 0 with
-its fault (services/common/blame.py), never "not graded": the agent can cause each of them. A task whose verifier judges
+its fault (services/domain/blame.py), never "not graded": the agent can cause each of them. A task whose verifier judges
 with a rubric also leaves reward-details.json: its criteria are kept beside the rewards
 (services/common/rubric.py). A SWE-bench task's test.sh writes no reward: its log is graded
 here with SWE-bench's grading (services/scorer/swebench.py).
@@ -28,7 +28,8 @@ import time
 from dataclasses import dataclass, field
 
 from hemra.v1 import common_pb2 as pb
-from services.common import blame, rubric
+from services.common import rubric
+from services.domain import blame
 from services.domain.rewards import reward_problem
 from services.scorer import rewards as rw
 from services.scorer import swebench

@@ -200,7 +200,7 @@ class ReportRow(_Record):
     harness_failed: int = 0
     timed_out: int = 0
     #: Graded trials failed because the verifier timed out, crashed or left no usable reward on
-    #: what the agent left (the agent's result, counted in graded too; services/common/blame.py).
+    #: what the agent left (the agent's result, counted in graded too; services/domain/blame.py).
     verifier_faults: int = 0
     infra_failed: int = 0
     scorer_failed: int = 0

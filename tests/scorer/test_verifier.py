@@ -5,7 +5,7 @@ further than its cap. Whatever a run leaves that gives no usable reward is the a
 
 import pytest
 
-from services.common import blame
+from services.domain import blame
 from services.scorer import verifier
 
 

@@ -5,7 +5,7 @@ import logging
 import time
 import uuid
 
-from services.common.blame import AgentFault
+from services.domain.blame import AgentFault
 from services.environments.engine import client, docker_errors
 from services.executor.sandboxes.base import ExecResult, SandboxError
 from services.executor.sandboxes.docker.output import Stream
