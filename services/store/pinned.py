@@ -1,5 +1,6 @@
 """Rows of the queue that never change once recorded (trials with their cells, a run's spec
-and limits, tasks, harnesses), read once per store and kept: `Pinned`. The queue's tables as
+and limits, tasks, harnesses), read once per store and kept (a trial while its attempt is
+live): `Pinned`. The queue's tables as
 Core objects are named here too."""
 
 from collections.abc import Callable
