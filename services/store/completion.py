@@ -70,7 +70,7 @@ async def complete(conn, pinned: Pinned, job_id: str, token: int, done: Completi
         if done.outcome == vocabulary.INFRA_FAILED:
             retry = await maybe_retry(conn, attempt.run_id, attempt.trial_id, attempt.number, now)
         await free_slot(conn, pinned, closed.run_id)  # last: the run row is locked until commit
-    trial, cell = await pinned.trial(conn, attempt.trial_id)
+    trial, cell = await pinned.settled_trial(conn, attempt.trial_id)
     return Completed(AttemptInfo.of(attempt), trial, cell, retry, repeated=closed is None)
 
 

@@ -1,5 +1,6 @@
 """Rows of the queue that never change once recorded (trials with their cells, a run's spec
-and limits, tasks, harnesses), read once per store and kept: `Pinned`. The queue's tables as
+and limits, tasks, harnesses), read once per store and kept (a trial while its attempt is
+live): `Pinned`. The queue's tables as
 Core objects are named here too."""
 
 from collections.abc import Callable
@@ -50,6 +51,12 @@ class Pinned:
     needed). Nothing cached here is ever deleted by the store; a task or harness
     record is replaced only by a new run that records it as its planner read it
     (sqlrows.insert_or_replace), and that run forgets the cached copy.
+
+    A trial is kept only while its work is live: claimed, it is kept (with one
+    copy of its cell, shared by the cell's trials) until its attempt completes
+    (`settled_trial`), so the cache holds what running work needs, not the run's
+    history. A trial claimed again (an infrastructure retry, a lease recovered)
+    is read again on a miss.
     """
 
     def __init__(self, size: int = 16384):
@@ -68,12 +75,29 @@ class Pinned:
             return found
         return self.put_trial((await conn.execute(_TRIAL_CELL, {"trial_id": trial_id})).one())
 
+    async def settled_trial(self, conn, trial_id: str) -> tuple[TrialInfo, CellInfo]:
+        """A trial whose attempt completed, no longer kept: the cached copy, else read."""
+        found = self._rows.pop(("trial", trial_id), None)
+        if found is not None:
+            return found
+        return self._trial_of((await conn.execute(_TRIAL_CELL, {"trial_id": trial_id})).one())
+
+    def take_trial(self, trial_id: str) -> tuple[TrialInfo, CellInfo] | None:
+        """A trial whose attempt completed or was otherwise closed (released, recovered,
+        cancelled), no longer kept: the cached copy, or None."""
+        return self._rows.pop(("trial", trial_id), None)
+
     def put_trial(self, row) -> tuple[TrialInfo, CellInfo]:
         """Keep a trial and its cell read elsewhere (a row with _TRIAL_CELL's columns)."""
-        return self._put(
-            ("trial", row.id),
-            (
-                TrialInfo(row.id, row.run_id, row.cell_id, row.task_digest, row.task_name, row.repetition),
+        return self._put(("trial", row.id), self._trial_of(row))
+
+    def _trial_of(self, row) -> tuple[TrialInfo, CellInfo]:
+        # One CellInfo per cell, shared by its trials (and their IDs with it): a trial
+        # costs its own fields only.
+        cell = self._rows.get(("cell", row.cell_id))
+        if cell is None:
+            cell = self._put(
+                ("cell", row.cell_id),
                 CellInfo(
                     row.cell_id,
                     row.run_id,
@@ -84,8 +108,9 @@ class Pinned:
                     row.harness_name,
                     row.model,
                 ),
-            ),
-        )
+            )
+        trial = TrialInfo(row.id, cell.run_id, cell.id, row.task_digest, row.task_name, row.repetition)
+        return trial, cell
 
     def forget(self, kind: str, key: str) -> None:
         """Drop a task or harness record a new run recorded again (it may have replaced it)."""

@@ -282,6 +282,7 @@ async def release(conn, pinned: Pinned, job_id: str, token: int, reason: str, no
     attempt = await close_attempt_row(
         conn, job.attempt_id, Completion(vocabulary.INFRA_FAILED, error=error), now, released=True
     )
+    pinned.take_trial(attempt.trial_id)  # its retry, claimed, is kept again
     return await maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
 
 
@@ -306,9 +307,13 @@ async def recover_expired(conn, pinned: Pinned, now: float, limit: int = 100) ->
         await free_slot(conn, pinned, job.run_id)
         cancelled = (await conn.execute(select(RUNS.c.cancel_requested).where(RUNS.c.id == job.run_id))).scalar_one()
         if cancelled:
-            await close_attempt_row(conn, job.attempt_id, Completion(vocabulary.CANCELLED, error="cancelled"), now)
+            attempt = await close_attempt_row(
+                conn, job.attempt_id, Completion(vocabulary.CANCELLED, error="cancelled"), now
+            )
+            pinned.take_trial(attempt.trial_id)
             continue
         attempt = await close_attempt_row(conn, job.attempt_id, Completion(vocabulary.INFRA_FAILED, error=error), now)
+        pinned.take_trial(attempt.trial_id)  # its retry, claimed, is kept again
         await maybe_retry(conn, job.run_id, attempt.trial_id, attempt.number, now)
     return len(jobs)
 
@@ -331,7 +336,8 @@ async def recover_run(conn, pinned: Pinned, run_id: str, now: float) -> int:
             .values(state="done", last_error=error, lease_token=JOBS.c.lease_token + 1)
         )
         await free_slot(conn, pinned, run_id)
-        await close_attempt_row(conn, job.attempt_id, Completion(vocabulary.INFRA_FAILED, error=error), now)
+        attempt = await close_attempt_row(conn, job.attempt_id, Completion(vocabulary.INFRA_FAILED, error=error), now)
+        pinned.take_trial(attempt.trial_id)
     return len(jobs)
 
 
@@ -371,6 +377,7 @@ async def cancel_trial(session: AsyncSession, pinned: Pinned, trial_id: str, now
         .values(state="done", last_error="cancelled", lease_token=JOBS.c.lease_token + 1)
     )
     await close_attempt_row(session, job.attempt_id, Completion(vocabulary.CANCELLED, error="cancelled"), now)
+    pinned.take_trial(trial_id)
     if job.state == "leased":
         await free_slot(session, pinned, job.run_id)
     return job.attempt_id

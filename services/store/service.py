@@ -558,13 +558,13 @@ class Store:
         done = dataclasses.replace(done, **fitted)
         if self.fast is not None and done.outcome != vocabulary.INFRA_FAILED:
             attempt = await self.fast.complete(job_id, token, done, self.clock())
-            trial = attempt and self.pinned.cached("trial", attempt.trial_id)
+            trial = attempt and self.pinned.take_trial(attempt.trial_id)
             if trial is not None:
                 return completion.Completed(attempt, *trial, "")
             # Not matched (a repeat, a stale token) or not cached: queue.py says which and why.
             if attempt is not None:
                 async with self.engine.connect() as conn:
-                    return completion.Completed(attempt, *await self.pinned.trial(conn, attempt.trial_id), "")
+                    return completion.Completed(attempt, *await self.pinned.settled_trial(conn, attempt.trial_id), "")
         async with self.engine.begin() as conn:
             return await completion.complete(conn, self.pinned, job_id, token, done, self.clock())
 

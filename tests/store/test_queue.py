@@ -99,6 +99,32 @@ async def test_claim__a_cell_gathers_all_its_jobs_and_holds_the_runs_slots_until
     assert await store.claim_job("w2", 30, run.id) is None  # concurrency 1 again
 
 
+async def test_pinned__keeps_live_trials_only_with_one_copy_of_each_cell(store):
+    run, _ = await store.record_run(plan(trials=4, retries=1))
+    claims = [await store.claim_job(f"w{i}", 30, run.id) for i in range(4)]
+    assert all(store.pinned.cached("trial", c.trial.id) == (c.trial, c.cell) for c in claims)
+    assert all(c.cell is claims[0].cell for c in claims)  # one cell, kept once
+    kept = lambda c: store.pinned.cached("trial", c.trial.id) is not None  # noqa: E731
+    done = completion.Completion(vocabulary.COMPLETED)
+    first = await store.complete_job(claims[0].job.id, claims[0].job.lease_token, done)
+    assert (first.trial, first.cell) == (claims[0].trial, claims[0].cell) and not kept(claims[0])
+    again = await store.complete_job(claims[0].job.id, claims[0].job.lease_token, done)  # read again
+    assert again.repeated and (again.trial, again.cell) == (first.trial, first.cell) and not kept(claims[0])
+    broke = completion.Completion(vocabulary.INFRA_FAILED, error="sandbox broke")
+    failed = await store.complete_job(claims[1].job.id, claims[1].job.lease_token, broke)
+    assert failed.retry and failed.trial == claims[1].trial and not kept(claims[1])
+    await store.release_job(claims[2].job.id, claims[2].job.lease_token, "shutting down")
+    assert not kept(claims[2])
+    await store.cancel(claims[3].attempt.id)
+    assert not kept(claims[3])
+    retries = [await store.claim_job("w9", 30, run.id) for _ in range(2)]  # the two retries: kept again
+    assert {r.trial.id for r in retries} == {claims[1].trial.id, claims[2].trial.id} and all(map(kept, retries))
+    for retry in retries:
+        finished = await store.complete_job(retry.job.id, retry.job.lease_token, done)
+        assert finished.trial == retry.trial and not kept(retry)
+    assert await store.claim_job("w9", 30, run.id) is None
+
+
 async def test_heartbeat__stale_token_is_lease_lost(store):
     run, _ = await store.record_run(plan(trials=1))
     claimed = await store.claim_job("w1", 30)
