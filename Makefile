@@ -8,7 +8,7 @@ HEMRA := $(VENV)/bin/hemra
 
 .PHONY: setup demo test fuzz protos check-protos bench viewer
 
-$(VENV)/.installed: pyproject.toml scripts/setup.sh scripts/setup-docker.sh
+$(VENV)/.installed: pyproject.toml setup.py scripts/setup.sh scripts/setup-docker.sh
 	bash scripts/setup.sh
 	touch $@
 

@@ -470,7 +470,7 @@ async def work_floor(address: str, name: str, deadline: float, batch: int = 1) -
 
 def _child_env(token: str) -> dict:
     env = {**os.environ, TOKEN_ENV: token, "PYTHONUNBUFFERED": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 

@@ -20,6 +20,9 @@ def imported(folder: str) -> list[tuple[str, str]]:
                 found += [(str(path.relative_to(ROOT)), alias.name) for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 found += [(str(path.relative_to(ROOT)), node.module)]
+                # `from hemra import services` imports a package, not a name.
+                if node.module == "hemra":
+                    found += [(str(path.relative_to(ROOT)), f"hemra.{alias.name}") for alias in node.names]
     return found
 
 
@@ -28,34 +31,36 @@ def offenders(folder: str, forbidden) -> list[str]:
 
 
 def test_services_never_import_clients():
-    assert offenders("services", lambda m: m == "clients" or m.startswith("clients.")) == []
+    assert offenders("services", lambda m: m == "hemra.clients" or m.startswith("hemra.clients.")) == []
 
 
 def test_the_planner_never_imports_the_executor():
-    assert offenders("services/planner", lambda m: m.startswith("services.executor")) == []
+    assert offenders("services/planner", lambda m: m.startswith("hemra.services.executor")) == []
 
 
 @pytest.mark.parametrize("folder", ["services/common", "services/domain", "services/environments"])
 def test_shared_modules_import_no_service(folder):
-    services = ("services.store", "services.planner", "services.executor", "services.scorer", "services.importer")
+    services = tuple(f"hemra.services.{name}" for name in ("store", "planner", "executor", "scorer", "importer"))
     assert offenders(folder, lambda m: m.startswith(services)) == []
 
 
 def test_the_gateway_reaches_services_through_the_transport_only():
-    shared = ("services.common", "services.domain")
-    assert offenders("gateway", lambda m: m.startswith("services.") and not m.startswith(shared)) == []
-    assert offenders("gateway", lambda m: m.startswith("clients.")) == []
+    shared = ("hemra.services.common", "hemra.services.domain")
+    assert offenders("gateway", lambda m: m.startswith("hemra.services.") and not m.startswith(shared)) == []
+    assert offenders("gateway", lambda m: m.startswith("hemra.clients.")) == []
 
 
 def test_the_checker_sees_lazy_imports():
     """The rules above would pass on a reader that missed imports inside functions."""
-    assert ("services/executor/sandboxes/__init__.py", "services.executor.sandboxes.docker") in imported("services")
+    assert ("services/executor/sandboxes/__init__.py", "hemra.services.executor.sandboxes.docker") in imported(
+        "services"
+    )
 
 
 def test_only_the_composition_roots_build_several_servers():
     builders = {}
     for file, module in imported("services"):
-        if module.endswith(".server") and module.count(".") == 2:
+        if module.endswith(".server") and module.count(".") == 3:
             builders.setdefault(file, set()).add(module)
     several = {file for file, modules in builders.items() if len(modules) > 1}
     assert several == {"services/compose/embedded.py", "services/compose/worker.py"}
@@ -64,4 +69,4 @@ def test_only_the_composition_roots_build_several_servers():
 @pytest.mark.parametrize("folder", ["clients", "gateway"])
 def test_clients_build_no_server(folder):
     """hemra serve and hemra worker are wired in services/compose, not in the CLI."""
-    assert offenders(folder, lambda m: m.startswith("services.") and m.endswith((".server", ".servicer"))) == []
+    assert offenders(folder, lambda m: m.startswith("hemra.services.") and m.endswith((".server", ".servicer"))) == []

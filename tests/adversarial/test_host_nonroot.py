@@ -88,7 +88,7 @@ def test_the_sandbox_run_by_a_user_keeps_its_guarantees(tmp_path):
                 "PATH": os.environ["PATH"],
                 "HOME": str(folder),
                 "HEMRA_CANARY_SECRET": "s3cr3t-canary",
-                "PYTHONPATH": str(REPO),
+                "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "protos")]),
             },
         )
         if done.returncode != 0 and ("Permission denied" in done.stderr or "No permissions" in done.stderr):
