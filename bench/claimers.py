@@ -5,7 +5,7 @@
 
 On a fresh PostgreSQL database (127.0.0.1:5432, dropped afterwards; the schema migrated once,
 as `hemra db upgrade` does), for each store count S in --stores: S store processes
-(`python -m services.store`, as a deployment runs them: the same database, the same blob
+(`python -m hemra.services.store`, as a deployment runs them: the same database, the same blob
 folder), then for each C in --claimers a fresh run of --jobs queued jobs (run concurrency
 = jobs, so the run's limit never binds) and C claimers spread over --clients processes, each
 claimer a coroutine with its own gRPC channel to one store (round robin, as a Service balances
@@ -52,7 +52,7 @@ TOKEN = "claimers-" + secrets.token_hex(8)
 
 def start_store(env: dict) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.store", "--listen", "127.0.0.1:0"],
+        [sys.executable, "-m", "hemra.services.store", "--listen", "127.0.0.1:0"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -78,9 +78,9 @@ async def claimer(address: str, name: str, work: float, deadline: float, out: di
     import grpc
     from google.protobuf.duration_pb2 import Duration
 
+    from hemra.services.common import transport
     from hemra.v1 import common_pb2 as pb
     from hemra.v1 import store_service_pb2 as spb
-    from services.common import transport
 
     channel = transport.channel(address)
     client = transport.store(channel, os.environ["HEMRA_TOKEN"])

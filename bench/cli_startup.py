@@ -41,7 +41,7 @@ HEMRA = REPO / ".venv" / "bin" / "hemra"
 if sys.path[0] != str(REPO):  # first: bench/gateway.py must not stand for the gateway package
     sys.path.insert(0, str(REPO))
 
-from services.store import warm  # noqa: E402  (after the path is set)
+from hemra.services.store import warm  # noqa: E402  (after the path is set)
 
 TASKS = 10
 TARGET_S = 0.3
@@ -77,7 +77,7 @@ for label in sys.argv[2:]:
 
 async def build_store(home: Path, runs: int) -> list[str]:
     from bench.gateway import plans
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
     labels = []

@@ -75,8 +75,8 @@ def plans(
 ):
     """`runs` finished runs of `task_count` tasks x `repetitions` on one dataset, shaped as the planner
     and executor would leave them (bench/cli_startup.py records its small runs with it too)."""
-    from services import digests
-    from services.store.records import PlannedRun
+    from hemra.services import digests
+    from hemra.services.store.records import PlannedRun
 
     names = [f"bench/task-{i:03d}" for i in range(task_count)]
     task_digests = [digests.sha256(f"bench gateway task {i}".encode()) for i in range(task_count)]
@@ -179,7 +179,7 @@ def _event(seq: int, rng: random.Random) -> tuple:
 
 
 async def build_store(home: Path, runs: int, trace_events: int) -> dict:
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     rng = random.Random(SEED)
     store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
@@ -196,7 +196,7 @@ async def build_store(home: Path, runs: int, trace_events: int) -> dict:
     record_s = time.perf_counter() - started
     started = time.perf_counter()
     huge = first_run_attempts[0]
-    from services.store import usage
+    from hemra.services.store import usage
 
     sums: dict[str, usage.Usage] = {}  # what the store's writers sum as they append
 
@@ -406,7 +406,7 @@ def check(name: str, body: dict, info: dict) -> list[str]:
 
 
 async def domain_baseline(home: Path, info: dict, samples: int) -> dict:
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
     other = info["runs"][-1]

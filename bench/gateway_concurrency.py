@@ -51,7 +51,7 @@ REQUEST_TIMEOUT = 30.0
 
 
 async def build_store(home: Path) -> list[str]:
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
     try:
@@ -77,7 +77,7 @@ def hemra_command() -> list[str]:
     own = REPO / ".venv" / "bin" / "hemra"
     if own.exists():
         return [str(own)]
-    return [sys.executable, "-c", "import sys; from clients.cli.main import main; sys.argv[0] = 'hemra'; main()"]
+    return [sys.executable, "-c", "import sys; from hemra.clients.cli.main import main; sys.argv[0] = 'hemra'; main()"]
 
 
 def start_server(home: Path, extra: list[str]) -> tuple[subprocess.Popen, int]:

@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "protos")]
 
-from services.executor.harbor import toolenv  # noqa: E402
+from hemra.services.executor.harbor import toolenv  # noqa: E402
 from tests.conftest import HEMRA, clean_env  # noqa: E402
 
 TASKS = ("text-stats", "json-transform", "fix-median", "reverse-lines", "fizzbuzz-limit", "csv-column-sum")

@@ -844,8 +844,8 @@ def bench_import(trials: int, scratch: Path, checks: list) -> dict:
 def compare_plans(size: int, rng: random.Random):
     """Two imports of `size` trials each, on the same tasks (digests, scorer fingerprints), 0/1 rewards,
     shaped as services/importer/record.py + services/store/requests.py's planned_run() would record them."""
-    from services import digests
-    from services.store.records import PlannedRun
+    from hemra.services import digests
+    from hemra.services.store.records import PlannedRun
 
     tasks = size // COMPARE_REPETITIONS
     names = [f"bench/task-{i:06d}" for i in range(tasks)]
@@ -936,8 +936,8 @@ def compare_plans(size: int, rng: random.Random):
 
 
 async def record_compare_store(home: Path, size: int) -> tuple[int, float]:
-    from services.store.service import Store
-    from services.store.settings import StoreSettings
+    from hemra.services.store.service import Store
+    from hemra.services.store.settings import StoreSettings
 
     settings = StoreSettings.from_env(None, home)
     plans, tasks = compare_plans(size, random.Random(SEED + size))
@@ -953,12 +953,12 @@ async def record_compare_store(home: Path, size: int) -> tuple[int, float]:
 
 async def compare_in_process(home: Path, samples: int) -> dict:
     """Store.compare timed in this process (median of `samples`), and one broken-down call."""
-    from clients.cli import comparing, render
+    from hemra.clients.cli import comparing, render
+    from hemra.services.bulk import gc_paused
+    from hemra.services.store import compare as cmp
+    from hemra.services.store import convert
+    from hemra.services.store.service import Store
     from hemra.v1 import store_service_pb2 as spb
-    from services.bulk import gc_paused
-    from services.store import compare as cmp
-    from services.store import convert
-    from services.store.service import Store
 
     store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
     try:
@@ -1017,7 +1017,7 @@ def bench_compare(size: int, scratch: Path, checks: list) -> dict:
     data = json.loads(out)
     cli_s = statistics.median(samples)
     firsts, agains = [], []
-    from services.store import warm
+    from hemra.services.store import warm
 
     warm_env = hemra_env(home, warm_store=True)
     for _ in range(COMPARE_SAMPLES):
@@ -1115,7 +1115,7 @@ def profile_child(argv: list[str]) -> int:
         return func(*args, **kwargs)
 
     asyncio.to_thread = inline
-    from clients.cli.main import main as hemra_main
+    from hemra.clients.cli.main import main as hemra_main
 
     sys.argv = ["hemra", *rest]
     profiler = cProfile.Profile()
@@ -1193,7 +1193,7 @@ def profile_cli(name: str, args: list, home: Path, scratch: Path) -> dict:
 async def _profile_store_compare(home: Path, out: Path) -> None:
     import cProfile
 
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     store = await Store.open(f"sqlite:///{home / 'hemra.db'}", home / "blobs")
     try:

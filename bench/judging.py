@@ -107,8 +107,8 @@ def db_bytes(home: Path) -> int:
 
 
 async def record_import(home: Path, trials: int) -> str:
-    from services.store.service import Store
-    from services.store.settings import StoreSettings
+    from hemra.services.store.service import Store
+    from hemra.services.store.settings import StoreSettings
 
     settings = StoreSettings.from_env(None, home)
     [plan, _], _ = compare_plans(trials, random.Random(1))
@@ -121,9 +121,9 @@ async def record_import(home: Path, trials: int) -> str:
 
 
 async def judge_once(home: Path, label: str, judge_file: Path) -> tuple[float, object]:
+    from hemra.services.common import judges
+    from hemra.services.compose import embedded
     from hemra.v1 import scorer_service_pb2 as scpb
-    from services.common import judges
-    from services.compose import embedded
 
     spec = judges.load(judge_file).spec()
     async with embedded.services(home, f"sqlite:///{home / 'hemra.db'}") as services:
@@ -155,8 +155,8 @@ async def bare_floor(url: str, calls: int, concurrency: int) -> float:
 
 
 async def scores_of(home: Path, label: str) -> list[float]:
+    from hemra.services.compose import embedded
     from hemra.v1 import store_service_pb2 as spb
-    from services.compose import embedded
 
     values, token = [], ""
     async with embedded.services(home, f"sqlite:///{home / 'hemra.db'}") as services:

@@ -55,7 +55,7 @@ def snapshot(*_):
     tracemalloc.take_snapshot().dump(os.path.join(folder, f"snapshot-{taken[0]}.pickle"))
 signal.signal(signal.SIGUSR1, snapshot)
 sys.argv[0] = "hemra"
-runpy.run_module("clients.cli.main", run_name="__main__")
+runpy.run_module("hemra.clients.cli.main", run_name="__main__")
 """
 
 
@@ -223,7 +223,7 @@ def main() -> int:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "protos"), env.get("PYTHONPATH")]))
     if args.trace:
         env.update(HEMRA_BENCH_TRACE_DIR=str(scratch), HEMRA_BENCH_TRACE_FRAMES=str(args.trace_frames))
-    command = [sys.executable, "-c", TRACED] if args.trace else [sys.executable, "-m", "clients.cli.main"]
+    command = [sys.executable, "-c", TRACED] if args.trace else [sys.executable, "-m", "hemra.clients.cli.main"]
     command += ["run", "-H", "oracle", "-d", str(dataset), "-k", str(attempts)]
     command += ["--concurrency", str(args.concurrency), "--sandbox", "host"]
     log = scratch / "hemra.out"

@@ -147,7 +147,7 @@ def _host():
     """services/executor/sandboxes/host/, whose sandbox the floor copies."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from services.executor.sandboxes import host
+    from hemra.services.executor.sandboxes import host
 
     return host
 
@@ -214,7 +214,7 @@ def give_to_user(full: bool = True) -> str:
 def seccomp_file(work: Path) -> Path:
     """The host sandbox's seccomp program (services/executor/sandboxes/seccomp.py), in a file
     the floor gives each bwrap on fd 9, as the sandbox gives it on a pipe."""
-    from services.executor.sandboxes import seccomp
+    from hemra.services.executor.sandboxes import seccomp
 
     path = work / "seccomp.bpf"
     path.write_bytes(seccomp.program())

@@ -115,7 +115,7 @@ async def admin(sql: str) -> list:
 
 
 async def create_database(kind: str, scratch: Path) -> Database:
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     folder = scratch / kind
     folder.mkdir(parents=True, exist_ok=True)
@@ -141,7 +141,7 @@ def plan(jobs: int, label: str):
     """A run of `jobs` trials of one task and one harness (as tests/store/test_queue.py's plan())."""
     import typing
 
-    from services.store import records
+    from hemra.services.store import records
 
     # A planned trial is (cell index, task digest, task name, repetition[, more fields]): pad any
     # later fields (such as an imported result) with None, as tests/store/test_queue.py does.
@@ -165,7 +165,7 @@ def plan(jobs: int, label: str):
 
 
 async def record_run(db: Database, jobs: int, label: str, analyze: bool = False) -> str:
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     store = await Store.open(db.url, db.blob_dir)
     try:
@@ -419,7 +419,7 @@ async def serve_floor(kind: str, target: str, workers: int, lifetime: float) -> 
     """The floor's server: raw SQL behind one RPC through transport.new_server on 127.0.0.1:0."""
     import grpc
 
-    from services.common import transport
+    from hemra.services.common import transport
 
     queue = FloorQueue(kind, target, workers)
     await queue.open()
@@ -443,8 +443,8 @@ async def serve_floor(kind: str, target: str, workers: int, lifetime: float) -> 
 async def work_floor(address: str, name: str, deadline: float, batch: int = 1) -> dict:
     """One floor worker: one RPC per job (or per `batch` jobs: claim batching's prototype), each
     finishing the worker's last jobs and bringing the next."""
-    from services import auth
-    from services.common import transport
+    from hemra.services import auth
+    from hemra.services.common import transport
 
     channel = transport.channel(address)
     call = channel.unary_unary(FLOOR_METHOD)
@@ -613,9 +613,9 @@ async def measure_hemra(
 
 async def serve(url: str, blob_dir: str, lifetime: float, profile: str | None) -> None:
     """The store server alone: Store.open + build_server on 127.0.0.1:0, PORT <n> on stdout."""
-    from services.common import transport
-    from services.store.server import build_server
-    from services.store.service import Store
+    from hemra.services.common import transport
+    from hemra.services.store.server import build_server
+    from hemra.services.store.service import Store
 
     store = await Store.open(url, Path(blob_dir))
     server, port = build_server(store, "127.0.0.1:0", os.environ[TOKEN_ENV])
@@ -664,9 +664,9 @@ async def work(address: str, name: str, deadline: float) -> dict:
     completion brings the next job) until no job comes back."""
     from google.protobuf.duration_pb2 import Duration
 
+    from hemra.services.common import transport
     from hemra.v1 import common_pb2 as pb
     from hemra.v1 import store_service_pb2 as spb
-    from services.common import transport
 
     channel = transport.channel(address)
     client = transport.store(channel, os.environ[TOKEN_ENV])

@@ -145,7 +145,7 @@ async def admin(sql: str) -> None:
 
 
 async def until_serving(addresses: list[str], timeout: float = 120) -> None:
-    from services.common import health
+    from hemra.services.common import health
 
     deadline = time.monotonic() + timeout
     for address in addresses:
@@ -163,9 +163,9 @@ async def _status(health, address: str) -> str:
 
 
 async def submit_and_wait(planner_addr: str, store_addr: str, spec) -> tuple[str, float]:
+    from hemra.services.common import transport
     from hemra.v1 import planner_service_pb2 as ppb
     from hemra.v1 import store_service_pb2 as spb
-    from services.common import transport
 
     planner_channel, store_channel = transport.channel(planner_addr), transport.channel(store_addr)
     planner, store = transport.planner(planner_channel, TOKEN), transport.store(store_channel, TOKEN)
@@ -219,7 +219,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def spawn(n: int, env: dict, addresses: dict) -> list[subprocess.Popen]:
     """n executors started at once (as a Deployment's new pods are), once each is listening."""
-    command = [sys.executable, "-m", "services.executor", "--listen", "127.0.0.1:0"]
+    command = [sys.executable, "-m", "hemra.services.executor", "--listen", "127.0.0.1:0"]
     command += ["--store", addresses["store"], "--scorer", addresses["scorer"]]
     processes = [
         subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -243,10 +243,10 @@ async def measure_keda(jobs: int, poll: float, most: int, env: dict, addresses: 
     answer within 0..most, asked every `poll` seconds."""
     import asyncpg
 
+    from hemra.services.common import transport
     from hemra.v1 import common_pb2 as pb
     from hemra.v1 import planner_service_pb2 as ppb
     from hemra.v1 import store_service_pb2 as spb
-    from services.common import transport
 
     query = keda_query()
     conn = await asyncpg.connect(url, timeout=10)
@@ -315,14 +315,14 @@ async def measure_keda(jobs: int, poll: float, most: int, env: dict, addresses: 
 async def measure_drain(concurrency: int, env: dict, addresses: dict, url: str, dataset, scratch: Path) -> dict:
     """One executor working `concurrency` long attempts gets SIGTERM, as a scaled-down pod
     does: the seconds until every attempt is back in the queue, and until the process exits."""
+    from hemra.services.common import transport
     from hemra.v1 import common_pb2 as pb
     from hemra.v1 import planner_service_pb2 as ppb
     from hemra.v1 import store_service_pb2 as spb
-    from services.common import transport
 
     harness = make_harness(scratch / "drain", 600)
     command = ["--store", addresses["store"], "--scorer", addresses["scorer"], "--concurrency", str(concurrency)]
-    executor, _ = start("services.executor", env, *command)
+    executor, _ = start("hemra.services.executor", env, *command)
     planner_channel, store_channel = transport.channel(addresses["planner"]), transport.channel(addresses["store"])
     planner, store = transport.planner(planner_channel, TOKEN), transport.store(store_channel, TOKEN)
     try:
@@ -355,7 +355,7 @@ async def measure(
     from hemra.v1 import common_pb2 as pb
 
     executors = [
-        start("services.executor", env, "--store", addresses["store"], "--scorer", addresses["scorer"])[0]
+        start("hemra.services.executor", env, "--store", addresses["store"], "--scorer", addresses["scorer"])[0]
         for _ in range(n)
     ]
     cpu = {}
@@ -439,17 +439,17 @@ async def main() -> int:
     services = []
     try:
         subprocess.run(
-            [sys.executable, "-m", "clients.cli.main", "db", "upgrade"],
+            [sys.executable, "-m", "hemra.clients.cli.main", "db", "upgrade"],
             cwd=ROOT,
             env=env,
             check=True,
             capture_output=True,
         )
-        store, store_addr = start("services.store", env)
+        store, store_addr = start("hemra.services.store", env)
         services.append(store)
         await until_serving([store_addr])
-        planner, planner_addr = start("services.planner", env, "--store", store_addr)
-        scorer, scorer_addr = start("services.scorer", env, "--store", store_addr)
+        planner, planner_addr = start("hemra.services.planner", env, "--store", store_addr)
+        scorer, scorer_addr = start("hemra.services.scorer", env, "--store", store_addr)
         services += [planner, scorer]
         addresses = {"store": store_addr, "planner": planner_addr, "scorer": scorer_addr}
         dataset, harness = make_dataset(scratch), make_harness(scratch, args.sleep)

@@ -11,9 +11,9 @@ import json
 import os
 import time
 
+from hemra.services.common import transport
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
-from services.common import transport
 
 
 class HarnessSession:

@@ -1,4 +1,4 @@
-"""Run the gateway alone, in a deployment: python -m gateway --store HOST:PORT --planner HOST:PORT
+"""Run the gateway alone, in a deployment: python -m hemra.gateway --store HOST:PORT --planner HOST:PORT
 --importer HOST:PORT. It serves the read-only HTTP API with the trace viewer (or --ui DIR) and
 the gRPC front door the `hemra` CLI reaches with HEMRA_SERVER (gateway/frontdoor.py)."""
 
@@ -7,13 +7,13 @@ import asyncio
 import signal
 from pathlib import Path
 
-from gateway.app import create_app
-from gateway.frontdoor import build_front_door
-from gateway.security import LOOPBACK_HOSTS
-from gateway.server import start_http, stop_http, url_of
-from services import auth
-from services.common import transport
-from services.common.entry import (
+from hemra.gateway.app import create_app
+from hemra.gateway.frontdoor import build_front_door
+from hemra.gateway.security import LOOPBACK_HOSTS
+from hemra.gateway.server import start_http, stop_http, url_of
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,
     check_listeners,
@@ -23,7 +23,7 @@ from services.common.entry import (
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m gateway", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hemra.gateway", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7878", help="the HTTP API and UI (default %(default)s)")
     parser.add_argument(
         "--front-door", default="127.0.0.1:7800", help="the gRPC front door for the CLI (default %(default)s)"

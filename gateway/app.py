@@ -6,10 +6,10 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
-from gateway import errors
-from gateway.routes import attempts, catalog, compare, health, runs
-from gateway.security import LOOPBACK_HOSTS, SecurityHeaders
-from services.common.heap import freeze_for_good
+from hemra.gateway import errors
+from hemra.gateway.routes import attempts, catalog, compare, health, runs
+from hemra.gateway.security import LOOPBACK_HOSTS, SecurityHeaders
+from hemra.services.common.heap import freeze_for_good
 
 VIEWER = Path(__file__).parent / "viewer"
 TITLE = "HEMRA gateway"
@@ -21,7 +21,7 @@ def _operation_id(route: APIRoute) -> str:
 
 
 def create_app(store, *, ui_dir: Path | None = None, allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS) -> FastAPI:
-    """The gateway over `store` (a services.common.transport store client); it never opens the database.
+    """The gateway over `store` (a hemra.services.common.transport store client); it never opens the database.
 
     `ui_dir` is served at / instead of the trace viewer. `allowed_hosts` are the Host
     names answered (loopback names by default; None answers any, for --expose).

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
 
-from services.common.transport import Client
+from hemra.services.common.transport import Client
 
 
 async def get_store(request: Request) -> Client:

@@ -3,7 +3,7 @@
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from services.common import errors
+from hemra.services.common import errors
 
 #: Any other error of the tree is a bad gateway (502): the store failed, not the request.
 STATUS = {errors.NotFound: 404, errors.InvalidArgument: 400, errors.FailedPrecondition: 400, errors.Unavailable: 503}

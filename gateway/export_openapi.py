@@ -1,13 +1,13 @@
 """Write the gateway's OpenAPI document to gateway/openapi.json (committed; a test checks drift).
 
-python -m gateway.export_openapi [PATH]
+python -m hemra.gateway.export_openapi [PATH]
 """
 
 import json
 import sys
 from pathlib import Path
 
-from gateway.app import create_app
+from hemra.gateway.app import create_app
 
 DOCUMENT = Path(__file__).parent / "openapi.json"
 

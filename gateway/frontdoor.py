@@ -18,8 +18,8 @@ import os
 
 import grpc
 
-from services import auth
-from services.common import access, transport
+from hemra.services import auth
+from hemra.services.common import access, transport
 
 logger = logging.getLogger(__name__)
 

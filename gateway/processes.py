@@ -7,7 +7,7 @@ one. With N processes here, each serves the API from the listening socket `hemra
 store over its loopback gRPC port, as a deployment's gateway does: the HTTP and JSON work of
 one request runs beside the store work of another, on another core.
 
-A child: python -m gateway.processes --store HOST:PORT --fd N [--ui DIR] [--any-host]; the
+A child: python -m hemra.gateway.processes --store HOST:PORT --fd N [--ui DIR] [--any-host]; the
 store token comes in the environment (TOKEN_ENV), never on its command line.
 """
 
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from services.common import transport
+from hemra.services.common import transport
 
 #: Where a child finds the token it reads the store with (removed from its environment once read).
 TOKEN_ENV = "HEMRA_HTTP_PROCESS_TOKEN"
@@ -33,7 +33,7 @@ PARENT_CHECK_SECS = 1.0
 
 
 class HttpProcesses:
-    """N children serving the HTTP API on `sock`; url and stop() as gateway.server's web has."""
+    """N children serving the HTTP API on `sock`; url and stop() as hemra.gateway.server's web has."""
 
     def __init__(self, sock: socket.socket, children: list[subprocess.Popen]):
         self.sock = sock
@@ -62,7 +62,7 @@ async def start(
 ) -> HttpProcesses:
     """`count` children serving the API on `sock`, each started and serving; raises OSError
     (the children stopped) when one could not start."""
-    command = [sys.executable, "-m", "gateway.processes", "--store", store, "--fd", str(sock.fileno())]
+    command = [sys.executable, "-m", "hemra.gateway.processes", "--store", store, "--fd", str(sock.fileno())]
     command += ["--ui", str(ui)] if ui is not None else []
     command += ["--any-host"] if any_host else []
     env = os.environ | {TOKEN_ENV: token}
@@ -86,8 +86,8 @@ async def start(
 async def serve(store_address: str, fd: int, ui: Path | None, any_host: bool) -> None:
     import uvicorn
 
-    from gateway.app import create_app
-    from gateway.security import LOOPBACK_HOSTS
+    from hemra.gateway.app import create_app
+    from hemra.gateway.security import LOOPBACK_HOSTS
 
     token = os.environ.pop(TOKEN_ENV, "")
     channel = transport.channel(store_address)
@@ -113,7 +113,7 @@ async def serve(store_address: str, fd: int, ui: Path | None, any_host: bool) ->
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m gateway.processes", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m hemra.gateway.processes", description=__doc__.split("\n")[0])
     parser.add_argument("--store", required=True, help="the store's HOST:PORT")
     parser.add_argument("--fd", type=int, required=True, help="the listening socket, inherited")
     parser.add_argument("--ui", type=Path, default=None)

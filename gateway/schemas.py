@@ -15,9 +15,9 @@ from fastapi import responses
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from pydantic import BaseModel, Field, create_model
 
+from hemra.services.domain.vocabulary import short_name
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.domain.vocabulary import short_name
 
 #: Strings longer than this are shortened in event previews (by default).
 PREVIEW_CHARS = 300

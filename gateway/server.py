@@ -3,7 +3,7 @@
 import asyncio
 import socket
 
-from services.common.transport import split_listen
+from hemra.services.common.transport import split_listen
 
 
 def listening_socket(listen: str) -> socket.socket:

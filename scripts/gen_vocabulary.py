@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "protos")]
 
-from services.domain import vocabulary  # noqa: E402  (after the path is set)
+from hemra.services.domain import vocabulary  # noqa: E402  (after the path is set)
 
 TARGET = ROOT / "clients" / "dashboard" / "src" / "vocabulary.js"
 

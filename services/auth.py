@@ -30,9 +30,9 @@ from pathlib import Path
 
 import grpc
 
-from services.common import access, errors
-from services.common.access import ADMIN, USER, WORKER
-from services.common.health import OPEN_PREFIXES
+from hemra.services.common import access, errors
+from hemra.services.common.access import ADMIN, USER, WORKER
+from hemra.services.common.health import OPEN_PREFIXES
 
 #: Each role's variable (and `<variable>_FILE`).
 ROLE_ENV = {USER: "HEMRA_TOKEN", WORKER: "HEMRA_WORKER_TOKEN", ADMIN: "HEMRA_ADMIN_TOKEN"}

@@ -3,7 +3,7 @@
 import contextlib
 import gc
 
-from services.common.heap import frozen_for_good
+from hemra.services.common.heap import frozen_for_good
 
 
 @contextlib.contextmanager

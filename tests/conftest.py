@@ -86,7 +86,7 @@ def hemra_env(tmp_path):
 def docker_available() -> str | None:
     """None when the Docker engine answers and has the bundled tasks' base image, else why not."""
     try:
-        from services.environments import engine as sandbox
+        from hemra.services.environments import engine as sandbox
 
         sandbox.client().api.inspect_image("debian:bookworm-slim")
         return None
@@ -101,6 +101,6 @@ def docker_engine():
         if os.environ.get("HEMRA_REQUIRE_DOCKER"):
             pytest.fail(f"the Docker engine is required here but unusable: {problem}")
         pytest.skip(f"no usable Docker engine: {problem}")
-    from services.environments import engine as sandbox
+    from hemra.services.environments import engine as sandbox
 
     return sandbox.client()

@@ -22,7 +22,7 @@ def test_built_objects__end_in_the_oldest_generation_and_nothing_collected_meanw
     said = run(
         """
         import gc
-        from services.bulk import gc_paused
+        from hemra.services.bulk import gc_paused
 
         class Kept:
             __slots__ = ("n",)
@@ -44,7 +44,7 @@ def test_cycles_built_meanwhile__collected_by_a_full_collection():
     said = run(
         """
         import gc, weakref
-        from services.bulk import gc_paused
+        from hemra.services.bulk import gc_paused
 
         class Node:
             pass
@@ -67,7 +67,7 @@ def test_a_frozen_heap__stays_frozen_and_the_collector_as_it_was(disabled_before
     said = run(
         f"""
         import gc
-        from services.bulk import gc_paused
+        from hemra.services.bulk import gc_paused
 
         held = [object() for _ in range(1000)]
         gc.freeze()

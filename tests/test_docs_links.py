@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from services.domain import harnesses
-from services.planner import datasets, plan
+from hemra.services.domain import harnesses
+from hemra.services.planner import datasets, plan
 from tests.conftest import REPO
 
 PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from clients.cli.safe import clean_logging, plain
-from services.common import errors
+from hemra.clients.cli.safe import clean_logging, plain
+from hemra.services.common import errors
 
 # Reports are tables; piped output gets room for them instead of 80 columns.
 console = Console(width=None if Console().is_terminal else 120)
@@ -45,7 +45,7 @@ def exit_code(exc: Exception) -> int:
 
 
 def home() -> Path:
-    from services.common.settings import hemra_home
+    from hemra.services.common.settings import hemra_home
 
     return hemra_home()
 

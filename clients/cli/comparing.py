@@ -6,9 +6,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from clients.cli import connect, render
-from clients.cli.common import command, console, err_console, fail
-from clients.cli.safe import clean, plain
+from hemra.clients.cli import connect, render
+from hemra.clients.cli.common import command, console, err_console, fail
+from hemra.clients.cli.safe import clean, plain
 from hemra.v1 import store_service_pb2 as spb
 
 #: Lists longer than this are cut in text output (--json has everything).

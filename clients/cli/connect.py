@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 import grpc
 
-from clients.cli.common import EXIT_USAGE, database_url, err_console, fail, home
-from clients.cli.safe import plain
+from hemra.clients.cli.common import EXIT_USAGE, database_url, err_console, fail, home
+from hemra.clients.cli.safe import plain
+from hemra.services import auth
+from hemra.services.common import errors, transport
 from hemra.v1 import store_service_pb2 as spb
-from services import auth
-from services.common import errors, transport
 
 SERVER_ENV = "HEMRA_SERVER"
 TOKEN_ENV = "HEMRA_TOKEN"
@@ -68,7 +68,7 @@ async def services(store_only: bool = False, read_only: bool = False):
             async with _read_locally() as local:
                 yield local
             return
-        from services.compose import embedded
+        from hemra.services.compose import embedded
 
         only = ("store",) if store_only else embedded.SERVICES
         async with embedded.services(home(), database_url(), only=only) as local:
@@ -95,9 +95,9 @@ async def services(store_only: bool = False, read_only: bool = False):
 
 @contextlib.asynccontextmanager
 async def _read_locally():
-    from services.compose import embedded
-    from services.store import warm
-    from services.store.settings import StoreSettings
+    from hemra.services.compose import embedded
+    from hemra.services.store import warm
+    from hemra.services.store.settings import StoreSettings
 
     where = home()
     settings = StoreSettings.from_env(database_url(), where)

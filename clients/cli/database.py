@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from clients.cli.common import (
+from hemra.clients.cli.common import (
     EXIT_INCOMPLETE,
     check_address,
     check_seconds,
@@ -17,7 +17,7 @@ from clients.cli.common import (
     fail,
     home,
 )
-from clients.cli.safe import plain
+from hemra.clients.cli.safe import plain
 
 app = typer.Typer(help="The store's database schema: migrate it, or wait until it is current.", no_args_is_help=True)
 
@@ -28,7 +28,7 @@ DatabaseUrl = Annotated[
 
 
 def _url(given: str | None) -> str:
-    from services.store.settings import StoreSettings
+    from hemra.services.store.settings import StoreSettings
 
     return StoreSettings.from_env(given or database_url(), home()).check().database_url
 
@@ -41,7 +41,7 @@ def upgrade(url: DatabaseUrl = None) -> None:
 
 @command
 async def _upgrade(given: str | None) -> None:
-    from services.store import db
+    from hemra.services.store import db
 
     url = _url(given)
     db.ensure_sqlite_parent(url)
@@ -79,7 +79,7 @@ def wait(
 
 @command
 async def _wait(given: str | None, timeout: float) -> None:
-    from services.store import db
+    from hemra.services.store import db
 
     url = _url(given)
     deadline = time.monotonic() + timeout
@@ -98,7 +98,7 @@ STORE_SERVICE = "hemra.v1.StoreService"
 async def _wait_for_store(address: str, timeout: float) -> None:
     """Services that hold no database credentials (and, under a NetworkPolicy, cannot reach
     the database) learn the schema's state from the store, which serves only at head."""
-    from services.common import health
+    from hemra.services.common import health
 
     deadline = time.monotonic() + timeout
     while True:

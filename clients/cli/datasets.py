@@ -7,9 +7,9 @@ import typer
 from google.protobuf import json_format
 from rich.table import Table
 
-from clients.cli import connect
-from clients.cli.common import EXIT_INCOMPLETE, command, console
-from clients.cli.safe import plain, safe_json
+from hemra.clients.cli import connect
+from hemra.clients.cli.common import EXIT_INCOMPLETE, command, console
+from hemra.clients.cli.safe import plain, safe_json
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
 

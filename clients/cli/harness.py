@@ -12,8 +12,8 @@ from typing import Annotated
 
 import typer
 
-from clients.cli.common import command, fail
-from clients.harness_sdk import HarnessSession
+from hemra.clients.cli.common import command, fail
+from hemra.clients.harness_sdk import HarnessSession
 
 app = typer.Typer(
     help="The harness protocol from a shell, for program harnesses in any language.", no_args_is_help=True

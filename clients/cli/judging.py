@@ -6,12 +6,12 @@ from typing import Annotated
 
 import typer
 
-from clients.cli import connect
-from clients.cli.common import command, console, fail
-from clients.cli.running import check_judges
-from clients.cli.safe import plain
+from hemra.clients.cli import connect
+from hemra.clients.cli.common import command, console, fail
+from hemra.clients.cli.running import check_judges
+from hemra.clients.cli.safe import plain
+from hemra.services.common import judges
 from hemra.v1 import scorer_service_pb2 as scpb
-from services.common import judges
 
 #: The longest `hemra judge` waits for its judging (each model call has its own timeout).
 JUDGE_TIMEOUT_SECS = 24 * 3600.0

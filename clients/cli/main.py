@@ -104,7 +104,7 @@ def build(only: str | None = None) -> typer.Typer:
 
 
 def _module(name: str):
-    return importlib.import_module(f"clients.cli.{name}")
+    return importlib.import_module(f"hemra.clients.cli.{name}")
 
 
 def _command_of(argv: list[str]) -> str | None:
@@ -153,13 +153,13 @@ def main_options(
     ),
 ) -> None:
     """HEMRA: compare agent harnesses, task by task, fairly."""
-    from clients.cli import connect
+    from hemra.clients.cli import connect
 
     connect.server_option = server
     if offline:  # read by the services this command starts in its own process
         import os
 
-        from services.common import offline as offline_mode
+        from hemra.services.common import offline as offline_mode
 
         os.environ[offline_mode.VAR] = "1"
 

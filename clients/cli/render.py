@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clients.cli.safe import clean, plain, safe_json
+from hemra.clients.cli.safe import clean, plain, safe_json
 
 _COUNTS = ("trials", "queued", "running", "passed", "failed", "errored", "cancelled")
 

@@ -10,15 +10,15 @@ from typing import Annotated
 
 import typer
 
-from clients.cli import connect, render
-from clients.cli.common import EXIT_INCOMPLETE, command, console, fail
-from clients.cli.runfile import _resolve_judges
-from clients.cli.running import _send_local_folders, _until_finished, _work_with_progress
-from clients.cli.safe import plain
+from hemra.clients.cli import connect, render
+from hemra.clients.cli.common import EXIT_INCOMPLETE, command, console, fail
+from hemra.clients.cli.runfile import _resolve_judges
+from hemra.clients.cli.running import _send_local_folders, _until_finished, _work_with_progress
+from hemra.clients.cli.safe import plain
+from hemra.services.common import errors
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors
 
 RUN_HELP = "A run's ID or label."
 ALLOW_CHANGED_HELP = (

@@ -5,11 +5,11 @@ from typing import Annotated
 
 import typer
 
-from clients.cli import connect, render
-from clients.cli.common import command, console, fail
-from clients.cli.safe import clean, safe_json
+from hemra.clients.cli import connect, render
+from hemra.clients.cli.common import command, console, fail
+from hemra.clients.cli.safe import clean, safe_json
+from hemra.services.domain.ids import kind_of
 from hemra.v1 import store_service_pb2 as spb
-from services.domain.ids import kind_of
 
 EVENT_PAGE = 5000
 #: `hemra runs --limit` at most (read from the store 1000 runs a page).

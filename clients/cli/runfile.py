@@ -3,10 +3,10 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clients.cli.common import RunFileError
+from hemra.clients.cli.common import RunFileError
+from hemra.services.common import judges, parsing, runspec
+from hemra.services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
 from hemra.v1 import common_pb2 as pb
-from services.common import judges, parsing, runspec
-from services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
 
 #: Every key a run file may hold, with its type.
 KEYS = {

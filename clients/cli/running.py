@@ -10,16 +10,16 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from clients.cli import connect, render
-from clients.cli.common import EXIT_INCOMPLETE, RunFileError, command, console, err_console, fail
-from clients.cli.runfile import Flags, merge
-from clients.cli.safe import plain
+from hemra.clients.cli import connect, render
+from hemra.clients.cli.common import EXIT_INCOMPLETE, RunFileError, command, console, err_console, fail
+from hemra.clients.cli.runfile import Flags, merge
+from hemra.clients.cli.safe import plain
+from hemra.services.common import judges
+from hemra.services.domain import folders
+from hemra.services.domain.ids import kind_of
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import judges
-from services.domain import folders
-from services.domain.ids import kind_of
 
 #: How often the progress display reads the run's counts.
 PROGRESS_SECS = 0.2

@@ -9,14 +9,14 @@ from typing import Annotated
 
 import typer
 
-from clients.cli.common import check_address, command, console, database_url, fail, home
+from hemra.clients.cli.common import check_address, command, console, database_url, fail, home
+from hemra.services import auth
+from hemra.services.common import errors, runspec, transport
+from hemra.services.common.entry import configure_logging
+from hemra.services.common.runspec import BOUNDS
+from hemra.services.compose import service as service_shape
+from hemra.services.compose import worker as worker_shape
 from hemra.v1 import store_service_pb2 as spb
-from services import auth
-from services.common import errors, runspec, transport
-from services.common.entry import configure_logging
-from services.common.runspec import BOUNDS
-from services.compose import service as service_shape
-from services.compose import worker as worker_shape
 
 DEFAULT_STORE_LISTEN = "127.0.0.1:7801"
 DEFAULT_LISTEN = "127.0.0.1:7878"
@@ -43,13 +43,13 @@ def service(
         ),
     ] = None,
 ) -> None:
-    """Run one service alone (the same as python -m services.<name>, python -m gateway)."""
+    """Run one service alone (the same as python -m hemra.services.<name>, python -m hemra.gateway)."""
     args = list(args or [])
     for option in ("--listen", "--front-door") if name is ServiceName.gateway else ("--listen",):
         for listen in listen_options(args, name.value, option):
             check_address(option, listen, listen=True)
     if name is ServiceName.gateway:  # it checks both its listeners and uses --expose itself
-        asyncio.run(importlib.import_module("gateway.__main__").main(args))
+        asyncio.run(importlib.import_module("hemra.gateway.__main__").main(args))
         return
     expose = "--expose" in args
     args = [a for a in args if a != "--expose"]
@@ -61,7 +61,7 @@ def service(
             fail(f"--listen: {exc}")
     if expose:
         transport.allow_exposed()
-    module = importlib.import_module(f"services.{name.value}.__main__")
+    module = importlib.import_module(f"hemra.services.{name.value}.__main__")
     try:
         asyncio.run(module.main(args))
     except transport.NotLoopback as exc:  # a listener the options above did not name
@@ -334,7 +334,7 @@ def health(
     ] = "",
 ) -> None:
     """Ask a service whether it is SERVING (exit 0) or not (exit 1): a container's healthcheck."""
-    from services.common import health as grpc_health
+    from hemra.services.common import health as grpc_health
 
     check_address("ADDRESS", address)
     raise typer.Exit(grpc_health.main([address, service_name] if service_name else [address]))

@@ -11,15 +11,15 @@ import msgspec
 import typer
 from google.protobuf import json_format
 
-from clients.cli import connect
-from clients.cli.common import command, console, fail
-from clients.cli.safe import plain
+from hemra.clients.cli import connect
+from hemra.clients.cli.common import command, console, fail
+from hemra.clients.cli.safe import plain
+from hemra.services.domain import exportformat, folders
+from hemra.services.domain.exportformat import MANIFEST, BadName
+from hemra.services.domain.records import TreeEntry
+from hemra.services.domain.tree import make_folders, write_files, write_new_file
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services.domain import exportformat, folders
-from services.domain.exportformat import MANIFEST, BadName
-from services.domain.records import TreeEntry
-from services.domain.tree import make_folders, write_files, write_new_file
 
 BLOB_BATCH = 256
 EVENT_PAGE = 5000

@@ -8,8 +8,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
-from gateway.deps import AttemptId, StoreDep
-from gateway.schemas import (
+from hemra.gateway.deps import AttemptId, StoreDep
+from hemra.gateway.schemas import (
     PREVIEW_CHARS,
     Attempt,
     Event,

@@ -5,8 +5,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 
-from gateway.deps import StoreDep
-from gateway.schemas import (
+from hemra.gateway.deps import StoreDep
+from hemra.gateway.schemas import (
     CriterionTable,
     DatasetsList,
     HarnessesList,

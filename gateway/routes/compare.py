@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from gateway.deps import SideRef, StoreDep
-from gateway.schemas import Comparison, JSONResponse, to_json
+from hemra.gateway.deps import SideRef, StoreDep
+from hemra.gateway.schemas import Comparison, JSONResponse, to_json
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api/compare", tags=["compare"])

@@ -3,10 +3,10 @@ ready to serve (readiness: a load balancer sends it requests only then)."""
 
 from fastapi import APIRouter
 
-from gateway.deps import StoreDep
-from gateway.schemas import Health, JSONResponse
+from hemra.gateway.deps import StoreDep
+from hemra.gateway.schemas import Health, JSONResponse
+from hemra.services.common import errors
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors
 
 router = APIRouter(prefix="/api", tags=["health"])
 

@@ -4,8 +4,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
-from gateway.deps import PageToken, RunRef, StoreDep
-from gateway.schemas import AttemptsPage, JSONResponse, MiningList, Report, Run, RunsPage, UsageList, to_json
+from hemra.gateway.deps import PageToken, RunRef, StoreDep
+from hemra.gateway.schemas import AttemptsPage, JSONResponse, MiningList, Report, Run, RunsPage, UsageList, to_json
 from hemra.v1 import store_service_pb2 as spb
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])

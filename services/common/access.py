@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
+from hemra.services.common import errors
 from hemra.v1 import (
     executor_service_pb2,
     harness_service_pb2,
@@ -33,7 +34,6 @@ from hemra.v1 import (
     scorer_service_pb2,
     store_service_pb2,
 )
-from services.common import errors
 
 USER, WORKER, ADMIN, HARNESS = "user", "worker", "admin", "harness"
 #: The environment variable that lets users name paths on the server through the front door

@@ -8,8 +8,8 @@ import sys
 
 import grpc
 
-from services import auth
-from services.common import errors, transport
+from hemra.services import auth
+from hemra.services.common import errors, transport
 
 
 def add_auth_options(parser: argparse.ArgumentParser) -> None:

@@ -85,7 +85,7 @@ class ReadinessGate(grpc.aio.ServerInterceptor):
 async def check(address: str, service: str = "", timeout: float = 2.0, ca_cert: bytes | None = None) -> str:
     """The status name a server at `address` reports (what `hemra health` and the compose
     healthchecks ask); raises grpc.aio.AioRpcError when it cannot be asked."""
-    from services.common import transport
+    from hemra.services.common import transport
 
     channel = transport.channel(address, ca_cert)
     try:
@@ -105,14 +105,14 @@ async def status(address: str, service: str = "", timeout: float = 2.0) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m services.common.health HOST:PORT [SERVICE]`: exit 0 when SERVING. The
+    """`python -m hemra.services.common.health HOST:PORT [SERVICE]`: exit 0 when SERVING. The
     containers' healthcheck: it loads gRPC and nothing else (it runs every few seconds)."""
     import asyncio
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     if not 1 <= len(args) <= 2:
-        print("usage: python -m services.common.health HOST:PORT [SERVICE]", file=sys.stderr)
+        print("usage: python -m hemra.services.common.health HOST:PORT [SERVICE]", file=sys.stderr)
         return 2
     found = asyncio.run(status(args[0], args[1] if len(args) > 1 else "", timeout=5))
     if found != "SERVING":

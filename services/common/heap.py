@@ -7,7 +7,7 @@ _frozen_for_good = False
 
 def freeze_for_good() -> None:
     """Move every object alive now out of the collector's generations for the process's life
-    (modules, services, an app): services.bulk.gc_paused then leaves them there."""
+    (modules, services, an app): hemra.services.bulk.gc_paused then leaves them there."""
     global _frozen_for_good
     gc.freeze()
     _frozen_for_good = True

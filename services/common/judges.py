@@ -21,8 +21,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from hemra.services.common import parsing
 from hemra.v1 import common_pb2 as pb
-from services.common import parsing
 
 #: Where the executor keeps the files judges read among an attempt's artifacts:
 #: CAPTURE_ROOT/start/<path> when the agent started, CAPTURE_ROOT/end/<path> when it stopped.

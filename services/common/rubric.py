@@ -15,8 +15,8 @@ dropped, and a file that is not this format at all refused as a whole with one r
 import json
 import math
 
+from hemra.services.common import parsing
 from hemra.v1 import common_pb2 as pb
-from services.common import parsing
 
 DETAILS_FILE = "reward-details.json"
 #: The largest reward-details.json read (it holds the judge's raw output, which can be long).

@@ -13,6 +13,8 @@ import grpc
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
+from hemra.services import auth
+from hemra.services.common import errors, health
 from hemra.v1 import (
     executor_service_pb2_grpc,
     harness_service_pb2_grpc,
@@ -21,8 +23,6 @@ from hemra.v1 import (
     scorer_service_pb2_grpc,
     store_service_pb2_grpc,
 )
-from services import auth
-from services.common import errors, health
 
 logger = logging.getLogger(__name__)
 

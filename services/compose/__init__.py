@@ -7,7 +7,7 @@ servers of more than one service and wire them together.
 - worker.py: `hemra worker`, an executor and its own scorer on this machine working a shared
   store's queue.
 
-One service alone (`hemra service NAME`, `python -m services.NAME`) is wired by that
+One service alone (`hemra service NAME`, `python -m hemra.services.NAME`) is wired by that
 service's own __main__. The CLI parses options, says what happens and handles signals; it
 builds no server itself.
 """

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import grpc
 
-from services import auth
-from services.common import errors, transport
+from hemra.services import auth
+from hemra.services.common import errors, transport
 
 LOOPBACK = "127.0.0.1:0"
 #: Every service `services()` can start (the store always is).
@@ -54,7 +54,7 @@ class Embedded:
 
     async def start_executor(self, concurrency: int, run_id: str = "", **options):
         """An executor working the queue (only `run_id`'s jobs when given): a Worker."""
-        from services.executor.server import build_executor
+        from hemra.services.executor.server import build_executor
 
         server, port, worker = build_executor(
             self.store,
@@ -93,7 +93,7 @@ async def services(
     else stays on 127.0.0.1 with a free port. `credentials`: what every server here accepts
     (default: one fresh token for every role).
     """
-    from services.store.server import build_server as build_store
+    from hemra.services.store.server import build_server as build_store
 
     store = await _open_store(home, database_url, only)
     embedded = Embedded(home, credentials or auth.Credentials.single(secrets.token_urlsafe(32)), {})
@@ -116,9 +116,9 @@ async def services(
 async def _open_store(home: Path, database_url: str | None, only: tuple[str, ...]):
     """The store the settings name. A command that only reads is refused a SQLite file that is
     not there (HEMRA_HOME's own is made by any command)."""
-    from services.store import db
-    from services.store.service import Store
-    from services.store.settings import StoreSettings
+    from hemra.services.store import db
+    from hemra.services.store.service import Store
+    from hemra.services.store.settings import StoreSettings
 
     settings = StoreSettings.from_env(database_url, home).check()
     # HEMRA_HOME's own store may be made by any command (a first `hemra runs` lists nothing);
@@ -137,18 +137,18 @@ async def _start_others(embedded: Embedded, home: Path, only: tuple[str, ...], c
     """The services besides the store that `only` names, each with its client on `embedded`;
     the scorer's servicer is added to `closing` (closed after its server stops)."""
     if "planner" in only or "importer" in only:  # the importer plans through the planner
-        from services.planner.server import build_server as build_planner
+        from hemra.services.planner.server import build_server as build_planner
 
         await embedded.start("planner", *build_planner(embedded.store, home, LOOPBACK, embedded.credentials))
         embedded.planner = transport.planner(embedded.channel("planner"), embedded.token)
     if "importer" in only:
-        from services.importer.server import build_server as build_importer
+        from hemra.services.importer.server import build_server as build_importer
 
         importer = build_importer(embedded.store, embedded.planner, LOOPBACK, embedded.credentials)
         await embedded.start("importer", *importer)
         embedded.importer = transport.importer(embedded.channel("importer"), embedded.token)
     if "scorer" in only:
-        from services.scorer.server import build_server as build_scorer
+        from hemra.services.scorer.server import build_server as build_scorer
 
         server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.credentials)
         closing.append(scorer_servicer)

@@ -6,8 +6,8 @@ client of the store like any other: it reads through the store service only.
 
 from pathlib import Path
 
-from services import auth
-from services.compose import embedded
+from hemra.services import auth
+from hemra.services.compose import embedded
 
 
 def services(home: Path, database_url: str | None, credentials: auth.Credentials, store_listen: str, tls):
@@ -27,11 +27,11 @@ async def start_gateway(
     """The HTTP API on this event loop, or in `processes` processes of their own
     (gateway/processes.py); the app reads through the store service only. OSError: `listen`
     cannot be listened on."""
-    from gateway.app import create_app
-    from gateway.server import listening_socket, start_http
+    from hemra.gateway.app import create_app
+    from hemra.gateway.server import listening_socket, start_http
 
     if processes:
-        from gateway import processes as http_processes
+        from hemra.gateway import processes as http_processes
 
         token = credentials.token(auth.SENDS["gateway"])
         sock = listening_socket(listen)
@@ -41,13 +41,13 @@ async def start_gateway(
 
 
 async def stop_gateway(web) -> None:
-    from gateway.server import stop_http
+    from hemra.gateway.server import stop_http
 
     await (web.stop() if hasattr(web, "stop") else stop_http(web))
 
 
 def gateway_url(web) -> str:
     """Where the HTTP API answers (an in-process server, or the processes')."""
-    from gateway.server import url_of
+    from hemra.gateway.server import url_of
 
     return web.url if hasattr(web, "url") else url_of(web)

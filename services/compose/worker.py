@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from services import auth
-from services.common import transport
+from hemra.services import auth
+from hemra.services.common import transport
 
 LOOPBACK = "127.0.0.1:0"
 
@@ -30,8 +30,8 @@ async def worker(
     try:
         if check is not None:
             await check(transport.store(channel, token))
-        from services.executor.server import build_executor, lease_settings
-        from services.scorer.server import build_server as build_scorer
+        from hemra.services.executor.server import build_executor, lease_settings
+        from hemra.services.scorer.server import build_server as build_scorer
 
         # Reached once, the store is ridden out when it restarts (the check above fails at once).
         store = transport.store(channel, token, ride_out=lease_settings()[0])

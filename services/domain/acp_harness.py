@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from services.domain.planerrors import PlanError
+from hemra.services.domain.planerrors import PlanError
 
 #: How the agent's session/request_permission requests are answered.
 POLICIES = ("allow", "deny")

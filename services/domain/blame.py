@@ -21,7 +21,7 @@ runs), and every path that classifies an attempt asks here:
 
 from dataclasses import dataclass
 
-from services.domain import vocabulary
+from hemra.services.domain import vocabulary
 
 #: The verifier ran past its timeout (the agent's program hung when the tests ran it).
 VERIFIER_TIMED_OUT = "verifier_timed_out"

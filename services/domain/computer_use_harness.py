@@ -3,8 +3,8 @@ table: services/common/computer_use.py; the driver: services/executor/harnesses/
 
 from pathlib import Path
 
-from services.common import computer_use
-from services.domain.planerrors import PlanError
+from hemra.services.common import computer_use
+from hemra.services.domain.planerrors import PlanError
 
 #: Keys of other kinds, refused by name rather than ignored.
 _NOT_FOR_COMPUTER_USE = {

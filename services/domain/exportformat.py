@@ -11,7 +11,7 @@ Every file name is made from a validated name (a digest, a HEMRA attempt ID) and
 import re
 from pathlib import Path
 
-from services.domain.ids import kind_of
+from hemra.services.domain.ids import kind_of
 
 FORMAT, VERSION = "hemra-export", 1
 MANIFEST = "hemra-export.json"

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import msgspec
 
+from hemra.services.common import errors
+from hemra.services.digests import sha256
+from hemra.services.domain.records import TreeEntry
+from hemra.services.domain.tree import MAX_FILE_BYTES, Entry, make_folders, read_tree, tree_json, write_new_file
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors
-from services.digests import sha256
-from services.domain.records import TreeEntry
-from services.domain.tree import MAX_FILE_BYTES, Entry, make_folders, read_tree, tree_json, write_new_file
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _SIZE = re.compile(r"0|[1-9][0-9]{0,11}")

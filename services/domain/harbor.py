@@ -11,8 +11,8 @@ from pathlib import Path
 
 import msgspec
 
-from services.common import mining, parsing, rubric
-from services.domain.imported import (
+from hemra.services.common import mining, parsing, rubric
+from hemra.services.domain.imported import (
     CANCELLED,
     COMPLETED,
     HARNESS_FAILED,
@@ -21,9 +21,9 @@ from services.domain.imported import (
     ImportedResults,
     ImportedTrial,
 )
-from services.domain.importerrors import ImportProblem
-from services.domain.rewards import reward_problem
-from services.domain.tree import Entry
+from hemra.services.domain.importerrors import ImportProblem
+from hemra.services.domain.rewards import reward_problem
+from hemra.services.domain.tree import Entry
 
 #: exception_type -> outcome. Verifier failures keep the harness's outcome and fail the score.
 RESULT_EXCEPTIONS = {

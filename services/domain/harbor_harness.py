@@ -14,8 +14,8 @@ The executor reads the same keys back from the harness's text (services/executor
 import re
 from pathlib import Path
 
-from services.common import harbor_options
-from services.domain.planerrors import PlanError
+from hemra.services.common import harbor_options
+from hemra.services.domain.planerrors import PlanError
 
 #: An exact PyPI release (0.25.0, 1.2.3rc1, 1.2.3.post1): no ranges, so a pin means one build.
 VERSION = re.compile(r"^\d+\.\d+\.\d+((a|b|rc|\.post|\.dev)\d+)?$")

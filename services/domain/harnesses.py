@@ -6,10 +6,10 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.services.common import mcp, parsing
+from hemra.services.domain import acp_harness, computer_use_harness, harbor_harness, sdk_harness
+from hemra.services.domain.planerrors import NotFound, PlanError
 from hemra.v1 import common_pb2 as pb
-from services.common import mcp, parsing
-from services.domain import acp_harness, computer_use_harness, harbor_harness, sdk_harness
-from services.domain.planerrors import NotFound, PlanError
 
 #: oracle runs the task's solution/solve.sh (must score 1); nop does nothing (must score 0).
 BUILTINS = ("oracle", "nop")

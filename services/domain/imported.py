@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from services.domain.vocabulary import (  # noqa: F401  (the words importers use)
+from hemra.services.domain.vocabulary import (  # noqa: F401  (the words importers use)
     CANCELLED,
     COMPLETED,
     HARNESS_FAILED,

@@ -1,7 +1,7 @@
 """The importer's exceptions: input it cannot take, named in one line. Part of the shared
 tree (services/common/errors.py): they travel as InvalidArgument."""
 
-from services.common import errors
+from hemra.services.common import errors
 
 
 class ImportProblem(errors.InvalidArgument):

@@ -1,7 +1,7 @@
 """The planner's exceptions: a problem in resolve, named in one line. They belong to the
 shared tree (services/common/errors.py) and travel as InvalidArgument and NotFound."""
 
-from services.common import errors
+from hemra.services.common import errors
 
 
 class PlanError(errors.InvalidArgument):

@@ -7,7 +7,7 @@ every reward is at least 1: a binary reward of 1, a float reward of 1.0 or more,
 whose every key is at least 1. An empty set, or a set missing (a score with no rewards), fails.
 """
 
-from services.domain.vocabulary import CANCELLED, INFRA_FAILED, Verdict
+from hemra.services.domain.vocabulary import CANCELLED, INFRA_FAILED, Verdict
 
 #: The largest reward magnitude HEMRA records: a reward is a finite number within
 #: [-MAX_ABS_REWARD, MAX_ABS_REWARD]. Anything else (1e308, Infinity, NaN, a string) is a

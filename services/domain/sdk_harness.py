@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from services.domain.planerrors import PlanError
+from hemra.services.domain.planerrors import PlanError
 
 #: sdk = "...": the agent SDKs the executor installs from npm (services/executor/harnesses/sdk.py).
 SDKS = {"claude-agent-sdk": "@anthropic-ai/claude-agent-sdk", "openai-agents": "@openai/agents"}

@@ -6,14 +6,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.services import digests
+from hemra.services.common import parsing
+from hemra.services.common.runspec import MAX_TIMEOUT_SECS
+from hemra.services.domain import dockerfile
+from hemra.services.domain.planerrors import PlanError
+from hemra.services.domain.tree import MAX_FILE_BYTES
+from hemra.services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
 from hemra.v1 import common_pb2 as pb
-from services import digests
-from services.common import parsing
-from services.common.runspec import MAX_TIMEOUT_SECS
-from services.domain import dockerfile
-from services.domain.planerrors import PlanError
-from services.domain.tree import MAX_FILE_BYTES
-from services.environments.capabilities import ISOLATIONS, VERIFIER_NETWORKS
 
 #: Never part of a task: version control and interpreter caches.
 _IGNORED = {".git", "__pycache__", ".DS_Store"}

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import msgspec
 
-from services.common import parsing
-from services.domain.importerrors import ImportProblem
-from services.domain.records import TreeEntry
+from hemra.services.common import parsing
+from hemra.services.domain.importerrors import ImportProblem
+from hemra.services.domain.records import TreeEntry
 
 
 @dataclass(slots=True)
@@ -27,7 +27,7 @@ class Entry:
 #: How much file data read_tree gathers before handing it to `batches`.
 BATCH_BYTES = 4 * 1024 * 1024
 #: The largest file an import keeps: each file travels to the store whole, in one message of at
-#: most services.common.transport.MAX_MESSAGE_BYTES (256 MiB). A larger one is refused by name before it is read.
+#: most hemra.services.common.transport.MAX_MESSAGE_BYTES (256 MiB). A larger one is refused by name before it is read.
 MAX_FILE_BYTES = 200 * 1024 * 1024
 
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from services import digests
-from services.environments.engine import client, container_labels, docker_errors, limits
-from services.environments.errors import SandboxError
-from services.environments.images import LABEL_TASK, ensure_image
+from hemra.services import digests
+from hemra.services.environments.engine import client, container_labels, docker_errors, limits
+from hemra.services.environments.errors import SandboxError
+from hemra.services.environments.images import LABEL_TASK, ensure_image
 
 PROBE = Path(__file__).with_name("audit_probe.py")
 #: Where the probe and its input go in the container (the probe never scans it).

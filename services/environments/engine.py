@@ -6,7 +6,7 @@ import socket
 import threading
 import uuid
 
-from services.environments.errors import SandboxError
+from hemra.services.environments.errors import SandboxError
 
 #: The labels every container HEMRA starts carries (container_labels): whose it is, so that a
 #: process's own leftovers are found (and removed) by a later one, and never another's.

@@ -15,10 +15,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from services.common import offline
-from services.environments import history
-from services.environments.engine import client, docker_errors
-from services.environments.errors import SandboxError
+from hemra.services.common import offline
+from hemra.services.environments import history
+from hemra.services.environments.engine import client, docker_errors
+from hemra.services.environments.errors import SandboxError
 
 IMAGE_REPOSITORY = "hemra-task"
 #: The network a task's image is built with; the engine's default unless set.

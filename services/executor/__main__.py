@@ -1,12 +1,12 @@
-"""Run the executor service alone: python -m services.executor --store HOST:PORT --scorer HOST:PORT."""
+"""Run the executor service alone: python -m hemra.services.executor --store HOST:PORT --scorer HOST:PORT."""
 
 import argparse
 import asyncio
 import signal
 
-from services import auth
-from services.common import runspec, transport
-from services.common.entry import (
+from hemra.services import auth
+from hemra.services.common import runspec, transport
+from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,
     check_listeners,
@@ -14,14 +14,14 @@ from services.common.entry import (
     credentials_of,
     run,
 )
-from services.common.runspec import BOUNDS
-from services.common.settings import hemra_home
-from services.executor import sandboxes
-from services.executor.server import build_executor, lease_settings
+from hemra.services.common.runspec import BOUNDS
+from hemra.services.common.settings import hemra_home
+from hemra.services.executor import sandboxes
+from hemra.services.executor.server import build_executor, lease_settings
 
 
 async def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m services.executor", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hemra.services.executor", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7803", help="where the harness protocol is served")
     parser.add_argument("--store", required=True)
     parser.add_argument("--scorer", required=True)

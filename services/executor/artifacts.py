@@ -24,10 +24,10 @@ agent's sandbox: drivers write them into an OwnLog on the executor's side and ke
 import os
 import tempfile
 
+from hemra.services.executor.events import EventLog, escaped_name, event
+from hemra.services.executor.sandboxes import SandboxError
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.executor.events import EventLog, escaped_name, event
-from services.executor.sandboxes import SandboxError
 
 #: Folders collected as artifacts after scoring (in the order they are listed).
 ARTIFACT_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts")

@@ -12,26 +12,26 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hemra.v1 import common_pb2 as pb
-from hemra.v1 import harness_service_pb2 as hpb
-from hemra.v1 import scorer_service_pb2 as scpb
-from hemra.v1 import store_service_pb2 as spb
-from services import digests
-from services.common import errors, judges, parsing, transport
-from services.domain import blame, folders, vocabulary
-from services.environments.capabilities import carried, verifier_isolation, verifier_network
-from services.executor.artifacts import collect as collect_artifacts
-from services.executor.events import EventLog, event, output_events, text
-from services.executor.harnesses import (
+from hemra.services import digests
+from hemra.services.common import errors, judges, parsing, transport
+from hemra.services.domain import blame, folders, vocabulary
+from hemra.services.environments.capabilities import carried, verifier_isolation, verifier_network
+from hemra.services.executor.artifacts import collect as collect_artifacts
+from hemra.services.executor.events import EventLog, event, output_events, text
+from hemra.services.executor.harnesses import (
     HarnessDriver,
     HarnessResult,
     TrialContext,
     driver_for,
 )
-from services.executor.harnesses.base import TIMED_OUT
-from services.executor.protocol import Grant, Grants
-from services.executor.sandboxes import Sandbox, open_sandbox
-from services.executor.taskcache import TaskCache
+from hemra.services.executor.harnesses.base import TIMED_OUT
+from hemra.services.executor.protocol import Grant, Grants
+from hemra.services.executor.sandboxes import Sandbox, open_sandbox
+from hemra.services.executor.taskcache import TaskCache
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import harness_service_pb2 as hpb
+from hemra.v1 import scorer_service_pb2 as scpb
+from hemra.v1 import store_service_pb2 as spb
 
 logger = logging.getLogger(__name__)
 

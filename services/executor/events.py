@@ -14,9 +14,9 @@ import json
 import os
 import time
 
+from hemra.services.domain.vocabulary import USAGE_OBSERVED
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.domain.vocabulary import USAGE_OBSERVED
 
 #: Flush when this many events (or bytes of payload) are waiting, or after FLUSH_SECS.
 FLUSH_EVENTS = 200

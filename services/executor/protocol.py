@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from hemra.services.common import errors
+from hemra.services.executor.events import MAX_DURATION_SECS, MAX_RAW_BYTES, MAX_TIME_SECS, BadMessages, EventLog, event
+from hemra.services.executor.sandboxes import Sandbox
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-from services.common import errors
-from services.executor.events import MAX_DURATION_SECS, MAX_RAW_BYTES, MAX_TIME_SECS, BadMessages, EventLog, event
-from services.executor.sandboxes import Sandbox
 
 
 @dataclass

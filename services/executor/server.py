@@ -7,17 +7,17 @@ from pathlib import Path
 
 import grpc
 
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.executor import attempt, sandboxes, workdirs
+from hemra.services.executor.protocol import Grants, HarnessServicer
+from hemra.services.executor.servicer import ExecutorServicer
+from hemra.services.executor.taskcache import TaskCache
+from hemra.services.executor.workdirs import own_work_root
+from hemra.services.executor.worker import Worker, worker_name
 from hemra.v1 import executor_service_pb2 as epb
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-from services import auth
-from services.common import transport
-from services.executor import attempt, sandboxes, workdirs
-from services.executor.protocol import Grants, HarnessServicer
-from services.executor.servicer import ExecutorServicer
-from services.executor.taskcache import TaskCache
-from services.executor.workdirs import own_work_root
-from services.executor.worker import Worker, worker_name
 
 #: A job's lease; a worker that stops heartbeating loses its jobs after this long.
 LEASE_SECS = 30.0

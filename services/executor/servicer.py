@@ -1,8 +1,8 @@
 """ExecutorService over gRPC: what this executor is doing."""
 
+from hemra.services.environments.capabilities import ENFORCES
 from hemra.v1 import executor_service_pb2 as epb
 from hemra.v1 import executor_service_pb2_grpc as epb_grpc
-from services.environments.capabilities import ENFORCES
 
 
 class ExecutorServicer(epb_grpc.ExecutorServiceServicer):

@@ -6,7 +6,7 @@ import shutil
 import socket
 from pathlib import Path
 
-from services.executor.processes import alive
+from hemra.services.executor.processes import alive
 
 
 def own_work_root(home: Path) -> Path:

@@ -5,10 +5,10 @@ import logging
 import os
 import socket
 
+from hemra.services.common import errors
+from hemra.services.executor import attempt, sandboxes
+from hemra.services.executor.harbor import supervise as harbor
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors
-from services.executor import attempt, sandboxes
-from services.executor.harbor import supervise as harbor
 
 logger = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
-"""Run the importer service alone: python -m services.importer --store HOST:PORT --planner HOST:PORT."""
+"""Run the importer service alone: python -m hemra.services.importer --store HOST:PORT --planner HOST:PORT."""
 
 import argparse
 
-from services import auth
-from services.common import transport
-from services.common.entry import (
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,
     check_listeners,
@@ -12,11 +12,11 @@ from services.common.entry import (
     run,
     serve_forever,
 )
-from services.importer.server import build_server
+from hemra.services.importer.server import build_server
 
 
 async def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m services.importer", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hemra.services.importer", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7805")
     parser.add_argument("--store", required=True, help="the store service's host:port")
     parser.add_argument("--planner", required=True, help="the planner service's host:port (pins task folders)")

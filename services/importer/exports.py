@@ -5,10 +5,8 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from hemra.v1 import common_pb2 as pb
-from hemra.v1 import store_service_pb2 as spb
-from services import digests
-from services.domain.exportformat import (
+from hemra.services import digests
+from hemra.services.domain.exportformat import (
     BLOBS,
     EVENTS,
     MANIFEST,
@@ -16,8 +14,10 @@ from services.domain.exportformat import (
     blob_digest,
     events_attempt,
 )
-from services.domain.importerrors import ImportProblem
-from services.domain.tree import MAX_FILE_BYTES
+from hemra.services.domain.importerrors import ImportProblem
+from hemra.services.domain.tree import MAX_FILE_BYTES
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import store_service_pb2 as spb
 
 
 def _no_links(path: Path) -> None:

@@ -5,13 +5,13 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.services.bulk import gc_paused
+from hemra.services.common.settings import hemra_home
+from hemra.services.domain import folders, harbor
+from hemra.services.domain.importerrors import ImportProblem
+from hemra.services.domain.tree import read_tree
+from hemra.services.importer import exports, record, swebench
 from hemra.v1 import common_pb2 as pb
-from services.bulk import gc_paused
-from services.common.settings import hemra_home
-from services.domain import folders, harbor
-from services.domain.importerrors import ImportProblem
-from services.domain.tree import read_tree
-from services.importer import exports, record, swebench
 
 
 @dataclass

@@ -8,13 +8,13 @@ import socket
 from collections import defaultdict
 from pathlib import Path
 
+from hemra.services import digests
+from hemra.services.domain import vocabulary
+from hemra.services.domain.imported import ImportedResults, ImportedTrial
+from hemra.services.domain.tree import Entry, tree_json
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services import digests
-from services.domain import vocabulary
-from services.domain.imported import ImportedResults, ImportedTrial
-from services.domain.tree import Entry, tree_json
 
 
 def who_imports(sent: bool) -> str:

@@ -2,17 +2,17 @@
 
 import grpc
 
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.importer.servicer import ImporterServicer
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
-from services import auth
-from services.common import transport
-from services.importer.servicer import ImporterServicer
 
 
 def build_server(
     store, planner, listen: str = "127.0.0.1:0", credentials: auth.Credentials | str = ""
 ) -> tuple[grpc.aio.Server, int]:
-    """`store` and `planner` are services.common.transport clients: the importer never opens the database."""
+    """`store` and `planner` are hemra.services.common.transport clients: the importer never opens the database."""
     server = transport.new_server(credentials, (ipb.DESCRIPTOR.services_by_name["ImporterService"].full_name,))
     ipb_grpc.add_ImporterServiceServicer_to_server(ImporterServicer(store, planner), server)
     return server, transport.bind(server, listen)

@@ -1,8 +1,8 @@
 """ImporterService over gRPC: translates and delegates to the import pipeline (pipeline.py)."""
 
+from hemra.services.importer import pipeline
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import importer_service_pb2_grpc as ipb_grpc
-from services.importer import pipeline
 
 
 class ImporterServicer(ipb_grpc.ImporterServiceServicer):

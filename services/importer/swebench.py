@@ -9,9 +9,9 @@ The summary is checked against the per-instance report.json files.
 import re
 from pathlib import Path
 
-from services.common import parsing
-from services.domain.imported import COMPLETED, INFRA_FAILED, ImportedResults, ImportedTrial
-from services.domain.importerrors import ImportProblem
+from hemra.services.common import parsing
+from hemra.services.domain.imported import COMPLETED, INFRA_FAILED, ImportedResults, ImportedTrial
+from hemra.services.domain.importerrors import ImportProblem
 
 #: Harness versions whose summary shapes we know (see docs/results-and-compare.md).
 KNOWN_VERSIONS = re.compile(r"^(2\.0\.\d+|2\.1\.\d+|3\.0\.[0-9]+|4\.0\.\d+|4\.1\.0|5\.0\.[0-2])$")

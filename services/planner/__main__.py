@@ -1,10 +1,10 @@
-"""Run the planner service alone: python -m services.planner --store 127.0.0.1:7801."""
+"""Run the planner service alone: python -m hemra.services.planner --store 127.0.0.1:7801."""
 
 import argparse
 
-from services import auth
-from services.common import transport
-from services.common.entry import (
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,
     check_listeners,
@@ -12,12 +12,12 @@ from services.common.entry import (
     run,
     serve_forever,
 )
-from services.common.settings import hemra_home
-from services.planner.server import build_server
+from hemra.services.common.settings import hemra_home
+from hemra.services.planner.server import build_server
 
 
 async def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m services.planner", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hemra.services.planner", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7802")
     parser.add_argument("--store", required=True, help="the store service's host:port")
     parser.add_argument(

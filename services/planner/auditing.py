@@ -2,14 +2,14 @@
 selected tasks audited one by one (services/environments/audit.py), the result as the store
 records it. Blocking: the servicer runs it in a thread."""
 
+from hemra.services.common.errors import FailedPrecondition
+from hemra.services.domain.planerrors import PlanError
+from hemra.services.environments import audit
+from hemra.services.environments.engine import client
+from hemra.services.environments.errors import SandboxError
+from hemra.services.planner import datasets as ds
+from hemra.services.planner import plan
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import FailedPrecondition
-from services.domain.planerrors import PlanError
-from services.environments import audit
-from services.environments.engine import client
-from services.environments.errors import SandboxError
-from services.planner import datasets as ds
-from services.planner import plan
 
 
 def selected(dataset: ds.LoadedDataset, patterns: list[str]) -> list:

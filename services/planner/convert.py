@@ -1,8 +1,8 @@
 """Resolved datasets to hemra.v1 messages (a task's and a harness's are in services/domain)."""
 
+from hemra.services.domain.tasks import LoadedTask, task_to_proto
+from hemra.services.planner.datasets import LoadedDataset
 from hemra.v1 import common_pb2 as pb
-from services.domain.tasks import LoadedTask, task_to_proto
-from services.planner.datasets import LoadedDataset
 
 
 def dataset_to_proto(dataset: LoadedDataset, tasks: list[LoadedTask]) -> pb.Dataset:

@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.common import parsing
-from services.domain.planerrors import NotFound, PlanError
-from services.domain.tasks import LoadedTask, load_task
-from services.planner import hf, pinned, registry, swebench
+from hemra.services.common import parsing
+from hemra.services.domain.planerrors import NotFound, PlanError
+from hemra.services.domain.tasks import LoadedTask, load_task
+from hemra.services.planner import hf, pinned, registry, swebench
 
 #: Prefixes of datasets that come from a source other than a folder.
 SOURCES = (registry.PREFIX, hf.PREFIX, swebench.PREFIX)

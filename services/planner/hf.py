@@ -24,10 +24,10 @@ import re
 import tomllib
 from pathlib import Path
 
-from services.common import offline
-from services.domain.planerrors import NotFound, PlanError
-from services.planner import pinned
-from services.planner.pinned import SOURCE_FILE
+from hemra.services.common import offline
+from hemra.services.domain.planerrors import NotFound, PlanError
+from hemra.services.planner import pinned
+from hemra.services.planner.pinned import SOURCE_FILE
 
 PREFIX = "hf:"
 MAX_ROWS = 100_000

@@ -9,10 +9,10 @@ its engine lacks when an attempt starts.
 
 from pathlib import Path
 
-from services.domain.planerrors import PlanError
-from services.domain.tasks import LoadedTask
-from services.environments.errors import SandboxError
-from services.environments.images import BuildFailed, StripFailed, ensure_image
+from hemra.services.domain.planerrors import PlanError
+from hemra.services.domain.tasks import LoadedTask
+from hemra.services.environments.errors import SandboxError
+from hemra.services.environments.images import BuildFailed, StripFailed, ensure_image
 
 
 def build(tasks: list[LoadedTask], base_image: str, home: Path, kept=frozenset()) -> None:

@@ -5,15 +5,14 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hemra.v1 import common_pb2 as pb
-from services import envtemplate
-from services.common import judges, offline, runspec, tools
-from services.domain import dockerfile
-from services.domain import harnesses as hs
-from services.domain.planerrors import PlanError
-from services.domain.tasks import LoadedTask
-from services.environments import history
-from services.environments.capabilities import (
+from hemra.services import envtemplate
+from hemra.services.common import judges, offline, runspec, tools
+from hemra.services.domain import dockerfile
+from hemra.services.domain import harnesses as hs
+from hemra.services.domain.planerrors import PlanError
+from hemra.services.domain.tasks import LoadedTask
+from hemra.services.environments import history
+from hemra.services.environments.capabilities import (
     BRIDGE_CAPABLE,
     ENFORCES,
     ISOLATIONS,
@@ -22,7 +21,8 @@ from services.environments.capabilities import (
     fresh_refusal,
     verifier_isolation,
 )
-from services.planner import datasets as ds
+from hemra.services.planner import datasets as ds
+from hemra.v1 import common_pb2 as pb
 
 #: What each sandbox enforces, checked against a run's `require` (the executor's own table).
 SANDBOXES = ENFORCES

@@ -20,10 +20,10 @@ import urllib.parse
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from services.common import offline, parsing
-from services.domain.planerrors import NotFound, PlanError
-from services.planner import pinned as pinned_copy
-from services.planner.pinned import SOURCE_FILE, source_of
+from hemra.services.common import offline, parsing
+from hemra.services.domain.planerrors import NotFound, PlanError
+from hemra.services.planner import pinned as pinned_copy
+from hemra.services.planner.pinned import SOURCE_FILE, source_of
 
 PREFIX = "harbor:"
 REGISTRY_ENV = "HEMRA_HARBOR_REGISTRY"

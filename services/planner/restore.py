@@ -14,10 +14,10 @@ import re
 import time
 from pathlib import Path
 
+from hemra.services.domain.planerrors import NotFound, PlanError
+from hemra.services.planner import datasets as ds
+from hemra.services.planner import hf, pinned, registry
 from hemra.v1 import store_service_pb2 as spb
-from services.domain.planerrors import NotFound, PlanError
-from services.planner import datasets as ds
-from services.planner import hf, pinned, registry
 
 #: Task files fetched from the store in batches of this many blobs.
 _BATCH = 256

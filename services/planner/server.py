@@ -4,11 +4,11 @@ from pathlib import Path
 
 import grpc
 
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.planner.servicer import PlannerServicer
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
-from services import auth
-from services.common import transport
-from services.planner.servicer import PlannerServicer
 
 
 def build_server(
@@ -18,7 +18,7 @@ def build_server(
     credentials: auth.Credentials | str = "",
     build_images: bool = True,
 ) -> tuple[grpc.aio.Server, int]:
-    """`store` is a services.common.transport store client: the planner never opens the database.
+    """`store` is a hemra.services.common.transport store client: the planner never opens the database.
     Without `build_images` the executors build the task images their engines lack."""
     server = transport.new_server(credentials, (ppb.DESCRIPTOR.services_by_name["PlannerService"].full_name,))
     ppb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(store, home, build_images), server)

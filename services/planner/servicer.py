@@ -4,18 +4,18 @@ import asyncio
 import json
 from pathlib import Path
 
+from hemra.services.common import runspec
+from hemra.services.domain import folders
+from hemra.services.domain.harnesses import harness_to_proto
+from hemra.services.domain.planerrors import PlanError
+from hemra.services.domain.tasks import harbor_content_hash, load_task, task_to_proto
+from hemra.services.environments import history
+from hemra.services.planner import auditing, convert, images, plan, restore
+from hemra.services.planner import datasets as ds
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc
 from hemra.v1 import store_service_pb2 as spb
-from services.common import runspec
-from services.domain import folders
-from services.domain.harnesses import harness_to_proto
-from services.domain.planerrors import PlanError
-from services.domain.tasks import harbor_content_hash, load_task, task_to_proto
-from services.environments import history
-from services.planner import auditing, convert, images, plan, restore
-from services.planner import datasets as ds
 
 #: Upload task files in batches of about this many bytes.
 _BATCH_BYTES = 16 * 1024 * 1024

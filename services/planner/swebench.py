@@ -22,11 +22,11 @@ import json
 import re
 from pathlib import Path
 
-from services.common import parsing
-from services.common import swebench as package
-from services.domain.planerrors import NotFound, PlanError
-from services.planner import hf, pinned
-from services.planner.pinned import SOURCE_FILE
+from hemra.services.common import parsing
+from hemra.services.common import swebench as package
+from hemra.services.domain.planerrors import NotFound, PlanError
+from hemra.services.planner import hf, pinned
+from hemra.services.planner.pinned import SOURCE_FILE
 
 PREFIX = "swebench:"
 #: The fields a row must have (SWE-bench 5; earlier rows have no image or eval script).

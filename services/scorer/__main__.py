@@ -1,10 +1,10 @@
-"""Run the scorer service alone: python -m services.scorer --store 127.0.0.1:7801."""
+"""Run the scorer service alone: python -m hemra.services.scorer --store 127.0.0.1:7801."""
 
 import argparse
 
-from services import auth
-from services.common import transport
-from services.common.entry import (
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,
     check_listeners,
@@ -12,11 +12,11 @@ from services.common.entry import (
     run,
     serve_forever,
 )
-from services.scorer.server import build_server
+from hemra.services.scorer.server import build_server
 
 
 async def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m services.scorer", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hemra.services.scorer", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7804")
     parser.add_argument("--store", required=True, help="the store service's host:port")
     add_expose_option(parser)

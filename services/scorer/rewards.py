@@ -3,8 +3,8 @@
 import json
 import math
 
-from services import digests
-from services.common import parsing
+from hemra.services import digests
+from hemra.services.common import parsing
 
 
 class RewardError(Exception):

@@ -4,15 +4,15 @@ from collections import OrderedDict
 
 import grpc
 
+from hemra.services import envtemplate
+from hemra.services.common import errors, judges, transport
+from hemra.services.scorer import rewards, verifier
+from hemra.services.scorer.judging.service import Judges
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc
 from hemra.v1 import store_service_pb2 as spb
-from services import envtemplate
-from services.common import errors, judges, transport
-from services.scorer import rewards, verifier
-from services.scorer.judging.service import Judges
 
 SCORER_NAME = "verifier"
 #: Tests of this many tasks are kept in memory (a run scores each task many times).

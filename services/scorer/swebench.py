@@ -11,9 +11,9 @@ the report is the harness's report.json, and the reward `resolved` is 1 when it 
 import tempfile
 from dataclasses import dataclass
 
-from services.common import parsing
-from services.common import swebench as package
-from services.domain import blame
+from hemra.services.common import parsing
+from hemra.services.common import swebench as package
+from hemra.services.domain import blame
 
 SPEC_FILE = blame.SWEBENCH_SPEC
 LOG = "/logs/verifier/test_output.txt"

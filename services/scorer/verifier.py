@@ -27,12 +27,12 @@ import json
 import time
 from dataclasses import dataclass, field
 
+from hemra.services.common import rubric
+from hemra.services.domain import blame
+from hemra.services.domain.rewards import reward_problem
+from hemra.services.scorer import rewards as rw
+from hemra.services.scorer import swebench
 from hemra.v1 import common_pb2 as pb
-from services.common import rubric
-from services.domain import blame
-from services.domain.rewards import reward_problem
-from services.scorer import rewards as rw
-from services.scorer import swebench
 
 #: The most of the verifier's output kept with its score (the whole file stays an artifact, within caps).
 MAX_STDOUT_BYTES = 4 * 1024 * 1024

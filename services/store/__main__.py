@@ -1,11 +1,11 @@
-"""Run the store service alone: python -m services.store --listen 127.0.0.1:7801.
+"""Run the store service alone: python -m hemra.services.store --listen 127.0.0.1:7801.
 
 It never migrates the database (`hemra db upgrade` does, once per deployment): it serves
 NOT_SERVING, its calls answered UNAVAILABLE, until the schema is at head."""
 
 import argparse
 
-from services.common.entry import (
+from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,
     check_listeners,
@@ -13,14 +13,14 @@ from services.common.entry import (
     run,
     serve_forever,
 )
-from services.store import db
-from services.store.server import build_server
-from services.store.service import Store
-from services.store.settings import StoreSettings
+from hemra.services.store import db
+from hemra.services.store.server import build_server
+from hemra.services.store.service import Store
+from hemra.services.store.settings import StoreSettings
 
 
 async def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m services.store", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hemra.services.store", description=__doc__)
     parser.add_argument("--listen", default="127.0.0.1:7801", help="host:port (port 0 picks one)")
     parser.add_argument("--database-url", default=None, help="default: HEMRA_DATABASE_URL, else HEMRA_HOME/hemra.db")
     add_expose_option(parser)

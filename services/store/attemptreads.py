@@ -4,13 +4,13 @@ gRPC here)."""
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument, NotFound
-from services.domain import vocabulary
-from services.domain.ids import kind_of
-from services.domain.records import AttemptRead
-from services.store import pagetokens, sqlrows
-from services.store import tables as t
-from services.store.runreads import shown
+from hemra.services.common.errors import InvalidArgument, NotFound
+from hemra.services.domain import vocabulary
+from hemra.services.domain.ids import kind_of
+from hemra.services.domain.records import AttemptRead
+from hemra.services.store import pagetokens, sqlrows
+from hemra.services.store import tables as t
+from hemra.services.store.runreads import shown
 
 #: Verdict filters of list_attempts: a verdict, or unfinished (queued or running).
 VERDICTS = (*vocabulary.VERDICTS, "unfinished")

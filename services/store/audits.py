@@ -5,8 +5,8 @@ were audited and what the audit found. Plain rows in, plain data out."""
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument, NotFound
-from services.store import tables as t
+from hemra.services.common.errors import InvalidArgument, NotFound
+from hemra.services.store import tables as t
 
 VERDICTS = ("clean", "leaks", "error")
 #: The keys of a cell's dataset_audit, each a count of the cell's tasks but audit_time.

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from services.common.errors import InvalidArgument, NotFound
+from hemra.services.common.errors import InvalidArgument, NotFound
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _FAN_OUT = [f"{i:02x}" for i in range(256)]
@@ -51,7 +51,7 @@ class BlobStore:
             for digest, (_, data) in zip(digests, blobs):
                 self._write(os.path.join(self._base, digest[7:9], digest[9:]), data)
         except OSError as exc:  # a full or read-only file system: said once, naming the folder
-            from services.store import db
+            from hemra.services.store import db
 
             refused = db.unwritable(exc, str(self.root))
             if refused is None:

@@ -1,5 +1,5 @@
 """What a store holds besides runs: its datasets and their tasks, harnesses, scorers and
-judges, each with how it was used. Typed records out (services.store.outputs).
+judges, each with how it was used. Typed records out (hemra.services.store.outputs).
 
 Datasets, harnesses, scorers and judges are few (tens to hundreds in a store), so
 they come back whole; tasks are paged by name."""
@@ -11,11 +11,11 @@ from typing import NamedTuple
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import NotFound
-from services.domain.records import HarnessFacts, Score
-from services.store import attemptreads, pagetokens, runreads, usage
-from services.store import tables as t
-from services.store.outputs import (
+from hemra.services.common.errors import NotFound
+from hemra.services.domain.records import HarnessFacts, Score
+from hemra.services.store import attemptreads, pagetokens, runreads, usage
+from hemra.services.store import tables as t
+from hemra.services.store.outputs import (
     AttemptUsage,
     DatasetSummary,
     HarnessSummary,
@@ -25,7 +25,7 @@ from services.store.outputs import (
     TaskPage,
     TaskSummary,
 )
-from services.store.runreads import shown as _shown
+from hemra.services.store.runreads import shown as _shown
 
 #: Tasks a scorer lists by name (the count covers them all).
 SCORER_TASKS = 200

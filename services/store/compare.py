@@ -15,12 +15,12 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument, NotFound
-from services.domain import vocabulary
-from services.domain.records import Score, TaskIdentity
-from services.store import runreads
-from services.store import tables as t
-from services.store.outputs import (
+from hemra.services.common.errors import InvalidArgument, NotFound
+from hemra.services.domain import vocabulary
+from hemra.services.domain.records import Score, TaskIdentity
+from hemra.services.store import runreads
+from hemra.services.store import tables as t
+from hemra.services.store.outputs import (
     Comparison,
     CriterionDelta,
     Interval,
@@ -30,7 +30,7 @@ from services.store.outputs import (
     RewardDelta,
     SideSummary,
 )
-from services.store.report import TrialResult, judged_value, load_trials, why_not
+from hemra.services.store.report import TrialResult, judged_value, load_trials, why_not
 
 #: Comparison's lists with an entry per task: what CompareSidesRequest.list_limit cuts.
 PER_TASK_LISTS = ("tasks", "flipped_to_pass", "flipped_to_fail", "not_comparable", "criteria_not_comparable")

@@ -6,14 +6,14 @@ from typing import NamedTuple
 
 from sqlalchemy import func, select, update
 
-from services.common.errors import FailedPrecondition, LeaseLost, NotFound
-from services.domain import vocabulary
-from services.domain.records import AttemptInfo
-from services.domain.rewards import verdict as verdict_of
-from services.store import db, records
-from services.store import tables as t
-from services.store.leases import free_slot, live_lease
-from services.store.pinned import ATTEMPTS, JOBS, RUNS, CellInfo, Pinned, TrialInfo
+from hemra.services.common.errors import FailedPrecondition, LeaseLost, NotFound
+from hemra.services.domain import vocabulary
+from hemra.services.domain.records import AttemptInfo
+from hemra.services.domain.rewards import verdict as verdict_of
+from hemra.services.store import db, records
+from hemra.services.store import tables as t
+from hemra.services.store.leases import free_slot, live_lease
+from hemra.services.store.pinned import ATTEMPTS, JOBS, RUNS, CellInfo, Pinned, TrialInfo
 
 # --------------------------------------------------------------------------- complete, release, recover
 

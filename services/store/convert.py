@@ -6,14 +6,14 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain import vocabulary
+from hemra.services.domain.records import AttemptInfo, CellInfo, TrialInfo
+from hemra.services.domain.rewards import reward_problem
+from hemra.services.store import runreads, usage
+from hemra.services.store import tables as t
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import InvalidArgument
-from services.domain import vocabulary
-from services.domain.records import AttemptInfo, CellInfo, TrialInfo
-from services.domain.rewards import reward_problem
-from services.store import runreads, usage
-from services.store import tables as t
 
 #: The instants a Timestamp can hold (0001-01-01 to 9999-12-31 UTC), in epoch seconds.
 _MIN_SECONDS, _MAX_SECONDS = -62_135_596_800, 253_402_300_799
@@ -147,7 +147,7 @@ def from_dict(data: dict, message):
 
 
 def message(record: msgspec.Struct, message_type):
-    """A typed store record (services.store.outputs) as `message_type`: the one place the
+    """A typed store record (hemra.services.store.outputs) as `message_type`: the one place the
     store's domain output becomes protos. A field of the record that the message lacks raises
     (TypeError), so a misspelt name fails the first test that reaches it."""
     plan = _plan(type(record), message_type)

@@ -13,14 +13,14 @@ from collections import defaultdict
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument
-from services.domain import vocabulary
-from services.domain.rewards import usable_rewards
-from services.store import attemptreads, runreads
-from services.store import tables as t
-from services.store.catalog import find_dataset
-from services.store.outputs import CriterionCell, CriterionRow, CriterionSource, CriterionTable
-from services.store.report import judged_value
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain import vocabulary
+from hemra.services.domain.rewards import usable_rewards
+from hemra.services.store import attemptreads, runreads
+from hemra.services.store import tables as t
+from hemra.services.store.catalog import find_dataset
+from hemra.services.store.outputs import CriterionCell, CriterionRow, CriterionSource, CriterionTable
+from hemra.services.store.report import judged_value
 
 SOURCES = ("newest", "largest")
 SCORED = "SCORE_STATE_SCORED"

@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
-from services.common.errors import FailedPrecondition, StoreUnwritable, Unavailable
+from hemra.services.common.errors import FailedPrecondition, StoreUnwritable, Unavailable
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 

@@ -4,9 +4,9 @@
 from sqlalchemy import LargeBinary, cast, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument
-from services.store import pagetokens, usage
-from services.store import tables as t
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.store import pagetokens, usage
+from hemra.services.store import tables as t
 
 
 async def append_events(session: AsyncSession, attempt_id: str, events: list[dict]) -> int:

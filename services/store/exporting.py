@@ -20,17 +20,17 @@ from google.protobuf import json_format
 from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, String, Text, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from hemra.services.common import runspec
+from hemra.services.common.errors import FailedPrecondition, InvalidArgument
+from hemra.services.domain import vocabulary
+from hemra.services.domain.exportformat import DIGEST, FORMAT, VERSION
+from hemra.services.domain.ids import PREFIXES, kind_of
+from hemra.services.domain.records import attempt_blobs, task_blobs, tree_blobs
+from hemra.services.domain.rewards import reward_problem
+from hemra.services.domain.rewards import verdict as verdict_of
+from hemra.services.store import convert, runreads, sqlrows, usage
+from hemra.services.store import tables as t
 from hemra.v1 import common_pb2 as pb
-from services.common import runspec
-from services.common.errors import FailedPrecondition, InvalidArgument
-from services.domain import vocabulary
-from services.domain.exportformat import DIGEST, FORMAT, VERSION
-from services.domain.ids import PREFIXES, kind_of
-from services.domain.records import attempt_blobs, task_blobs, tree_blobs
-from services.domain.rewards import reward_problem
-from services.domain.rewards import verdict as verdict_of
-from services.store import convert, runreads, sqlrows, usage
-from services.store import tables as t
 
 _TABLES = {
     "runs": t.Run,

@@ -3,8 +3,8 @@ run's concurrency slot the job holds."""
 
 from sqlalchemy import select, update
 
-from services.common.errors import LeaseLost, NotFound
-from services.store.pinned import JOBS, RUNS, Pinned
+from hemra.services.common.errors import LeaseLost, NotFound
+from hemra.services.store.pinned import JOBS, RUNS, Pinned
 
 
 def live_lease(job_id: str, token: int, now: float):

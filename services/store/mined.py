@@ -11,10 +11,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.common import mining
-from services.store import runreads
-from services.store import tables as t
-from services.store.outputs import HistoryMining, MinedAttempt, MiningEvent
+from hemra.services.common import mining
+from hemra.services.store import runreads
+from hemra.services.store import tables as t
+from hemra.services.store.outputs import HistoryMining, MinedAttempt, MiningEvent
 
 #: The most attempts listed, and matching events listed per attempt.
 MAX_ATTEMPTS = 1000

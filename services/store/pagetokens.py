@@ -14,8 +14,8 @@ on one and compares as NULL on the other) or an error deeper down.
 import base64
 import math
 
-from services.common.errors import InvalidArgument
-from services.domain.ids import kind_of
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain.ids import kind_of
 
 VERSION = "p1"
 _SEP = "\x1f"

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 
 import asyncpg
 
-from services.common.errors import Unavailable
-from services.store import completion, db, pinned, queue, usage
+from hemra.services.common.errors import Unavailable
+from hemra.services.store import completion, db, pinned, queue, usage
 
 #: The claimed job, its attempt (every column), and its trial and cell.
 _CLAIM = """

@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
-from services.domain.records import CellInfo, Record, RunInfo, TrialInfo
-from services.store import tables as t
+from hemra.services.domain.records import CellInfo, Record, RunInfo, TrialInfo
+from hemra.services.store import tables as t
 
 Clock = Callable[[], float]
 

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from sqlalchemy import JSON, Boolean, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import FailedPrecondition, LeaseLost
-from services.domain import vocabulary
-from services.domain.records import AttemptInfo, LeasedJob
-from services.store import tables as t
-from services.store import usage
-from services.store.completion import Completion, close_attempt, close_attempt_row, maybe_retry
-from services.store.leases import free_slot, lease_failure, live_lease
-from services.store.pinned import (
+from hemra.services.common.errors import FailedPrecondition, LeaseLost
+from hemra.services.domain import vocabulary
+from hemra.services.domain.records import AttemptInfo, LeasedJob
+from hemra.services.store import tables as t
+from hemra.services.store import usage
+from hemra.services.store.completion import Completion, close_attempt, close_attempt_row, maybe_retry
+from hemra.services.store.leases import free_slot, lease_failure, live_lease
+from hemra.services.store.pinned import (
     ATTEMPTS,
     EVENTS,
     HARNESSES,

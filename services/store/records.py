@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument
-from services.domain.ids import new_id
-from services.domain.rewards import verdict as verdict_of
-from services.store import audits, usage
-from services.store import tables as t
-from services.store.sqlrows import check_strings, datasets_to_record, insert_ignore, insert_or_replace
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain.ids import new_id
+from hemra.services.domain.rewards import verdict as verdict_of
+from hemra.services.store import audits, usage
+from hemra.services.store import tables as t
+from hemra.services.store.sqlrows import check_strings, datasets_to_record, insert_ignore, insert_or_replace
 
 
 @dataclass

@@ -24,10 +24,10 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.common.errors import FailedPrecondition, InvalidArgument
-from services.domain import vocabulary
-from services.store import pinned, queue, records, runreads
-from services.store import tables as t
+from hemra.services.common.errors import FailedPrecondition, InvalidArgument
+from hemra.services.domain import vocabulary
+from hemra.services.store import pinned, queue, records, runreads
+from hemra.services.store import tables as t
 
 #: Why a trial may be queued again (RepairRunRequest.reasons).
 REASONS = ("infra", "scorer", "cancelled")

@@ -1,6 +1,6 @@
 """A run's report: one table per dataset, each harness against the baseline on the
 tasks both graded comparably. Anything that makes a comparison unfair is flagged,
-never averaged in. Plain data in, typed records (services.store.outputs) out."""
+never averaged in. Plain data in, typed records (hemra.services.store.outputs) out."""
 
 import math
 from collections import Counter, defaultdict
@@ -11,12 +11,12 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.domain import vocabulary
-from services.domain.records import HarnessFacts, Score, history_kept
-from services.domain.rewards import SCORED, is_binary, passes, usable_rewards
-from services.store import attemptreads, audits, repair, runreads, settled
-from services.store import tables as t
-from services.store.outputs import (
+from hemra.services.domain import vocabulary
+from hemra.services.domain.records import HarnessFacts, Score, history_kept
+from hemra.services.domain.rewards import SCORED, is_binary, passes, usable_rewards
+from hemra.services.store import attemptreads, audits, repair, runreads, settled
+from hemra.services.store import tables as t
+from hemra.services.store.outputs import (
     CellJudge,
     DatasetReport,
     PairedSummary,

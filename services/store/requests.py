@@ -5,18 +5,18 @@ import json
 
 from google.protobuf import json_format
 
+from hemra.services.common import runspec
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.digests import sha256
+from hemra.services.domain import vocabulary
+from hemra.services.domain.rewards import reward_problem
+from hemra.services.store import convert, sqlrows
+from hemra.services.store import tables as t
+from hemra.services.store.completion import Completion
+from hemra.services.store.exporting import Origin
+from hemra.services.store.records import PlannedRun
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import runspec
-from services.common.errors import InvalidArgument
-from services.digests import sha256
-from services.domain import vocabulary
-from services.domain.rewards import reward_problem
-from services.store import convert, sqlrows
-from services.store import tables as t
-from services.store.completion import Completion
-from services.store.exporting import Origin
-from services.store.records import PlannedRun
 
 #: runs.request_id's width.
 MAX_REQUEST_ID = 64

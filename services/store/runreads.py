@@ -5,12 +5,12 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.common.errors import InvalidArgument, NotFound
-from services.domain import vocabulary
-from services.domain.ids import kind_of
-from services.store import pagetokens
-from services.store import tables as t
-from services.store.outputs import ImportProvenance
+from hemra.services.common.errors import InvalidArgument, NotFound
+from hemra.services.domain import vocabulary
+from hemra.services.domain.ids import kind_of
+from hemra.services.store import pagetokens
+from hemra.services.store import tables as t
+from hemra.services.store.outputs import ImportProvenance
 
 
 def refuse_loose(run: t.Run, what: str) -> None:

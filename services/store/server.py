@@ -2,13 +2,13 @@
 
 import grpc
 
+from hemra.services import auth
+from hemra.services.common import transport
+from hemra.services.store import db
+from hemra.services.store.service import Store
+from hemra.services.store.servicer import StoreServicer
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
-from services import auth
-from services.common import transport
-from services.store import db
-from services.store.service import Store
-from services.store.servicer import StoreServicer
 
 
 def build_server(

@@ -11,12 +11,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from services.bulk import gc_paused
-from services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost, NotFound
-from services.domain import vocabulary
-from services.domain.ids import kind_of
-from services.domain.records import LeasedJob
-from services.store import (
+from hemra.services.bulk import gc_paused
+from hemra.services.common.errors import FailedPrecondition, InvalidArgument, LeaseLost, NotFound
+from hemra.services.domain import vocabulary
+from hemra.services.domain.ids import kind_of
+from hemra.services.domain.records import LeasedJob
+from hemra.services.store import (
     attemptreads,
     audits,
     catalog,
@@ -37,9 +37,9 @@ from services.store import (
     sqlrows,
     verify,
 )
-from services.store import tables as t
-from services.store.blobs import BlobStore
-from services.store.pinned import Clock
+from hemra.services.store import tables as t
+from hemra.services.store.blobs import BlobStore
+from hemra.services.store.pinned import Clock
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +70,11 @@ class Store:
         #: hop per call on a SQLite file (sqlitequeue.py).
         self.fast = None
         if engine.dialect.name == "postgresql":
-            from services.store.pgqueue import FastQueue
+            from hemra.services.store.pgqueue import FastQueue
 
             self.fast = FastQueue(db.asyncpg_dsn(engine.url))
         elif engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
-            from services.store.sqlitequeue import FastQueue
+            from hemra.services.store.sqlitequeue import FastQueue
 
             self.fast = FastQueue(engine.url.database)
         #: run ID -> (progress, per-cell progress), report and catalog facts, of settled runs only.
@@ -224,7 +224,7 @@ class Store:
         if list_limit < 0:
             raise InvalidArgument(f"list_limit must be 0 (all) or more, not {list_limit}")
         # Imported here: it brings numpy (~0.1 s), which no other store call needs.
-        from services.store import compare
+        from hemra.services.store import compare
 
         with gc_paused():
             read_settled: list = []

@@ -5,12 +5,12 @@ import logging
 
 import msgspec
 
+from hemra.services.bulk import gc_paused
+from hemra.services.store import convert, report, requests
+from hemra.services.store.service import Store
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
-from services.bulk import gc_paused
-from services.store import convert, report, requests
-from services.store.service import Store
 
 DEFAULT_LEASE_SECS = 60.0
 #: Parsed tasks, harnesses and run specs kept per store process.

@@ -4,8 +4,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.common import errors
-from services.common.settings import hemra_home
+from hemra.services.common import errors
+from hemra.services.common.settings import hemra_home
 
 
 @dataclass
@@ -37,7 +37,7 @@ class StoreSettings:
     def check(self) -> "StoreSettings":
         """These settings when their URL is one the store can open; else one InvalidArgument
         naming where the URL came from (before anything is opened or created)."""
-        from services.store import db  # not at import: a read served warm needs no SQLAlchemy
+        from hemra.services.store import db  # not at import: a read served warm needs no SQLAlchemy
 
         problem = db.url_problem(self.database_url)
         if problem:

@@ -22,8 +22,8 @@ from sqlalchemy import Text, bindparam, cast, exists, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.orm import aliased
 
-from services.store import sqlrows
-from services.store import tables as t
+from hemra.services.store import sqlrows
+from hemra.services.store import tables as t
 
 logger = logging.getLogger(__name__)
 

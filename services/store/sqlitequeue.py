@@ -17,8 +17,8 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
-from services.common.errors import Unavailable
-from services.store import completion, db, pinned, queue, usage
+from hemra.services.common.errors import Unavailable
+from hemra.services.store import completion, db, pinned, queue, usage
 
 _PICK = """
 SELECT j.id, j.run_id, r.limited FROM jobs j JOIN runs r ON r.id = j.run_id

@@ -5,9 +5,9 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.common.errors import InvalidArgument
-from services.domain.records import AttemptInfo, AttemptRead, CellInfo, TrialInfo
-from services.store import tables as t
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain.records import AttemptInfo, AttemptRead, CellInfo, TrialInfo
+from hemra.services.store import tables as t
 
 
 async def insert_ignore(session: AsyncSession, table, rows: list[dict]) -> None:

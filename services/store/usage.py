@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from services.common import mining
-from services.domain.vocabulary import USAGE_OBSERVED
+from hemra.services.common import mining
+from hemra.services.domain.vocabulary import USAGE_OBSERVED
 
 #: Usage event keys, by what they count (the first present wins).
 KEYS = {

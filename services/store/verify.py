@@ -30,9 +30,9 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from hemra.services import digests
+from hemra.services.common.errors import InvalidArgument
 from hemra.v1 import common_pb2 as pb
-from services import digests
-from services.common.errors import InvalidArgument
 
 #: The largest task file a restore loads to check it (imports keep files of at most 200 MiB).
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -88,8 +88,8 @@ def verify_task(row: dict, blob: Callable[[str], bytes]) -> dict:
 
 
 def _load_task(claimed: pb.Task, blob: Callable[[str], bytes], what: str) -> pb.Task:
-    from services.domain.planerrors import PlanError
-    from services.domain.tasks import load_task, task_to_proto
+    from hemra.services.domain.planerrors import PlanError
+    from hemra.services.domain.tasks import load_task, task_to_proto
 
     with tempfile.TemporaryDirectory(prefix="hemra-verify-") as scratch:
         folder = Path(scratch) / "task"
@@ -129,8 +129,8 @@ def _load_task(claimed: pb.Task, blob: Callable[[str], bytes], what: str) -> pb.
 def verify_harness(row: dict, import_format: str) -> dict:
     """The harness record to store for an export's harness row, recomputed; InvalidArgument otherwise.
     `import_format` is the restored run's (an import's agents are pinned by it)."""
-    from services.domain import harnesses
-    from services.domain.harnesses import harness_to_proto
+    from hemra.services.domain import harnesses
+    from hemra.services.domain.harnesses import harness_to_proto
 
     digest = row["digest"]
     what = f"harness {row['harness_name'][:100]!r} ({digest})"
@@ -176,9 +176,9 @@ def _declares_mcp(text: str) -> bool:
 
 
 def _load_harness(claimed: pb.Harness, what: str) -> pb.Harness:
-    from services.domain import harnesses
-    from services.domain.harnesses import harness_to_proto
-    from services.domain.planerrors import PlanError
+    from hemra.services.domain import harnesses
+    from hemra.services.domain.harnesses import harness_to_proto
+    from hemra.services.domain.planerrors import PlanError
 
     with tempfile.TemporaryDirectory(prefix="hemra-verify-") as scratch:
         path = Path(scratch) / "harness.toml"

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.common import children
+from hemra.services.common import children
 
 IDLE_ENV = "HEMRA_WARM_STORE"
 DEFAULT_IDLE_SECS = 300.0
@@ -80,7 +80,7 @@ def _code_stamp() -> str:
     """Names, sizes and modification times of the store's and contracts' modules (an upgrade
     or an edit changes them); about a millisecond."""
     import hemra.v1
-    import services
+    from hemra import services
 
     parts = []
     for root in (Path(services.__path__[0]), Path(hemra.v1.__path__[0])):
@@ -161,7 +161,7 @@ def start(home: Path, database_url: str) -> None:
     env = dict(children.environment(), HEMRA_HOME=str(home), HEMRA_DATABASE_URL=database_url)
     try:
         subprocess.Popen(
-            children.python_module("services.store.warm"),
+            children.python_module("hemra.services.store.warm"),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -215,10 +215,10 @@ async def serve(home: Path, database_url: str, idle: float) -> None:
     if not await _locked(lock):
         os.close(lock)
         return  # another one is warm already
-    from services.common import transport
-    from services.store.server import build_server
-    from services.store.service import Store
-    from services.store.settings import StoreSettings
+    from hemra.services.common import transport
+    from hemra.services.store.server import build_server
+    from hemra.services.store.service import Store
+    from hemra.services.store.settings import StoreSettings
 
     settings = StoreSettings.from_env(database_url, home)
     store = await Store.open(settings.database_url, settings.blob_dir)
@@ -229,7 +229,7 @@ async def serve(home: Path, database_url: str, idle: float) -> None:
     try:
         await transport.start(server)
         # What compare alone needs (numpy), loaded now rather than in a command's time.
-        import services.store.compare  # noqa: F401
+        import hemra.services.store.compare  # noqa: F401
 
         _write_state(state, f"127.0.0.1:{port}", token, key(settings.database_url, settings.blob_dir))
         logger.info("warm store %d for %s on 127.0.0.1:%d", os.getpid(), settings.database_url, port)
@@ -289,7 +289,7 @@ def _owns(home: Path) -> bool:
 
 
 def main() -> None:
-    from services.common.settings import hemra_home
+    from hemra.services.common.settings import hemra_home
 
     home = hemra_home()
     # Its start and stop, and what goes wrong: a line or two a life, not the store's chatter.

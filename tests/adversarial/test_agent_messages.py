@@ -89,7 +89,7 @@ def test_program__bad_event_lines_are_errors_and_every_event_after_them_is_kept(
 EMIT = """
 import asyncio, os
 from hemra.v1 import common_pb2 as pb, harness_service_pb2 as hpb
-from services.common import transport
+from hemra.services.common import transport
 
 async def main():
     channel = transport.channel(os.environ["HEMRA_HARNESS_ADDRESS"])

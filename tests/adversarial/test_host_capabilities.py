@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.executor.sandboxes.host import HostSandbox
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes.host import HostSandbox
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the attacks of a sandbox run by root")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.executor.sandboxes.host import SANDBOX_UID, HostSandbox
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes.host import SANDBOX_UID, HostSandbox
 
 #: Each call's errno (0 when it succeeded), one "name errno" line each.
 CALLS = r"""

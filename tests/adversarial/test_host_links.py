@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.executor.sandboxes import safefs
+from hemra.services.executor.sandboxes.host import HostSandbox
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes import safefs
-from services.executor.sandboxes.host import HostSandbox
 
 
 async def host_sandbox(tmp_path: Path, **kwargs) -> HostSandbox:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.environments.capabilities import ENFORCES
+from hemra.services.executor.sandboxes.host import HostSandbox
 from hemra.v1 import common_pb2 as pb
-from services.environments.capabilities import ENFORCES
-from services.executor.sandboxes.host import HostSandbox
 
 #: Prints the body of GET url, or the error's class name.
 FETCH = (
@@ -94,7 +94,7 @@ async def test_declared_endpoints_and_only_them_are_relayed(tmp_path):
 
 
 async def test_a_relay_that_cannot_listen_is_the_sandboxs_failure(tmp_path):
-    from services.executor.sandboxes import SandboxError
+    from hemra.services.executor.sandboxes import SandboxError
 
     sandbox = await host_sandbox(tmp_path, endpoints=[("127.0.0.1", 4242)])
     try:

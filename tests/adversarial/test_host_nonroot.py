@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import asyncio, json, os, socket, sys
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes.host import HostSandbox
+from hemra.services.executor.sandboxes.host import HostSandbox
 
 async def main(folder, port):
     os.makedirs(f"{folder}/task/environment", exist_ok=True)

@@ -218,7 +218,7 @@ ESCAPES = """
 hemra harness exec 'echo 41 > /app/answer.txt'
 python3 - <<'END'
 import asyncio
-from clients.harness_sdk import HarnessSession
+from hemra.clients.harness_sdk import HarnessSession
 
 async def main():
     async with HarnessSession.from_env() as session:

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from clients.cli.safe import clean, safe_json
+from hemra.clients.cli.safe import clean, safe_json
+from hemra.services.executor import artifacts, events
+from hemra.services.executor.events import EventLog, Lines, event, output_events
+from hemra.services.executor.harnesses.cli.claude_code import ClaudeStream
 from hemra.v1 import store_service_pb2 as spb
-from services.executor import artifacts, events
-from services.executor.events import EventLog, Lines, event, output_events
-from services.executor.harnesses.cli.claude_code import ClaudeStream
 
 
 class FakeStore:

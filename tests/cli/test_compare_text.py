@@ -5,8 +5,8 @@ import json
 
 from typer.testing import CliRunner
 
-from clients.cli import comparing
-from clients.cli.main import app
+from hemra.clients.cli import comparing
+from hemra.clients.cli.main import app
 from tests.e2e.helpers import hemra
 
 

@@ -12,8 +12,8 @@ import asyncpg
 import pytest
 from typer.testing import CliRunner
 
-from clients.cli.main import app
-from services.store import db
+from hemra.clients.cli.main import app
+from hemra.services.store import db
 from tests.e2e.helpers import hemra
 
 
@@ -71,13 +71,13 @@ def test_malformed_database_url_in_a_secret_file__named_by_its_variable(cli, tmp
 
 
 def test_malformed_database_url__the_store_service_alone_says_one_line(tmp_path):
-    """`python -m services.store` (a deployment's store) ended in a ValueError traceback."""
+    """`python -m hemra.services.store` (a deployment's store) ended in a ValueError traceback."""
     import subprocess
     import sys
 
     env = {"PATH": os.environ["PATH"], "HEMRA_HOME": str(tmp_path), "HEMRA_TOKEN": "t" * 32}
     result = subprocess.run(
-        [sys.executable, "-m", "services.store", "--listen", "127.0.0.1:0"],
+        [sys.executable, "-m", "hemra.services.store", "--listen", "127.0.0.1:0"],
         env={
             **env,
             "HEMRA_DATABASE_URL": "postgresql://hemra:s3cret@[::1/hemra",

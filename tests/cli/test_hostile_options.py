@@ -7,7 +7,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from clients.cli.main import app
+from hemra.clients.cli.main import app
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,11 @@
-"""clients.cli.runfile: run files (TOML) and the flags merged over them."""
+"""hemra.clients.cli.runfile: run files (TOML) and the flags merged over them."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from clients.cli.runfile import Flags, RunFileError, merge, read
+from hemra.clients.cli.runfile import Flags, RunFileError, merge, read
 
 FULL = """
 name = "nightly"

@@ -4,8 +4,8 @@ import json
 
 from typer.testing import CliRunner
 
-from clients.cli import results
-from clients.cli.main import app
+from hemra.clients.cli import results
+from hemra.clients.cli.main import app
 from tests.e2e.helpers import hemra
 
 

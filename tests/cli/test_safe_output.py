@@ -2,7 +2,7 @@
 
 import json
 
-from clients.cli.safe import safe_json
+from hemra.clients.cli.safe import safe_json
 
 
 def test_a_lone_surrogate_is_printed_as_its_escape_and_reads_back_the_same():

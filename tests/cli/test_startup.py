@@ -6,21 +6,21 @@ import json
 import subprocess
 import sys
 
-from clients.cli.main import COMMANDS, _command_of, build
+from hemra.clients.cli.main import COMMANDS, _command_of, build
+from hemra.services.compose import embedded
 from hemra.v1 import store_service_pb2 as spb
-from services.compose import embedded
 
 PROBE = """
 import json, sys
-from clients.cli.main import main
+from hemra.clients.cli.main import main
 sys.argv = ["hemra", *sys.argv[1:]]
 try:
     main()
 except SystemExit:
     pass
-loaded = [m for m in ("services.executor.server", "services.planner.server", "services.importer.server",
-                      "services.scorer.server", "numpy", "clients.cli.running", "clients.cli.serving",
-                      "clients.cli.transfer", "clients.cli.judging", "pydantic") if m in sys.modules]
+loaded = [m for m in ("hemra.services.executor.server", "hemra.services.planner.server", "hemra.services.importer.server",
+                      "hemra.services.scorer.server", "numpy", "hemra.clients.cli.running", "hemra.clients.cli.serving",
+                      "hemra.clients.cli.transfer", "hemra.clients.cli.judging", "pydantic") if m in sys.modules]
 print(json.dumps(loaded), file=sys.stderr)
 """
 
@@ -41,7 +41,7 @@ def test_plain_values_skip_typers_pydantic_check_and_others_keep_its_answers(hem
     import typer
     from typer.testing import CliRunner
 
-    from clients.cli import main
+    from hemra.clients.cli import main
 
     app = typer.Typer()
 
@@ -69,7 +69,7 @@ def test_the_command_named_is_the_one_built():
     for argv in ([], ["--help"], ["--version"], ["nosuch"], ["--server"]):
         assert _command_of(argv) is None, argv  # the whole app: its help, or its error
     [runs] = build("runs").registered_commands
-    assert runs.callback.__module__ == "clients.cli.results"
+    assert runs.callback.__module__ == "hemra.clients.cli.results"
     assert [c.name for c in build().registered_commands] == list(COMMANDS)
 
 
@@ -87,10 +87,10 @@ def test_the_orphan_sweep_loads_no_docker_sdk_where_no_engine_can_be(tmp_path):
     engine's SDK (0.1 s of imports) is not loaded for it."""
     probe = (
         "import sys\n"
-        "from services.executor import sandboxes\n"
+        "from hemra.services.executor import sandboxes\n"
         "sandboxes.docker_configured = lambda: False\n"
         "assert sandboxes.remove_orphans() == []\n"
-        "print(sorted(m for m in ('docker', 'services.executor.sandboxes.docker') if m in sys.modules))\n"
+        "print(sorted(m for m in ('docker', 'hemra.services.executor.sandboxes.docker') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

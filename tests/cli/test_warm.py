@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from services.store import warm
-from services.store.service import Store
+from hemra.services.store import warm
+from hemra.services.store.service import Store
 from tests.e2e.helpers import hemra
 
 #: Runs a command in this process and says whether the store's code was loaded for it.
 PROBE = """
 import json, sys
-from clients.cli.main import main
+from hemra.clients.cli.main import main
 sys.argv = ["hemra", *sys.argv[1:]]
 try:
     main()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from services.common import mining
+from hemra.services.common import mining
 
 #: (command line, the patterns it hits)
 POSITIVE = [

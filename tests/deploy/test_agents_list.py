@@ -6,7 +6,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from services.executor.harnesses.cli import driver
+from hemra.services.executor.harnesses.cli import driver
 from tests.e2e.test_cli_agents import PINNED
 from tests.e2e.test_harbor_harness import EXAMPLES, VERSION
 

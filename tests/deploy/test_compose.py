@@ -635,7 +635,16 @@ def _wait_serving(name: str, container: dict, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while True:
         result = subprocess.run(
-            ["docker", "exec", name, "python3", "-m", "services.common.health", f"127.0.0.1:{check[0]}", check[1]],
+            [
+                "docker",
+                "exec",
+                name,
+                "python3",
+                "-m",
+                "hemra.services.common.health",
+                f"127.0.0.1:{check[0]}",
+                check[1],
+            ],
             capture_output=True,
             text=True,
         )

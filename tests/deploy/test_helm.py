@@ -678,7 +678,7 @@ def test_secrets__each_role_token_only_in_the_pods_that_hold_the_role(objects):
     reaches no executor, the workers' no planner, importer or gateway, the admin's only the
     planner, the importer and the store; the migrations none. Each file is named by its
     variable (HEMRA_TOKEN_FILE, HEMRA_WORKER_TOKEN_FILE, HEMRA_ADMIN_TOKEN_FILE)."""
-    from services import auth
+    from hemra.services import auth
 
     seen = set()
     for workload, spec in pod_specs(objects):
@@ -967,8 +967,8 @@ def test_autoscaling__the_keda_query_counts_a_pools_work_on_a_real_queue(postgre
 async def _queue_and_ask(url: str, tmp_path, queries: dict) -> list[dict]:
     import asyncpg
 
-    from services.store import completion, db
-    from services.store.service import Store
+    from hemra.services.store import completion, db
+    from hemra.services.store.service import Store
     from tests.store.test_queue import FakeClock, plan
 
     store = await Store.open(url, tmp_path / "blobs", FakeClock())

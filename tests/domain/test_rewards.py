@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from services.domain import rewards, vocabulary
-from services.store.report import ScoreInfo
+from hemra.services.domain import rewards, vocabulary
+from hemra.services.store.report import ScoreInfo
 
 SCORED = {"state": "SCORE_STATE_SCORED"}
 

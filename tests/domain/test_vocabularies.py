@@ -7,11 +7,11 @@ import sys
 
 from sqlalchemy import select
 
+from hemra.services.domain import vocabulary
+from hemra.services.domain.vocabulary import State, Verdict
+from hemra.services.store import completion
+from hemra.services.store import tables as t
 from hemra.v1 import common_pb2 as pb
-from services.domain import vocabulary
-from services.domain.vocabulary import State, Verdict
-from services.store import completion
-from services.store import tables as t
 from tests.conftest import REPO
 from tests.store.test_queue import plan, store  # noqa: F401  (a fixture)
 

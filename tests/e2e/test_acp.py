@@ -60,8 +60,8 @@ def adapter_tools():
     if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
         _skip_or_fail("unshare -n is not permitted here (needs root or user namespaces)")
     TOOLS.mkdir(parents=True, exist_ok=True)
-    from services.executor.harnesses.acp.driver import tool_name
-    from services.executor.harnesses.cli import install
+    from hemra.services.executor.harnesses.acp.driver import tool_name
+    from hemra.services.executor.harnesses.cli import install
 
     previous = os.environ.get("HEMRA_TOOLS_DIR")
     os.environ["HEMRA_TOOLS_DIR"] = str(TOOLS)
@@ -309,10 +309,10 @@ def test_bad_acp_harness_file_is_refused_before_recording(hemra_env, tmp_path, b
 
 async def test_relay_feeds_whole_messages_in_order(tmp_path):
     """The stdin half of the pipe: numbered files, each passed on once whole, in order, until close."""
+    from hemra.services.executor.harnesses.acp.channel import relay_script
+    from hemra.services.executor.harnesses.acp.protocol import CHANNEL
+    from hemra.services.executor.sandboxes.host import HostSandbox
     from hemra.v1 import common_pb2 as pb
-    from services.executor.harnesses.acp.channel import relay_script
-    from services.executor.harnesses.acp.protocol import CHANNEL
-    from services.executor.sandboxes.host import HostSandbox
 
     (tmp_path / "task" / "environment").mkdir(parents=True)
     sandbox = HostSandbox(

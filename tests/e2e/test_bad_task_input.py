@@ -191,7 +191,7 @@ def test_host_workdir_elsewhere__runs(hemra_env, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("module", ["services.planner", "services.scorer", "services.executor"])
+@pytest.mark.parametrize("module", ["hemra.services.planner", "hemra.services.scorer", "hemra.services.executor"])
 def test_service_module_listen_on_every_interface__needs_expose(module, hemra_env):
     result = subprocess.run(
         [
@@ -202,7 +202,7 @@ def test_service_module_listen_on_every_interface__needs_expose(module, hemra_en
             "0.0.0.0:0",
             "--store",
             "127.0.0.1:1",
-            *(["--scorer", "127.0.0.1:1"] if module == "services.executor" else []),
+            *(["--scorer", "127.0.0.1:1"] if module == "hemra.services.executor" else []),
         ],
         env=dict(hemra_env, HEMRA_TOKEN="t" * 32),
         capture_output=True,
@@ -216,7 +216,7 @@ def test_service_module_listen_on_every_interface__needs_expose(module, hemra_en
 
 def test_service_module_with_expose__listens(hemra_env):
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.scorer", "--listen", "0.0.0.0:0", "--expose", "--store", "127.0.0.1:1"],
+        [sys.executable, "-m", "hemra.services.scorer", "--listen", "0.0.0.0:0", "--expose", "--store", "127.0.0.1:1"],
         env=dict(hemra_env, HEMRA_TOKEN="t" * 32),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.environments import engine
+from hemra.services.environments import engine
 from tests.conftest import REPO
 from tests.e2e.helpers import hemra, show
 from tests.gateway.conftest import _live

@@ -10,8 +10,8 @@ import grpc
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from hemra.services.common import errors, health, transport
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, health, transport
 from tests.conftest import HEMRA
 from tests.e2e.test_processes import start
 

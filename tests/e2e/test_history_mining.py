@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from services.store.service import Store
+from hemra.services.store.service import Store
 from tests.conftest import REPO
 from tests.e2e.helpers import hemra, show
 from tests.importer.test_imports import unpack

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from services.environments import history
+from hemra.services.environments import history
 from tests.e2e.helpers import hemra, runs, show
 from tests.e2e.test_swebench_tasks import BASE, CALC, eval_script, git, instance, make_repo
 
@@ -135,7 +135,7 @@ def test_the_future_leaks_only_where_the_run_keeps_the_history(hemra_env, leaky,
     assert not any("history kept" in flag for flag in row["flags"]), row["flags"]
 
     # The image the attempt ran in says so, and is not the environment's own.
-    from services.environments import engine
+    from hemra.services.environments import engine
 
     tagged = [
         tag

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from services.common import children
-from services.store import warm
+from hemra.services.common import children
+from hemra.services.store import warm
 from tests.cli.test_warm import wait_warm
 from tests.e2e.helpers import copy_task, hemra, runs, show
 
@@ -90,4 +90,4 @@ def test_the_childs_pythonpath_keeps_absolute_entries_only():
     )
     assert env == {"PYTHONPATH": "/opt/hemra" + os.pathsep + "/srv/lib", "A": "1"}
     assert children.environment({"PYTHONPATH": ":."}) == {}
-    assert children.python_module("services.store.warm")[1:] == ["-P", "-m", "services.store.warm"]
+    assert children.python_module("hemra.services.store.warm")[1:] == ["-P", "-m", "hemra.services.store.warm"]

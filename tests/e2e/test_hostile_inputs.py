@@ -44,9 +44,9 @@ def test_service_listen_on_every_interface__needs_expose(name, args, hemra_env):
     assert f"--listen {listen} is not a loopback address; add --expose" in one_line(result)
 
 
-@pytest.mark.parametrize("module", ["services.store", "services.importer"])
+@pytest.mark.parametrize("module", ["hemra.services.store", "hemra.services.importer"])
 def test_service_module_listen_on_every_interface__needs_expose(module, hemra_env):
-    args = ["--store", "127.0.0.1:1", "--planner", "127.0.0.1:1"] if module == "services.importer" else []
+    args = ["--store", "127.0.0.1:1", "--planner", "127.0.0.1:1"] if module == "hemra.services.importer" else []
     result = subprocess.run(
         [sys.executable, "-m", module, "--listen", "0.0.0.0:0", *args],
         env=hemra_env,
@@ -117,7 +117,7 @@ def test_swebench_instance_folder_that_is_a_symlink_out__refused(hemra_env, tmp_
 
 
 def test_swebench_real_instance_ids__accepted(hemra_env, tmp_path):
-    from services.importer.swebench import INSTANCE_ID
+    from hemra.services.importer.swebench import INSTANCE_ID
 
     for iid in (
         "astropy__astropy-12907",
@@ -230,8 +230,8 @@ def _plant_rows(env: dict, tasks: list[dict], harnesses: list[dict]) -> None:
     """Rows as an unverified import left them in a store (before this fix), straight into the database."""
     import asyncio
 
-    from services.store import db, sqlrows
-    from services.store import tables as t
+    from hemra.services.store import db, sqlrows
+    from hemra.services.store import tables as t
 
     async def plant():
         await db.migrate(_database_url(env))
@@ -289,8 +289,8 @@ def test_export_never_writes_outside_out_even_for_a_stored_path_id(hemra_env, tm
 
     from sqlalchemy import select
 
-    from services.store import db
-    from services.store import tables as t
+    from hemra.services.store import db
+    from hemra.services.store import tables as t
 
     [attempt] = manifest["attempts"]
     evil = "../../escaped/" + attempt["id"]

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
+from hemra.services.common import errors, transport
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, transport
 from tests.conftest import HEMRA, REPO
 
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 def start(name: str, env: dict, *args: str) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", f"services.{name}", "--listen", "127.0.0.1:0", *args],
+        [sys.executable, "-m", f"hemra.services.{name}", "--listen", "127.0.0.1:0", *args],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from hemra.services.common import errors, transport
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, transport
 from tests.conftest import HEMRA, REPO, clean_env
 from tests.e2e.helpers import hemra
 from tests.e2e.test_hemra_judges import SCRIPTED, judge_scores, run_file, write_judge
@@ -59,7 +59,7 @@ def deployment(tmp_path_factory):
 
 
 def start_gateway(env: dict, *args: str) -> tuple[subprocess.Popen, str]:
-    """python -m gateway on loopback ports of its own; returns it and its front door's HOST:PORT."""
+    """python -m hemra.gateway on loopback ports of its own; returns it and its front door's HOST:PORT."""
     gateway = subprocess.Popen(
         [sys.executable, "-m", "gateway", *args, "--listen", "127.0.0.1:0", "--front-door", "127.0.0.1:0"],
         cwd=REPO,

@@ -16,7 +16,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from services.store import db
+from hemra.services.store import db
 from tests.conftest import HEMRA
 from tests.e2e.helpers import copy_task, hemra
 from tests.e2e.queue_helpers import assert_each_trial_once, finished, start, stop, wait_for

@@ -7,14 +7,14 @@ import shutil
 
 import pytest
 
+from hemra.services.common import errors
+from hemra.services.executor import attempt, events
+from hemra.services.executor.protocol import Grants
+from hemra.services.executor.sandboxes.base import wait_for_removals
+from hemra.services.executor.taskcache import TaskCache
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
-from services.common import errors
-from services.executor import attempt, events
-from services.executor.protocol import Grants
-from services.executor.sandboxes.base import wait_for_removals
-from services.executor.taskcache import TaskCache
 from tests.executor.test_docker_sandbox import make_task
 from tests.executor.test_worker import _served
 from tests.store.test_queue import plan

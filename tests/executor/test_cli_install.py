@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from services.executor.harnesses.cli import install
+from hemra.services.executor.harnesses.cli import install
 
 pytestmark = pytest.mark.slow
 PACKAGE, VERSION = "is-number", "7.0.0"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from services.executor.harnesses.cli.claude_code import ClaudeStream
-from services.executor.harnesses.cli.codex import CodexStream
-from services.executor.harnesses.cli.pi import PiStream
+from hemra.services.executor.harnesses.cli.claude_code import ClaudeStream
+from hemra.services.executor.harnesses.cli.codex import CodexStream
+from hemra.services.executor.harnesses.cli.pi import PiStream
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent-streams"
 STREAMS = {"claude": ClaudeStream, "codex": CodexStream, "pi": PiStream}

@@ -5,7 +5,7 @@ import base64
 
 import pytest
 
-from services.executor.harnesses.computer_use import ActionError, Scale, _recent, png_size
+from hemra.services.executor.harnesses.computer_use import ActionError, Scale, _recent, png_size
 
 
 def test_scale__model_points_land_on_the_real_screen_and_back():

@@ -4,8 +4,8 @@ import asyncio
 import time
 from types import SimpleNamespace
 
-from services.executor import attempt
-from services.executor.harnesses.base import HarnessResult
+from hemra.services.executor import attempt
+from hemra.services.executor.harnesses.base import HarnessResult
 
 
 class _Stubborn:

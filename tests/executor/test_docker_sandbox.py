@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.environments import images
+from hemra.services.environments.images import BuildFailed
+from hemra.services.executor import processes
+from hemra.services.executor.sandboxes import docker as sandbox_module
+from hemra.services.executor.sandboxes.base import wait_for_removals
+from hemra.services.executor.sandboxes.docker import DockerSandbox
+from hemra.services.executor.sandboxes.docker import cleanup as sandbox_cleanup
 from hemra.v1 import common_pb2 as pb
-from services.environments import images
-from services.environments.images import BuildFailed
-from services.executor import processes
-from services.executor.sandboxes import docker as sandbox_module
-from services.executor.sandboxes.base import wait_for_removals
-from services.executor.sandboxes.docker import DockerSandbox
-from services.executor.sandboxes.docker import cleanup as sandbox_cleanup
 
 pytestmark = pytest.mark.usefixtures("docker_engine")
 
@@ -419,7 +419,7 @@ def test_orphans__removes_containers_of_dead_executors_only(tmp_path, docker_eng
 
 
 def test_remove_own__an_executor_on_its_way_out_removes_its_own_containers_only(docker_engine):
-    from services.executor import sandboxes
+    from hemra.services.executor import sandboxes
 
     labels = {
         "own": sandbox_cleanup.process_labels(),
@@ -457,7 +457,7 @@ def labelled_containers(docker_engine, labels: dict[str, dict], start: bool = Fa
 
 
 def test_rebase__every_stage_from_an_image_starts_from_the_runs_base():
-    from services.environments.images import rebase
+    from hemra.services.environments.images import rebase
 
     dockerfile = (
         "FROM debian:bookworm-slim\nWORKDIR /app\n"

@@ -7,9 +7,9 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from services.common import harbor_options
-from services.executor.harbor.jobfolder import Follower
-from services.executor.harbor.supervise import command
+from hemra.services.common import harbor_options
+from hemra.services.executor.harbor.jobfolder import Follower
+from hemra.services.executor.harbor.supervise import command
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "harbor"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.executor.sandboxes.base import SandboxError, wait_for_removals
+from hemra.services.executor.sandboxes.host import HostSandbox
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes.base import SandboxError, wait_for_removals
-from services.executor.sandboxes.host import HostSandbox
 
 
 def make_task(tmp_path: Path, env=None, copies=(), workdir="/app") -> tuple[pb.Task, Path]:

@@ -6,11 +6,11 @@ import uuid
 import pytest
 from google.protobuf.duration_pb2 import Duration
 
+from hemra.services.environments import history
+from hemra.services.executor.sandboxes import SandboxError, open_sandbox
+from hemra.services.executor.sandboxes import modal as modal_sandbox
+from hemra.services.planner import plan
 from hemra.v1 import common_pb2 as pb
-from services.environments import history
-from services.executor.sandboxes import SandboxError, open_sandbox
-from services.executor.sandboxes import modal as modal_sandbox
-from services.planner import plan
 from tests.e2e.helpers import BUNDLED
 
 
@@ -82,8 +82,8 @@ async def test_prepare__refused_without_credentials_and_nothing_contacted(tmp_pa
 
 
 def test_enforces__one_table_for_the_planner_and_the_sandboxes():
-    from services.executor.sandboxes.docker import DockerSandbox
-    from services.executor.sandboxes.host import HostSandbox
+    from hemra.services.executor.sandboxes.docker import DockerSandbox
+    from hemra.services.executor.sandboxes.host import HostSandbox
 
     assert plan.SANDBOXES["modal"] == modal_sandbox.ModalSandbox.enforces
     assert plan.SANDBOXES["docker"] == DockerSandbox.enforces and "network_block" in DockerSandbox.enforces

@@ -4,11 +4,11 @@ returns more than asked for, nor more than one call may carry, whatever the agen
 import grpc
 import pytest
 
+from hemra.services.common import errors, transport
+from hemra.services.executor import protocol
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-from services.common import errors, transport
-from services.executor import protocol
 
 
 class Files:
@@ -87,7 +87,7 @@ async def test_read_files__limits_are_required_and_bounded_by_one_call(harness_c
 
 async def test_the_scorer_falls_back_to_one_read_a_file_on_an_older_executor():
     """An executor that predates ReadFiles answers UNIMPLEMENTED: the verifier's reads go one by one."""
-    from services.scorer.servicer import ProtocolSandbox
+    from hemra.services.scorer.servicer import ProtocolSandbox
 
     class Older(protocol.HarnessServicer):
         async def ReadFiles(self, request, context):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.executor.harnesses import driver_for
+from hemra.services.executor.sandboxes import SandboxError, relay
+from hemra.services.executor.sandboxes.docker import DockerSandbox
+from hemra.services.executor.sandboxes.relay import RELAY_INSIDE, endpoint_of, plan
 from hemra.v1 import common_pb2 as pb
-from services.executor.harnesses import driver_for
-from services.executor.sandboxes import SandboxError, relay
-from services.executor.sandboxes.docker import DockerSandbox
-from services.executor.sandboxes.relay import RELAY_INSIDE, endpoint_of, plan
 from tests.executor.test_docker_sandbox import make_task
 
 NODE = f"{RELAY_INSIDE}/node"

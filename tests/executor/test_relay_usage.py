@@ -9,9 +9,9 @@ import zlib
 
 import pytest
 
-from services.executor.sandboxes import relayusage
-from services.executor.sandboxes.relay import Relay
-from services.executor.sandboxes.relayusage import Watcher
+from hemra.services.executor.sandboxes import relayusage
+from hemra.services.executor.sandboxes.relay import Relay
+from hemra.services.executor.sandboxes.relayusage import Watcher
 from tests.modelserver import ModelServer, parse
 
 # -- Captured shapes of each API's answers ---------------------------------------------------------

@@ -1,10 +1,10 @@
-"""services.executor.harnesses.sdk: where the program reaches the harness protocol, and the
+"""hemra.services.executor.harnesses.sdk: where the program reaches the harness protocol, and the
 relay's plan for it (relayed, its answers never read for usage)."""
 
 import pytest
 
-from services.executor.harnesses.sdk import SdkDriver, _inside
-from services.executor.sandboxes.relay import Unwatched, plan
+from hemra.services.executor.harnesses.sdk import SdkDriver, _inside
+from hemra.services.executor.sandboxes.relay import Unwatched, plan
 
 
 @pytest.mark.parametrize(

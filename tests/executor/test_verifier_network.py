@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from hemra.services.executor.sandboxes import docker as sandbox_module
+from hemra.services.executor.sandboxes.base import wait_for_removals
+from hemra.services.executor.sandboxes.docker import DockerSandbox
+from hemra.services.executor.sandboxes.docker import cleanup as sandbox_cleanup
 from hemra.v1 import common_pb2 as pb
-from services.executor.sandboxes import docker as sandbox_module
-from services.executor.sandboxes.base import wait_for_removals
-from services.executor.sandboxes.docker import DockerSandbox
-from services.executor.sandboxes.docker import cleanup as sandbox_cleanup
 
 pytestmark = pytest.mark.usefixtures("docker_engine")
 

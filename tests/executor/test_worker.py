@@ -5,14 +5,14 @@ import asyncio
 
 import grpc
 
+from hemra.services.common import transport
+from hemra.services.executor import attempt
+from hemra.services.executor.worker import Worker
+from hemra.services.store.server import build_server
+from hemra.services.store.service import Store
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc as spb_grpc
-from services.common import transport
-from services.executor import attempt
-from services.executor.worker import Worker
-from services.store.server import build_server
-from services.store.service import Store
 from tests.store.test_queue import FakeClock, plan
 
 

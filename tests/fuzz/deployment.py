@@ -16,9 +16,9 @@ import grpc
 import httpx
 import pytest
 
+from hemra.services import auth
+from hemra.services.common import transport
 from hemra.v1 import store_service_pb2 as spb
-from services import auth
-from services.common import transport
 
 TOKEN = "fuzz-deployment-token"
 LOOPBACK = "127.0.0.1:0"
@@ -77,14 +77,14 @@ class Deployment:
             self._ready.set()
 
     async def _main(self) -> None:
-        from gateway.app import create_app
-        from gateway.frontdoor import build_front_door
-        from gateway.server import start_http, stop_http, url_of
-        from services.importer.server import build_server as build_importer
-        from services.planner.server import build_server as build_planner
-        from services.scorer.server import build_server as build_scorer
-        from services.store.server import build_server as build_store
-        from services.store.service import Store
+        from hemra.gateway.app import create_app
+        from hemra.gateway.frontdoor import build_front_door
+        from hemra.gateway.server import start_http, stop_http, url_of
+        from hemra.services.importer.server import build_server as build_importer
+        from hemra.services.planner.server import build_server as build_planner
+        from hemra.services.scorer.server import build_server as build_scorer
+        from hemra.services.store.server import build_server as build_store
+        from hemra.services.store.service import Store
 
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
         store = await Store.open(f"sqlite:///{self.home / 'hemra.db'}", self.home / "blobs")

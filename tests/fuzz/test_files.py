@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clients.cli.common import RunFileError
-from clients.cli.runfile import Flags, merge
-from services.common import judges
-from services.common.errors import HemraError
-from services.domain import harnesses
-from services.domain.tasks import load_task, task_to_proto
+from hemra.clients.cli.common import RunFileError
+from hemra.clients.cli.runfile import Flags, merge
+from hemra.services.common import judges
+from hemra.services.common.errors import HemraError
+from hemra.services.domain import harnesses
+from hemra.services.domain.tasks import load_task, task_to_proto
 from tests.conftest import REPO
 from tests.fuzz.mutate import DEEP, TOML, damaged_text, examples, mutated, toml_text
 

@@ -13,13 +13,13 @@ from google.protobuf import text_format
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gateway.frontdoor import ROLE, UPSTREAM
+from hemra.gateway.frontdoor import ROLE, UPSTREAM
+from hemra.services.common import access, judges
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import access, judges
 from tests.conftest import REPO
 from tests.fuzz.conftest import LABEL
 from tests.fuzz.deployment import call, still_reads, stub_call

@@ -15,16 +15,16 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, select
 
+from hemra.services.common.errors import HemraError
+from hemra.services.domain.exportformat import MANIFEST
+from hemra.services.importer import record
+from hemra.services.importer.pipeline import _read
+from hemra.services.store import convert
+from hemra.services.store import tables as t
+from hemra.services.store.requests import planned_run
+from hemra.services.store.service import Store
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import HemraError
-from services.domain.exportformat import MANIFEST
-from services.importer import record
-from services.importer.pipeline import _read
-from services.store import convert
-from services.store import tables as t
-from services.store.requests import planned_run
-from services.store.service import Store
 from tests.fuzz.deployment import call, still_reads
 from tests.fuzz.mutate import DEEP, JSON, examples, json_text, json_values, mutated, paths, replaced
 from tests.fuzz.test_frontdoor import _snapshot

@@ -1,5 +1,5 @@
 """Real data for gateway tests: `hemra run` into a private HEMRA_HOME, then the gateway over
-a real in-process store (services.compose.embedded.services)."""
+a real in-process store (hemra.services.compose.embedded.services)."""
 
 import os
 import socket
@@ -12,8 +12,8 @@ import httpx
 import pytest
 import uvicorn
 
-from gateway.app import create_app
-from services.compose import embedded
+from hemra.gateway.app import create_app
+from hemra.services.compose import embedded
 from tests.conftest import REPO, clean_env
 from tests.e2e.helpers import hemra
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gateway.security import CONTENT_SECURITY_POLICY
+from hemra.gateway.security import CONTENT_SECURITY_POLICY
 from hemra.v1 import store_service_pb2 as spb
 from tests.conftest import clean_env
 from tests.gateway.conftest import LABEL, gateway_client
@@ -256,8 +256,8 @@ async def test_ui_dir_replaces_viewer(gateway_home, tmp_path):
 async def test_store_unavailable_is_503(gateway_home):
     import httpx
 
-    from gateway.app import create_app
-    from services.common import transport
+    from hemra.gateway.app import create_app
+    from hemra.services.common import transport
 
     channel = transport.channel("127.0.0.1:1")
     store = transport.Client(channel, transport.store(channel)._stub, timeout=1, retries=1)

@@ -2,13 +2,13 @@
 
 import json
 
-from gateway import export_openapi
+from hemra.gateway import export_openapi
 
 
 def test_openapi_document_is_current():
     committed = export_openapi.DOCUMENT.read_text()
     assert committed == export_openapi.document(), (
-        "gateway/openapi.json is stale: run `python -m gateway.export_openapi` and commit it"
+        "gateway/openapi.json is stale: run `python -m hemra.gateway.export_openapi` and commit it"
     )
 
 

@@ -5,7 +5,7 @@ import socket
 import httpx
 from fastapi import FastAPI
 
-from gateway.server import start_http, stop_http, url_of
+from hemra.gateway.server import start_http, stop_http, url_of
 
 
 async def test_kept_alive_connections_send_at_once():

@@ -6,10 +6,10 @@ import json
 import pytest
 from google.protobuf import json_format
 
+from hemra.services.store import catalog, convert, criteria, eventlog, outputs, runreads
+from hemra.services.store.records import PlannedRun
+from hemra.services.store.service import Store
 from hemra.v1 import common_pb2 as pb
-from services.store import catalog, convert, criteria, eventlog, outputs, runreads
-from services.store.records import PlannedRun
-from services.store.service import Store
 
 TASKS = [("sha256:" + f"{i:064x}", f"demo/task-{i}") for i in range(1, 4)]
 FINGERPRINT = "sha256:" + "f" * 64

@@ -10,12 +10,12 @@ import shutil
 import subprocess
 import time
 
+from hemra.services.common import transport
+from hemra.services.executor.protocol import Grant, Grants, HarnessServicer
+from hemra.services.executor.sandboxes.host import HostSandbox
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import harness_service_pb2 as hpb
 from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
-from services.common import transport
-from services.executor.protocol import Grant, Grants, HarnessServicer
-from services.executor.sandboxes.host import HostSandbox
 
 
 async def _serve(tmp_path):

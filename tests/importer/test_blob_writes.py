@@ -6,11 +6,11 @@ import os
 
 import pytest
 
-from services.common.errors import InvalidArgument
-from services.domain import tree
-from services.domain.records import TreeEntry
-from services.store import blobs as blob_module
-from services.store.blobs import BlobStore
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain import tree
+from hemra.services.domain.records import TreeEntry
+from hemra.services.store import blobs as blob_module
+from hemra.services.store.blobs import BlobStore
 
 
 def digest_of(data: bytes) -> str:

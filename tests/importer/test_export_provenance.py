@@ -12,19 +12,19 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from clients.cli.main import app
-from gateway.app import create_app
-from gateway.frontdoor import build_front_door
+from hemra.clients.cli.main import app
+from hemra.gateway.app import create_app
+from hemra.gateway.frontdoor import build_front_door
+from hemra.services import digests
+from hemra.services.common import transport
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.compose import embedded
+from hemra.services.domain import folders
+from hemra.services.domain.exportformat import MANIFEST, blob_path
+from hemra.services.domain.tasks import load_task, task_to_proto
+from hemra.services.store import convert
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import store_service_pb2 as spb
-from services import digests
-from services.common import transport
-from services.common.errors import InvalidArgument
-from services.compose import embedded
-from services.domain import folders
-from services.domain.exportformat import MANIFEST, blob_path
-from services.domain.tasks import load_task, task_to_proto
-from services.store import convert
 from tests.store.test_hostile_restore import TASK_DIR, _manifest, _nop
 
 

@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-from services.domain.tasks import TaskFile
-from services.environments import audit, audit_probe
+from hemra.services.domain.tasks import TaskFile
+from hemra.services.environments import audit, audit_probe
 
 BUGGY = "def total_price(items):\n    return sum(item.price for item in items)\n"
 FIXED = "def total_price(items):\n    return sum(item.price * item.quantity for item in items if item.in_stock)\n"

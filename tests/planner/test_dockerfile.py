@@ -1,8 +1,8 @@
-"""services.domain.dockerfile.parse: what a host sandbox must set up, and what it cannot."""
+"""hemra.services.domain.dockerfile.parse: what a host sandbox must set up, and what it cannot."""
 
 import pytest
 
-from services.domain.dockerfile import Copy, DockerfileError, parse
+from hemra.services.domain.dockerfile import Copy, DockerfileError, parse
 
 
 def _copies(plan):

@@ -3,8 +3,8 @@
 
 import pytest
 
-from services.domain import harnesses
-from services.domain.planerrors import PlanError
+from hemra.services.domain import harnesses
+from hemra.services.domain.planerrors import PlanError
 from tests.planner.test_harnesses import write_harness
 from tests.planner.test_plan import _resolve, project  # noqa: F401  (project: a fixture)
 

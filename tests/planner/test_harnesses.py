@@ -1,4 +1,4 @@
-"""services.domain.harnesses: built-ins and harness files."""
+"""hemra.services.domain.harnesses: built-ins and harness files."""
 
 import hashlib
 import re
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from services.domain import harnesses
-from services.domain.planerrors import NotFound, PlanError
+from hemra.services.domain import harnesses
+from hemra.services.domain.planerrors import NotFound, PlanError
 
 
 def write_harness(base: Path, name: str, text: str) -> Path:
@@ -191,7 +191,7 @@ MCP = (
 
 
 def test_mcp_server__rendered_configs_are_part_of_the_digest(tmp_path):
-    from services.common import mcp
+    from hemra.services.common import mcp
 
     path = write_harness(tmp_path, "cc", f'kind = "cli"\nagent = "claude-code"\nenv = ["ANTHROPIC_API_KEY"]\n{MCP}')
     harness = harnesses.resolve("cc", tmp_path)
@@ -205,7 +205,7 @@ def test_mcp_server__rendered_configs_are_part_of_the_digest(tmp_path):
 
 
 def test_mcp_server__each_agent_is_handed_them_its_own_way():
-    from services.common import mcp
+    from hemra.services.common import mcp
 
     servers = mcp.parse(__import__("tomllib").loads(MCP)["mcp_server"])
     assert mcp.claude_config(servers) == {
@@ -287,7 +287,7 @@ def test_mcp_server__two_of_one_name_are_refused(tmp_path):
 
 
 def test_mcp_server__from_npm_runs_its_bin_with_the_node_hemra_brings():
-    from services.common import mcp
+    from hemra.services.common import mcp
 
     [server] = mcp.parse(
         [{"name": "fs", "package": "@modelcontextprotocol/server-filesystem", "version": "2026.8.31",
@@ -328,7 +328,7 @@ def test_resolve__computer_use_harness_with_defaults(tmp_path):
         ["ANTHROPIC_API_KEY"],
         [],
     )
-    from services.common import computer_use
+    from hemra.services.common import computer_use
 
     assert computer_use.settings({}) == computer_use.Computer("anthropic", (1280, 800), (1280, 800), (), 50)
     both = computer_use.settings({"computer": {"screen": [1920, 1080], "start": "xterm", "api": "openai"}})

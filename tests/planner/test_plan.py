@@ -1,13 +1,13 @@
-"""services.planner.plan.resolve: a run spec (defaults filled) against a small dataset on disk."""
+"""hemra.services.planner.plan.resolve: a run spec (defaults filled) against a small dataset on disk."""
 
 from pathlib import Path
 
 import pytest
 
+from hemra.services.common import judges, runspec
+from hemra.services.domain.planerrors import NotFound, PlanError
+from hemra.services.planner import plan
 from hemra.v1 import common_pb2 as pb
-from services.common import judges, runspec
-from services.domain.planerrors import NotFound, PlanError
-from services.planner import plan
 
 
 def make_task(folder: Path, dockerfile: str = "FROM ubuntu:24.04\nWORKDIR /app\n") -> Path:

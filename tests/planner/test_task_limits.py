@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from services.domain import tasks
-from services.domain.planerrors import PlanError
-from services.domain.tasks import MAX_TIMEOUT_SECS, load_task
+from hemra.services.domain import tasks
+from hemra.services.domain.planerrors import PlanError
+from hemra.services.domain.tasks import MAX_TIMEOUT_SECS, load_task
 from tests.planner.test_tasks import make_task
 
 
@@ -128,6 +128,6 @@ def test_file_over_the_limit__refused_by_name_before_it_is_read(tmp_path, monkey
 
 
 def test_file_limit__the_importers():
-    from services.domain.tree import MAX_FILE_BYTES
+    from hemra.services.domain.tree import MAX_FILE_BYTES
 
     assert tasks.MAX_FILE_BYTES == MAX_FILE_BYTES == 200 * 1024 * 1024

@@ -1,4 +1,4 @@
-"""services.domain.tasks and datasets: loading Harbor-format task folders and pinning them by digest."""
+"""hemra.services.domain.tasks and datasets: loading Harbor-format task folders and pinning them by digest."""
 
 import os
 import shutil
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from services.domain.planerrors import NotFound, PlanError
-from services.domain.tasks import DEFAULT_AGENT_TIMEOUT, DEFAULT_VERIFIER_TIMEOUT, load_task
-from services.planner import datasets
+from hemra.services.domain.planerrors import NotFound, PlanError
+from hemra.services.domain.tasks import DEFAULT_AGENT_TIMEOUT, DEFAULT_VERIFIER_TIMEOUT, load_task
+from hemra.services.planner import datasets
 
 
 def make_task(

@@ -1,5 +1,5 @@
 """A deployment in this process for front door tests: real store, planner and importer servers
-(services.compose.embedded) behind a real gateway front door on 127.0.0.1, and clients that reach the
+(hemra.services.compose.embedded) behind a real gateway front door on 127.0.0.1, and clients that reach the
 services only through it, as a remote `hemra` command does."""
 
 import contextlib
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import grpc
 
-from gateway.frontdoor import build_front_door
+from hemra.gateway.frontdoor import build_front_door
+from hemra.services.common import errors, transport
+from hemra.services.compose import embedded
+from hemra.services.digests import sha256
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, transport
-from services.compose import embedded
-from services.digests import sha256
 
 
 @dataclass

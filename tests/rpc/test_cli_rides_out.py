@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from gateway.frontdoor import build_front_door
+from hemra.gateway.frontdoor import build_front_door
+from hemra.services import auth
+from hemra.services.common import errors, transport
+from hemra.services.compose import embedded
+from hemra.services.planner.server import build_server as build_planner
+from hemra.services.scorer.server import build_server as build_scorer
+from hemra.services.store.server import build_server as build_store
+from hemra.services.store.service import Store
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services import auth
-from services.common import errors, transport
-from services.compose import embedded
-from services.planner.server import build_server as build_planner
-from services.scorer.server import build_server as build_scorer
-from services.store.server import build_server as build_store
-from services.store.service import Store
 from tests.conftest import HEMRA, clean_env
 from tests.rpc.frontdoor import deployment
 
@@ -64,7 +64,7 @@ async def _deployment(home: Path):
     store_server = StoreServer(store, credentials)
     await store_server.start()
     services = embedded.Embedded(home, credentials, {"store": f"127.0.0.1:{store_server.port}"})
-    # As the services' own processes do (python -m services.executor, .scorer): they ride out the store.
+    # As the services' own processes do (python -m hemra.services.executor, .scorer): they ride out the store.
     services.store = transport.store(services.channel("store"), TOKEN, ride_out=transport.STORE_RIDE_OUT)
     scorer_servicer, worker, work, door = None, None, None, None
     try:

@@ -17,20 +17,20 @@ from pathlib import Path
 import grpc
 import pytest
 
-from gateway.frontdoor import build_front_door
+from hemra.gateway.frontdoor import build_front_door
+from hemra.services import auth
+from hemra.services.common import entry, errors, transport
+from hemra.services.domain import folders
+from hemra.services.importer.server import build_server as build_importer
+from hemra.services.planner.server import build_server as build_planner
+from hemra.services.scorer.server import build_server as build_scorer
+from hemra.services.store.server import build_server as build_store
+from hemra.services.store.service import Store
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import store_service_pb2 as spb
-from services import auth
-from services.common import entry, errors, transport
-from services.domain import folders
-from services.importer.server import build_server as build_importer
-from services.planner.server import build_server as build_planner
-from services.scorer.server import build_server as build_scorer
-from services.store.server import build_server as build_store
-from services.store.service import Store
 from tests.importer.test_imports import unpack
 from tests.rpc.frontdoor import one_line
 

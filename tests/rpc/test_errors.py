@@ -7,10 +7,10 @@ import grpc
 import pytest
 from google.protobuf import wrappers_pb2
 
-from services.common import errors, transport
-from services.domain.importerrors import ImportProblem
-from services.domain.planerrors import NotFound as PlanNotFound
-from services.domain.planerrors import PlanError
+from hemra.services.common import errors, transport
+from hemra.services.domain.importerrors import ImportProblem
+from hemra.services.domain.planerrors import NotFound as PlanNotFound
+from hemra.services.domain.planerrors import PlanError
 
 _METHOD = "/hemra.test.Raiser/Raise"
 
@@ -48,7 +48,7 @@ def _client(port: int, token: str = "") -> transport.Client:
             response_deserializer=wrappers_pb2.StringValue.FromString,
         )
     )
-    from services import auth
+    from hemra.services import auth
 
     return transport.Client(channel, stub, metadata=auth.metadata(token), timeout=10, retries=1)
 

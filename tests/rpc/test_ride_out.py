@@ -9,11 +9,11 @@ import time
 import grpc
 import pytest
 
+from hemra.services.common import errors, transport
+from hemra.services.store.server import build_server
+from hemra.services.store.service import Store
 from hemra.v1 import store_service_pb2 as spb
 from hemra.v1 import store_service_pb2_grpc
-from services.common import errors, transport
-from services.store.server import build_server
-from services.store.service import Store
 
 DOWN_SECS = 1.5
 

@@ -9,14 +9,14 @@ import shutil
 
 import pytest
 
+from hemra.services.common import errors
+from hemra.services.digests import sha256
+from hemra.services.domain import folders
+from hemra.services.domain.tree import MAX_FILE_BYTES
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors
-from services.digests import sha256
-from services.domain import folders
-from services.domain.tree import MAX_FILE_BYTES
 from tests.conftest import REPO
 from tests.rpc.frontdoor import deployment, one_line, put_listing
 

@@ -10,13 +10,13 @@ import shutil
 
 import pytest
 
-from gateway import frontdoor
+from hemra.gateway import frontdoor
+from hemra.services.common import access, errors
+from hemra.services.domain import folders
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import access, errors
-from services.domain import folders
 from tests.conftest import REPO
 from tests.importer.test_imports import unpack
 from tests.rpc.frontdoor import deployment, one_line

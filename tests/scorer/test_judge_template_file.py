@@ -7,8 +7,8 @@ import os
 import pytest
 from typer.testing import CliRunner
 
-from clients.cli.main import app
-from services.common import judges
+from hemra.clients.cli.main import app
+from hemra.services.common import judges
 from tests.scorer.test_judges import JUDGE, write_judge
 
 FIELDS = {"api": "anthropic-messages", "stream": "false", "parse": 2, "transport": 2, "timeout": 10}

@@ -7,10 +7,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from hemra.services.common import judges
+from hemra.services.scorer.judging import calls, prompts
+from hemra.services.scorer.judging.judge import judge_attempt
 from hemra.v1 import common_pb2 as pb
-from services.common import judges
-from services.scorer.judging import calls, prompts
-from services.scorer.judging.judge import judge_attempt
 from tests.modelserver import ModelServer, parse
 from tests.modelserver.judge import INJECTION, grade
 

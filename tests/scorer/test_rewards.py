@@ -1,8 +1,8 @@
-"""services.scorer.rewards: reward.json / reward.txt and the scorer fingerprint."""
+"""hemra.services.scorer.rewards: reward.json / reward.txt and the scorer fingerprint."""
 
 import pytest
 
-from services.scorer.rewards import RewardError, fingerprint, parse_reward_json, parse_reward_txt
+from hemra.services.scorer.rewards import RewardError, fingerprint, parse_reward_json, parse_reward_txt
 
 # --- reward.json ----------------------------------------------------------------
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from services.common import rubric
+from hemra.services.common import rubric
 from tests.conftest import REPO
 from tests.scorer.test_verifier import verdict_of
 

@@ -5,8 +5,8 @@ further than its cap. Whatever a run leaves that gives no usable reward is the a
 
 import pytest
 
-from services.domain import blame
-from services.scorer import verifier
+from hemra.services.domain import blame
+from hemra.services.scorer import verifier
 
 
 class Written(verifier.SandboxAccess):

@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import update
 from typer.testing import CliRunner
 
-from clients.cli.main import app
-from gateway.app import create_app
-from services.compose import embedded
-from services.store import tables as t
-from services.store.service import Store
+from hemra.clients.cli.main import app
+from hemra.gateway.app import create_app
+from hemra.services.compose import embedded
+from hemra.services.store import tables as t
+from hemra.services.store.service import Store
 from tests.store.test_queue import plan
 
 

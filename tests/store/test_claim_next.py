@@ -5,9 +5,9 @@ the completion standing."""
 
 import pytest
 
+from hemra.services.common.errors import Unavailable
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import Unavailable
 from tests.store.test_hostile_rpc import _aborted, _complete, _lease, served  # noqa: F401  (a fixture)
 from tests.store.test_queue import plan
 

@@ -3,9 +3,9 @@ a paired task pairs on its per-task mean; criteria judged by different models ne
 
 import pytest
 
-from services.domain import vocabulary
-from services.store import completion, records
-from services.store.service import Store
+from hemra.services.domain import vocabulary
+from hemra.services.store import completion, records
+from hemra.services.store.service import Store
 from tests.store.test_queue import FakeClock
 
 TASKS = ["alpha", "beta", "gamma"]

@@ -5,8 +5,8 @@ is known of the two definitions. (End to end: tests/importer/test_imports.py.)""
 from collections import defaultdict
 from types import SimpleNamespace
 
-from services.store import compare
-from services.store.report import TrialResult
+from hemra.services.store import compare
+from hemra.services.store.report import TrialResult
 
 
 def side(ref: str, tasks: dict[str, tuple[str, str]]) -> compare.Side:

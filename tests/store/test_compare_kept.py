@@ -5,11 +5,11 @@ them; forget() drops them all."""
 import pytest
 from sqlalchemy import delete, select, update
 
-from services.common.errors import InvalidArgument
-from services.domain import vocabulary
-from services.store import completion
-from services.store import tables as t
-from services.store.service import Store
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain import vocabulary
+from hemra.services.store import completion
+from hemra.services.store import tables as t
+from hemra.services.store.service import Store
 from tests.store.test_compare_criteria import two_harness_plan
 from tests.store.test_queue import FakeClock
 
@@ -87,7 +87,7 @@ def judges_of(report) -> set[str]:
 
 
 async def test_compare__keeps_at_most_its_bound(store, monkeypatch):
-    from services.store import service
+    from hemra.services.store import service
 
     monkeypatch.setattr(service, "SETTLED_TRIALS_KEPT", 4)  # room for one cell of 3 trials, not two
     await store.record_run(two_harness_plan())

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.store import compare, report
-from services.store.report import TrialResult
+from hemra.services.store import compare, report
+from hemra.services.store.report import TrialResult
 
 TASKS = [f"sha256:task{i}" for i in range(6)]
 

@@ -5,10 +5,10 @@ import re
 import pytest
 from google.protobuf import json_format
 
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.store import convert
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import InvalidArgument
-from services.store import convert
 
 
 def test_to_dict__flat_messages_as_json_format_writes_them():
@@ -33,7 +33,7 @@ def test_to_dict__flat_messages_as_json_format_writes_them():
 
 
 def test_tree_json__the_importers_array_reads_back_as_json_format_writes_tree_entries():
-    from services.domain.tree import Entry, tree_json
+    from hemra.services.domain.tree import Entry, tree_json
 
     entries = [
         Entry("a", True),

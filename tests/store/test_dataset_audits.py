@@ -4,11 +4,11 @@ the run's report. Imports, and runs recorded before audits were, are never flagg
 
 import pytest
 
+from hemra.services.common.errors import InvalidArgument, NotFound
+from hemra.services.store import audits, records
+from hemra.services.store.service import Store
+from hemra.services.store.servicer import StoreServicer
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import InvalidArgument, NotFound
-from services.store import audits, records
-from services.store.service import Store
-from services.store.servicer import StoreServicer
 
 
 class Clock:

@@ -8,8 +8,8 @@ import asyncpg
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from services.common.errors import Unavailable
-from services.store.db import as_outage
+from hemra.services.common.errors import Unavailable
+from hemra.services.store.db import as_outage
 
 
 @pytest.mark.parametrize(
@@ -35,10 +35,10 @@ def test_sqlite_errors_and_bugs_are_left_as_they_are():
 
 async def test_store_rpc_answers_unavailable_when_postgres_is_gone(tmp_path):
     """A real store server whose PostgreSQL does not answer: its calls are UNAVAILABLE."""
+    from hemra.services.common import errors, transport
+    from hemra.services.store.server import build_server
+    from hemra.services.store.service import Store
     from hemra.v1 import store_service_pb2 as spb
-    from services.common import errors, transport
-    from services.store.server import build_server
-    from services.store.service import Store
 
     store = await Store.open("postgresql://nobody@127.0.0.1:1/none", tmp_path / "blobs", migrate=False)
     server, port = build_server(store, "127.0.0.1:0")
@@ -60,7 +60,7 @@ async def test_a_server_shutting_down_is_unavailable_in_either_driver(postgres_u
     pool) and as SQLAlchemy wraps them: a PostgreSQL restart, which executors ride out."""
     from sqlalchemy import text
 
-    from services.store.db import asyncpg_dsn, create_engine, normalize_url
+    from hemra.services.store.db import asyncpg_dsn, create_engine, normalize_url
 
     async def terminated(run_query) -> Exception:
         admin = await asyncpg.connect(asyncpg_dsn(normalize_url(postgres_url)))

@@ -11,10 +11,10 @@ import pytest
 from google.protobuf import json_format
 from rich.console import Console
 
-from clients.cli import comparing, render
+from hemra.clients.cli import comparing, render
+from hemra.services.store import convert, records
+from hemra.services.store.service import Store
 from hemra.v1 import store_service_pb2 as spb
-from services.store import convert, records
-from services.store.service import Store
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 _ID = re.compile(r"\b[rctaji]-[0-9a-z]{16}(?:[0-9a-z]{2})?\b")

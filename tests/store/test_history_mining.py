@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from services.store import completion, usage
-from services.store.service import Store
+from hemra.services.store import completion, usage
+from hemra.services.store.service import Store
 from tests.store.test_queue import FakeClock, plan
 
 
@@ -114,7 +114,7 @@ async def test_mining__migration_0017_counts_the_events_a_store_held(database_ur
     from alembic import command
     from sqlalchemy import text
 
-    from services.store import db
+    from hemra.services.store import db
     from tests.store.test_usage import OLD_ROWS
 
     db.ensure_sqlite_parent(database_url)

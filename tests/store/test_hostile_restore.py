@@ -6,14 +6,14 @@ import copy
 
 import pytest
 
-from services import digests
-from services.common.errors import FailedPrecondition, InvalidArgument
-from services.domain import harnesses as hs
-from services.domain.harnesses import harness_to_proto
-from services.domain.ids import kind_of, new_id
-from services.domain.tasks import load_task, task_to_proto
-from services.store import convert, exporting, records, sqlrows
-from services.store.service import Store
+from hemra.services import digests
+from hemra.services.common.errors import FailedPrecondition, InvalidArgument
+from hemra.services.domain import harnesses as hs
+from hemra.services.domain.harnesses import harness_to_proto
+from hemra.services.domain.ids import kind_of, new_id
+from hemra.services.domain.tasks import load_task, task_to_proto
+from hemra.services.store import convert, exporting, records, sqlrows
+from hemra.services.store.service import Store
 from tests.conftest import REPO
 from tests.store.test_queue import FakeClock
 
@@ -361,7 +361,7 @@ async def test_run__records_what_its_planner_read_over_a_planted_record(store):
     _planted_test({"tasks": [planted_task]})
     planted_nop["record"].update(kind="program", command=["touch", "/tmp/planted"])
     async with store.sessions.begin() as session:
-        from services.store import tables as t
+        from hemra.services.store import tables as t
 
         await sqlrows.insert_ignore(session, t.Task.__table__, [planted_task])
         await sqlrows.insert_ignore(session, t.Harness.__table__, [planted_nop])

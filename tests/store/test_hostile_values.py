@@ -3,11 +3,11 @@ rewards out of range, strings longer than their columns, page tokens past any in
 
 import pytest
 
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.domain import rewards, vocabulary
+from hemra.services.store import convert, pagetokens
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import InvalidArgument
-from services.domain import rewards, vocabulary
-from services.store import convert, pagetokens
 from tests.store.test_hostile_rpc import _lease, served  # noqa: F401  (a fixture)
 from tests.store.test_queue import plan
 
@@ -100,7 +100,7 @@ async def test_event_type_and_name_longer_than_their_columns__kept_alike_on_both
 
 
 def records_completion(**fields):
-    from services.store.completion import Completion
+    from hemra.services.store.completion import Completion
 
     return Completion(vocabulary.COMPLETED, score={"state": SCORED, "rewards": {"reward": 1.0}}, **fields)
 

@@ -1,6 +1,6 @@
 """Record IDs sort by creation time, within one millisecond too."""
 
-from services.domain.ids import kind_of, new_id
+from hemra.services.domain.ids import kind_of, new_id
 
 
 def test_new_id__made_in_one_millisecond_sort_in_the_order_made():

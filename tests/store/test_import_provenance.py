@@ -5,7 +5,7 @@ executed, and an import, stay as they were. On SQLite and PostgreSQL."""
 from alembic import command
 from sqlalchemy import text
 
-from services.store import db
+from hemra.services.store import db
 
 RESTORED, EXECUTED, EMPTY, HARBOR = "r-0000000000aaaaaa", "r-0000000000bbbbbb", "r-0000000000cccccc", "i-0000000000dddd"
 

@@ -6,8 +6,8 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from services.store import db
-from services.store.tables import Base
+from hemra.services.store import db
+from hemra.services.store.tables import Base
 
 
 async def test_migrations__match_the_tables(database_url):

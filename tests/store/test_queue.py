@@ -7,13 +7,13 @@ import pytest
 from rich.console import Console
 from sqlalchemy import select
 
-from clients.cli import render
+from hemra.clients.cli import render
+from hemra.services.common.errors import FailedPrecondition, LeaseLost
+from hemra.services.domain import vocabulary
+from hemra.services.store import completion, convert, records
+from hemra.services.store import tables as t
+from hemra.services.store.service import Store
 from hemra.v1 import store_service_pb2 as spb
-from services.common.errors import FailedPrecondition, LeaseLost
-from services.domain import vocabulary
-from services.store import completion, convert, records
-from services.store import tables as t
-from services.store.service import Store
 
 
 class FakeClock:
@@ -378,7 +378,7 @@ async def test_blobs__content_addressed_and_verified(store):
     assert digests[0] == digests[1] and digests[0].startswith("sha256:2cf24dba")
     assert store.get_blobs(digests[:1]) == [b"hello"]
     assert store.missing_blobs(digests + ["sha256:" + "0" * 64]) == ["sha256:" + "0" * 64]
-    from services.common.errors import InvalidArgument
+    from hemra.services.common.errors import InvalidArgument
 
     with pytest.raises(InvalidArgument):
         await store.put_blobs([("sha256:" + "1" * 64, b"other")])

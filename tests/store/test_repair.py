@@ -6,10 +6,10 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from services.common.errors import FailedPrecondition, InvalidArgument
-from services.store import completion, db
-from services.store import tables as t
-from services.store.service import Store
+from hemra.services.common.errors import FailedPrecondition, InvalidArgument
+from hemra.services.store import completion, db
+from hemra.services.store import tables as t
+from hemra.services.store.service import Store
 from tests.store.test_queue import FakeClock, plan
 
 SCORED = {"state": "SCORE_STATE_SCORED", "rewards": {"reward": 1.0}}

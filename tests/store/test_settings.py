@@ -2,8 +2,8 @@
 
 import pytest
 
-from services.common.errors import InvalidArgument
-from services.store.settings import StoreSettings
+from hemra.services.common.errors import InvalidArgument
+from hemra.services.store.settings import StoreSettings
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,9 @@ import dataclasses
 import pytest
 from sqlalchemy import select, text, update
 
-from services.store import settled
-from services.store import tables as t
-from services.store.service import Store
+from hemra.services.store import settled
+from hemra.services.store import tables as t
+from hemra.services.store.service import Store
 from tests.store.test_compare_criteria import two_harness_plan
 from tests.store.test_compare_kept import PASS, work
 from tests.store.test_queue import FakeClock

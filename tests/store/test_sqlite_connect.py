@@ -4,7 +4,7 @@ import asyncio
 import sqlite3
 import threading
 
-from services.store import db
+from hemra.services.store import db
 
 
 def test_connect__waits_for_a_writer_instead_of_failing_to_switch_to_wal(tmp_path):
@@ -35,7 +35,7 @@ def test_reads__neither_wait_for_a_writer_nor_hold_one_up(tmp_path):
     # sleeping in SQLite's busy handler: seconds for some of a few concurrent dashboard reads.
     from sqlalchemy import text
 
-    from services.store.service import Store
+    from hemra.services.store.service import Store
 
     async def main() -> None:
         store = await Store.open(f"sqlite:///{tmp_path / 'hemra.db'}", tmp_path / "blobs")

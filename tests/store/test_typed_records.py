@@ -3,8 +3,8 @@ of its record too, or the reads would drop it without a word."""
 
 from dataclasses import fields
 
-from services.domain.records import AttemptInfo, CellInfo, HarnessFacts, TaskIdentity, TrialInfo, history_kept
-from services.store import tables as t
+from hemra.services.domain.records import AttemptInfo, CellInfo, HarnessFacts, TaskIdentity, TrialInfo, history_kept
+from hemra.services.store import tables as t
 
 
 def test_an_attempt_record_has_every_column_of_its_row():

@@ -9,8 +9,8 @@ import pytest
 from alembic import command
 from sqlalchemy import text
 
-from services.store import catalog, db, usage
-from services.store.service import Store
+from hemra.services.store import catalog, db, usage
+from hemra.services.store.service import Store
 from tests.store.test_hostile_restore import _manifest, _nop, _real_task
 from tests.store.test_queue import FakeClock, plan
 

@@ -3,9 +3,9 @@ usage the harness reported, on SQLite and PostgreSQL, and shown beside it on the
 
 import json
 
+from hemra.services.executor.events import EventLog, event
+from hemra.services.store import convert, usage
 from hemra.v1 import common_pb2 as pb
-from services.executor.events import EventLog, event
-from services.store import convert, usage
 from tests.store.test_queue import plan
 from tests.store.test_usage import store  # noqa: F401 - the fixture, used by name
 

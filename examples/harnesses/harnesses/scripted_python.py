@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from clients.harness_sdk import HarnessSession
+from hemra.clients.harness_sdk import HarnessSession
 
 VERSION = "1.0.0"
 SCRIPTS = Path(__file__).resolve().parent / "scripts"

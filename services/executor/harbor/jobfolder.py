@@ -8,10 +8,10 @@ is trusted beyond what the importer checks (services/domain/harbor.py).
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.domain import harbor as harbor_import
-from services.domain.imported import ImportedTrial
-from services.domain.importerrors import ImportProblem
-from services.domain.tree import Entry, read_tree
+from hemra.services.domain import harbor as harbor_import
+from hemra.services.domain.imported import ImportedTrial
+from hemra.services.domain.importerrors import ImportProblem
+from hemra.services.domain.tree import Entry, read_tree
 
 
 @dataclass

@@ -25,16 +25,16 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hemra.services import digests
+from hemra.services.common import errors, harbor_options, parsing
+from hemra.services.domain import vocabulary
+from hemra.services.environments.engine import LABEL_ATTEMPT, client, container_labels
+from hemra.services.executor import attempt
+from hemra.services.executor.events import EventLog, event
+from hemra.services.executor.harbor import jobfolder, toolenv
+from hemra.services.executor.harnesses.cli.install import InstallError
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services import digests
-from services.common import errors, harbor_options, parsing
-from services.domain import vocabulary
-from services.environments.engine import LABEL_ATTEMPT, client, container_labels
-from services.executor import attempt
-from services.executor.events import EventLog, event
-from services.executor.harbor import jobfolder, toolenv
-from services.executor.harnesses.cli.install import InstallError
 
 logger = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import filelock
 
-from services.common import offline
-from services.common.tools import tools_dir
-from services.executor.harnesses.cli.install import InstallError
+from hemra.services.common import offline
+from hemra.services.common.tools import tools_dir
+from hemra.services.executor.harnesses.cli.install import InstallError
 
 PIP_TIMEOUT_SECS = 900
 #: The Python Harbor's releases need (harbor 0.25 requires >= 3.12).

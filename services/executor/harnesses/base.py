@@ -4,9 +4,9 @@ import abc
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.domain.vocabulary import COMPLETED, HARNESS_FAILED, TIMED_OUT  # noqa: F401  (drivers' words)
-from services.executor.events import EventLog
-from services.executor.sandboxes import Sandbox
+from hemra.services.domain.vocabulary import COMPLETED, HARNESS_FAILED, TIMED_OUT  # noqa: F401  (drivers' words)
+from hemra.services.executor.events import EventLog
+from hemra.services.executor.sandboxes import Sandbox
 
 #: Where a harness file's folder is mounted read-only inside the sandbox, when its harness runs
 #: something of it there (an acp `command`, an MCP server's script).

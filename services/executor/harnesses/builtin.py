@@ -1,8 +1,8 @@
 """The calibration harnesses: oracle runs the task's solution (must score 1), nop does nothing (must score 0)."""
 
-from services import envtemplate
-from services.executor.events import MAX_TEXT, event, text
-from services.executor.harnesses.base import (
+from hemra.services import envtemplate
+from hemra.services.executor.events import MAX_TEXT, event, text
+from hemra.services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
     TIMED_OUT,
@@ -10,7 +10,7 @@ from services.executor.harnesses.base import (
     HarnessResult,
     TrialContext,
 )
-from services.executor.sandboxes import SandboxError
+from hemra.services.executor.sandboxes import SandboxError
 
 
 class Oracle(HarnessDriver):

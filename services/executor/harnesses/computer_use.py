@@ -26,13 +26,11 @@ from pathlib import Path
 
 import httpx
 
-from hemra.v1 import common_pb2 as pb
-from hemra.v1 import store_service_pb2 as spb
-from services import envtemplate
-from services.common import computer_use
-from services.domain import vocabulary
-from services.executor.events import event
-from services.executor.harnesses.base import (
+from hemra.services import envtemplate
+from hemra.services.common import computer_use
+from hemra.services.domain import vocabulary
+from hemra.services.executor.events import event
+from hemra.services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
     HARNESS_MOUNT,
@@ -41,7 +39,9 @@ from services.executor.harnesses.base import (
     HarnessResult,
     TrialContext,
 )
-from services.executor.sandboxes import SandboxError
+from hemra.services.executor.sandboxes import SandboxError
+from hemra.v1 import common_pb2 as pb
+from hemra.v1 import store_service_pb2 as spb
 
 DISPLAY = ":1"
 SCREENSHOTS = "/logs/agent/screenshots"

@@ -19,13 +19,13 @@ import json
 import shlex
 from pathlib import Path
 
-from services.common import mcp
-from services.executor import artifacts
-from services.executor.artifacts import OwnLog
-from services.executor.events import event, output_events, text
-from services.executor.harnesses.base import HARNESS_MOUNT, TrialContext
-from services.executor.harnesses.cli import install
-from services.executor.sandboxes import SandboxError
+from hemra.services.common import mcp
+from hemra.services.executor import artifacts
+from hemra.services.executor.artifacts import OwnLog
+from hemra.services.executor.events import event, output_events, text
+from hemra.services.executor.harnesses.base import HARNESS_MOUNT, TrialContext
+from hemra.services.executor.harnesses.cli import install
+from hemra.services.executor.sandboxes import SandboxError
 
 STARTUP_TIMEOUT_SECS = 30.0
 #: MCP's initialize, as a client sends it first.

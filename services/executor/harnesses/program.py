@@ -27,13 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-from services import envtemplate
-from services.common import mcp
-from services.executor import artifacts
-from services.executor.artifacts import OwnLog
-from services.executor.events import MAX_DURATION_SECS, BadMessages, Lines, event, event_of, output_events
-from services.executor.harnesses import mcp as mcp_servers
-from services.executor.harnesses.base import (
+from hemra.services import envtemplate
+from hemra.services.common import mcp
+from hemra.services.executor import artifacts
+from hemra.services.executor.artifacts import OwnLog
+from hemra.services.executor.events import MAX_DURATION_SECS, BadMessages, Lines, event, event_of, output_events
+from hemra.services.executor.harnesses import mcp as mcp_servers
+from hemra.services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
     TIMED_OUT,
@@ -41,8 +41,8 @@ from services.executor.harnesses.base import (
     HarnessResult,
     TrialContext,
 )
-from services.executor.processes import feed_stdin, kill_group, kill_marked
-from services.executor.sandboxes import SandboxError
+from hemra.services.executor.processes import feed_stdin, kill_group, kill_marked
+from hemra.services.executor.sandboxes import SandboxError
 
 _OUTPUT_CHUNK = 64 * 1024
 #: Longest stdout line read as a possible JSON event; a longer one is split into output.

@@ -32,14 +32,14 @@ from pathlib import Path
 
 import filelock
 
-from services import envtemplate
-from services.common import mcp
-from services.common.mcp import TOOLS_MOUNT
-from services.executor import artifacts
-from services.executor.artifacts import OwnLog
-from services.executor.events import event, output_events, text
-from services.executor.harnesses import mcp as mcp_servers
-from services.executor.harnesses.base import (
+from hemra.services import envtemplate
+from hemra.services.common import mcp
+from hemra.services.common.mcp import TOOLS_MOUNT
+from hemra.services.executor import artifacts
+from hemra.services.executor.artifacts import OwnLog
+from hemra.services.executor.events import event, output_events, text
+from hemra.services.executor.harnesses import mcp as mcp_servers
+from hemra.services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
     HARNESS_MOUNT,
@@ -48,10 +48,10 @@ from services.executor.harnesses.base import (
     HarnessResult,
     TrialContext,
 )
-from services.executor.harnesses.cli import install
-from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, DEFAULT_PATH, MAX_RETRIES, MAX_VERSION
-from services.executor.sandboxes import SandboxError
-from services.executor.sandboxes.relay import Unwatched, endpoints_of
+from hemra.services.executor.harnesses.cli import install
+from hemra.services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP, DEFAULT_PATH, MAX_RETRIES, MAX_VERSION
+from hemra.services.executor.sandboxes import SandboxError
+from hemra.services.executor.sandboxes.relay import Unwatched, endpoints_of
 
 #: sdk = "..." in a harness file: the npm package, where its model calls go by default, the
 #: variable that moves them, and the switches that keep it to its model calls.

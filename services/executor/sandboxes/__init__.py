@@ -6,7 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, wait_for_removals
+from hemra.services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError, wait_for_removals
 
 
 def open_sandbox(
@@ -40,11 +40,11 @@ def open_sandbox(
             f"verifier.network = {verifier_network!r}: the {kind} sandbox cannot give a verifier a network"
         )
     if kind == "host":
-        from services.executor.sandboxes.host import HostSandbox
+        from hemra.services.executor.sandboxes.host import HostSandbox
 
         return HostSandbox(attempt_id, task, task_dir, work_root, mounts, endpoints)
     if kind == "docker":
-        from services.executor.sandboxes.docker import DockerSandbox
+        from hemra.services.executor.sandboxes.docker import DockerSandbox
 
         return DockerSandbox(
             attempt_id,
@@ -59,7 +59,7 @@ def open_sandbox(
             verifier_network=verifier_network,
         )
     if kind == "modal":
-        from services.executor.sandboxes.modal import ModalSandbox
+        from hemra.services.executor.sandboxes.modal import ModalSandbox
 
         return ModalSandbox(
             attempt_id, task, task_dir, work_root, mounts, network, endpoints=endpoints, keep_history=keep_history
@@ -77,7 +77,7 @@ async def backend_state(kind: str) -> str:
     if kind == "host":
         return "" if shutil.which("bwrap") else "the host sandbox needs bubblewrap (bwrap), which is not installed"
     if kind == "docker":
-        from services.environments import engine
+        from hemra.services.environments import engine
 
         try:
             await asyncio.to_thread(lambda: engine.client().ping())
@@ -95,12 +95,12 @@ async def backend_state(kind: str) -> str:
 def remove_orphans() -> list[str]:
     """Remove what killed executors of this host left in sandbox engines (their containers)
     and on the host (their model relays' sockets folders)."""
-    from services.executor.sandboxes import relay
+    from hemra.services.executor.sandboxes import relay
 
     relay.remove_orphans()
     if not docker_configured():
         return []  # and the engine's SDK (0.1 s) is not even loaded
-    from services.executor.sandboxes import docker
+    from hemra.services.executor.sandboxes import docker
 
     return docker.remove_orphans()
 
@@ -109,8 +109,8 @@ def remove_own() -> list[str]:
     """Remove what this process's attempts left in sandbox engines, once they are over, and
     wait for every background removal: an executor calls it on its way out."""
     removed = []
-    if "services.executor.sandboxes.docker" in sys.modules:  # else it never made a container
-        removed = sys.modules["services.executor.sandboxes.docker"].remove_own()
+    if "hemra.services.executor.sandboxes.docker" in sys.modules:  # else it never made a container
+        removed = sys.modules["hemra.services.executor.sandboxes.docker"].remove_own()
     wait_for_removals()
     return removed
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from services.environments.errors import SandboxError
+from hemra.services.environments.errors import SandboxError
 
 
 @dataclass

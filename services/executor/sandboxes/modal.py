@@ -18,10 +18,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.environments import history
-from services.environments.capabilities import ENFORCES
-from services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
-from services.executor.sandboxes.docker import KILL_MARKED, MARKER_VAR
+from hemra.services.environments import history
+from hemra.services.environments.capabilities import ENFORCES
+from hemra.services.executor.sandboxes.base import ExecResult, Sandbox, SandboxError
+from hemra.services.executor.sandboxes.docker import KILL_MARKED, MARKER_VAR
 
 logger = logging.getLogger(__name__)
 

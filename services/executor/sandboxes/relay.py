@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from services.executor.processes import alive
-from services.executor.sandboxes.base import SandboxError
-from services.executor.sandboxes.relayusage import Observed, Watcher
+from hemra.services.executor.processes import alive
+from hemra.services.executor.sandboxes.base import SandboxError
+from hemra.services.executor.sandboxes.relayusage import Observed, Watcher
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ import functools
 import platform
 import struct
 
-from services.environments.errors import SandboxError
+from hemra.services.environments.errors import SandboxError
 
 _ERRNO, _ALLOW = 0x00050000, 0x7FFF0000  # SECCOMP_RET_*
 _EPERM, _ENOSYS = 1, 38

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from services.common.judges import Judge, missing_variable
+from hemra.services.common.judges import Judge, missing_variable
 
 #: The most of one response read; a larger one is cut there and is a failed call.
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024

@@ -7,11 +7,11 @@ agent stopped (and when it started, for the diff) under CAPTURE_ROOT.
 
 import json
 
+from hemra.services.common import mining
+from hemra.services.common.judges import CAPTURE_ROOT, Judge
+from hemra.services.scorer.judging.prompts import Inputs
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import mining
-from services.common.judges import CAPTURE_ROOT, Judge
-from services.scorer.judging.prompts import Inputs
 
 #: The most events read of one attempt for its final message and trajectory.
 MAX_EVENTS = 50_000

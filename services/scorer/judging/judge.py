@@ -14,10 +14,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hemra.services.common.judges import Criterion, Judge
+from hemra.services.scorer.judging import prompts
+from hemra.services.scorer.judging.calls import Answer, Call, CallFailed, ModelClient
 from hemra.v1 import common_pb2 as pb
-from services.common.judges import Criterion, Judge
-from services.scorer.judging import prompts
-from services.scorer.judging.calls import Answer, Call, CallFailed, ModelClient
 
 SOURCE = "hemra"
 

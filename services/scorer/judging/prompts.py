@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from services.common.judges import PLACEHOLDERS, Criterion, Judge
+from hemra.services.common.judges import PLACEHOLDERS, Criterion, Judge
 
 NOT_GIVEN = "[not given to this judge]"
 SYSTEM = (

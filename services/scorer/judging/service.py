@@ -10,12 +10,12 @@ from collections.abc import Mapping
 
 import httpx
 
+from hemra.services.common import errors, judges
+from hemra.services.scorer.judging import inputs
+from hemra.services.scorer.judging.calls import ModelClient
+from hemra.services.scorer.judging.judge import Judging, judge_attempt
 from hemra.v1 import common_pb2 as pb
 from hemra.v1 import store_service_pb2 as spb
-from services.common import errors, judges
-from services.scorer.judging import inputs
-from services.scorer.judging.calls import ModelClient
-from services.scorer.judging.judge import Judging, judge_attempt
 
 #: Attempts of one `hemra judge` judged at once (their calls are bounded by each judge's concurrency).
 ATTEMPTS_AT_ONCE = 64

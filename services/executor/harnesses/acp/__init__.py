@@ -40,6 +40,6 @@ channel), served.py (what HEMRA serves to the agent: permissions, files, termina
 protocol.py (the protocol's constants, errors and the checks of the agent's values).
 """
 
-from services.executor.harnesses.acp.driver import AcpDriver
+from hemra.services.executor.harnesses.acp.driver import AcpDriver
 
 __all__ = ["AcpDriver"]

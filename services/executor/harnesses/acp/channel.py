@@ -6,8 +6,8 @@ import json
 import shlex
 import time
 
-from services.executor.events import event, output_events
-from services.executor.harnesses.acp.protocol import (
+from hemra.services.executor.events import event, output_events
+from hemra.services.executor.harnesses.acp.protocol import (
     CHANNEL,
     INTERNAL,
     INVALID_PARAMS,
@@ -25,9 +25,9 @@ from services.executor.harnesses.acp.protocol import (
     shown,
     valid_id,
 )
-from services.executor.harnesses.acp.served import SERVED
-from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP
-from services.executor.sandboxes import SandboxError
+from hemra.services.executor.harnesses.acp.served import SERVED
+from hemra.services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP
+from hemra.services.executor.sandboxes import SandboxError
 
 
 def relay_script(argv: list[str]) -> str:

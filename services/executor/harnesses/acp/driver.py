@@ -5,20 +5,20 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services import envtemplate
-from services.common import mcp
-from services.executor.harnesses import mcp as mcp_servers
-from services.executor.harnesses.acp.session import Session
-from services.executor.harnesses.base import (
+from hemra.services import envtemplate
+from hemra.services.common import mcp
+from hemra.services.executor.harnesses import mcp as mcp_servers
+from hemra.services.executor.harnesses.acp.session import Session
+from hemra.services.executor.harnesses.base import (
     HARNESS_MOUNT,
     HarnessDriver,
     HarnessResult,
     TrialContext,
 )
-from services.executor.harnesses.cli import install
-from services.executor.harnesses.cli.base import DEFAULT_PATH, TOOLS_MOUNT
-from services.executor.sandboxes import SandboxError
-from services.executor.sandboxes.relay import endpoints_of
+from hemra.services.executor.harnesses.cli import install
+from hemra.services.executor.harnesses.cli.base import DEFAULT_PATH, TOOLS_MOUNT
+from hemra.services.executor.sandboxes import SandboxError
+from hemra.services.executor.sandboxes.relay import endpoints_of
 
 
 @dataclass

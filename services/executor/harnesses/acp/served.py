@@ -5,8 +5,8 @@ import shlex
 import time
 from typing import TYPE_CHECKING
 
-from services.executor.events import event
-from services.executor.harnesses.acp.protocol import (
+from hemra.services.executor.events import event
+from hemra.services.executor.harnesses.acp.protocol import (
     INTERNAL,
     INVALID_PARAMS,
     MAX_READ_BYTES,
@@ -18,7 +18,7 @@ from services.executor.harnesses.acp.protocol import (
 )
 
 if TYPE_CHECKING:
-    from services.executor.harnesses.acp.session import Session
+    from hemra.services.executor.harnesses.acp.session import Session
 
 
 async def _permission(session: "Session", params: dict) -> dict:

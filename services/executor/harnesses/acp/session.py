@@ -6,14 +6,14 @@ import itertools
 import time
 from typing import TYPE_CHECKING
 
-from services import envtemplate
-from services.common import mcp
-from services.executor import artifacts
-from services.executor.artifacts import OwnLog
-from services.executor.events import BadMessages, Lines, event
-from services.executor.harnesses import mcp as mcp_servers
-from services.executor.harnesses.acp.channel import Channel, relay_script
-from services.executor.harnesses.acp.protocol import (
+from hemra.services import envtemplate
+from hemra.services.common import mcp
+from hemra.services.executor import artifacts
+from hemra.services.executor.artifacts import OwnLog
+from hemra.services.executor.events import BadMessages, Lines, event
+from hemra.services.executor.harnesses import mcp as mcp_servers
+from hemra.services.executor.harnesses.acp.channel import Channel, relay_script
+from hemra.services.executor.harnesses.acp.protocol import (
     CANCEL_GRACE_SECS,
     CHANNEL,
     EXIT_GRACE_SECS,
@@ -35,19 +35,19 @@ from services.executor.harnesses.acp.protocol import (
     shown,
     small,
 )
-from services.executor.harnesses.acp.served import Terminal
-from services.executor.harnesses.base import (
+from hemra.services.executor.harnesses.acp.served import Terminal
+from hemra.services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
     TIMED_OUT,
     HarnessResult,
     TrialContext,
 )
-from services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP
-from services.executor.sandboxes import SandboxError
+from hemra.services.executor.harnesses.cli.base import AGENT_HOME, AGENT_TMP
+from hemra.services.executor.sandboxes import SandboxError
 
 if TYPE_CHECKING:
-    from services.executor.harnesses.acp.driver import Settings
+    from hemra.services.executor.harnesses.acp.driver import Settings
 
 _CLIENT_INFO = {"name": "hemra", "title": "HEMRA", "version": "1"}
 _CHUNKS = {"agent_message_chunk": "assistant", "agent_thought_chunk": "thinking", "user_message_chunk": "user"}

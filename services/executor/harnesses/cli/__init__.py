@@ -2,9 +2,9 @@
 
 
 def driver(agent: str):
-    from services.executor.harnesses.cli.claude_code import ClaudeCodeDriver
-    from services.executor.harnesses.cli.codex import CodexDriver
-    from services.executor.harnesses.cli.pi import PiDriver
+    from hemra.services.executor.harnesses.cli.claude_code import ClaudeCodeDriver
+    from hemra.services.executor.harnesses.cli.codex import CodexDriver
+    from hemra.services.executor.harnesses.cli.pi import PiDriver
 
     drivers = {d.agent: d for d in (ClaudeCodeDriver, CodexDriver, PiDriver)}
     if agent not in drivers:

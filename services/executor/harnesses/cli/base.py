@@ -17,13 +17,13 @@ import shlex
 import time
 from dataclasses import dataclass, field
 
-from services import envtemplate
-from services.common.mcp import TOOLS_MOUNT  # one home: the planner renders MCP servers' paths with it
-from services.executor import artifacts
-from services.executor.artifacts import OwnLog
-from services.executor.events import Lines, event, output_events, text
-from services.executor.harnesses import mcp as mcp_servers
-from services.executor.harnesses.base import (
+from hemra.services import envtemplate
+from hemra.services.common.mcp import TOOLS_MOUNT  # one home: the planner renders MCP servers' paths with it
+from hemra.services.executor import artifacts
+from hemra.services.executor.artifacts import OwnLog
+from hemra.services.executor.events import Lines, event, output_events, text
+from hemra.services.executor.harnesses import mcp as mcp_servers
+from hemra.services.executor.harnesses.base import (
     COMPLETED,
     HARNESS_FAILED,
     TIMED_OUT,
@@ -31,8 +31,8 @@ from services.executor.harnesses.base import (
     HarnessResult,
     TrialContext,
 )
-from services.executor.harnesses.cli import install
-from services.executor.sandboxes.relay import endpoints_of
+from hemra.services.executor.harnesses.cli import install
+from hemra.services.executor.sandboxes.relay import endpoints_of
 
 #: The agent's HOME and TMPDIR: fresh for each attempt, outside the task's folders and artifacts.
 AGENT_HOME = "/tmp/hemra-agent/home"

@@ -11,10 +11,10 @@ and --strict-mcp-config, so no other MCP configuration is read.
 import json
 from dataclasses import dataclass, field
 
-from services.common import mcp
-from services.executor.events import event
-from services.executor.harnesses import mcp as mcp_servers
-from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
+from hemra.services.common import mcp
+from hemra.services.executor.events import event
+from hemra.services.executor.harnesses import mcp as mcp_servers
+from hemra.services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 MCP_CONFIG = f"{AGENT_HOME}/hemra-mcp.json"

@@ -13,10 +13,10 @@ import json
 import platform
 from dataclasses import dataclass, field
 
-from services.common import mcp
-from services.executor.events import event
-from services.executor.harnesses import mcp as mcp_servers
-from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
+from hemra.services.common import mcp
+from hemra.services.executor.events import event
+from hemra.services.executor.harnesses import mcp as mcp_servers
+from hemra.services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: The npm package's launcher is a node script that execs a static (musl) binary

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import filelock
 
-from services.common import offline
-from services.common.tools import tools_dir
-from services.executor.sandboxes import SandboxError
+from hemra.services.common import offline
+from hemra.services.common.tools import tools_dir
+from hemra.services.executor.sandboxes import SandboxError
 
 NPM_TIMEOUT_SECS = 900
 #: A pin that cannot change under a cached folder: unpinned agents resolve per executor process.

@@ -11,8 +11,8 @@ the model API failed, so the last assistant message's stopReason decides.
 import json
 from dataclasses import dataclass
 
-from services.executor.events import event
-from services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
+from hemra.services.executor.events import event
+from hemra.services.executor.harnesses.cli.base import AGENT_HOME, MAX_RETRIES, CliDriver, Stream
 
 PROVIDER = "hemra"
 #: Where pi's built-in providers send a "provider/model" (those relayed from network-less sandboxes).

@@ -20,8 +20,8 @@ the task's service), network.py (the attempt's own network), cgroups.py, archive
 cleanup.py (what killed or finished executors left behind).
 """
 
-from services.executor.sandboxes.docker.cleanup import remove_orphans, remove_own
-from services.executor.sandboxes.docker.commands import KILL_MARKED, MARKER_VAR
-from services.executor.sandboxes.docker.sandbox import DockerSandbox
+from hemra.services.executor.sandboxes.docker.cleanup import remove_orphans, remove_own
+from hemra.services.executor.sandboxes.docker.commands import KILL_MARKED, MARKER_VAR
+from hemra.services.executor.sandboxes.docker.sandbox import DockerSandbox
 
 __all__ = ["KILL_MARKED", "MARKER_VAR", "DockerSandbox", "remove_orphans", "remove_own"]

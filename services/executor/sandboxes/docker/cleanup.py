@@ -8,7 +8,7 @@ import socket
 import time
 from pathlib import Path
 
-from services.environments.engine import (
+from hemra.services.environments.engine import (
     INSTANCE,
     LABEL_ATTEMPT,
     LABEL_HOST,
@@ -21,8 +21,8 @@ from services.environments.engine import (
     docker_errors,
     owner,
 )
-from services.executor import processes
-from services.executor.sandboxes import docker_configured
+from hemra.services.executor import processes
+from hemra.services.executor.sandboxes import docker_configured
 
 logger = logging.getLogger(__name__)
 

@@ -5,10 +5,10 @@ import logging
 import time
 import uuid
 
-from services.domain.blame import AgentFault
-from services.environments.engine import client, docker_errors
-from services.executor.sandboxes.base import ExecResult, SandboxError
-from services.executor.sandboxes.docker.output import Stream
+from hemra.services.domain.blame import AgentFault
+from hemra.services.environments.engine import client, docker_errors
+from hemra.services.executor.sandboxes.base import ExecResult, SandboxError
+from hemra.services.executor.sandboxes.docker.output import Stream
 
 logger = logging.getLogger(__name__)
 

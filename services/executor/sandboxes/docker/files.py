@@ -7,9 +7,9 @@ import shlex
 import tarfile
 import time
 
-from services.environments.engine import client, docker_errors
-from services.executor.sandboxes import safefs
-from services.executor.sandboxes.docker.archives import ChunkReader
+from hemra.services.environments.engine import client, docker_errors
+from hemra.services.executor.sandboxes import safefs
+from hemra.services.executor.sandboxes.docker.archives import ChunkReader
 
 #: Paths bound read-write from the attempt's folder on the host.
 BOUND = ("/logs", "/tests", "/solution")

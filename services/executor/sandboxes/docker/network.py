@@ -3,10 +3,10 @@
 import ipaddress
 import secrets
 
-from services.environments.engine import LABEL_ATTEMPT, client, docker_errors
-from services.environments.images import LABEL_TASK
-from services.executor.sandboxes.base import SandboxError
-from services.executor.sandboxes.docker.cleanup import process_labels
+from hemra.services.environments.engine import LABEL_ATTEMPT, client, docker_errors
+from hemra.services.environments.images import LABEL_TASK
+from hemra.services.executor.sandboxes.base import SandboxError
+from hemra.services.executor.sandboxes.docker.cleanup import process_labels
 
 #: Where attempts' networks take their ranges: one /28 each (the gateway, the verifier, the
 #: service and room to spare), drawn at random from the shared address space of RFC 6598,

@@ -3,7 +3,7 @@
 import asyncio
 import threading
 
-from services.executor.sandboxes.base import SandboxError
+from hemra.services.executor.sandboxes.base import SandboxError
 
 #: Cap on captured output per command; the rest is dropped (the files stay whole).
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024

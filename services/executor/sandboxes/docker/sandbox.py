@@ -5,16 +5,16 @@ import shutil
 import time
 from pathlib import Path
 
-from services.environments.capabilities import ENFORCES
-from services.environments.engine import LABEL_ATTEMPT, client, docker_errors, limits
-from services.environments.images import LABEL_TASK, ensure_image
-from services.executor.sandboxes.base import Sandbox, SandboxError, discard, remove_later
-from services.executor.sandboxes.docker import cgroups, network
-from services.executor.sandboxes.docker.cleanup import process_labels, remove
-from services.executor.sandboxes.docker.commands import Commands
-from services.executor.sandboxes.docker.files import BOUND, Files
-from services.executor.sandboxes.docker.verifier import SERVICE, Verifier
-from services.executor.sandboxes.relay import Relay
+from hemra.services.environments.capabilities import ENFORCES
+from hemra.services.environments.engine import LABEL_ATTEMPT, client, docker_errors, limits
+from hemra.services.environments.images import LABEL_TASK, ensure_image
+from hemra.services.executor.sandboxes.base import Sandbox, SandboxError, discard, remove_later
+from hemra.services.executor.sandboxes.docker import cgroups, network
+from hemra.services.executor.sandboxes.docker.cleanup import process_labels, remove
+from hemra.services.executor.sandboxes.docker.commands import Commands
+from hemra.services.executor.sandboxes.docker.files import BOUND, Files
+from hemra.services.executor.sandboxes.docker.verifier import SERVICE, Verifier
+from hemra.services.executor.sandboxes.relay import Relay
 
 _LOG_DIRS = ("logs/agent", "logs/verifier", "logs/artifacts")
 

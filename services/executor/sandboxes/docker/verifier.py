@@ -6,13 +6,13 @@ import posixpath
 import tempfile
 from typing import TYPE_CHECKING
 
-from services.environments.engine import client, docker_errors
-from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import MAX_SERVICE_OUTPUT, SandboxError, discard
-from services.executor.sandboxes.docker.archives import plain_archive
+from hemra.services.environments.engine import client, docker_errors
+from hemra.services.executor.sandboxes import safefs
+from hemra.services.executor.sandboxes.base import MAX_SERVICE_OUTPUT, SandboxError, discard
+from hemra.services.executor.sandboxes.docker.archives import plain_archive
 
 if TYPE_CHECKING:
-    from services.executor.sandboxes.docker.sandbox import DockerSandbox
+    from hemra.services.executor.sandboxes.docker.sandbox import DockerSandbox
 
 #: A workspace copied into a fresh container is spooled to disk past this size.
 _SPOOL_BYTES = 32 * 1024 * 1024

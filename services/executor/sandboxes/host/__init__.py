@@ -36,10 +36,10 @@ command's bwrap line and the relay's launch), commands.py (running a command, an
 files.py (the attempt's files).
 """
 
-from services.executor.sandboxes.host.bwrap import bwrap_path
-from services.executor.sandboxes.host.commands import MAX_OUTPUT_BYTES
-from services.executor.sandboxes.host.sandbox import HostSandbox
-from services.executor.sandboxes.host.users import (
+from hemra.services.executor.sandboxes.host.bwrap import bwrap_path
+from hemra.services.executor.sandboxes.host.commands import MAX_OUTPUT_BYTES
+from hemra.services.executor.sandboxes.host.sandbox import HostSandbox
+from hemra.services.executor.sandboxes.host.users import (
     SANDBOX_UID,
     UID_LOCKS,
     attempt_owner,

@@ -7,9 +7,9 @@ import shlex
 import shutil
 from pathlib import Path
 
-from services.executor.sandboxes.base import SandboxError
-from services.executor.sandboxes.host.users import PATH, run_as, setpriv
-from services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE
+from hemra.services.executor.sandboxes.base import SandboxError
+from hemra.services.executor.sandboxes.host.users import PATH, run_as, setpriv
+from hemra.services.executor.sandboxes.relay import RELAY_INSIDE, SCRIPT, SOCKETS_INSIDE
 
 #: Where a command's relay writes its ready file and errors: a tmpfs of that command's own.
 _RELAY_RUN = "/run/hemra-relay-run"

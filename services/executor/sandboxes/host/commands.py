@@ -10,9 +10,9 @@ import signal
 import time
 from pathlib import Path
 
-from services.executor.processes import feed_stdin, kill_group, running, start_time
-from services.executor.sandboxes import seccomp
-from services.executor.sandboxes.base import ExecResult, SandboxError
+from hemra.services.executor.processes import feed_stdin, kill_group, running, start_time
+from hemra.services.executor.sandboxes import seccomp
+from hemra.services.executor.sandboxes.base import ExecResult, SandboxError
 
 #: Cap on captured output per command; the rest is dropped (the files stay whole).
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from services.executor.sandboxes import safefs
-from services.executor.sandboxes.host.commands import MAX_OUTPUT_BYTES
+from hemra.services.executor.sandboxes import safefs
+from hemra.services.executor.sandboxes.host.commands import MAX_OUTPUT_BYTES
 
 #: Top-level host folders shared read-only (or made by bwrap); nothing may be written under them.
 _SYSTEM = {"usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "proc", "dev", "sys"}

@@ -7,15 +7,15 @@ import shutil
 import time
 from pathlib import Path
 
-from services.environments.capabilities import ENFORCES
-from services.executor.processes import running
-from services.executor.sandboxes import safefs
-from services.executor.sandboxes.base import Sandbox, SandboxError, discard, remove_later
-from services.executor.sandboxes.host.bwrap import Bwrap
-from services.executor.sandboxes.host.commands import Commands, children, kill_command
-from services.executor.sandboxes.host.files import Files, copy_into, open_to_others, remove_folder
-from services.executor.sandboxes.host.users import attempt_owner, etc_files, unlock_uid
-from services.executor.sandboxes.relay import Relay
+from hemra.services.environments.capabilities import ENFORCES
+from hemra.services.executor.processes import running
+from hemra.services.executor.sandboxes import safefs
+from hemra.services.executor.sandboxes.base import Sandbox, SandboxError, discard, remove_later
+from hemra.services.executor.sandboxes.host.bwrap import Bwrap
+from hemra.services.executor.sandboxes.host.commands import Commands, children, kill_command
+from hemra.services.executor.sandboxes.host.files import Files, copy_into, open_to_others, remove_folder
+from hemra.services.executor.sandboxes.host.users import attempt_owner, etc_files, unlock_uid
+from hemra.services.executor.sandboxes.relay import Relay
 
 #: Folders every attempt gets, bound read-write from the attempt folder.
 _BASE_DIRS = ("/logs/agent", "/logs/verifier", "/logs/artifacts", "/tests", "/solution", "/tmp", "/root")

@@ -9,7 +9,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from services.executor.sandboxes.base import SandboxError
+from hemra.services.executor.sandboxes.base import SandboxError
 
 #: The PATH of every command (setpriv is looked up on it, as it must be there inside the sandbox).
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

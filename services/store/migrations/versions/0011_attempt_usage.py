@@ -7,7 +7,7 @@ Revises: 0010
 import sqlalchemy as sa
 from alembic import op
 
-from services.store import usage
+from hemra.services.store import usage
 
 revision = "0011"
 down_revision = "0010"

@@ -7,7 +7,7 @@ Revises: 0016
 import sqlalchemy as sa
 from alembic import op
 
-from services.store import usage
+from hemra.services.store import usage
 
 revision = "0017"
 down_revision = "0016"
