@@ -443,8 +443,7 @@ async def serve_floor(kind: str, target: str, workers: int, lifetime: float) -> 
 async def work_floor(address: str, name: str, deadline: float, batch: int = 1) -> dict:
     """One floor worker: one RPC per job (or per `batch` jobs: claim batching's prototype), each
     finishing the worker's last jobs and bringing the next."""
-    from hemra.services import auth
-    from hemra.services.common import transport
+    from hemra.services.common import auth, transport
 
     channel = transport.channel(address)
     call = channel.unary_unary(FLOOR_METHOD)

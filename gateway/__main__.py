@@ -11,8 +11,7 @@ from hemra.gateway.app import create_app
 from hemra.gateway.frontdoor import build_front_door
 from hemra.gateway.security import LOOPBACK_HOSTS
 from hemra.gateway.server import start_http, stop_http, url_of
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,

@@ -4,7 +4,7 @@ One authenticated port (a user's token on every call, TLS when given a certifica
 forwards the calls a user's commands make to the service that answers them: runs are planned
 by the planner, imports read by the importer, everything else read from the store. Who may
 call what is services/common/access.py's table, enforced by the server's token interceptor
-(services/auth.py): a caller here is a user whatever token it holds, so what only workers and
+(services/common/auth.py): a caller here is a user whatever token it holds, so what only workers and
 the deployment's own services may do (claim jobs, record results, restore rows) is refused.
 Calls go upstream with the gateway's own user token, so each service checks the table again.
 A request naming a path on the server is refused unless the gateway was started with
@@ -18,8 +18,7 @@ import os
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import access, transport
+from hemra.services.common import access, auth, transport
 
 logger = logging.getLogger(__name__)
 

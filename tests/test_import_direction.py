@@ -14,9 +14,9 @@ SERVICES = ("executor", "importer", "planner", "scorer", "store")
 #: - common, domain: shared by design (see the module docstring);
 #: - environments: the sandbox-environment library (capabilities, image builds, the Docker
 #:   engine client) that the planner and the executor both drive; it runs no server;
-#: - auth, bulk, digests, envtemplate: single-module helpers (credentials, bulk inserts, the
+#: - bulk, digests, envtemplate: single-module helpers (bulk inserts, the
 #:   digest rules, environment templating) that import no service.
-SHARED = ("common", "domain", "environments", "auth", "bulk", "digests", "envtemplate")
+SHARED = ("common", "domain", "environments", "bulk", "digests", "envtemplate")
 #: The composition roots (services/compose: one module per deployment shape): they build the
 #: servers, so they import them all.
 ROOTS = ("compose",)
@@ -25,7 +25,7 @@ ROOTS = ("compose",)
 def _target(module: str) -> str:
     """The services package or module an import names ("" outside services)."""
     parts = module.split(".")
-    return parts[1] if parts[0] == "services" and len(parts) > 1 else ""
+    return parts[2] if parts[:2] == ["hemra", "services"] and len(parts) > 2 else ""
 
 
 def _owner(file: str) -> str:

@@ -16,8 +16,7 @@ import grpc
 
 from hemra.clients.cli.common import EXIT_USAGE, database_url, err_console, fail, home
 from hemra.clients.cli.safe import plain
-from hemra.services import auth
-from hemra.services.common import errors, transport
+from hemra.services.common import auth, errors, transport
 from hemra.v1 import store_service_pb2 as spb
 
 SERVER_ENV = "HEMRA_SERVER"

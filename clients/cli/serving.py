@@ -10,8 +10,7 @@ from typing import Annotated
 import typer
 
 from hemra.clients.cli.common import check_address, command, console, database_url, fail, home
-from hemra.services import auth
-from hemra.services.common import errors, runspec, transport
+from hemra.services.common import auth, errors, runspec, transport
 from hemra.services.common.entry import configure_logging
 from hemra.services.common.runspec import BOUNDS
 from hemra.services.compose import service as service_shape

@@ -2,7 +2,7 @@
 request may name a path on the server. The one table the gateway's front door enforces
 (gateway/frontdoor.py); docs/trust-and-privacy.md ("Who may call what") shows it.
 
-Roles, each with a credential of its own (services/auth.py: HOLDS says who holds which):
+Roles, each with a credential of its own (services/common/auth.py: HOLDS says who holds which):
 - user (HEMRA_TOKEN): a person's `hemra` command reaching a deployment through the front door.
   It sends contents (blobs, SentFolder), never paths on the server. The gateway holds this
   token too: it forwards users' calls with it, so each service enforces this table again.
@@ -12,7 +12,7 @@ Roles, each with a credential of its own (services/auth.py: HOLDS says who holds
   importer record runs, restore exports, pin task folders) and the embedded default (every
   service in the `hemra` process, on the machine whose paths they are).
 - harness: one attempt's harness, with that attempt's own token (services/executor/protocol.py).
-Every service's interceptor checks the caller's role against this table (services/auth.py);
+Every service's interceptor checks the caller's role against this table (services/common/auth.py);
 the front door takes users' tokens only, and also refuses requests naming server paths. A
 deployment with one token (HEMRA_TOKEN alone) makes it every role: whoever holds it and reaches
 a service's port directly can act as a worker or an admin; through the front door, as a user.

@@ -8,8 +8,7 @@ import sys
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import errors, transport
+from hemra.services.common import auth, errors, transport
 
 
 def add_auth_options(parser: argparse.ArgumentParser) -> None:

@@ -13,8 +13,7 @@ import grpc
 from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
-from hemra.services import auth
-from hemra.services.common import errors, health
+from hemra.services.common import auth, errors, health
 from hemra.v1 import (
     executor_service_pb2_grpc,
     harness_service_pb2_grpc,
@@ -197,7 +196,7 @@ def new_server(
 ) -> grpc.aio.Server:
     """A server whose every call goes through the error boundary (with `translate`, see
     ErrorInterceptor) and, given credentials (a token alone: one token for every role), is let
-    in only with a token they hold whose role may call the RPC (services/auth.py). It serves
+    in only with a token they hold whose role may call the RPC (services/common/auth.py). It serves
     grpc.health.v1 and reflection for `services` (full names), NOT_SERVING until
     `server.health.serving()` (services/common/health.py). `interceptors` see each call once
     it is let in."""

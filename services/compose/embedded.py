@@ -15,8 +15,7 @@ from pathlib import Path
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import errors, transport
+from hemra.services.common import auth, errors, transport
 
 LOOPBACK = "127.0.0.1:0"
 #: Every service `services()` can start (the store always is).

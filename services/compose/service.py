@@ -6,7 +6,7 @@ client of the store like any other: it reads through the store service only.
 
 from pathlib import Path
 
-from hemra.services import auth
+from hemra.services.common import auth
 from hemra.services.compose import embedded
 
 

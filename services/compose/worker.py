@@ -6,8 +6,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 
 LOOPBACK = "127.0.0.1:0"
 

@@ -4,8 +4,7 @@ import argparse
 import asyncio
 import signal
 
-from hemra.services import auth
-from hemra.services.common import runspec, transport
+from hemra.services.common import auth, runspec, transport
 from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,

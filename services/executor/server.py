@@ -7,8 +7,7 @@ from pathlib import Path
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.services.executor import attempt, sandboxes, workdirs
 from hemra.services.executor.protocol import Grants, HarnessServicer
 from hemra.services.executor.servicer import ExecutorServicer

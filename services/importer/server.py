@@ -2,8 +2,7 @@
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.services.importer.servicer import ImporterServicer
 from hemra.v1 import importer_service_pb2 as ipb
 from hemra.v1 import importer_service_pb2_grpc as ipb_grpc

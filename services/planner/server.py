@@ -4,8 +4,7 @@ from pathlib import Path
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.services.planner.servicer import PlannerServicer
 from hemra.v1 import planner_service_pb2 as ppb
 from hemra.v1 import planner_service_pb2_grpc as ppb_grpc

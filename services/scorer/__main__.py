@@ -2,8 +2,7 @@
 
 import argparse
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.services.common.entry import (
     add_auth_options,
     add_expose_option,

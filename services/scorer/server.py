@@ -2,8 +2,7 @@
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.services.scorer.servicer import ScorerServicer
 from hemra.v1 import scorer_service_pb2 as scpb
 from hemra.v1 import scorer_service_pb2_grpc as scpb_grpc

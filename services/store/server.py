@@ -2,8 +2,7 @@
 
 import grpc
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.services.store import db
 from hemra.services.store.service import Store
 from hemra.services.store.servicer import StoreServicer

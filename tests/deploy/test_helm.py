@@ -674,11 +674,11 @@ FILE_VARIABLE = {
 
 
 def test_secrets__each_role_token_only_in_the_pods_that_hold_the_role(objects):
-    """What services/auth.py says each service holds (HOLDS), and no more: the users' token
+    """What services/common/auth.py says each service holds (HOLDS), and no more: the users' token
     reaches no executor, the workers' no planner, importer or gateway, the admin's only the
     planner, the importer and the store; the migrations none. Each file is named by its
     variable (HEMRA_TOKEN_FILE, HEMRA_WORKER_TOKEN_FILE, HEMRA_ADMIN_TOKEN_FILE)."""
-    from hemra.services import auth
+    from hemra.services.common import auth
 
     seen = set()
     for workload, spec in pod_specs(objects):

@@ -16,8 +16,7 @@ import grpc
 import httpx
 import pytest
 
-from hemra.services import auth
-from hemra.services.common import transport
+from hemra.services.common import auth, transport
 from hemra.v1 import store_service_pb2 as spb
 
 TOKEN = "fuzz-deployment-token"

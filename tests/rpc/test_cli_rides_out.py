@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from hemra.gateway.frontdoor import build_front_door
-from hemra.services import auth
-from hemra.services.common import errors, transport
+from hemra.services.common import auth, errors, transport
 from hemra.services.compose import embedded
 from hemra.services.planner.server import build_server as build_planner
 from hemra.services.scorer.server import build_server as build_scorer

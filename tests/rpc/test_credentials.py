@@ -1,4 +1,4 @@
-"""A credential per role (services/auth.py), checked by every service: real store, planner,
+"""A credential per role (services/common/auth.py), checked by every service: real store, planner,
 importer and scorer servers and a gateway front door on 127.0.0.1, each holding only the tokens
 a deployment gives it (auth.HOLDS, from HEMRA_TOKEN, HEMRA_WORKER_TOKEN, HEMRA_ADMIN_TOKEN), each
 calling the others as its own role (auth.SENDS). A user's token claims no work, a worker's
@@ -18,8 +18,7 @@ import grpc
 import pytest
 
 from hemra.gateway.frontdoor import build_front_door
-from hemra.services import auth
-from hemra.services.common import entry, errors, transport
+from hemra.services.common import auth, entry, errors, transport
 from hemra.services.domain import folders
 from hemra.services.importer.server import build_server as build_importer
 from hemra.services.planner.server import build_server as build_planner

@@ -48,7 +48,7 @@ def _client(port: int, token: str = "") -> transport.Client:
             response_deserializer=wrappers_pb2.StringValue.FromString,
         )
     )
-    from hemra.services import auth
+    from hemra.services.common import auth
 
     return transport.Client(channel, stub, metadata=auth.metadata(token), timeout=10, retries=1)
 
