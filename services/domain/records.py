@@ -12,6 +12,15 @@ refuses one that is not a string).
 from dataclasses import dataclass, field, fields
 
 
+class FromRow:
+    """A record whose fields are its row's columns of the same names."""
+
+    @classmethod
+    def of(cls, row):
+        """From a row with these columns (anything with those attributes)."""
+        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """A run's columns that never change after it is recorded (so not cancel_requested or leased)."""
@@ -24,7 +33,7 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
-class CellInfo:
+class CellInfo(FromRow):
     """A run's cell: one harness on one dataset."""
 
     id: str
@@ -36,14 +45,9 @@ class CellInfo:
     harness_name: str
     model: str
 
-    @classmethod
-    def of(cls, row) -> "CellInfo":
-        """From a row with these columns (anything with those attributes)."""
-        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
-
 
 @dataclass(frozen=True)
-class TrialInfo:
+class TrialInfo(FromRow):
     """One repetition of one task in a cell."""
 
     id: str
@@ -52,11 +56,6 @@ class TrialInfo:
     task_digest: str
     task_name: str
     repetition: int
-
-    @classmethod
-    def of(cls, row) -> "TrialInfo":
-        """From a row with these columns (anything with those attributes)."""
-        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,7 @@ class LeasedJob:
 
 
 @dataclass(frozen=True)
-class AttemptInfo:
+class AttemptInfo(FromRow):
     """An attempt as stored: every column of its row (tables.Attempt says what each holds)."""
 
     id: str
@@ -118,11 +117,6 @@ class AttemptInfo:
     mining_events: int
     verdict: str | None
     released: bool
-
-    @classmethod
-    def of(cls, row) -> "AttemptInfo":
-        """From an attempts row (anything with those attributes)."""
-        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
