@@ -7,8 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from hemra.services.common import auth, transport
-
-LOOPBACK = "127.0.0.1:0"
+from hemra.services.compose.embedded import LOOPBACK
 
 
 @contextlib.asynccontextmanager
