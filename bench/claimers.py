@@ -45,24 +45,9 @@ ROOT = BENCH_DIR.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "protos"), str(BENCH_DIR)]
 
 import queue_throughput as qt  # noqa: E402  (the run planner, the database and the checks)
-from scale_out import CpuMeter, until_serving  # noqa: E402
+from scale_out import CpuMeter, start, until_serving  # noqa: E402
 
 TOKEN = "claimers-" + secrets.token_hex(8)
-
-
-def start_store(env: dict) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hemra.services.store", "--listen", "127.0.0.1:0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        raise SystemExit(f"the store did not start: {line!r}")
-    return process, line.rsplit(" ", 1)[1].strip()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -214,7 +199,7 @@ async def bench(args) -> int:
     results = []
     try:
         for stores in [int(x) for x in args.stores.split(",")]:
-            started = [start_store(env) for _ in range(stores)]
+            started = [start("hemra.services.store", env) for _ in range(stores)]
             await until_serving([a for _, a in started])
             try:
                 for claimers in [int(x) for x in args.claimers.split(",")]:
