@@ -108,7 +108,55 @@ async def claimer(address: str, name: str, work: float, deadline: float, out: di
         await channel.close()
 
 
-async def clients(addresses: list[str], first: int, count: int, total: int, work: float, deadline: float) -> dict:
+async def executor(address: str, name: str, slots: int, work: float, deadline: float, out: dict) -> None:
+    """One executor of `slots` slots without a sandbox, as services/executor/worker.py claims: its
+    free slots in one ClaimJob (max_jobs), then each slot completes its job with claim_next (the
+    slot's next job in the same call), until nothing is queued."""
+    from google.protobuf.duration_pb2 import Duration
+
+    from hemra.services.common import transport
+    from hemra.services.executor.attempt import claimed
+    from hemra.v1 import common_pb2 as pb
+    from hemra.v1 import store_service_pb2 as spb
+
+    channel = transport.channel(address)
+    client = transport.store(channel, os.environ["HEMRA_TOKEN"])
+    batch = spb.ClaimJobRequest(worker=name, lease=Duration(seconds=60), max_jobs=slots)
+    score = pb.Score(state=pb.SCORE_STATE_SCORED, rewards={"reward": 1.0})
+
+    async def slot(job) -> None:
+        while job is not None and job.id:
+            await asyncio.sleep(work)
+            request = spb.CompleteJobRequest(
+                job=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED, score=score
+            )
+            request.claim_next.CopyFrom(spb.ClaimJobRequest(worker=name, lease=Duration(seconds=60)))
+            started = time.perf_counter()
+            response = await client.CompleteJob(request, timeout=60, retry_for=60)  # repeats are safe
+            out["complete_ms"].append(1000 * (time.perf_counter() - started))
+            out["completed"].append(job.id)
+            job = response.next_job if response.HasField("next_job") else None
+
+    try:
+        await channel.channel_ready()
+        out["start"].append(time.time())
+        first = False
+        while time.time() < deadline:
+            started = time.perf_counter()
+            jobs = claimed(await client.ClaimJob(batch, timeout=60, retry_for=60))
+            out["claim_ms" if first else "first_claim_ms"].append(1000 * (time.perf_counter() - started))
+            first = True
+            if not jobs:
+                out["end"].append(time.time())
+                return
+            await asyncio.gather(*(slot(job) for job in jobs))
+    finally:
+        await channel.close()
+
+
+async def clients(
+    addresses: list[str], first: int, count: int, total: int, work: float, deadline: float, slots: int = 1
+) -> dict:
     out = {
         "claim_ms": [],
         "first_claim_ms": [],
@@ -123,7 +171,12 @@ async def clients(addresses: list[str], first: int, count: int, total: int, work
     for k in range(first, first + count):
         name = f"claimer-{k:03d}"
         out["names"].append(name)
-        tasks.append(claimer(addresses[k % len(addresses)], name, work, deadline, out))
+        address = addresses[k % len(addresses)]
+        tasks.append(
+            executor(address, name, slots, work, deadline, out)
+            if slots > 1
+            else claimer(address, name, work, deadline, out)
+        )
     # A pod starts its claim loop at some moment: spread the first claims over one work time.
     await asyncio.gather(*(_after(k * work / max(total, 1), t) for k, t in zip(range(first, first + count), tasks)))
     return out
@@ -149,7 +202,16 @@ async def measure(db, addresses: list[str], pids: list[int], claimers: int, args
     for i, count in enumerate(share):
         out = scratch / f"clients-{len(addresses)}-{claimers}-{i}.json"
         command = [sys.executable, __file__, "_clients", ",".join(addresses), str(first), str(count), str(claimers)]
-        command += ["--work", str(args.work), "--deadline", str(deadline), "--out", str(out)]
+        command += [
+            "--work",
+            str(args.work),
+            "--deadline",
+            str(deadline),
+            "--out",
+            str(out),
+            "--slots",
+            str(args.slots),
+        ]
         children.append((subprocess.Popen(command, cwd=ROOT, env=os.environ.copy()), out))
         first += count
     for child, _ in children:
@@ -173,7 +235,8 @@ async def measure(db, addresses: list[str], pids: list[int], claimers: int, args
         "seconds": round(seconds, 2),
         "loop_seconds": round(busy, 2),
         "jobs_per_s": round(args.jobs / busy, 1),
-        "offered_jobs_per_s": round(claimers / args.work, 1),
+        "slots": args.slots,
+        "offered_jobs_per_s": round(claimers * args.slots / args.work, 1),
         "claim_p50_ms": round(percentile(claim, 0.50), 1),
         "claim_p99_ms": round(percentile(claim, 0.99), 1),
         "claim_max_ms": round(max(claim), 1),
@@ -225,7 +288,8 @@ async def bench(args) -> int:
 
 
 def print_table(results: list[dict], args) -> None:
-    print(f"\nsimulated claimers: {args.jobs} jobs per row, {args.work:g} s of work each, one PostgreSQL")
+    slots = f", {args.slots} slots per claimer (complete p99: completion + claim_next)" if args.slots > 1 else ""
+    print(f"\nsimulated claimers: {args.jobs} jobs per row, {args.work:g} s of work each, one PostgreSQL{slots}")
     head = f"{'stores':>6} {'claimers':>8} {'jobs/s':>7} {'offered':>8} {'claim p50':>9} {'p99':>7} {'max':>7}"
     head += f" {'first p99':>9} {'complete p99':>12} {'store ms/job':>12} {'pg ms/job':>9} {'errors':>6} {'once':>5}"
     print(head)
@@ -238,12 +302,14 @@ def print_table(results: list[dict], args) -> None:
             f"{'yes' if r['no_job_lost_or_duplicated'] else 'NO':>5}"
         )
     for r in results:
-        if r["claimers"] == 256:
-            verdict = "met" if r["claim_p99_ms"] < 100 and r["no_job_lost_or_duplicated"] else "missed"
-            print(
-                f"target: 256 claimers through {r['stores']} store(s), claim p99 < 100 ms:"
-                f" {r['claim_p99_ms']} ms ({verdict})"
-            )
+        if r["claimers"] * r["slots"] != 256:
+            continue
+        # With slots, work reaches a slot with its last completion (claim_next): that call's p99
+        # is the claim's, beside the batch claims'.
+        p99 = r["claim_p99_ms"] if r["slots"] == 1 else max(r["claim_p99_ms"], r["complete_p99_ms"])
+        verdict = "met" if p99 < 100 and r["no_job_lost_or_duplicated"] else "missed"
+        shape = "256 claimers" if r["slots"] == 1 else f"{r['claimers']} executors x {r['slots']} slots"
+        print(f"target: {shape} through {r['stores']} store(s), claim p99 < 100 ms: {p99} ms ({verdict})")
 
 
 def main() -> int:
@@ -257,9 +323,10 @@ def main() -> int:
         parser.add_argument("--work", type=float, required=True)
         parser.add_argument("--deadline", type=float, required=True)
         parser.add_argument("--out", required=True)
+        parser.add_argument("--slots", type=int, default=1)
         args = parser.parse_args()
         report = asyncio.run(
-            clients(args.addresses.split(","), args.first, args.count, args.total, args.work, args.deadline)
+            clients(args.addresses.split(","), args.first, args.count, args.total, args.work, args.deadline, args.slots)
         )
         Path(args.out).write_text(json.dumps(report))
         return 0
@@ -269,6 +336,13 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--work", type=float, default=1.0, help="seconds each claimer holds a job")
     parser.add_argument("--clients", type=int, default=4, help="processes the claimers are spread over")
+    parser.add_argument(
+        "--slots",
+        type=int,
+        default=1,
+        help="slots per claimer: above 1, each claimer is an executor that claims its free slots in one call "
+        "(max_jobs) and refills each slot with its completion (claim_next)",
+    )
     parser.add_argument("--timeout", type=float, default=300, help="seconds a measurement may take")
     parser.add_argument("--keep", action="store_true", help="keep the database and the scratch folder")
     return asyncio.run(bench(parser.parse_args()))

@@ -609,6 +609,13 @@ async def _complete(
     return None
 
 
+def claimed(response: spb.ClaimJobResponse) -> list:
+    """The jobs a ClaimJob answered with: `jobs` (max_jobs above 1), else the one `job`, if any.
+    A store that predates max_jobs answers in `job` whatever was asked: taken too, not left
+    leased to expire."""
+    return list(response.jobs) or ([response.job] if response.HasField("job") else [])
+
+
 #: For supervisors that complete jobs of their own (services/executor/harbor).
 complete = _complete
 

@@ -55,29 +55,41 @@ class Worker:
     async def _work(self, until_idle: bool) -> None:
         idle = IDLE_POLL_SECS[0]
         while not self._stopping:
-            if len(self.active) >= self.concurrency:
+            free = self.concurrency - len(self.active)
+            if free <= 0:
                 await self._wait_for_slot()
                 continue
-            job = await self._claim()
-            if job is not None and self._stopping:  # claimed while stop() was handing back
-                await attempt.release(self.deps, job)
+            # Every free slot in one call: completions refill only their own slot (claim_next),
+            # so nothing else claims for these meanwhile.
+            jobs = await self._claim(free)
+            if jobs and self._stopping:  # claimed while stop() was handing back
+                for job in jobs:
+                    await attempt.release(self.deps, job)
                 return
-            if job is not None and harbor.is_harbor(job):
+            if jobs:
                 idle = IDLE_POLL_SECS[0]
-                # Gathered before the next claim: no other slot of ours takes a job of its cell.
-                self._start_harbor(await harbor.gather(self.deps, job, self._claim_request()))
-                continue
-            if job is not None:
-                idle = IDLE_POLL_SECS[0]
-                self._start(job)
+                await self._start_all(jobs)
                 continue
             if until_idle and not self.active:
                 return
             await self._wait_for_slot(timeout=idle)
             idle = min(idle * 2, IDLE_POLL_SECS[1])
 
-    def _claim_request(self) -> spb.ClaimJobRequest:
-        request = spb.ClaimJobRequest(worker=self.deps.worker, run=self.run_id, pool=self.pool)
+    async def _start_all(self, jobs: list) -> None:
+        """Start each claimed job in a slot of its own; a harbor cell's jobs in one slot, with
+        the rest of its cell gathered before the next claim (no other slot of ours takes them)."""
+        cells: dict[str, list] = {}
+        for job in jobs:
+            if harbor.is_harbor(job):
+                cells.setdefault(job.attempt.cell_id, []).append(job)
+            else:
+                self._start(job)
+        for claimed in cells.values():
+            gathered = await harbor.gather(self.deps, claimed[0], self._claim_request())
+            self._start_harbor(claimed + gathered[1:])
+
+    def _claim_request(self, max_jobs: int = 1) -> spb.ClaimJobRequest:
+        request = spb.ClaimJobRequest(worker=self.deps.worker, run=self.run_id, pool=self.pool, max_jobs=max_jobs)
         request.lease.FromNanoseconds(int(self.deps.lease_secs * 1e9))
         return request
 
@@ -86,17 +98,18 @@ class Worker:
         its slot (nothing once the worker is stopping)."""
         return None if self._stopping else self._claim_request()
 
-    async def _claim(self):
+    async def _claim(self, free: int) -> list:
+        """Up to `free` jobs (none when the store has nothing for us or cannot be reached)."""
         try:
-            response = await self.deps.store.ClaimJob(self._claim_request())
+            response = await self.deps.store.ClaimJob(self._claim_request(free))
         except errors.Unauthenticated:
             raise  # no point retrying a wrong token
         except errors.StoreUnwritable:
-            return None  # the worker stops (_unwritable); queued jobs stay queued
+            return []  # the worker stops (_unwritable); queued jobs stay queued
         except errors.HemraError as exc:  # the store is down or restarting: back off, keep going
             logger.warning("store unavailable (%s), backing off: %s", exc.code.name, exc)
-            return None
-        return response.job if response.HasField("job") else None
+            return []
+        return attempt.claimed(response)
 
     def _start(self, job) -> None:
         self._take(asyncio.create_task(self._slot(job)), job)

@@ -155,22 +155,20 @@ class FastQueue:
         run_id: str = "",
         pool: str = "",
         after: str = "",
-    ):
-        """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
-        rows are the caller's to look up (usually cached)."""
+        max_jobs: int = 1,
+    ) -> list[tuple]:
+        """(job, attempt, trial, cell) of each job leased, up to `max_jobs`; none when nothing is
+        eligible. Pinned run, task and harness rows are the caller's to look up (usually cached).
+        One statement per job, each atomic on its own: every job has its own lease, so a batch
+        cut short (the database gone midway) leaves leases that expire as a lost answer's do."""
         filters = [value for value in (run_id, pool) if value]
-        row = await self._fetchrow(CLAIMS[bool(run_id), bool(pool)], worker, now, lease_secs, after, *filters)
-        if row is None:
-            return None
-        job = SimpleNamespace(
-            id=row["job_id"],
-            run_id=row["run_id"],
-            attempt_id=row["id"],
-            lease_token=row["lease_token"],
-            lease_expire_time=row["lease_expire_time"],
-        )
-        trial, cell = pinned.put_trial(SimpleNamespace(id=row["trial_id"], **{k: row[k] for k in queue.TRIAL_KEYS}))
-        return job, queue.attempt_of(row), trial, cell
+        claimed = []
+        for _ in range(max_jobs):
+            row = await self._fetchrow(CLAIMS[bool(run_id), bool(pool)], worker, now, lease_secs, after, *filters)
+            if row is None:
+                break
+            claimed.append(_claimed(pinned, row))
+        return claimed
 
     async def heartbeat(self, job_id: str, token: int, lease_secs: float, now: float) -> tuple[float, bool] | None:
         """(new expiry, cancel requested), or None when the guard did not match."""
@@ -194,3 +192,15 @@ class FastQueue:
             APPEND_EVENTS, job_id, token, now, len(events), *(added[c] for c in usage.SUMMED), first_seq, *columns
         )
         return None if row is None else row["event_count"]
+
+
+def _claimed(pinned: pinned.Pinned, row) -> tuple:
+    job = SimpleNamespace(
+        id=row["job_id"],
+        run_id=row["run_id"],
+        attempt_id=row["id"],
+        lease_token=row["lease_token"],
+        lease_expire_time=row["lease_expire_time"],
+    )
+    trial, cell = pinned.put_trial(SimpleNamespace(id=row["trial_id"], **{k: row[k] for k in queue.TRIAL_KEYS}))
+    return job, queue.attempt_of(row), trial, cell

@@ -180,25 +180,28 @@ class NoSlot(Exception):
     """Another worker took the run's last slot first: roll the claim back and ask again."""
 
 
-async def claimed_after(conn, pinned: Pinned, job_id: str, worker: str, now: float) -> Claimed | None:
-    """The job that completing `job_id` claimed for `worker` (CompleteJob's claim_next), while
-    its lease holds: what a repeated CompleteJob hands back, since the lost first answer named
-    it and nobody works it. Leasing another instead would leave this one to expire as an
-    infrastructure failure. Rare (an answer lost after its commit), so no index: a scan."""
-    job = (
+async def claimed_after(conn, pinned: Pinned, job_id: str, worker: str, now: float) -> list[Claimed]:
+    """The jobs that completing `job_id` claimed for `worker` (CompleteJob's claim_next), while
+    their leases hold: what a repeated CompleteJob hands back, since the lost first answer named
+    them and nobody works them. Leasing others instead would leave these to expire as
+    infrastructure failures. Rare (an answer lost after its commit), so no index: a scan."""
+    jobs = (
         await conn.execute(
-            select(*_LEASED_JOB).where(
+            select(*_LEASED_JOB)
+            .where(
                 JOBS.c.claimed_after == job_id,
                 JOBS.c.state == "leased",
                 JOBS.c.lease_owner == worker,
                 JOBS.c.lease_expire_time >= now,
             )
+            .order_by(JOBS.c.create_time, JOBS.c.id)
         )
-    ).first()
-    if job is None:
-        return None
-    attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
-    return await _claimed(conn, pinned, job, attempt)
+    ).all()
+    claimed = []
+    for job in jobs:
+        attempt = (await conn.execute(select(ATTEMPTS).where(ATTEMPTS.c.id == job.attempt_id))).one()
+        claimed.append(await _claimed(conn, pinned, job, attempt))
+    return claimed
 
 
 # --------------------------------------------------------------------------- heartbeat and events

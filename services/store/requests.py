@@ -112,6 +112,15 @@ def _task_record(task: pb.Task) -> dict:
     return json_format.MessageToDict(task)
 
 
+def max_jobs(request: spb.ClaimJobRequest) -> int:
+    """How many jobs a claim may lease: 0 asks for one; more than a run's largest concurrency
+    (no worker has more free slots) or fewer than 0 is refused."""
+    most = runspec.BOUNDS["concurrency"][1]
+    if not 0 <= request.max_jobs <= most:
+        raise InvalidArgument(f"ClaimJob: max_jobs must be from 0 to {most} (got {request.max_jobs})")
+    return max(request.max_jobs, 1)
+
+
 def completion(request: spb.CompleteJobRequest) -> Completion:
     """What a CompleteJob request records, its score checked (_recordable_score)."""
     outcome = vocabulary.outcome_name(request.outcome)

@@ -485,45 +485,61 @@ class Store:
 
     async def claim_job(
         self, worker: str, lease_secs: float, run_id: str = "", pool: str = "", after: str = "", cell: str = ""
-    ):
-        """Lease the next job for `worker`; `after`: the job whose completion claims it; `cell`:
-        only that cell's (off the hot path: a harbor supervisor gathers its cell once)."""
+    ) -> queue.Claimed | None:
+        """Lease the next job for `worker` (claim_jobs with one)."""
+        claimed = await self.claim_jobs(worker, lease_secs, run_id, pool, after, cell)
+        return claimed[0] if claimed else None
+
+    async def claim_jobs(
+        self,
+        worker: str,
+        lease_secs: float,
+        run_id: str = "",
+        pool: str = "",
+        after: str = "",
+        cell: str = "",
+        max_jobs: int = 1,
+    ) -> list[queue.Claimed]:
+        """Lease up to `max_jobs` jobs for `worker` (its free slots), oldest first, each with a
+        lease of its own; `after`: the job whose completion claims them; `cell`: only that
+        cell's (off the hot path: a harbor supervisor gathers its cell once)."""
         worker = _owner(worker)
         now = self.clock()
         # Looking for expired leases on every claim costs a query each; once a
         # second is plenty when leases last tens of seconds.
-        recover = now >= self._next_recovery
-        if recover:
+        if now >= self._next_recovery:
             self._next_recovery = now + RECOVERY_INTERVAL_SECS
-        if self.fast is not None and not cell:
-            return await self._claim_fast(worker, lease_secs, now, run_id, pool, recover, after)
-        try:
             async with self.engine.begin() as conn:
-                return await queue.claim(
-                    conn, self.pinned, worker, lease_secs, now, run_id, recover, pool, after, cell=cell
-                )
-        except queue.NoSlot:
-            return None
+                await queue.recover_expired(conn, self.pinned, now)
+        if self.fast is not None and not cell:
+            found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id, pool, after, max_jobs)
+            return [await self._claimed(*one) for one in found]
+        claimed = []
+        for _ in range(max_jobs):  # a transaction each: a run's last slot taken first ends the batch
+            try:
+                async with self.engine.begin() as conn:
+                    one = await queue.claim(
+                        conn, self.pinned, worker, lease_secs, now, run_id, False, pool, after, cell=cell
+                    )
+            except queue.NoSlot:
+                one = None
+            if one is None:
+                break
+            claimed.append(one)
+        return claimed
 
-    async def claimed_after(self, job_id: str, worker: str) -> queue.Claimed | None:
-        """The job completing `job_id` claimed for `worker`, still leased and unworked."""
+    async def claimed_after(self, job_id: str, worker: str) -> list[queue.Claimed]:
+        """The jobs completing `job_id` claimed for `worker`, still leased and unworked."""
         async with self.engine.connect() as conn:
             return await queue.claimed_after(conn, self.pinned, job_id, _owner(worker), self.clock())
 
-    async def _claim_fast(
-        self, worker: str, lease_secs: float, now: float, run_id: str, pool: str, recover: bool, after: str
-    ):
-        if recover:
-            async with self.engine.begin() as conn:
-                await queue.recover_expired(conn, self.pinned, now)
-        found = await self.fast.claim(self.pinned, worker, lease_secs, now, run_id, pool, after)
-        if found is None:
-            return None
-        job, attempt, trial, cell = found
+    async def _claimed(self, job, attempt, trial, cell) -> queue.Claimed:
+        """A job the fast path leased, with its pinned run, task and harness (read on a run's
+        first claim in this process, cached after)."""
         run = self.pinned.cached("run", job.run_id)
         task = self.pinned.cached(pinned.TASKS.name, trial.task_digest)
         harness = self.pinned.cached(pinned.HARNESSES.name, cell.harness_digest)
-        if run is None or task is None or harness is None:  # a run's first claim in this process
+        if run is None or task is None or harness is None:
             async with self.engine.connect() as conn:
                 run = await self.pinned.run(conn, job.run_id)
                 task = await self.pinned.record(conn, pinned.TASKS, trial.task_digest)

@@ -152,12 +152,17 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
         return spb.GetCriterionTableResponse(table=convert.message(table, spb.CriterionTable))
 
     async def ClaimJob(self, request, context):
-        return spb.ClaimJobResponse(job=await self._claim(request))
+        jobs = await self._claim(request)
+        if request.max_jobs > 1:
+            return spb.ClaimJobResponse(jobs=jobs)
+        return spb.ClaimJobResponse(job=jobs[0] if jobs else None)
 
-    async def _claim(self, request: spb.ClaimJobRequest, after: str = "") -> spb.Job | None:
+    async def _claim(self, request: spb.ClaimJobRequest, after: str = "") -> list[spb.Job]:
         lease = convert.duration_secs(request.lease) or DEFAULT_LEASE_SECS
-        work = await self.store.claim_job(request.worker, lease, request.run, request.pool, after, request.cell)
-        return None if work is None else self._job(work)
+        work = await self.store.claim_jobs(
+            request.worker, lease, request.run, request.pool, after, request.cell, requests.max_jobs(request)
+        )
+        return [self._job(one) for one in work]
 
     def _job(self, work) -> spb.Job:
         job = spb.Job(
@@ -199,24 +204,31 @@ class StoreServicer(spb_grpc.StoreServiceServicer):
 
     async def CompleteJob(self, request, context):
         done = requests.completion(request)
+        if request.HasField("claim_next"):
+            requests.max_jobs(request.claim_next)  # refused before the completion, not after
         completed = await self.store.complete_job(request.job, request.lease_token, done)
-        next_job = await self._claim_next(request, completed.repeated) if request.HasField("claim_next") else None
-        return spb.CompleteJobResponse(
+        response = spb.CompleteJobResponse(
             attempt=convert.attempt_to_proto(completed.attempt, completed.trial, completed.cell),
             retry_attempt_id=completed.retry,
-            next_job=next_job,
         )
+        if request.HasField("claim_next"):
+            next_jobs = await self._claim_next(request, completed.repeated)
+            if request.claim_next.max_jobs > 1:
+                response.next_jobs.extend(next_jobs)
+            elif next_jobs:
+                response.next_job.CopyFrom(next_jobs[0])
+        return response
 
-    async def _claim_next(self, request: spb.CompleteJobRequest, repeated: bool) -> spb.Job | None:
+    async def _claim_next(self, request: spb.CompleteJobRequest, repeated: bool) -> list[spb.Job]:
         try:
-            if repeated:  # the first answer was lost: the job it named is this worker's, unworked
+            if repeated:  # the first answer was lost: the jobs it named are this worker's, unworked
                 held = await self.store.claimed_after(request.job, request.claim_next.worker)
-                if held is not None:
-                    return self._job(held)
+                if held:
+                    return [self._job(one) for one in held]
             return await self._claim(request.claim_next, after=request.job)
         except Exception:  # the completion stands; the worker claims with ClaimJob instead
             logger.warning("claim after completing %s failed", request.job, exc_info=True)
-            return None
+            return []
 
     async def ReleaseJob(self, request, context):
         retry = await self.store.release_job(request.job, request.lease_token, request.reason or "worker stopped")

@@ -134,15 +134,17 @@ class FastQueue:
         run_id: str = "",
         pool: str = "",
         after: str = "",
-    ):
-        """(job, attempt, trial, cell) of the job leased, or None. Pinned run, task and harness
-        rows are the caller's to look up (usually cached)."""
-        found = await self._transaction(_claim, worker, now + lease_secs, now, run_id, pool, after)
-        if found is None:
-            return None
-        job, attempt, trial = found
-        trial, cell = pinned.put_trial(SimpleNamespace(id=attempt.trial_id, **trial))
-        return job, attempt, trial, cell
+        max_jobs: int = 1,
+    ) -> list[tuple]:
+        """(job, attempt, trial, cell) of each job leased, up to `max_jobs`, in one transaction;
+        none when nothing is eligible. Pinned run, task and harness rows are the caller's to
+        look up (usually cached)."""
+        found = await self._transaction(_claim_many, worker, now + lease_secs, now, run_id, pool, after, max_jobs)
+        claimed = []
+        for job, attempt, trial in found:
+            trial, cell = pinned.put_trial(SimpleNamespace(id=attempt.trial_id, **trial))
+            claimed.append((job, attempt, trial, cell))
+        return claimed
 
     async def heartbeat(self, job_id: str, token: int, lease_secs: float, now: float) -> tuple[float, bool] | None:
         """(new expiry, cancel requested), or None when the guard did not match."""
@@ -164,6 +166,16 @@ class FastQueue:
 
 def _fetchone(conn: sqlite3.Connection, sql: str, params: tuple):
     return conn.execute(sql, params).fetchone()
+
+
+def _claim_many(conn: sqlite3.Connection, worker: str, expire: float, now: float, run_id, pool, after, max_jobs):
+    claimed = []
+    for _ in range(max_jobs):
+        one = _claim(conn, worker, expire, now, run_id, pool, after)
+        if one is None:
+            break
+        claimed.append(one)
+    return claimed
 
 
 def _claim(conn: sqlite3.Connection, worker: str, expire: float, now: float, run_id: str, pool: str, after: str):

@@ -4,6 +4,7 @@ the worker is stopping goes straight back to the queue, never started and never 
 import asyncio
 
 import grpc
+import pytest
 
 from hemra.services.common import transport
 from hemra.services.executor import attempt
@@ -34,16 +35,17 @@ class HeldClaims:
         return response
 
 
-async def test_job_claimed_while_stopping__is_released_not_started(tmp_path):
+@pytest.mark.parametrize("slots", [1, 3])
+async def test_jobs_claimed_while_stopping__are_released_not_started(tmp_path, slots):
     store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'hemra.db'}", tmp_path / "blobs", FakeClock())
     server, port = build_server(store, "127.0.0.1:0")
     await transport.start(server)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
-        run, _ = await store.record_run(plan(trials=1, retries=0))
+        run, _ = await store.record_run(plan(trials=slots, retries=0))
         held = HeldClaims(spb_grpc.StoreServiceStub(channel))
         deps = attempt.Deps(held, None, None, None, tmp_path, "", "w1", 30.0, 10.0)
-        worker = Worker(deps, concurrency=1)
+        worker = Worker(deps, concurrency=slots)
         loop = asyncio.create_task(worker.run())
         await held.asked.wait()  # the store has handed out the job; its answer is on the way
         stopping = asyncio.create_task(worker.stop())
@@ -54,8 +56,9 @@ async def test_job_claimed_while_stopping__is_released_not_started(tmp_path):
         attempts = (await held.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run.id}"))).attempts
         assert [(a.number, a.error) for a in attempts if a.state != pb.ATTEMPT_STATE_QUEUED] == [
             (1, "released: worker stopped")
-        ]
-        assert [a.number for a in attempts if a.state == pb.ATTEMPT_STATE_QUEUED] == [2]  # at once, no retry used
+        ] * slots
+        # Queued again at once, no retry used.
+        assert [a.number for a in attempts if a.state == pb.ATTEMPT_STATE_QUEUED] == [2] * slots
     finally:
         await channel.close()
         await server.stop(grace=None)
@@ -63,10 +66,11 @@ async def test_job_claimed_while_stopping__is_released_not_started(tmp_path):
 
 
 class CountedClaims:
-    """The real store's client, counting the ClaimJob calls that got a job."""
+    """The real store's client, counting the ClaimJob calls that got jobs, and the jobs."""
 
     def __init__(self, stub):
         self.stub = stub
+        self.calls = 0
         self.claimed = 0
 
     def __getattr__(self, name):
@@ -74,7 +78,9 @@ class CountedClaims:
 
     async def ClaimJob(self, request):
         response = await self.stub.ClaimJob(request)
-        self.claimed += response.HasField("job")
+        got = len(attempt.claimed(response))
+        self.calls += got > 0
+        self.claimed += got
         return response
 
     async def CompleteJob(self, request, retry_for: float = 0):
@@ -111,7 +117,8 @@ async def test_slots_take_their_next_job_with_each_completion(tmp_path, monkeypa
         worker = Worker(attempt.Deps(counted, None, None, None, tmp_path, "", "w1", 30.0, 10.0), concurrency=2)
         await asyncio.wait_for(worker.run(until_idle=True), 10)
         assert worker.completed == 7 and not worker.active
-        assert counted.claimed == 2  # one per slot; every later job came with a completion
+        # Both slots in one call (max_jobs 2); every later job came with a completion.
+        assert (counted.calls, counted.claimed) == (1, 2)
         attempts = (await counted.ListAttempts(spb.ListAttemptsRequest(parent=f"runs/{run.id}"))).attempts
         assert sorted(pb.AttemptState.Name(a.state) for a in attempts) == ["ATTEMPT_STATE_FINISHED"] * 7
     finally:

@@ -70,7 +70,7 @@ async def test_a_claim_that_fails__leaves_the_completion_standing(served, monkey
     async def outage(*args, **kwargs):
         raise Unavailable("the database is away")
 
-    monkeypatch.setattr(store, "claim_job", outage)
+    monkeypatch.setattr(store, "claim_jobs", outage)
     response = await stub.CompleteJob(_complete_and_claim(job))
     assert response.attempt.outcome == pb.OUTCOME_COMPLETED and not response.HasField("next_job")
     assert await _states(stub, run.id) == [(1, "ATTEMPT_STATE_FINISHED"), (1, "ATTEMPT_STATE_QUEUED")]

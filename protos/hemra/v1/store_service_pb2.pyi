@@ -777,18 +777,20 @@ class ListEventsResponse(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[_common_pb2.Event, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ClaimJobRequest(_message.Message):
-    __slots__ = ("worker", "lease", "run", "pool", "cell")
+    __slots__ = ("worker", "lease", "run", "pool", "cell", "max_jobs")
     WORKER_FIELD_NUMBER: _ClassVar[int]
     LEASE_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     CELL_FIELD_NUMBER: _ClassVar[int]
+    MAX_JOBS_FIELD_NUMBER: _ClassVar[int]
     worker: str
     lease: _duration_pb2.Duration
     run: str
     pool: str
     cell: str
-    def __init__(self, worker: _Optional[str] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., run: _Optional[str] = ..., pool: _Optional[str] = ..., cell: _Optional[str] = ...) -> None: ...
+    max_jobs: int
+    def __init__(self, worker: _Optional[str] = ..., lease: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., run: _Optional[str] = ..., pool: _Optional[str] = ..., cell: _Optional[str] = ..., max_jobs: _Optional[int] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ("id", "lease_token", "lease_expire_time", "attempt", "task", "harness", "spec")
@@ -809,10 +811,12 @@ class Job(_message.Message):
     def __init__(self, id: _Optional[str] = ..., lease_token: _Optional[int] = ..., lease_expire_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., harness: _Optional[_Union[_common_pb2.Harness, _Mapping]] = ..., spec: _Optional[_Union[_common_pb2.RunSpec, _Mapping]] = ...) -> None: ...
 
 class ClaimJobResponse(_message.Message):
-    __slots__ = ("job",)
+    __slots__ = ("job", "jobs")
     JOB_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
     job: Job
-    def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
+    jobs: _containers.RepeatedCompositeFieldContainer[Job]
+    def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ...) -> None: ...
 
 class HeartbeatJobRequest(_message.Message):
     __slots__ = ("job", "lease_token", "lease")
@@ -881,14 +885,16 @@ class CompleteJobRequest(_message.Message):
     def __init__(self, job: _Optional[str] = ..., lease_token: _Optional[int] = ..., outcome: _Optional[_Union[_common_pb2.Outcome, str]] = ..., exit_code: _Optional[int] = ..., error: _Optional[str] = ..., artifacts: _Optional[_Iterable[_Union[_common_pb2.Artifact, _Mapping]]] = ..., score: _Optional[_Union[_common_pb2.Score, _Mapping]] = ..., agent_version: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., agent_name: _Optional[str] = ..., judge_scores: _Optional[_Iterable[_Union[_common_pb2.Score, _Mapping]]] = ..., claim_next: _Optional[_Union[ClaimJobRequest, _Mapping]] = ...) -> None: ...
 
 class CompleteJobResponse(_message.Message):
-    __slots__ = ("attempt", "retry_attempt_id", "next_job")
+    __slots__ = ("attempt", "retry_attempt_id", "next_job", "next_jobs")
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     RETRY_ATTEMPT_ID_FIELD_NUMBER: _ClassVar[int]
     NEXT_JOB_FIELD_NUMBER: _ClassVar[int]
+    NEXT_JOBS_FIELD_NUMBER: _ClassVar[int]
     attempt: _common_pb2.Attempt
     retry_attempt_id: str
     next_job: Job
-    def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., retry_attempt_id: _Optional[str] = ..., next_job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
+    next_jobs: _containers.RepeatedCompositeFieldContainer[Job]
+    def __init__(self, attempt: _Optional[_Union[_common_pb2.Attempt, _Mapping]] = ..., retry_attempt_id: _Optional[str] = ..., next_job: _Optional[_Union[Job, _Mapping]] = ..., next_jobs: _Optional[_Iterable[_Union[Job, _Mapping]]] = ...) -> None: ...
 
 class ReleaseJobRequest(_message.Message):
     __slots__ = ("job", "lease_token", "reason")

@@ -39,6 +39,8 @@ from hemra.v1 import store_service_pb2 as spb
 logger = logging.getLogger(__name__)
 
 KIND = "harbor"
+#: Jobs a gathering claim asks for at once: a run's largest concurrency (ClaimJob's most).
+GATHER_BATCH = 1000
 #: How often Harbor's job folder is read for finished trials.
 POLL_SECS = 0.5
 #: How long Harbor has to stop after SIGTERM (it cancels its trials and takes their
@@ -60,20 +62,21 @@ def is_harbor(job) -> bool:
 
 async def gather(deps: attempt.Deps, first, request: spb.ClaimJobRequest) -> list:
     """`first` and every other queued job of its cell (the store leases them beyond the run's
-    free slots: Harbor's -n keeps to its concurrency)."""
+    free slots: Harbor's -n keeps to its concurrency), as many a call as a claim may lease."""
     jobs = [first]
     ask = spb.ClaimJobRequest()
     ask.CopyFrom(request)
-    ask.run, ask.cell = first.attempt.run_id, first.attempt.cell_id
+    ask.run, ask.cell, ask.max_jobs = first.attempt.run_id, first.attempt.cell_id, GATHER_BATCH
     while True:
         try:
             response = await deps.store.ClaimJob(ask)
         except errors.HemraError as exc:  # the rest stay queued: a later supervisor takes them
             logger.warning("harbor cell %s: gathering stopped: %s", first.attempt.cell_id, exc)
             break
-        if not response.HasField("job"):
+        more = attempt.claimed(response)
+        if not more:
             break
-        jobs.append(response.job)
+        jobs.extend(more)
     return jobs
 
 
