@@ -33,6 +33,9 @@ class Embedded:
     importer: transport.Client = None
     #: Services in this process (the CLI's other kind is a deployment: clients/cli/connect.py).
     remote = False
+    #: The store this process serves and its loopback server's health (store_in_process).
+    local_store: object = None
+    store_health: object = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
 
@@ -50,6 +53,16 @@ class Embedded:
         await transport.start(server)
         self._servers.append(server)
         self.addresses.setdefault(name, f"127.0.0.1:{port}")
+
+    def store_in_process(self, role: str) -> transport.Client:
+        """A store client calling this process's store servicer directly, as `role`, with the
+        contract of the gRPC one (services/common/inprocess.py): no loopback hop."""
+        from hemra.services.common import inprocess
+        from hemra.services.store import db
+        from hemra.services.store.servicer import StoreServicer
+
+        servicer = StoreServicer(self.local_store)
+        return inprocess.store(servicer, role, translate=db.as_outage, health=self.store_health)
 
     async def start_executor(self, concurrency: int, run_id: str = "", **options):
         """An executor working the queue (only `run_id`'s jobs when given): a Worker."""
@@ -98,7 +111,9 @@ async def services(
     embedded = Embedded(home, credentials or auth.Credentials.single(secrets.token_urlsafe(32)), {})
     closing = []  # servicers closed once their servers stop
     try:
-        await embedded.start("store", *build_store(store, LOOPBACK, embedded.credentials))
+        server, port = build_store(store, LOOPBACK, embedded.credentials)
+        await embedded.start("store", server, port)
+        embedded.local_store, embedded.store_health = store, server.health
         if store_listen != LOOPBACK:
             server, port = build_store(store, store_listen, embedded.credentials, store_tls)
             await embedded.start("store_public", server, port)

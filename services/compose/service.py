@@ -1,7 +1,8 @@
 """The service shape (`hemra serve`): every service in this process (compose/embedded.py),
 the store also listening where remote workers reach it, the read-only HTTP API and viewer, and
 an executor working the queue (Embedded.start_executor). The HTTP API is the gateway's, a
-client of the store like any other: it reads through the store service only.
+client of the store like any other: it reads through the store service only, calling this
+process's store servicer in process with a gRPC call's contract (services/common/inprocess.py).
 """
 
 from pathlib import Path
@@ -24,9 +25,11 @@ async def start_gateway(
     processes: int = 0,
     credentials: auth.Credentials | None = None,
 ):
-    """The HTTP API on this event loop, or in `processes` processes of their own
-    (gateway/processes.py); the app reads through the store service only. OSError: `listen`
-    cannot be listened on."""
+    """The HTTP API on this event loop, calling this process's store servicer directly with the
+    gateway's role (services/common/inprocess.py: the contract of a gRPC call, without the
+    loopback hop), or in `processes` processes of their own (gateway/processes.py), which read
+    the store over loopback gRPC. The app reads through the store service only. OSError:
+    `listen` cannot be listened on."""
     from hemra.gateway.app import create_app
     from hemra.gateway.server import listening_socket, start_http
 
@@ -36,7 +39,8 @@ async def start_gateway(
         token = credentials.token(auth.SENDS["gateway"])
         sock = listening_socket(listen)
         return await http_processes.start(processes, sock, services.addresses["store"], token, ui, expose)
-    app = create_app(services.store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
+    store = services.store_in_process(auth.SENDS["gateway"])
+    app = create_app(store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
     return await start_http(app, listen)
 
 
