@@ -1,7 +1,8 @@
 """Simulated claimers: how many workers one PostgreSQL queue serves, through one store or several.
 
     .venv/bin/python bench/claimers.py [--claimers 64,256] [--stores 1,3] [--jobs 1000]
-                                       [--work 1.0] [--clients 4] [--timeout 300] [--keep]
+                                       [--work 1.0] [--clients 4] [--slots 1] [--jitter 0]
+                                       [--timeout 300] [--keep]
 
 On a fresh PostgreSQL database (127.0.0.1:5432, dropped afterwards; the schema migrated once,
 as `hemra db upgrade` does), for each store count S in --stores: S store processes
@@ -33,6 +34,7 @@ import asyncio
 import datetime as dt
 import json
 import os
+import random
 import secrets
 import subprocess
 import sys
@@ -58,7 +60,7 @@ def percentile(values: list[float], q: float) -> float:
 # --------------------------------------------------------------------------- the claimers
 
 
-async def claimer(address: str, name: str, work: float, deadline: float, out: dict) -> None:
+async def claimer(address: str, name: str, hold, deadline: float, out: dict) -> None:
     """One worker without a sandbox: claim, sleep, complete, until nothing is queued."""
     import grpc
     from google.protobuf.duration_pb2 import Duration
@@ -90,7 +92,7 @@ async def claimer(address: str, name: str, work: float, deadline: float, out: di
             if not job.id:
                 out["end"].append(time.time())
                 return
-            await asyncio.sleep(work)
+            await asyncio.sleep(hold())
             request = spb.CompleteJobRequest(
                 job=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED, score=score
             )
@@ -108,7 +110,7 @@ async def claimer(address: str, name: str, work: float, deadline: float, out: di
         await channel.close()
 
 
-async def executor(address: str, name: str, slots: int, work: float, deadline: float, out: dict) -> None:
+async def executor(address: str, name: str, slots: int, hold, deadline: float, out: dict) -> None:
     """One executor of `slots` slots without a sandbox, as services/executor/worker.py claims: its
     free slots in one ClaimJob (max_jobs), then each slot completes its job with claim_next (the
     slot's next job in the same call), until nothing is queued."""
@@ -126,7 +128,7 @@ async def executor(address: str, name: str, slots: int, work: float, deadline: f
 
     async def slot(job) -> None:
         while job is not None and job.id:
-            await asyncio.sleep(work)
+            await asyncio.sleep(hold())
             request = spb.CompleteJobRequest(
                 job=job.id, lease_token=job.lease_token, outcome=pb.OUTCOME_COMPLETED, score=score
             )
@@ -155,8 +157,22 @@ async def executor(address: str, name: str, slots: int, work: float, deadline: f
 
 
 async def clients(
-    addresses: list[str], first: int, count: int, total: int, work: float, deadline: float, slots: int = 1
+    addresses: list[str],
+    first: int,
+    count: int,
+    total: int,
+    work: float,
+    deadline: float,
+    slots: int = 1,
+    jitter: float = 0.0,
 ) -> dict:
+    # Each job's work: `work` seconds, or drawn from work x (1 +- jitter) as real trials vary
+    # (seeded per process, so a measurement can be repeated).
+    draw = random.Random(first)
+
+    def hold() -> float:
+        return work * draw.uniform(1 - jitter, 1 + jitter) if jitter else work
+
     out = {
         "claim_ms": [],
         "first_claim_ms": [],
@@ -173,9 +189,9 @@ async def clients(
         out["names"].append(name)
         address = addresses[k % len(addresses)]
         tasks.append(
-            executor(address, name, slots, work, deadline, out)
+            executor(address, name, slots, hold, deadline, out)
             if slots > 1
-            else claimer(address, name, work, deadline, out)
+            else claimer(address, name, hold, deadline, out)
         )
     # A pod starts its claim loop at some moment: spread the first claims over one work time.
     await asyncio.gather(*(_after(k * work / max(total, 1), t) for k, t in zip(range(first, first + count), tasks)))
@@ -211,6 +227,8 @@ async def measure(db, addresses: list[str], pids: list[int], claimers: int, args
             str(out),
             "--slots",
             str(args.slots),
+            "--jitter",
+            str(args.jitter),
         ]
         children.append((subprocess.Popen(command, cwd=ROOT, env=os.environ.copy()), out))
         first += count
@@ -236,6 +254,7 @@ async def measure(db, addresses: list[str], pids: list[int], claimers: int, args
         "loop_seconds": round(busy, 2),
         "jobs_per_s": round(args.jobs / busy, 1),
         "slots": args.slots,
+        "jitter": args.jitter,
         "offered_jobs_per_s": round(claimers * args.slots / args.work, 1),
         "claim_p50_ms": round(percentile(claim, 0.50), 1),
         "claim_p99_ms": round(percentile(claim, 0.99), 1),
@@ -289,6 +308,7 @@ async def bench(args) -> int:
 
 def print_table(results: list[dict], args) -> None:
     slots = f", {args.slots} slots per claimer (complete p99: completion + claim_next)" if args.slots > 1 else ""
+    slots += f", work x (1 +- {args.jitter:g})" if args.jitter else ""
     print(f"\nsimulated claimers: {args.jobs} jobs per row, {args.work:g} s of work each, one PostgreSQL{slots}")
     head = f"{'stores':>6} {'claimers':>8} {'jobs/s':>7} {'offered':>8} {'claim p50':>9} {'p99':>7} {'max':>7}"
     head += f" {'first p99':>9} {'complete p99':>12} {'store ms/job':>12} {'pg ms/job':>9} {'errors':>6} {'once':>5}"
@@ -324,9 +344,11 @@ def main() -> int:
         parser.add_argument("--deadline", type=float, required=True)
         parser.add_argument("--out", required=True)
         parser.add_argument("--slots", type=int, default=1)
+        parser.add_argument("--jitter", type=float, default=0.0)
         args = parser.parse_args()
+        addresses = args.addresses.split(",")
         report = asyncio.run(
-            clients(args.addresses.split(","), args.first, args.count, args.total, args.work, args.deadline, args.slots)
+            clients(addresses, args.first, args.count, args.total, args.work, args.deadline, args.slots, args.jitter)
         )
         Path(args.out).write_text(json.dumps(report))
         return 0
@@ -342,6 +364,12 @@ def main() -> int:
         default=1,
         help="slots per claimer: above 1, each claimer is an executor that claims its free slots in one call "
         "(max_jobs) and refills each slot with its completion (claim_next)",
+    )
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="each job's work drawn from work x (1 +- jitter), as real trials vary (0: exactly --work)",
     )
     parser.add_argument("--timeout", type=float, default=300, help="seconds a measurement may take")
     parser.add_argument("--keep", action="store_true", help="keep the database and the scratch folder")
