@@ -118,6 +118,20 @@ async def _keep_session(connection: asyncpg.Connection) -> None:
     transaction, which they never leave, is still rolled back by the pool itself)."""
 
 
+async def _fetchrow_on(connection: asyncpg.Connection, sql: str, *args):
+    """One statement on a pooled connection. A connection whose statement did not end with
+    PostgreSQL's answer (cut, cancelled, or left by asyncpg in a state it cannot leave:
+    "another operation is in progress") is closed, not handed out again: _keep_session makes
+    no round trip on release that would find it broken, and every later call would fail on it."""
+    try:
+        return await connection.fetchrow(sql, *args)
+    except asyncpg.PostgresError:
+        raise  # the statement's own error: the connection is as good as before
+    except BaseException:
+        connection.terminate()
+        raise
+
+
 class FastQueue:
     """The hot path's own small asyncpg pool, opened on first use."""
 
@@ -137,8 +151,11 @@ class FastQueue:
                 self._pool = await asyncpg.create_pool(
                     self.dsn, min_size=1, max_size=self.max_size, reset=_keep_session
                 )
-            return await self._pool.fetchrow(sql, *args)
-        except _CONNECTION_ERRORS as exc:  # the database is away: workers back off and ask again
+            async with self._pool.acquire() as connection:
+                return await _fetchrow_on(connection, sql, *args)
+        except _CONNECTION_ERRORS + (asyncpg.InternalClientError,) as exc:
+            # The database is away, or a connection was left unusable: workers back off and ask
+            # again, on a connection the pool opens anew.
             raise Unavailable(f"the database is unavailable: {type(exc).__name__}: {exc}") from None
         except asyncpg.PostgresError as exc:  # read-only, a full disk, no privilege: for good
             refused = db.unwritable(exc, db.place(self.dsn))

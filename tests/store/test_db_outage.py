@@ -118,3 +118,40 @@ def test_the_database_system_is_shutting_down_is_unavailable():
         translated = as_outage(exc)
         assert isinstance(translated, Unavailable), exc
         assert "the database system is shutting down" in str(translated)
+
+
+async def test_the_queues_pool_never_hands_out_a_connection_its_statement_left_unfinished(postgres_url):
+    """The hot path's pool (pgqueue.FastQueue, one connection here) after a statement cancelled
+    mid-flight (its caller's deadline) and one whose backend was terminated (a PostgreSQL
+    restart): the next statements run, on a connection the pool opened anew, and a statement's
+    own error leaves the connection in use."""
+    from hemra.services.store.db import asyncpg_dsn, normalize_url
+    from hemra.services.store.pgqueue import FastQueue
+
+    dsn = asyncpg_dsn(normalize_url(postgres_url))
+    fast = FastQueue(dsn, max_size=1)
+    admin = await asyncpg.connect(dsn)
+    try:
+        first = await fast._fetchrow("SELECT pg_backend_pid() AS pid")
+        cancelled = asyncio.ensure_future(fast._fetchrow("SELECT pg_sleep(30)"))
+        await asyncio.sleep(0.3)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        second = await asyncio.wait_for(fast._fetchrow("SELECT pg_backend_pid() AS pid"), 10)
+        assert second["pid"] != first["pid"]  # the interrupted connection was closed, not reused
+
+        cut = asyncio.ensure_future(fast._fetchrow("SELECT pg_sleep(30)"))
+        await asyncio.sleep(0.3)
+        await admin.execute("SELECT pg_terminate_backend($1)", second["pid"])
+        with pytest.raises(Unavailable, match="the database is unavailable"):
+            await asyncio.wait_for(cut, 20)
+        third = await asyncio.wait_for(fast._fetchrow("SELECT pg_backend_pid() AS pid"), 10)
+        assert third["pid"] not in (first["pid"], second["pid"])
+
+        with pytest.raises(asyncpg.exceptions.UndefinedTableError):
+            await fast._fetchrow("SELECT * FROM no_such_table")
+        assert (await fast._fetchrow("SELECT pg_backend_pid() AS pid"))["pid"] == third["pid"]
+    finally:
+        await admin.close()
+        await fast.close()
