@@ -3,16 +3,22 @@
 One `hemra serve` process runs the store, the services and the HTTP API on one event loop, so
 under the GIL it uses one core: 8 dashboard readers at once get no more answers a second than
 one. With N processes here, each serves the API from the listening socket `hemra serve` made
-(the kernel hands each accepted connection to one of them) and reads from the serve process's
-store over its loopback gRPC port, as a deployment's gateway does: the HTTP and JSON work of
-one request runs beside the store work of another, on another core.
+(the kernel hands each accepted connection to one of them) and reads through a store replica
+of its own over the same database, as a deployment's store replicas share one: its StoreServicer
+called in process as the gateway's role (services/common/inprocess.py), so one request's whole
+work, HTTP, JSON and store, runs on one core beside another's. They only read: every write
+stays with the serve process. What a replica keeps is checked as a deployment's replicas check
+it (each run's judge_version); on a SQLite file it also forgets everything once another
+connection has committed (warm.Watch), as the warm store does.
 
-A child: python -m hemra.gateway.processes --store HOST:PORT --fd N [--ui DIR] [--any-host]; the
-store token comes in the environment (TOKEN_ENV), never on its command line.
+A child: python -m hemra.gateway.processes --fd N [--ui DIR] [--any-host]; the database URL and
+blob folder come in the environment (STORE_ENV: a URL may hold a password), never on its
+command line.
 """
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -20,10 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hemra.services.common import transport
-
-#: Where a child finds the token it reads the store with (removed from its environment once read).
-TOKEN_ENV = "HEMRA_HTTP_PROCESS_TOKEN"
+#: Where a child finds its store: {"database_url", "blob_dir"} (removed from its environment once read).
+STORE_ENV = "HEMRA_HTTP_PROCESS_STORE"
 #: What a child prints once it serves.
 READY = "serving"
 #: Seconds a child may take to start serving.
@@ -58,14 +62,15 @@ class HttpProcesses:
 
 
 async def start(
-    count: int, sock: socket.socket, store: str, token: str, ui: Path | None, any_host: bool
+    count: int, sock: socket.socket, database_url: str, blob_dir: Path, ui: Path | None, any_host: bool
 ) -> HttpProcesses:
-    """`count` children serving the API on `sock`, each started and serving; raises OSError
-    (the children stopped) when one could not start."""
-    command = [sys.executable, "-m", "hemra.gateway.processes", "--store", store, "--fd", str(sock.fileno())]
+    """`count` children serving the API on `sock` from the store over `database_url` (already
+    migrated), each started and serving; raises OSError (the children stopped) when one could
+    not start."""
+    command = [sys.executable, "-m", "hemra.gateway.processes", "--fd", str(sock.fileno())]
     command += ["--ui", str(ui)] if ui is not None else []
     command += ["--any-host"] if any_host else []
-    env = os.environ | {TOKEN_ENV: token}
+    env = os.environ | {STORE_ENV: json.dumps({"database_url": database_url, "blob_dir": str(blob_dir)})}
     children = []
     processes = HttpProcesses(sock, children)
     try:
@@ -83,17 +88,15 @@ async def start(
     return processes
 
 
-async def serve(store_address: str, fd: int, ui: Path | None, any_host: bool) -> None:
+async def serve(fd: int, ui: Path | None, any_host: bool) -> None:
     import uvicorn
 
     from hemra.gateway.app import create_app
     from hemra.gateway.security import LOOPBACK_HOSTS
 
-    token = os.environ.pop(TOKEN_ENV, "")
-    channel = transport.channel(store_address)
-    store = transport.store(channel, token)
-    app = create_app(store, ui_dir=ui, allowed_hosts=None if any_host else LOOPBACK_HOSTS)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    store, client, watch = await _replica(json.loads(os.environ.pop(STORE_ENV)))
+    app = create_app(client, ui_dir=ui, allowed_hosts=None if any_host else LOOPBACK_HOSTS)
+    server = uvicorn.Server(uvicorn.Config(_watched(app, watch), log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -104,22 +107,53 @@ async def serve(store_address: str, fd: int, ui: Path | None, any_host: bool) ->
     if server.started:
         print(READY, flush=True)
     parent = os.getppid()
-    while not task.done():  # a parent that went away (killed) takes its children along
-        await asyncio.wait({task}, timeout=PARENT_CHECK_SECS)
-        if os.getppid() != parent:
-            server.should_exit = True
-    await channel.close()
-    task.result()
+    try:
+        while not task.done():  # a parent that went away (killed) takes its children along
+            await asyncio.wait({task}, timeout=PARENT_CHECK_SECS)
+            if os.getppid() != parent:
+                server.should_exit = True
+        task.result()
+    finally:
+        if watch is not None:
+            watch.close()
+        await store.close()
+
+
+async def _replica(where: dict):
+    """This process's read replica of the serve process's store: the store, a client calling
+    its servicer in process as the gateway, and its watch on a SQLite file (else None)."""
+    from hemra.services.common import auth, inprocess
+    from hemra.services.store import db, warm
+    from hemra.services.store.service import Store
+    from hemra.services.store.servicer import StoreServicer
+
+    store = await Store.open(where["database_url"], Path(where["blob_dir"]), migrate=False)
+    client = inprocess.store(StoreServicer(store), auth.SENDS["gateway"], translate=db.as_outage)
+    sqlite_file = warm.eligible(where["database_url"])
+    return store, client, warm.Watch(store, store.engine.url.database) if sqlite_file else None
+
+
+def _watched(app, watch):
+    """`app`, forgetting the replica's caches before a request once another connection has
+    committed to the SQLite file (no watch: the app as it is)."""
+    if watch is None:
+        return app
+
+    async def watched(scope, receive, send):
+        if scope["type"] == "http":
+            watch.before_call()
+        await app(scope, receive, send)
+
+    return watched
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m hemra.gateway.processes", description=__doc__.split("\n")[0])
-    parser.add_argument("--store", required=True, help="the store's HOST:PORT")
     parser.add_argument("--fd", type=int, required=True, help="the listening socket, inherited")
     parser.add_argument("--ui", type=Path, default=None)
     parser.add_argument("--any-host", action="store_true", help="answer any Host name (hemra serve --expose)")
     args = parser.parse_args(argv)
-    asyncio.run(serve(args.store, args.fd, args.ui, args.any_host))
+    asyncio.run(serve(args.fd, args.ui, args.any_host))
 
 
 if __name__ == "__main__":

@@ -133,8 +133,9 @@ def serve(
         int,
         typer.Option(
             "--http-processes",
-            help="Serve the HTTP API from this many processes of their own, reading the store over "
-            "loopback gRPC (0: in this process). More cores for many readers at once.",
+            help="Serve the HTTP API from this many processes of their own, each reading the "
+            "database through a store replica of its own (0: in this process). More cores for "
+            "many readers at once.",
         ),
     ] = 0,
 ) -> None:
@@ -205,7 +206,7 @@ async def _serve(
         fail(f"{exc} (is another hemra serve using it? pass --store-listen 127.0.0.1:0 for a second one)")
     web = None
     try:
-        web = await _start_gateway(services, listen, ui, expose, http_processes, credentials)
+        web = await _start_gateway(services, listen, ui, expose, http_processes)
         where = (
             f"store for workers on {services.addresses.get('store_public', services.addresses['store'])}"
             f"{' (TLS)' if tls else ''}, {credentials.source}"
@@ -230,11 +231,9 @@ async def _serve(
         await context.__aexit__(None, None, None)
 
 
-async def _start_gateway(
-    services, listen: str, ui: Path | None, expose: bool, processes: int = 0, credentials: auth.Credentials = None
-):
+async def _start_gateway(services, listen: str, ui: Path | None, expose: bool, processes: int = 0):
     try:
-        return await service_shape.start_gateway(services, listen, ui, expose, processes, credentials)
+        return await service_shape.start_gateway(services, listen, ui, expose, processes)
     except OSError as exc:
         fail(f"--listen {listen}: cannot listen there: {exc.strerror or exc}")
 

@@ -36,6 +36,8 @@ class Embedded:
     #: The store this process serves and its loopback server's health (store_in_process).
     local_store: object = None
     store_health: object = None
+    #: Its StoreSettings: the database and blob folder it serves (gateway/processes.py reads them).
+    store_settings: object = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
 
@@ -107,8 +109,9 @@ async def services(
     """
     from hemra.services.store.server import build_server as build_store
 
-    store = await _open_store(home, database_url, only)
+    store, settings = await _open_store(home, database_url, only)
     embedded = Embedded(home, credentials or auth.Credentials.single(secrets.token_urlsafe(32)), {})
+    embedded.store_settings = settings
     closing = []  # servicers closed once their servers stop
     try:
         server, port = build_store(store, LOOPBACK, embedded.credentials)
@@ -128,7 +131,7 @@ async def services(
 
 
 async def _open_store(home: Path, database_url: str | None, only: tuple[str, ...]):
-    """The store the settings name. A command that only reads is refused a SQLite file that is
+    """The store the settings name, and the settings. A command that only reads is refused a SQLite file that is
     not there (HEMRA_HOME's own is made by any command)."""
     from hemra.services.store import db
     from hemra.services.store.service import Store
@@ -144,7 +147,7 @@ async def _open_store(home: Path, database_url: str | None, only: tuple[str, ...
             f"{settings.source}: no store at {missing}: nothing has been recorded there yet "
             "(this command creates none; hemra run or hemra import records the first)"
         )
-    return await Store.open(settings.database_url, settings.blob_dir)
+    return await Store.open(settings.database_url, settings.blob_dir), settings
 
 
 async def _start_others(embedded: Embedded, home: Path, only: tuple[str, ...], closing: list) -> None:

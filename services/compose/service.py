@@ -23,22 +23,21 @@ async def start_gateway(
     ui: Path | None,
     expose: bool,
     processes: int = 0,
-    credentials: auth.Credentials | None = None,
 ):
     """The HTTP API on this event loop, calling this process's store servicer directly with the
     gateway's role (services/common/inprocess.py: the contract of a gRPC call, without the
-    loopback hop), or in `processes` processes of their own (gateway/processes.py), which read
-    the store over loopback gRPC. The app reads through the store service only. OSError:
-    `listen` cannot be listened on."""
+    loopback hop), or in `processes` processes of their own (gateway/processes.py), each
+    calling a read replica of the store over the same database the same way. The app reads
+    through the store service only. OSError: `listen` cannot be listened on."""
     from hemra.gateway.app import create_app
     from hemra.gateway.server import listening_socket, start_http
 
     if processes:
         from hemra.gateway import processes as http_processes
 
-        token = credentials.token(auth.SENDS["gateway"])
         sock = listening_socket(listen)
-        return await http_processes.start(processes, sock, services.addresses["store"], token, ui, expose)
+        settings = services.store_settings
+        return await http_processes.start(processes, sock, settings.database_url, settings.blob_dir, ui, expose)
     store = services.store_in_process(auth.SENDS["gateway"])
     app = create_app(store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
     return await start_http(app, listen)

@@ -173,9 +173,10 @@ def start(home: Path, database_url: str) -> None:
         logger.debug("no warm store: %s", exc)
 
 
-class _Watch:
+class Watch:
     """Before each call: note the time (for the idle exit) and forget the store's caches if
-    another connection committed to the file since the last call."""
+    another connection committed to the file since the last call (also the HTTP API's own
+    processes' store: gateway/processes.py)."""
 
     def __init__(self, store, path: str):
         self.store = store
@@ -198,7 +199,7 @@ class _Watch:
         self._probe.close()
 
 
-def _interceptor(watch: _Watch):
+def _interceptor(watch: Watch):
     import grpc
 
     class WatchInterceptor(grpc.aio.ServerInterceptor):
@@ -222,7 +223,7 @@ async def serve(home: Path, database_url: str, idle: float) -> None:
 
     settings = StoreSettings.from_env(database_url, home)
     store = await Store.open(settings.database_url, settings.blob_dir)
-    watch = _Watch(store, store.engine.url.database)
+    watch = Watch(store, store.engine.url.database)
     token = secrets.token_urlsafe(32)
     server, port = build_server(store, "127.0.0.1:0", token, interceptors=(_interceptor(watch),))
     state = home / STATE_FILE
@@ -269,7 +270,7 @@ def _write_state(path: Path, address: str, token: str, store_key: str) -> None:
     os.replace(temporary, path)
 
 
-async def _until_idle(watch: _Watch, idle: float, home: Path) -> None:
+async def _until_idle(watch: Watch, idle: float, home: Path) -> None:
     """Until no call came for `idle` seconds, a signal asks it to stop, or its state file is
     gone or another's (HEMRA_HOME removed or replaced: nobody can find it any more)."""
     stop = asyncio.Event()

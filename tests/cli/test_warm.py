@@ -156,7 +156,7 @@ def test_the_setting(monkeypatch):
 async def test_the_watch_forgets_what_the_store_kept_when_another_connection_commits(tmp_path):
     path = tmp_path / "hemra.db"
     store = await Store.open(f"sqlite:///{path}", tmp_path / "blobs")
-    watch = warm._Watch(store, str(path))
+    watch = warm.Watch(store, str(path))
     try:
         store._settled["run-1"] = ({}, {})
         store._reports["run-1"] = store._facts["run-1"] = object()

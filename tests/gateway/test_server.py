@@ -25,8 +25,9 @@ async def test_kept_alive_connections_send_at_once():
 
 
 def test_serve__http_processes_answer_from_the_store_and_stop_with_it(tmp_path):
-    """`hemra serve --http-processes 2`: the API from two processes of their own, reading the
-    serve process's store; they stop with it."""
+    """`hemra serve --http-processes 2`: the API from two processes of their own, each reading
+    the serve process's database through a replica of the store; what another process records
+    meanwhile is what they answer next; they stop with it."""
     import os
     import re
     import signal
@@ -59,6 +60,20 @@ def test_serve__http_processes_answer_from_the_store_and_stop_with_it(tmp_path):
                 assert httpx.get(url + "api/runs").json() == {"runs": [], "next_page_token": ""}
             assert client.get("/api/runs/nope/report").status_code == 404
             assert httpx.get(url + "api/health", headers={"Host": "evil.example"}).status_code == 421
+        # Another process records a run into the same store: every HTTP process answers it.
+        recorded = subprocess.run(
+            [HEMRA, "run", "-H", "oracle", "-d", "hemra-offline", "-t", "hemra/text-stats", "--sandbox", "host"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert recorded.returncode == 0, recorded.stdout[-2000:] + recorded.stderr[-2000:]
+        for _ in range(8):  # fresh connections, spread over both processes
+            runs = httpx.get(url + "api/runs").json()["runs"]
+            assert len(runs) == 1
+            report = httpx.get(url + f"api/runs/{runs[0]['id']}/report").json()
+            assert report["datasets"][0]["rows"][0]["passed"] == 1, report
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0, log.read_text()
