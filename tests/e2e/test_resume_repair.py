@@ -40,15 +40,18 @@ def _sleepers_gone(marker: str) -> None:
                 pass
 
 
-def _killed_mid_way(env, tmp_path, label: str) -> int:
+def _killed_mid_way(env, tmp_path, label: str) -> None:
     """`hemra run` of 11 tasks killed (SIGKILL, with its workers) while two attempts run and six
     are queued. Returns when the harness no longer sleeps and the killed leases ran out."""
     marker = f"hemra-stuck-{secrets.token_hex(4)}"
-    until = int(time.time()) + 35  # in the harness file, so its digest is the run's throughout
+    # The harness sleeps while this file is there: its path is in the harness file, so the
+    # harness's digest is the run's throughout, and its resumed attempts finish at once.
+    stuck = tmp_path / "stuck"
+    stuck.touch()
     (tmp_path / "harnesses").mkdir()
     (tmp_path / "harnesses" / "stuck.toml").write_text(
         'kind = "program"\ncommand = ["bash", "-c", '
-        f'"case $HEMRA_TASK_NAME in *fix-*) [ $(date +%s) -lt {until} ] && exec -a {marker} sleep 120;; esac; exit 0"]\n'
+        f'"case $HEMRA_TASK_NAME in *fix-*) [ -e {stuck} ] && exec -a {marker} sleep 120;; esac; exit 0"]\n'
     )
     log = tmp_path / "run.log"
     process = subprocess.Popen(
@@ -76,9 +79,8 @@ def _killed_mid_way(env, tmp_path, label: str) -> int:
         _sleepers_gone(marker)
     before = show(env, label)
     assert before["run"]["progress"]["running"] == 2 and before["run"]["progress"]["queued"] == 6
-    while time.time() < until + 1:  # the harness stops sleeping; the killed leases run out
-        time.sleep(0.5)
-    return until
+    stuck.unlink()  # the harness stops sleeping
+    time.sleep(float(LEASE_SECS) + 1)  # the killed workers' leases run out
 
 
 def test_killed_workers__resume_counts_each_trial_once(env, tmp_path):
