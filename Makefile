@@ -18,10 +18,14 @@ setup: $(VENV)/.installed
 demo: setup
 	$(HEMRA) run -H oracle -H nop -d hemra-offline
 
+# The suite's files spread over TEST_WORKERS processes (pytest-xdist), each file's tests in one
+# process, in order, with its module fixtures (the compose stack) made once; 0: one process.
+TEST_WORKERS ?= 2
+
 test: setup
 	$(PY) scripts/gen_protos.py --check
 	$(PY) scripts/gen_vocabulary.py --check
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The fuzz suite's long run (tests/fuzz): 25 times CI's examples, fresh random draws each time
 # (HEMRA_FUZZ_FACTOR=N for another multiple). `make test` runs its bounded, derandomized profile.
