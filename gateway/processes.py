@@ -2,8 +2,9 @@
 
 One `hemra serve` process runs the store, the services and the HTTP API on one event loop, so
 under the GIL it uses one core: 8 dashboard readers at once get no more answers a second than
-one. With N processes here, each serves the API from the listening socket `hemra serve` made
-(the kernel hands each accepted connection to one of them) and reads through a store replica
+one. With N processes here, each serves the API from a listening socket of its own that
+`hemra serve` made on the same port (SO_REUSEPORT: the kernel spreads new connections over
+them, gateway/server.py's listening_sockets) and reads through a store replica
 of its own over the same database, as a deployment's store replicas share one: its StoreServicer
 called in process as the gateway's role (services/common/inprocess.py), so one request's whole
 work, HTTP, JSON and store, runs on one core beside another's. They only read: every write
@@ -37,15 +38,16 @@ PARENT_CHECK_SECS = 1.0
 
 
 class HttpProcesses:
-    """N children serving the HTTP API on `sock`; url and stop() as hemra.gateway.server's web has."""
+    """N children serving the HTTP API on one port, each on a socket of its own; url and stop()
+    as hemra.gateway.server's web has."""
 
-    def __init__(self, sock: socket.socket, children: list[subprocess.Popen]):
-        self.sock = sock
+    def __init__(self, address: tuple, children: list[subprocess.Popen]):
+        self.address = address
         self.children = children
 
     @property
     def url(self) -> str:
-        host, port = self.sock.getsockname()[:2]
+        host, port = self.address[:2]
         return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
     async def stop(self) -> None:
@@ -58,23 +60,23 @@ class HttpProcesses:
             except subprocess.TimeoutExpired:
                 child.kill()
                 await asyncio.to_thread(child.wait)
-        self.sock.close()
 
 
 async def start(
-    count: int, sock: socket.socket, database_url: str, blob_dir: Path, ui: Path | None, any_host: bool
+    sockets: list[socket.socket], database_url: str, blob_dir: Path, ui: Path | None, any_host: bool
 ) -> HttpProcesses:
-    """`count` children serving the API on `sock` from the store over `database_url` (already
+    """A child serving the API on each of `sockets` from the store over `database_url` (already
     migrated), each started and serving; raises OSError (the children stopped) when one could
-    not start."""
-    command = [sys.executable, "-m", "hemra.gateway.processes", "--fd", str(sock.fileno())]
-    command += ["--ui", str(ui)] if ui is not None else []
-    command += ["--any-host"] if any_host else []
+    not start. The sockets are the children's then: this process closes them, so that one whose
+    child is gone is closed, and the kernel hands its share of connections to the others."""
+    options = ["--ui", str(ui)] if ui is not None else []
+    options += ["--any-host"] if any_host else []
     env = os.environ | {STORE_ENV: json.dumps({"database_url": database_url, "blob_dir": str(blob_dir)})}
     children = []
-    processes = HttpProcesses(sock, children)
+    processes = HttpProcesses(sockets[0].getsockname(), children)
     try:
-        for _ in range(count):
+        for sock in sockets:
+            command = [sys.executable, "-m", "hemra.gateway.processes", "--fd", str(sock.fileno()), *options]
             children.append(
                 subprocess.Popen(command, env=env, pass_fds=(sock.fileno(),), stdout=subprocess.PIPE, text=True)
             )
@@ -85,6 +87,9 @@ async def start(
     except (OSError, TimeoutError) as exc:
         await processes.stop()
         raise OSError(f"the HTTP processes did not start: {exc}") from None
+    finally:
+        for sock in sockets:
+            sock.close()
     return processes
 
 

@@ -30,14 +30,14 @@ async def start_gateway(
     calling a read replica of the store over the same database the same way. The app reads
     through the store service only. OSError: `listen` cannot be listened on."""
     from hemra.gateway.app import create_app
-    from hemra.gateway.server import listening_socket, start_http
+    from hemra.gateway.server import listening_sockets, start_http
 
     if processes:
         from hemra.gateway import processes as http_processes
 
-        sock = listening_socket(listen)
+        sockets = listening_sockets(listen, processes)
         settings = services.store_settings
-        return await http_processes.start(processes, sock, settings.database_url, settings.blob_dir, ui, expose)
+        return await http_processes.start(sockets, settings.database_url, settings.blob_dir, ui, expose)
     store = services.store_in_process(auth.SENDS["gateway"])
     app = create_app(store, ui_dir=ui, **({"allowed_hosts": None} if expose else {}))
     return await start_http(app, listen)

@@ -69,12 +69,40 @@ def test_serve__http_processes_answer_from_the_store_and_stop_with_it(tmp_path):
             timeout=300,
         )
         assert recorded.returncode == 0, recorded.stdout[-2000:] + recorded.stderr[-2000:]
-        for _ in range(8):  # fresh connections, spread over both processes
-            runs = httpx.get(url + "api/runs").json()["runs"]
-            assert len(runs) == 1
-            report = httpx.get(url + f"api/runs/{runs[0]['id']}/report").json()
-            assert report["datasets"][0]["rows"][0]["passed"] == 1, report
+        # 16 kept-alive clients: the kernel spreads their connections over both processes.
+        before = {pid: sockets_of(pid) for pid in children}
+        clients = [httpx.Client(base_url=url) for _ in range(16)]
+        try:
+            for client in clients:
+                runs = client.get("/api/runs").json()["runs"]
+                assert len(runs) == 1
+                report = client.get(f"/api/runs/{runs[0]['id']}/report").json()
+                assert report["datasets"][0]["rows"][0]["passed"] == 1, report
+            accepted = {pid: len(sockets_of(pid) - before[pid]) for pid in children}
+            assert all(accepted.values()) and sum(accepted.values()) >= 16, accepted
+        finally:
+            for client in clients:
+                client.close()
+        # A process that dies takes its socket with it: new connections go to the other one.
+        os.kill(int(children[0]), signal.SIGKILL)
+        for _ in range(8):
+            assert httpx.get(url + "api/runs", timeout=10).json()["runs"] == runs
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0, log.read_text()
     assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")]
+
+
+def sockets_of(pid: str) -> set[str]:
+    """The sockets process `pid` holds open (their inodes)."""
+    import os
+
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:  # closed meanwhile
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
