@@ -36,7 +36,7 @@ class Embedded:
     #: The store this process serves and its loopback server's health (store_in_process).
     local_store: object = None
     store_health: object = None
-    #: Its StoreSettings: the database and blob folder it serves (gateway/processes.py reads them).
+    #: Its StoreSettings: the database and blob folder it serves (services/compose/http_processes.py reads them).
     store_settings: object = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)

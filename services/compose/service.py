@@ -26,14 +26,14 @@ async def start_gateway(
 ):
     """The HTTP API on this event loop, calling this process's store servicer directly with the
     gateway's role (services/common/inprocess.py: the contract of a gRPC call, without the
-    loopback hop), or in `processes` processes of their own (gateway/processes.py), each
+    loopback hop), or in `processes` processes of their own (services/compose/http_processes.py), each
     calling a read replica of the store over the same database the same way. The app reads
     through the store service only. OSError: `listen` cannot be listened on."""
     from hemra.gateway.app import create_app
     from hemra.gateway.server import listening_sockets, start_http
 
     if processes:
-        from hemra.gateway import processes as http_processes
+        from hemra.services.compose import http_processes
 
         sockets = listening_sockets(listen, processes)
         settings = services.store_settings

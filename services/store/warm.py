@@ -176,7 +176,7 @@ def start(home: Path, database_url: str) -> None:
 class Watch:
     """Before each call: note the time (for the idle exit) and forget the store's caches if
     another connection committed to the file since the last call (also the HTTP API's own
-    processes' store: gateway/processes.py)."""
+    processes' store: services/compose/http_processes.py)."""
 
     def __init__(self, store, path: str):
         self.store = store

@@ -12,7 +12,7 @@ stays with the serve process. What a replica keeps is checked as a deployment's 
 it (each run's judge_version); on a SQLite file it also forgets everything once another
 connection has committed (warm.Watch), as the warm store does.
 
-A child: python -m hemra.gateway.processes --fd N [--ui DIR] [--any-host]; the database URL and
+A child: python -m hemra.services.compose.http_processes --fd N [--ui DIR] [--any-host]; the database URL and
 blob folder come in the environment (STORE_ENV: a URL may hold a password), never on its
 command line.
 """
@@ -76,7 +76,14 @@ async def start(
     processes = HttpProcesses(sockets[0].getsockname(), children)
     try:
         for sock in sockets:
-            command = [sys.executable, "-m", "hemra.gateway.processes", "--fd", str(sock.fileno()), *options]
+            command = [
+                sys.executable,
+                "-m",
+                "hemra.services.compose.http_processes",
+                "--fd",
+                str(sock.fileno()),
+                *options,
+            ]
             children.append(
                 subprocess.Popen(command, env=env, pass_fds=(sock.fileno(),), stdout=subprocess.PIPE, text=True)
             )
@@ -153,7 +160,9 @@ def _watched(app, watch):
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m hemra.gateway.processes", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m hemra.services.compose.http_processes", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--fd", type=int, required=True, help="the listening socket, inherited")
     parser.add_argument("--ui", type=Path, default=None)
     parser.add_argument("--any-host", action="store_true", help="answer any Host name (hemra serve --expose)")
