@@ -36,7 +36,7 @@ class Embedded:
     #: The store this process serves and its loopback server's health (store_in_process).
     local_store: object = None
     store_health: object = None
-    #: Its StoreSettings: the database and blob folder it serves (services/compose/http_processes.py reads them).
+    #: Its StoreSettings: the database and blob folder it serves (http_processes.py reads them).
     store_settings: object = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
@@ -131,8 +131,8 @@ async def services(
 
 
 async def _open_store(home: Path, database_url: str | None, only: tuple[str, ...]):
-    """The store the settings name, and the settings. A command that only reads is refused a SQLite file that is
-    not there (HEMRA_HOME's own is made by any command)."""
+    """The store the settings name, and the settings. A command that only reads is refused a
+    SQLite file that is not there (HEMRA_HOME's own is made by any command)."""
     from hemra.services.store import db
     from hemra.services.store.service import Store
     from hemra.services.store.settings import StoreSettings

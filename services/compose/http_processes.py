@@ -4,17 +4,17 @@ One `hemra serve` process runs the store, the services and the HTTP API on one e
 under the GIL it uses one core: 8 dashboard readers at once get no more answers a second than
 one. With N processes here, each serves the API from a listening socket of its own that
 `hemra serve` made on the same port (SO_REUSEPORT: the kernel spreads new connections over
-them, gateway/server.py's listening_sockets) and reads through a store replica
-of its own over the same database, as a deployment's store replicas share one: its StoreServicer
-called in process as the gateway's role (services/common/inprocess.py), so one request's whole
-work, HTTP, JSON and store, runs on one core beside another's. They only read: every write
-stays with the serve process. What a replica keeps is checked as a deployment's replicas check
-it (each run's judge_version); on a SQLite file it also forgets everything once another
+them; gateway/server.py's listening_sockets), and reads through a store replica of its own
+over the same database, as a deployment's store replicas share one: its StoreServicer called
+in process as the gateway's role (services/common/inprocess.py). So one request's whole work,
+HTTP, JSON and store, runs on one core beside another's. They only read: every write stays
+with the serve process. What a replica keeps is checked as a deployment's replicas check it
+(each run's judge_version); on a SQLite file it also forgets everything once another
 connection has committed (warm.Watch), as the warm store does.
 
-A child: python -m hemra.services.compose.http_processes --fd N [--ui DIR] [--any-host]; the database URL and
-blob folder come in the environment (STORE_ENV: a URL may hold a password), never on its
-command line.
+A child: python -m hemra.services.compose.http_processes --fd N [--ui DIR] [--any-host]; the
+database URL and blob folder come in the environment (STORE_ENV: a URL may hold a password),
+never on its command line.
 """
 
 import argparse

@@ -26,9 +26,9 @@ async def start_gateway(
 ):
     """The HTTP API on this event loop, calling this process's store servicer directly with the
     gateway's role (services/common/inprocess.py: the contract of a gRPC call, without the
-    loopback hop), or in `processes` processes of their own (services/compose/http_processes.py), each
-    calling a read replica of the store over the same database the same way. The app reads
-    through the store service only. OSError: `listen` cannot be listened on."""
+    loopback hop), or in `processes` processes of their own (http_processes.py), each calling
+    a read replica of the store over the same database the same way. The app reads through
+    the store service only. OSError: `listen` cannot be listened on."""
     from hemra.gateway.app import create_app
     from hemra.gateway.server import listening_sockets, start_http
 
