@@ -1,11 +1,15 @@
-"""A service's servicer called in this process with the contract of a call over gRPC: `hemra
-serve`'s HTTP API reads the store it shares a process with without the loopback hop (both
-ends' serialising, HTTP/2, the completion queue's wake-ups), through a transport.Client whose
-stub is a Stub here, so its call policy (deadlines, retries of idempotent calls, one class per
-error) is the wire's own. What each call keeps of the wire:
+"""A service's servicer called in this process with the contract of a call over gRPC. Services
+that share a process call each other this way, without the loopback hop (both ends'
+serialising, HTTP/2, the completion queue's wake-ups): `hemra serve`'s HTTP API reads its
+store, and in the embedded default the executor calls the store and the scorer, and the scorer
+the store and the executor's harness protocol (services/compose/embedded.py). Each goes through
+a transport.Client whose stub is a Stub here, so its call policy (deadlines, retries of
+idempotent calls, one class per error) is the wire's own. What each call keeps of the wire:
 
 - who may call what: the caller's role is checked against services/common/access.py as the
-  token interceptor checks it; a refusal is the PERMISSION_DENIED it answers, with its line;
+  token interceptor checks it; a refusal is the PERMISSION_DENIED it answers, with its line.
+  The harness protocol's calls carry their attempt's token in their metadata, which its
+  servicer checks as it does a received call's;
 - readiness: while the service's server is not SERVING, UNAVAILABLE "not ready: <why>";
 - errors: whatever the servicer raises becomes the status the ErrorInterceptor would send
   (transport.status_of, after the service's `translate`) and the Client raises it again as it
@@ -19,7 +23,8 @@ error) is the wire's own. What each call keeps of the wire:
 - the deadline: the call's timeout bounds the servicer's coroutine (asyncio.timeout), which
   then ends as DEADLINE_EXCEEDED "Deadline Exceeded", as gRPC's own deadline does.
 
-Store servicers use nothing of their call's context; a Context gives what a servicer may ask.
+Servicers ask their call's context for its metadata at most (the harness protocol's token); a
+Context gives that, the time left and abort.
 """
 
 import asyncio
@@ -28,7 +33,7 @@ import grpc
 from google.protobuf import message_factory
 
 from hemra.services.common import access, errors, transport
-from hemra.v1 import store_service_pb2
+from hemra.v1 import harness_service_pb2, scorer_service_pb2, store_service_pb2
 
 #: What gRPC says of a call whose deadline passed.
 DEADLINE_DETAILS = "Deadline Exceeded"
@@ -130,9 +135,24 @@ class Stub:
 
 
 STORE_SERVICE = store_service_pb2.DESCRIPTOR.services_by_name["StoreService"]
+SCORER_SERVICE = scorer_service_pb2.DESCRIPTOR.services_by_name["ScorerService"]
+HARNESS_SERVICE = harness_service_pb2.DESCRIPTOR.services_by_name["HarnessService"]
 
 
 def store(servicer, role: str, translate=None, health=None) -> transport.Client:
     """A store client (as transport.store's) calling `servicer`, a StoreServicer of this
     process, as `role` (e.g. auth.SENDS["gateway"]), with its server's `translate` and `health`."""
     return transport.Client(None, Stub(servicer, STORE_SERVICE, role, translate, health), service="the store")
+
+
+def scorer(servicer, role: str, health=None) -> transport.Client:
+    """A scorer client (as transport.scorer's) calling `servicer`, a ScorerServicer of this process."""
+    stub = Stub(servicer, SCORER_SERVICE, role, health=health)
+    return transport.Client(None, stub, timeout=transport.SCORER_TIMEOUT, service="the scorer")
+
+
+def harness(servicer, token: str) -> transport.Client:
+    """A harness-protocol client (as transport.harness's) calling `servicer`, an executor's
+    HarnessServicer of this process, with the attempt's `token`, which the servicer checks."""
+    stub = Stub(servicer, HARNESS_SERVICE, access.HARNESS)
+    return transport.Client(None, stub, metadata=transport.harness_metadata(token), timeout=transport.HARNESS_TIMEOUT)

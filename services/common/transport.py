@@ -501,8 +501,9 @@ def _user_facing(stub_class, service: str, timeout: float):
 
 
 planner = _user_facing(planner_service_pb2_grpc.PlannerServiceStub, "the planner", timeout=600)
-# A verifier may run for its whole timeout; the scorer enforces that itself.
-scorer = _user_facing(scorer_service_pb2_grpc.ScorerServiceStub, "the scorer", timeout=24 * 3600)
+#: A verifier may run for its whole timeout; the scorer enforces that itself.
+SCORER_TIMEOUT = 24 * 3600
+scorer = _user_facing(scorer_service_pb2_grpc.ScorerServiceStub, "the scorer", timeout=SCORER_TIMEOUT)
 importer = _user_facing(importer_service_pb2_grpc.ImporterServiceStub, "the importer", timeout=3600)
 
 
@@ -510,11 +511,20 @@ def executor(channel: grpc.aio.Channel, token: str = "") -> Client:
     return Client(channel, executor_service_pb2_grpc.ExecutorServiceStub(channel), metadata=auth.metadata(token))
 
 
+#: A harness-protocol call may run a command for as long as its attempt allows.
+HARNESS_TIMEOUT = 24 * 3600
+
+
+def harness_metadata(token: str) -> tuple[tuple[str, str], ...]:
+    """What a harness-protocol call carries: its attempt's token (services/executor/protocol.py)."""
+    return (("authorization", f"Bearer {token}"),)
+
+
 def harness(channel: grpc.aio.Channel, token: str) -> Client:
     """The harness protocol, authenticated by the attempt's token."""
     return Client(
         channel,
         harness_service_pb2_grpc.HarnessServiceStub(channel),
-        metadata=(("authorization", f"Bearer {token}"),),
-        timeout=24 * 3600,
+        metadata=harness_metadata(token),
+        timeout=HARNESS_TIMEOUT,
     )

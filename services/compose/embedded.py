@@ -1,6 +1,10 @@
-"""The embedded shape: every service in this process, on loopback, over real gRPC channels
-(the embedded default). Each `hemra` command and the tests use it; `hemra serve` too
-(compose/service.py).
+"""The embedded shape: every service in this process, each behind its own gRPC server on
+loopback (the embedded default). Each `hemra` command and the tests use it; `hemra serve` too
+(compose/service.py). The command's own clients call those servers over real gRPC channels;
+the services call each other in process (services/common/inprocess.py: the same contracts,
+roles, deadlines and errors, without the loopback hop): the executor the store and the
+scorer, the scorer the store and the executor's harness protocol. That hop was most of what
+a short trial cost above its sandbox's commands (bench/README.md).
 
 Services still authenticate each other: with one fresh random token (every role), made per
 process, unless a caller (hemra serve) passes the deployment's credentials. Every server here
@@ -15,7 +19,7 @@ from pathlib import Path
 
 import grpc
 
-from hemra.services.common import auth, errors, transport
+from hemra.services.common import auth, errors, inprocess, transport
 
 LOOPBACK = "127.0.0.1:0"
 #: Every service `services()` can start (the store always is).
@@ -38,6 +42,10 @@ class Embedded:
     store_health: object = None
     #: Its StoreSettings: the database and blob folder it serves (http_processes.py reads them).
     store_settings: object = None
+    #: The scorer this process serves and its server's health, when it serves one.
+    scorer_servicer: object = None
+    scorer_health: object = None
+    _store_servicer: object = None
     _servers: list[grpc.aio.Server] = field(default_factory=list)
     _channels: list[grpc.aio.Channel] = field(default_factory=list)
 
@@ -59,20 +67,27 @@ class Embedded:
     def store_in_process(self, role: str) -> transport.Client:
         """A store client calling this process's store servicer directly, as `role`, with the
         contract of the gRPC one (services/common/inprocess.py): no loopback hop."""
-        from hemra.services.common import inprocess
         from hemra.services.store import db
         from hemra.services.store.servicer import StoreServicer
 
-        servicer = StoreServicer(self.local_store)
-        return inprocess.store(servicer, role, translate=db.as_outage, health=self.store_health)
+        if self._store_servicer is None:
+            self._store_servicer = StoreServicer(self.local_store)
+        return inprocess.store(self._store_servicer, role, translate=db.as_outage, health=self.store_health)
 
     async def start_executor(self, concurrency: int, run_id: str = "", **options):
-        """An executor working the queue (only `run_id`'s jobs when given): a Worker."""
+        """An executor working the queue (only `run_id`'s jobs when given): a Worker. It calls
+        the store and the scorer in process when this process serves them (over their
+        channels otherwise), and the scorer calls its harness protocol in process."""
         from hemra.services.executor.server import build_executor
 
-        server, port, worker = build_executor(
-            self.store,
-            self.scorer,
+        role = auth.SENDS["executor"]
+        store = self.store if self.local_store is None else self.store_in_process(role)
+        scorer = self.scorer
+        if self.scorer_servicer is not None:
+            scorer = inprocess.scorer(self.scorer_servicer, role, self.scorer_health)
+        server, port, worker, harness = build_executor(
+            store,
+            scorer,
             self.home,
             concurrency,
             LOOPBACK,
@@ -81,6 +96,8 @@ class Embedded:
             **options,
         )
         await self.start("executor", server, port)
+        if self.scorer_servicer is not None:
+            self.scorer_servicer.local_harnesses[worker.deps.harness_address] = harness
         return worker
 
     async def stop(self) -> None:
@@ -167,7 +184,9 @@ async def _start_others(embedded: Embedded, home: Path, only: tuple[str, ...], c
     if "scorer" in only:
         from hemra.services.scorer.server import build_server as build_scorer
 
-        server, port, scorer_servicer = build_scorer(embedded.store, LOOPBACK, embedded.credentials)
+        store = embedded.store_in_process(auth.SENDS["scorer"])
+        server, port, scorer_servicer = build_scorer(store, LOOPBACK, embedded.credentials)
         closing.append(scorer_servicer)
         await embedded.start("scorer", server, port)
         embedded.scorer = transport.scorer(embedded.channel("scorer"), embedded.token)
+        embedded.scorer_servicer, embedded.scorer_health = scorer_servicer, server.health

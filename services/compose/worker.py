@@ -1,12 +1,13 @@
 """The worker shape (`hemra worker`): an executor on this machine working a shared store's
-queue, with a scorer of its own; both listen on loopback and take the worker's token, and
-every call to the store presents it."""
+queue, with a scorer of its own that it calls in process (services/common/inprocess.py), as
+the scorer calls its harness protocol. The harness protocol listens on loopback, for the
+harnesses; every call to the store presents the worker's token."""
 
 import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from hemra.services.common import auth, transport
+from hemra.services.common import auth, inprocess, transport
 from hemra.services.compose.embedded import LOOPBACK
 
 
@@ -29,25 +30,21 @@ async def worker(
         if check is not None:
             await check(transport.store(channel, token))
         from hemra.services.executor.server import build_executor, lease_settings
-        from hemra.services.scorer.server import build_server as build_scorer
+        from hemra.services.scorer.servicer import ScorerServicer
 
         # Reached once, the store is ridden out when it restarts (the check above fails at once).
         store = transport.store(channel, token, ride_out=lease_settings()[0])
-        # Its own scorer and harness protocol, on loopback, take the worker's token.
-        scorer_server, scorer_port, scorer_servicer = build_scorer(store, LOOPBACK, credentials)
-        await transport.start(scorer_server)
-        scorer_channel = transport.channel(f"127.0.0.1:{scorer_port}")
-        scorer = transport.scorer(scorer_channel, token)
-        server, _, worker_ = build_executor(
+        scorer_servicer = ScorerServicer(store)
+        scorer = inprocess.scorer(scorer_servicer, auth.WORKER)
+        server, _, worker_, harness = build_executor(
             store, scorer, home, concurrency, LOOPBACK, credentials=credentials, pool=pool
         )
+        scorer_servicer.local_harnesses[worker_.deps.harness_address] = harness
         await transport.start(server)
         try:
             yield worker_
         finally:
             await transport.stop(server, grace=1)
-            await transport.stop(scorer_server, grace=1)
             await scorer_servicer.close()
-            await scorer_channel.close()
     finally:
         await channel.close()

@@ -50,7 +50,7 @@ async def main(argv: list[str] | None = None) -> None:
     token = credentials.token(auth.SENDS["executor"])
     configure_logging()
     store_channel, scorer_channel = transport.channel(args.store), transport.channel(args.scorer)
-    server, port, worker = build_executor(
+    server, port, worker, _ = build_executor(
         # Past its lease an attempt is another worker's: riding out the store longer is pointless.
         transport.store(store_channel, token, ride_out=lease_settings()[0]),
         transport.scorer(scorer_channel, token),

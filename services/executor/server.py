@@ -4,6 +4,7 @@ import os
 import socket
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import grpc
 
@@ -43,6 +44,17 @@ def advertised_host(listen: str) -> str:
         return "127.0.0.1"
 
 
+class Executor(NamedTuple):
+    """What build_executor makes: the server (not started), its port, the worker that works
+    the queue once run, and the harness protocol's servicer the server serves (a scorer in the
+    same process calls it in process: services/compose)."""
+
+    server: grpc.aio.Server
+    port: int
+    worker: Worker
+    harness: HarnessServicer
+
+
 def build_executor(
     store,
     scorer,
@@ -54,8 +66,9 @@ def build_executor(
     heartbeat_secs: float | None = None,
     credentials: auth.Credentials | str = "",
     pool: str = "",
-) -> tuple[grpc.aio.Server, int, Worker]:
-    """The server (not started), its port, and the worker that works the queue once run.
+) -> Executor:
+    """The server (not started), its port, the worker that works the queue once run, and the
+    harness protocol's servicer.
 
     The harness protocol on it is served to harnesses with per-attempt tokens;
     ExecutorService needs a token of `credentials` when they are given.
@@ -82,6 +95,7 @@ def build_executor(
         heartbeat_secs=heartbeat_secs,
     )
     worker = Worker(deps, concurrency, run_id, pool)
+    harness = HarnessServicer(grants)
     epb_grpc.add_ExecutorServiceServicer_to_server(ExecutorServicer(worker), server)
-    hpb_grpc.add_HarnessServiceServicer_to_server(HarnessServicer(grants), server)
-    return server, port, worker
+    hpb_grpc.add_HarnessServiceServicer_to_server(harness, server)
+    return Executor(server, port, worker, harness)

@@ -5,7 +5,7 @@ from collections import OrderedDict
 import grpc
 
 from hemra.services import envtemplate
-from hemra.services.common import errors, judges, transport
+from hemra.services.common import errors, inprocess, judges, transport
 from hemra.services.scorer import rewards, verifier
 from hemra.services.scorer.judging.service import Judges
 from hemra.v1 import common_pb2 as pb
@@ -60,6 +60,9 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
     def __init__(self, store):
         self.store = store
         self._channels: dict[str, grpc.aio.Channel] = {}
+        #: Executors' harness protocols served by this process, by the address they give
+        #: (services/compose): their sandboxes are called in process, not over loopback.
+        self.local_harnesses: dict[str, object] = {}
         self._tests: OrderedDict[str, list[tuple[str, bytes]]] = OrderedDict()
         self.judges = Judges(store)
 
@@ -67,6 +70,13 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
         if address not in self._channels:
             self._channels[address] = transport.channel(address)
         return self._channels[address]
+
+    def _sandbox(self, address: str, token: str) -> ProtocolSandbox:
+        """The attempt's sandbox through the harness protocol at `address`, with its token."""
+        local = self.local_harnesses.get(address)
+        if local is not None:
+            return ProtocolSandbox(inprocess.harness(local, token))
+        return ProtocolSandbox(transport.harness(self._channel(address), token))
 
     async def close(self) -> None:
         for channel in self._channels.values():
@@ -92,9 +102,8 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
         # Templates read only the variables the run named, and those named pass as they are.
         named = request.verifier_env
         env = {**envtemplate.resolve(dict(task.verifier_env), named), **envtemplate.readable(named)}
-        sandbox = ProtocolSandbox(transport.harness(self._channel(request.sandbox_address), request.sandbox_token))
         verdict = await verifier.verify(
-            sandbox,
+            self._sandbox(request.sandbox_address, request.sandbox_token),
             tests,
             rewards.tests_digest(task.files),
             env,

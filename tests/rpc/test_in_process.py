@@ -160,3 +160,78 @@ async def test_a_server_not_serving_answers_unavailable_as_over_the_wire(tmp_pat
             await channel.close()
             await server.stop(grace=0)
     assert type(here) is type(remote) is errors.Unavailable and str(here) == str(remote)
+
+
+class _Folder:
+    """A sandbox over a folder, as much of one as the file calls below ask of it; it refuses
+    what a sandbox refuses (a path outside it)."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def _path(self, path: str):
+        resolved = (self.root / path).resolve()
+        if not resolved.is_relative_to(self.root):
+            raise PermissionError(f"{path}: outside the sandbox")
+        return resolved
+
+    async def read_file(self, path: str, limit: int) -> bytes:
+        with open(self._path(path), "rb") as file:
+            return file.read(limit)
+
+    async def file_size(self, path: str) -> int:
+        return self._path(path).stat().st_size
+
+    async def write_files(self, files) -> None:
+        for path, content, _ in files:
+            self._path(path).write_bytes(content)
+
+
+async def test_the_harness_protocol_in_process_checks_the_attempts_token_as_over_the_wire(tmp_path):
+    """The scorer calls an executor of its own process this way (services/compose/embedded.py):
+    the attempt's token is checked by the servicer, unknown or revoked ones are refused, and
+    answers and errors are the wire's."""
+    from hemra.services.executor.protocol import Grant, Grants, HarnessServicer
+    from hemra.v1 import harness_service_pb2 as hpb
+    from hemra.v1 import harness_service_pb2_grpc as hpb_grpc
+
+    grants = Grants()
+    token = grants.issue(Grant("a-1", "verifier", _Folder(tmp_path.resolve()), None, "", 10**12))
+    revoked = grants.issue(Grant("a-1", "verifier", _Folder(tmp_path.resolve()), None, "", 10**12))
+    grants.revoke(revoked)
+    servicer = HarnessServicer(grants)
+    server = transport.new_server(TOKEN)  # the harness protocol takes attempt tokens, not roles'
+    hpb_grpc.add_HarnessServiceServicer_to_server(servicer, server)
+    port = transport.bind(server, "127.0.0.1:0")
+    await transport.start(server)
+    channel = transport.channel(f"127.0.0.1:{port}")
+    try:
+        clients = {
+            "wire": lambda t: transport.harness(channel, t),
+            "here": lambda t: inprocess.harness(servicer, t),
+        }
+        write = hpb.WriteFilesRequest(files=[hpb.FileContent(path="out.txt", content=b"42\n")])
+        answers = {}
+        for way, client in clients.items():
+            await client(token).WriteFiles(write)
+            read = hpb.ReadFilesRequest(
+                files=[hpb.ReadFileRequest(path="out.txt", limit=10), hpb.ReadFileRequest(path="none", limit=10)]
+            )
+            answers[way] = [
+                (await client(token).ReadFiles(read)).SerializeToString(),
+                await _raised(client(token).ReadFile(hpb.ReadFileRequest(path="none"))),
+                await _raised(client(token).WriteFiles(hpb.WriteFilesRequest(files=[hpb.FileContent(path="../x")]))),
+                await _raised(client("not-a-token").ReadFile(hpb.ReadFileRequest(path="out.txt"))),
+                await _raised(client(revoked).ReadFile(hpb.ReadFileRequest(path="out.txt"))),
+                await _raised(client(token).ReadFiles(hpb.ReadFilesRequest(files=[hpb.ReadFileRequest(path="x")]))),
+            ]
+    finally:
+        await channel.close()
+        await transport.stop(server, grace=0)
+    wire, here = answers["wire"], answers["here"]
+    assert here[0] == wire[0] and b"42" in here[0]
+    kinds = [errors.NotFound, errors.PermissionDenied, errors.Unauthenticated, errors.Unauthenticated]
+    kinds.append(errors.InvalidArgument)
+    for kind, remote, local in zip(kinds, wire[1:], here[1:], strict=True):
+        assert type(local) is type(remote) is kind and str(local) == str(remote)
+    assert not (tmp_path.parent / "x").exists()
