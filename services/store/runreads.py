@@ -1,7 +1,9 @@
 """Reads of runs: find one by reference, page through them, and count their progress (no
 gRPC here)."""
 
-from sqlalchemy import exists, func, select
+import functools
+
+from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -163,18 +165,27 @@ async def cells_of_runs(session: AsyncSession, run_ids: list[str]) -> dict[str, 
     return cells
 
 
-async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, tuple[dict, dict]]:
-    """run_progress for many runs in one aggregate query."""
+@functools.cache
+def _progress_query():
+    """Each run's latest attempts counted by cell, state and verdict, for the runs bound as
+    `run_ids`. Built once: `hemra run` asks it five times a second, and building it anew (an
+    aliased entity's columns, the statement) took 3.5 ms, more than it then took to run."""
     newer = aliased(t.Attempt)
     latest = ~exists().where(newer.trial_id == t.Attempt.trial_id, newer.number > t.Attempt.number)
-    query = (
+    return (
         select(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict, func.count())
         .join(t.Trial, t.Attempt.trial_id == t.Trial.id)
-        .where(t.Attempt.run_id.in_(run_ids), latest)
+        .where(t.Attempt.run_id.in_(bindparam("run_ids", expanding=True)), latest)
         .group_by(t.Attempt.run_id, t.Trial.cell_id, t.Attempt.state, t.Attempt.verdict)
     )
+
+
+async def runs_progress(session: AsyncSession, run_ids: list[str]) -> dict[str, tuple[dict, dict]]:
+    """run_progress for many runs in one aggregate query."""
     progress = {run_id: (_empty_progress(), {}) for run_id in run_ids}
-    for run_id, cell_id, state, verdict_, count in (await session.execute(query)).all():
+    for run_id, cell_id, state, verdict_, count in (
+        await session.execute(_progress_query(), {"run_ids": run_ids})
+    ).all():
         total, cells = progress[run_id]
         # A state or verdict HEMRA does not know (a row recorded before they were checked, or
         # edited by hand) counts as finished and errored, and as unreadable: the rest still reads.
