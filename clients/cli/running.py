@@ -23,6 +23,9 @@ from hemra.v1 import store_service_pb2 as spb
 
 #: How often the progress display reads the run's counts.
 PROGRESS_SECS = 0.2
+#: How often when stderr is not a terminal: the display then shows only its last state, and
+#: each read (about 5 ms of the store's time on a run being worked) is taken from the run.
+UNSEEN_PROGRESS_SECS = 2.0
 
 
 # hemra run's arguments and options, one alias each (the command's signature stays one line per option).
@@ -225,6 +228,7 @@ async def _until_finished(services, run_id: str) -> None:
 
 async def _work_with_progress(services, work, run, cancel: asyncio.Event) -> None:
     work = asyncio.create_task(work)
+    asked = asyncio.create_task(cancel.wait())
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -239,8 +243,12 @@ async def _work_with_progress(services, work, run, cancel: asyncio.Event) -> Non
         with Progress(*columns, console=err_console, transient=False) as progress:
             bar = progress.add_task("attempts", total=None, passed=0, failed=0, errored=0, cancelled=0)
             cancelling = False
+            every = PROGRESS_SECS if err_console.is_terminal else UNSEEN_PROGRESS_SECS
             while not work.done():
-                await asyncio.wait({work}, timeout=PROGRESS_SECS)
+                # Ctrl-C is answered at once, whatever the display's pace.
+                await asyncio.wait(
+                    {work} if cancelling else {work, asked}, timeout=every, return_when="FIRST_COMPLETED"
+                )
                 if cancel.is_set() and not cancelling:
                     cancelling = True
                     progress.console.print("cancelling: unfinished attempts will be recorded as cancelled")
@@ -248,6 +256,7 @@ async def _work_with_progress(services, work, run, cancel: asyncio.Event) -> Non
                 await _update(services, progress, bar, run.id)
             await _update(services, progress, bar, run.id)
     finally:
+        asked.cancel()
         # The display's own read failed (the store away too long): the work is stopped and its
         # own error read here, else asyncio prints it as a traceback on the way out.
         if not work.done():

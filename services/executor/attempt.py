@@ -7,6 +7,7 @@ is scored like any other. Cancellation and a lost lease come from the heartbeat.
 """
 
 import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -374,10 +375,17 @@ def _isolation(job) -> str:
 
 
 def _verifier_network(job, task_dir: Path) -> str:
-    """The run's verifier.network, else the task's [verifier] network, else none. The task's is
-    read from its pinned task.toml (the planner checked it; the Task message does not carry it)."""
+    """The run's verifier.network, else the task's [verifier] network, else none."""
     if job.spec.verifier_network:
         return verifier_network(job.spec.verifier_network, "")
+    return _tasks_verifier_network(task_dir)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tasks_verifier_network(task_dir: Path) -> str:
+    """The task's [verifier] network, read from its pinned task.toml (the planner checked it;
+    the Task message does not carry it). Once per task folder: the task cache's folder of a
+    digest never changes, and parsing it took a millisecond of every trial."""
     try:
         section = parsing.read_toml(task_dir / "task.toml").get("verifier", {})
     except (OSError, parsing.Unreadable):
