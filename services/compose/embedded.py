@@ -3,8 +3,9 @@ loopback (the embedded default). Each `hemra` command and the tests use it; `hem
 (compose/service.py). The command's own clients call those servers over real gRPC channels;
 the services call each other in process (services/common/inprocess.py: the same contracts,
 roles, deadlines and errors, without the loopback hop): the executor the store and the
-scorer, the scorer the store and the executor's harness protocol. That hop was most of what
-a short trial cost above its sandbox's commands (bench/README.md).
+scorer, the scorer the store and the executor's harness protocol. That hop, some twenty
+times a trial, was a third of what a short trial cost above its sandbox's commands
+(bench/README.md).
 
 Services still authenticate each other: with one fresh random token (every role), made per
 process, unless a caller (hemra serve) passes the deployment's credentials. Every server here
