@@ -215,6 +215,12 @@ def claude_config(servers: list[McpServer]) -> dict:
     return {"mcpServers": config}
 
 
+#: How long Codex waits for each MCP server to start. Its own default (10 s) is shorter than an
+#: npm server takes in a container on a loaded machine, and Codex then goes on without the
+#: server's tools: the model's calls to them fail as "unsupported call".
+CODEX_STARTUP_SECS = 120
+
+
 def codex_settings(servers: list[McpServer]) -> list[str]:
     """Codex's `-c key=value` settings (values TOML). A stdio server is given its variables with
     env_vars (Codex copies them from its own environment); a header with bearer_token_env_var
@@ -222,6 +228,7 @@ def codex_settings(servers: list[McpServer]) -> list[str]:
     settings = []
     for s in servers:
         prefix = f"mcp_servers.{s.name}"
+        settings.append(f"{prefix}.startup_timeout_sec={CODEX_STARTUP_SECS}")
         if s.transport == "stdio":
             command, *args = s.argv()
             settings += [f"{prefix}.command={json.dumps(command)}", f"{prefix}.args={json.dumps(args)}"]

@@ -224,9 +224,11 @@ def test_mcp_server__each_agent_is_handed_them_its_own_way():
         }
     }
     assert mcp.codex_settings(servers) == [
+        "mcp_servers.files.startup_timeout_sec=120",
         'mcp_servers.files.command="python3"',
         'mcp_servers.files.args=["-m", "files_server"]',
         'mcp_servers.files.env_vars=["ROOT"]',
+        "mcp_servers.web.startup_timeout_sec=120",
         'mcp_servers.web.url="http://127.0.0.1:8931/mcp"',
         'mcp_servers.web.bearer_token_env_var="WEB_TOKEN"',
         'mcp_servers.web.env_http_headers={ "X-Tenant" = "TENANT" }',
@@ -295,7 +297,8 @@ def test_mcp_server__from_npm_runs_its_bin_with_the_node_hemra_brings():
     )  # fmt: skip
     root = "/opt/hemra/tools/modelcontextprotocol+server-filesystem"
     assert server.argv() == [f"{root}/node/bin/node", f"{root}/node_modules/.bin/mcp-server-filesystem", "/app"]
-    assert mcp.codex_settings([server])[:2] == [
+    assert mcp.codex_settings([server])[:3] == [
+        "mcp_servers.fs.startup_timeout_sec=120",
         f'mcp_servers.fs.command="{root}/node/bin/node"',
         f'mcp_servers.fs.args=["{root}/node_modules/.bin/mcp-server-filesystem", "/app"]',
     ]
