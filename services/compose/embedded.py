@@ -98,7 +98,7 @@ class Embedded:
         )
         await self.start("executor", server, port)
         if self.scorer_servicer is not None:
-            self.scorer_servicer.local_harnesses[worker.deps.harness_address] = harness
+            self.scorer_servicer.serve_locally(worker.deps.harness_address, harness)
         return worker
 
     async def stop(self) -> None:

@@ -39,7 +39,7 @@ async def worker(
         server, _, worker_, harness = build_executor(
             store, scorer, home, concurrency, LOOPBACK, credentials=credentials, pool=pool
         )
-        scorer_servicer.local_harnesses[worker_.deps.harness_address] = harness
+        scorer_servicer.serve_locally(worker_.deps.harness_address, harness)
         await transport.start(server)
         try:
             yield worker_

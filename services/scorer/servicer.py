@@ -71,6 +71,11 @@ class ScorerServicer(scpb_grpc.ScorerServiceServicer):
             self._channels[address] = transport.channel(address)
         return self._channels[address]
 
+    def serve_locally(self, address: str, harness) -> None:
+        """Call `harness`, the HarnessServicer an executor of this process serves at `address`,
+        in process whenever a ScoreAttempt names that address."""
+        self.local_harnesses[address] = harness
+
     def _sandbox(self, address: str, token: str) -> ProtocolSandbox:
         """The attempt's sandbox through the harness protocol at `address`, with its token."""
         local = self.local_harnesses.get(address)
