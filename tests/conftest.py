@@ -1,6 +1,7 @@
 """Shared fixtures: real databases (a SQLite file and the PostgreSQL server), real gRPC servers."""
 
 import asyncio
+import contextlib
 import os
 import secrets
 import sys
@@ -43,14 +44,22 @@ def postgres_server():
     return POSTGRES_ADMIN
 
 
+@contextlib.contextmanager
+def new_postgres_database(server: str):
+    """The URL of a fresh, empty database on `server`, dropped afterwards."""
+    name = "hemra_test_" + secrets.token_hex(6)
+    asyncio.run(_admin(f"CREATE DATABASE {name}"))
+    try:
+        yield f"{server.rsplit('/', 1)[0]}/{name}"
+    finally:
+        asyncio.run(_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
 @pytest.fixture
 def postgres_url(postgres_server):
     """A fresh, empty database on the real server, dropped afterwards."""
-    name = "hemra_test_" + secrets.token_hex(6)
-    asyncio.run(_admin(f"CREATE DATABASE {name}"))
-    base = postgres_server.rsplit("/", 1)[0]
-    yield f"{base}/{name}"
-    asyncio.run(_admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    with new_postgres_database(postgres_server) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
