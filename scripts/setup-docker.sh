@@ -19,11 +19,11 @@
 #   6. If the image hemra-swebench-base:bookworm is missing: debootstrap a
 #      bookworm with git and patch besides python3 (what a SWE-bench evaluation
 #      image holds), for the SWE-bench tests' instance images.
-#   7. If the image hemra-runtime:bookworm is missing: debootstrap a bookworm
-#      with what the deployment image needs besides Python (git, patch, CA
-#      certificates, Debian's Docker engine for the executors' own engines, and
-#      the C++ runtime Node.js links), the base deploy/build-image.sh builds on
-#      offline.
+#   7. If the image hemra-runtime:bookworm is missing or its recipe label is not the digest
+#      of RUNTIME_PACKAGES: debootstrap a bookworm with what the deployment image needs
+#      besides Python (git, patch, CA certificates, Debian's Docker engine for the
+#      executors' own engines, bubblewrap for their host sandbox, and the C++ runtime
+#      Node.js links), the base deploy/build-image.sh builds on offline.
 #   8. If the image hemra-desktop:bookworm is missing or its recipe label is not the digest
 #      of DESKTOP_PACKAGES and DESKTOP_PRUNE: debootstrap a bookworm with a desktop (Xvfb, the openbox window
 #      manager, xdotool, ImageMagick for screenshots, xterm and python3-tk for GUI programs),
@@ -172,9 +172,12 @@ if ! docker image inspect "$SWEBENCH_IMAGE" >/dev/null 2>&1; then
 fi
 
 # --- 7. The deployment image's base, complete: nothing to download while it builds ------
+# The recipe (its package list) is the image's label, as the desktop's below.
 RUNTIME_IMAGE="hemra-runtime:bookworm"
-if ! docker image inspect "$RUNTIME_IMAGE" >/dev/null 2>&1; then
-  debootstrap_image "$RUNTIME_IMAGE" python3,bash,coreutils,git,patch,ca-certificates,docker.io,libstdc++6
+RUNTIME_PACKAGES="python3,bash,coreutils,git,patch,ca-certificates,docker.io,bubblewrap,libstdc++6"
+RUNTIME_RECIPE="$(printf '%s' "$RUNTIME_PACKAGES" | sha256sum | cut -c1-16)"
+if [ "$(docker image inspect -f '{{index .Config.Labels "dev.hemra.recipe"}}' "$RUNTIME_IMAGE" 2>/dev/null)" != "$RUNTIME_RECIPE" ]; then
+  debootstrap_image "$RUNTIME_IMAGE" "$RUNTIME_PACKAGES" "LABEL dev.hemra.recipe=$RUNTIME_RECIPE"
 fi
 
 # --- 8. A desktop for computer-use harnesses: X server, window manager, input and screenshots --

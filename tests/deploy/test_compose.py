@@ -337,6 +337,44 @@ def test_run_report_compare_export_import_through_the_gateway(cli, tmp_path):
     assert "by remote caller (folder sent to the server)" in remote_report
 
 
+#: A task whose verifier passes only if the command it runs sees nothing of the executor's
+#: container: neither its worker token, nor its engine's socket, nor its processes, nor root.
+ISOLATION_TEST = """#!/bin/bash
+seen=""
+[ -e /run/secrets/worker_token ] && seen="$seen token"
+[ -e /run/hemra-docker/docker.sock ] && seen="$seen engine"
+# (each pattern written so that it does not match its own command line)
+cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -qE 'docker[d]|service executo[r]' && seen="$seen processes"
+[ "$(id -u)" = 0 ] && seen="$seen root"
+echo "seen:$seen"
+mkdir -p /logs/verifier
+if [ -z "$seen" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+"""
+
+
+def test_host_sandbox__runs_in_the_executors_containers_and_sees_nothing_of_them(stack, cli, tmp_path):
+    """`--sandbox host` in the stack: bubblewrap inside each executor's container. The bundled
+    tasks score as anywhere, and a command inside sees nothing of the container it runs in."""
+    run_id = ok(hemra(cli, "run", "--detach", "-H", "oracle", "-H", "nop", "-d", "hemra-offline", *TASKS, "--sandbox", "host")).strip()  # fmt: skip
+    wait_done(cli, run_id)
+    report = ok(hemra(cli, "show", run_id, "--report"))
+    assert re.search(r"oracle \(baseline\) .* 4/4 \(100\.0%\)", report), report
+    assert re.search(r"nop .* 0/4 \(0\.0%\)", report), report
+
+    task = tmp_path / "probe" / "isolation"
+    (task / "tests").mkdir(parents=True)
+    (task / "environment").mkdir()
+    (task / "task.toml").write_text('[task]\nname = "probe/isolation"\n\n[verifier]\ntimeout_sec = 60.0\n')
+    (task / "instruction.md").write_text("Nothing to do.\n")
+    (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nWORKDIR /app\n")
+    (task / "tests" / "test.sh").write_text(ISOLATION_TEST)
+    (task / "tests" / "test.sh").chmod(0o755)
+    probe = ok(hemra(cli, "run", "--detach", "-H", "nop", "-d", str(task.parent), "--sandbox", "host")).strip()
+    wait_done(cli, probe)
+    report = ok(hemra(cli, "show", probe, "--report"))
+    assert re.search(r"nop .* 1/1 \(100\.0%\)", report), report
+
+
 def _tables(report: str) -> str:
     """A report's text from its first dataset table on (its header says how the run came in)."""
     return report[report.index("dataset ") :]
