@@ -679,7 +679,7 @@ def _wait_serving(name: str, container: dict, timeout: float = 60) -> None:
                 name,
                 "python3",
                 "-m",
-                "hemra.services.common.health",
+                "hemra.services.common.probe",
                 f"127.0.0.1:{check[0]}",
                 check[1],
             ],
