@@ -52,9 +52,10 @@ def sh(*args: str, env: dict | None = None, timeout: float = 900) -> str:
 
 
 class Stack:
-    """deploy/compose.yaml up under a project of its own, with fresh secrets."""
+    """deploy/compose.yaml up under a project of its own, with fresh secrets, its executors
+    `concurrency` slots each on the host sandbox."""
 
-    def __init__(self, scratch: Path, image: str):
+    def __init__(self, scratch: Path, image: str, concurrency: int = 1):
         self.project = f"hemra-bench-{os.getpid()}"
         token = secrets.token_hex(16)
         folder = scratch / "secrets"
@@ -73,7 +74,7 @@ class Stack:
             "HEMRA_FRONT_DOOR_PORT": str(self.front),
             "HEMRA_HTTP_PORT": str(_free_port()),
             "HEMRA_SANDBOX": "host",
-            "HEMRA_EXECUTOR_CONCURRENCY": "1",
+            "HEMRA_EXECUTOR_CONCURRENCY": str(concurrency),
             "HEMRA_EXECUTOR_MEMORY": "1g",
         }
         self.env_file = scratch / "stack.env"
