@@ -360,6 +360,8 @@ def run_hemra(dataset: Path, scratch: Path, tasks: int, concurrency: int, keep: 
     home = Path(tempfile.mkdtemp(prefix=f"home-c{concurrency}-", dir=scratch))
     env = {**os.environ, "HEMRA_HOME": str(home)}
     env.pop("HEMRA_DATABASE_URL", None)  # a fresh SQLite database under the fresh home
+    # As an installed HEMRA runs (pip compiles its modules): not each module compiled anew.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [
         hemra_binary(),
         "run",
