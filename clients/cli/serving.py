@@ -332,7 +332,7 @@ def health(
     ] = "",
 ) -> None:
     """Ask a service whether it is SERVING (exit 0) or not (exit 1): a container's healthcheck."""
-    from hemra.services.common import health as grpc_health
+    from hemra.services.common import probe
 
     check_address("ADDRESS", address)
-    raise typer.Exit(grpc_health.main([address, service_name] if service_name else [address]))
+    raise typer.Exit(probe.main([address, service_name] if service_name else [address]))

@@ -102,25 +102,3 @@ async def status(address: str, service: str = "", timeout: float = 2.0) -> str:
         return await check(address, service, timeout)
     except grpc.aio.AioRpcError as exc:
         return f"{exc.code().name.lower()}: {(exc.details() or '').splitlines()[0][:200]}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m hemra.services.common.health HOST:PORT [SERVICE]`: exit 0 when SERVING. The
-    containers' healthcheck: it loads gRPC and nothing else (it runs every few seconds)."""
-    import asyncio
-    import sys
-
-    args = sys.argv[1:] if argv is None else argv
-    if not 1 <= len(args) <= 2:
-        print("usage: python -m hemra.services.common.health HOST:PORT [SERVICE]", file=sys.stderr)
-        return 2
-    found = asyncio.run(status(args[0], args[1] if len(args) > 1 else "", timeout=5))
-    if found != "SERVING":
-        print(f"error: {args[0]}: {found}", file=sys.stderr)
-        return 1
-    print(f"{args[0]}: SERVING")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -3,10 +3,10 @@ in HTTP/2 written here, without loading gRPC.
 
     python3 -m hemra.services.common.probe HOST:PORT [SERVICE]    # exit 0 when SERVING
 
-A healthcheck runs in every container every few seconds. Python with gRPC loaded (health.py's
-check, which `hemra health` uses) costs about 100 ms of CPU each time: with 16 executors and
-the other services at one check every 3 s, 40% of a 2-core machine. The standard library
-alone costs about a tenth of that. The probe asks what health.check asks (the server's
+A healthcheck runs in every container every few seconds (`hemra health` asks the same way).
+Python with gRPC loaded (health.py's check) costs about 100 ms of CPU each time: with 16
+executors and the other services at one check every 3 s, 40% of a 2-core machine. The
+standard library alone costs about a fifth of that. The probe asks what health.check asks (the server's
 overall status, or one service's, over plaintext as the stack's services listen) and says
 SERVING only when the server's answer says so: a refused connection, a call the server
 refuses, a reset stream, a GOAWAY, a malformed frame or no answer in time are not SERVING.
