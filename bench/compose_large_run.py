@@ -118,7 +118,7 @@ def measure(args, stack: Stack, scratch: Path) -> tuple[dict, dict, int]:
         command = ["run", "-H", "oracle", "-d", str(dataset), "--sandbox", "host", "--detach"]
         command += ["-k", str(attempts), "--concurrency", str(slots), "--label", "large"]
         sh(HEMRA, *command, env=stack.cli)
-        while finished(stack) < attempts * args.tasks:
+        while not samples or samples[-1]["finished"] < attempts * args.tasks:  # the sampler's count
             time.sleep(args.every)
     finally:
         stop.set()

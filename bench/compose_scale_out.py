@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "bench")]
-from scale_out import TASKS, claim_gaps, make_dataset, make_harness, percentile  # noqa: E402
+from scale_out import TASKS, make_dataset, make_harness, summary  # noqa: E402
 
 DEPLOY = ROOT / "deploy"
 HEMRA = str(Path(sys.executable).parent / "hemra")
@@ -175,21 +175,8 @@ def measure(stack: Stack, executors: int, jobs: int, dataset: Path, harness: Pat
             f"JOIN jobs j ON j.attempt_id = a.id WHERE a.run_id = '{run_id}'"
         )
     ]
-    trials: dict[str, list] = {}
-    for row in rows:
-        trials.setdefault(row["trial_id"], []).append(row["outcome"])
     seconds = max(row["end_time"] for row in rows) - submitted
-    gaps = claim_gaps(rows)
-    return {
-        "executors": executors,
-        "jobs": len(trials),
-        "seconds": round(seconds, 2),
-        "jobs_per_s": round(len(trials) / seconds, 3),
-        "claim_gap_p50_ms": round(1000 * percentile(gaps, 0.50), 1),
-        "claim_gap_p99_ms": round(1000 * percentile(gaps, 0.99), 1),
-        **{f"{who}_cpu_ms_per_job": round(1000 * (after[who] - before[who]) / len(trials), 1) for who in groups},
-        "every_trial_once": all(outcomes.count("completed") == 1 for outcomes in trials.values()),
-    }
+    return summary(executors, rows, seconds, {who: after[who] - before[who] for who in groups})
 
 
 def main() -> int:

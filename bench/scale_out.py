@@ -381,21 +381,25 @@ async def measure(
             process.terminate()
         for process in executors:
             process.wait(timeout=60)
-    rows = await attempts_of(url, run_id)
-    trials = {}
+    return summary(n, await attempts_of(url, run_id), seconds, cpu)
+
+
+def summary(executors: int, rows, seconds: float, cpu: dict[str, float]) -> dict:
+    """One measurement's figures, from its attempts' rows (trial_id, worker, outcome,
+    start_time, end_time), its wall time and the CPU seconds each kind of process spent."""
+    trials: dict[str, list] = {}
     for row in rows:
         trials.setdefault(row["trial_id"], []).append(row["outcome"])
-    once = all(outcomes.count("completed") == 1 for outcomes in trials.values())
     gaps = claim_gaps(rows)
     return {
-        "executors": n,
+        "executors": executors,
         "jobs": len(trials),
         "seconds": round(seconds, 2),
         "jobs_per_s": round(len(trials) / seconds, 3),
         "claim_gap_p50_ms": round(1000 * percentile(gaps, 0.50), 1),
         "claim_gap_p99_ms": round(1000 * percentile(gaps, 0.99), 1),
-        **{f"{who}_cpu_ms_per_job": round(1000 * seconds / len(trials), 1) for who, seconds in cpu.items()},
-        "every_trial_once": once,
+        **{f"{who}_cpu_ms_per_job": round(1000 * spent / len(trials), 1) for who, spent in cpu.items()},
+        "every_trial_once": all(outcomes.count("completed") == 1 for outcomes in trials.values()),
     }
 
 

@@ -6,10 +6,11 @@ in HTTP/2 written here, without loading gRPC.
 A healthcheck runs in every container every few seconds (`hemra health` asks the same way).
 Python with gRPC loaded (health.py's check) costs about 100 ms of CPU each time: with 16
 executors and the other services at one check every 3 s, 40% of a 2-core machine. The
-standard library alone costs about a fifth of that. The probe asks what health.check asks (the server's
-overall status, or one service's, over plaintext as the stack's services listen) and says
-SERVING only when the server's answer says so: a refused connection, a call the server
-refuses, a reset stream, a GOAWAY, a malformed frame or no answer in time are not SERVING.
+standard library alone costs about a fifth of that. The probe asks what health.check asks
+(the server's overall status, or one service's, over plaintext as the stack's services
+listen) and says SERVING only when the server's answer says so: a refused connection, a call
+the server refuses, a reset stream, a GOAWAY, a malformed or oversized answer or no answer in
+time are not SERVING.
 """
 
 import socket
@@ -155,6 +156,8 @@ def _answer(sock: socket.socket, reader: _Reader) -> str:
                 if message[0] != 0:
                     raise NotServing("the server's answer is compressed")
                 length = int.from_bytes(message[1:5], "big")
+                if length > MOST_BYTES:
+                    raise NotServing("the server's answer is too large for a health answer")
                 if len(message) >= 5 + length:
                     return status_of(message[5 : 5 + length])
         elif kind == HEADERS and flags & END_STREAM:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.adversarial.test_scoring_integrity import make_task
 from tests.conftest import HEMRA, REPO, clean_env
 from tests.deploy import test_helm
 from tests.e2e.helpers import hemra
@@ -361,15 +362,8 @@ def test_host_sandbox__runs_in_the_executors_containers_and_sees_nothing_of_them
     assert re.search(r"oracle \(baseline\) .* 4/4 \(100\.0%\)", report), report
     assert re.search(r"nop .* 0/4 \(0\.0%\)", report), report
 
-    task = tmp_path / "probe" / "isolation"
-    (task / "tests").mkdir(parents=True)
-    (task / "environment").mkdir()
-    (task / "task.toml").write_text('[task]\nname = "probe/isolation"\n\n[verifier]\ntimeout_sec = 60.0\n')
-    (task / "instruction.md").write_text("Nothing to do.\n")
-    (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nWORKDIR /app\n")
-    (task / "tests" / "test.sh").write_text(ISOLATION_TEST)
-    (task / "tests" / "test.sh").chmod(0o755)
-    probe = ok(hemra(cli, "run", "--detach", "-H", "nop", "-d", str(task.parent), "--sandbox", "host")).strip()
+    dataset = make_task(tmp_path, "isolation", ISOLATION_TEST)
+    probe = ok(hemra(cli, "run", "--detach", "-H", "nop", "-d", str(dataset), "--sandbox", "host")).strip()
     wait_done(cli, probe)
     report = ok(hemra(cli, "show", probe, "--report"))
     assert re.search(r"nop .* 1/1 \(100\.0%\)", report), report

@@ -87,6 +87,8 @@ def _listener(answer: bytes | None):
         # A message that claims SERVING in a field the health answer does not have.
         (probe.frame(probe.DATA, 0, probe.STREAM, b"\x00\x00\x00\x00\x02\x10\x01"), "not a health status"),
         (probe.frame(probe.DATA, 0, probe.STREAM, b"\x01\x00\x00\x00\x02\x08\x01"), "compressed"),
+        # A message that says it is 4 GB long: not read on until the deadline.
+        (probe.frame(probe.DATA, 0, probe.STREAM, b"\x00\xff\xff\xff\xff\x08\x01"), "answer is too large"),
         # SERVING on another stream than the probe's call.
         (probe.frame(probe.DATA, 0, 3, b"\x00\x00\x00\x00\x02\x08\x01"), "no answer in time"),
     ],
